@@ -1,0 +1,108 @@
+#include "ibroute/fabric/model.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+
+namespace ibroute::fabric {
+
+namespace {
+constexpr std::array<std::string_view, 4> kNodeTypes{"?", "ca", "switch", "router"};
+constexpr std::array<std::string_view, 5> kPortStates{"unknown", "down", "init", "armed", "active"};
+struct Lane { std::string_view name; double gbps; };
+// Effective data rate per lane after line encoding (8b/10b up to QDR, 64b/66b after).
+constexpr std::array<Lane, 8> kLanes{{{"SDR", 2.0}, {"DDR", 4.0}, {"QDR", 8.0}, {"FDR10", 10.0},
+                                      {"FDR", 13.64}, {"EDR", 25.0}, {"HDR", 50.0}, {"NDR", 100.0}}};
+}  // namespace
+
+std::string_view to_string(NodeType t) { return kNodeTypes.at(static_cast<size_t>(t)); }
+std::string_view to_string(PortState s) { return kPortStates.at(static_cast<size_t>(s)); }
+
+std::optional<NodeType> node_type_from(std::string_view s) {
+  for (size_t i = 1; i < kNodeTypes.size(); ++i)
+    if (kNodeTypes[i] == s) return static_cast<NodeType>(i);
+  return std::nullopt;
+}
+std::optional<PortState> port_state_from(std::string_view s) {
+  for (size_t i = 0; i < kPortStates.size(); ++i)
+    if (kPortStates[i] == s) return static_cast<PortState>(i);
+  return std::nullopt;
+}
+
+void Fabric::link(int a, int pa, int b, int pb) {
+  Port& x = nodes.at(a).ports.at(pa);
+  Port& y = nodes.at(b).ports.at(pb);
+  x.peer_node = b;
+  x.peer_port = static_cast<uint8_t>(pb);
+  y.peer_node = a;
+  y.peer_port = static_cast<uint8_t>(pa);
+}
+
+std::optional<int> Fabric::find_guid(uint64_t guid) const {
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].guid == guid) return static_cast<int>(i);
+    for (const Port& p : nodes[i].ports)
+      if (p.guid == guid) return static_cast<int>(i);
+  }
+  return std::nullopt;
+}
+
+uint8_t Fabric::max_lmc() const {
+  uint8_t m = 0;
+  for (const Node& n : nodes)
+    for (const Port& p : n.ports) m = std::max(m, p.lmc);
+  return m;
+}
+
+LidMap::LidMap(const Fabric& f) {
+  for (size_t ni = 0; ni < f.nodes.size(); ++ni) {
+    const Node& n = f.nodes[ni];
+    for (size_t pi = 0; pi < n.ports.size(); ++pi) {
+      const Port& p = n.ports[pi];
+      if (p.base_lid == 0 || (n.is_switch() && pi != 0)) continue;
+      for (uint32_t l = p.base_lid; l < p.base_lid + p.lid_count() && l <= kMaxLid; ++l) {
+        if (owners_.size() <= l) owners_.resize(l + 1);
+        LidOwner mine{static_cast<int32_t>(ni), static_cast<uint8_t>(pi)};
+        if (owners_[l].node >= 0) {
+          conflicts_.push_back({static_cast<uint16_t>(l), owners_[l], mine});
+          continue;
+        }
+        owners_[l] = mine;
+      }
+    }
+  }
+  for (size_t l = 1; l < owners_.size(); ++l)
+    if (owners_[l].node >= 0) lids_.push_back(static_cast<uint16_t>(l));
+}
+
+std::optional<WidthSpeed> parse_width_speed(std::string_view s) {
+  size_t x = s.find('x');
+  if (x == 0 || x == std::string_view::npos || x + 1 >= s.size()) return std::nullopt;
+  int w = 0;
+  for (char c : s.substr(0, x)) {
+    if (c < '0' || c > '9') return std::nullopt;
+    w = w * 10 + (c - '0');
+  }
+  std::string_view sp = s.substr(x + 1);
+  if (w <= 0 || w > 12 || lane_gbps(sp) == 0) return std::nullopt;
+  return WidthSpeed{static_cast<uint8_t>(w), std::string(sp)};
+}
+
+std::string format_width_speed(uint8_t width, std::string_view speed) {
+  if (width == 0 && speed.empty()) return "?";
+  return (width ? std::to_string(width) : std::string("?")) + "x" + (speed.empty() ? "?" : std::string(speed));
+}
+
+double lane_gbps(std::string_view speed) {
+  for (const Lane& l : kLanes)
+    if (l.name == speed) return l.gbps;
+  return 0;
+}
+
+std::string guid_hex(uint64_t guid) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(guid));
+  return buf;
+}
+
+}  // namespace ibroute::fabric

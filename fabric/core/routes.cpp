@@ -1,0 +1,142 @@
+#include "ibroute/fabric/routes.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace ibroute::fabric {
+
+namespace {
+constexpr std::array<std::string_view, 6> kStatus{"ok", "drop", "loop", "dead_end", "misdelivered", "unknown"};
+
+bool usable(const Port& p) {
+  // An offline import does not know port states: a cabled port is taken as up.
+  return p.connected() && (p.state == PortState::active || p.state == PortState::unknown);
+}
+
+// Walk the LFTs from switch `start` towards `dlid`, appending hops. `mark`/`gen` detect loops
+// without clearing a visited set per walk.
+RouteStatus walk(const Fabric& f, int32_t start, uint16_t dlid, std::vector<Hop>& hops,
+                 std::vector<uint32_t>& mark, uint32_t gen) {
+  int32_t cur = start;
+  mark[cur] = gen;
+  for (;;) {
+    const Node& n = f.nodes[cur];
+    if (!n.lft_read) {
+      hops.push_back({cur, kNoRoute});
+      return RouteStatus::unknown;
+    }
+    if (n.ports[0].owns_lid(dlid)) {
+      hops.push_back({cur, 0});
+      return RouteStatus::ok;
+    }
+    uint8_t out = dlid < n.lft.size() ? n.lft[dlid] : kNoRoute;
+    hops.push_back({cur, out});
+    if (out == kNoRoute || out == 0 || out > n.num_ports()) return RouteStatus::drop;
+    const Port& p = n.ports[out];
+    // Active but without a peer: the link is up and the scan never reached the other side.
+    if (!p.connected() && p.state == PortState::active) return RouteStatus::unknown;
+    if (!usable(p)) return RouteStatus::dead_end;
+    const Node& next = f.nodes[p.peer_node];
+    if (!next.is_switch())
+      return next.ports[p.peer_port].owns_lid(dlid) ? RouteStatus::ok : RouteStatus::misdelivered;
+    if (mark[p.peer_node] == gen) return RouteStatus::loop;
+    mark[p.peer_node] = gen;
+    cur = p.peer_node;
+  }
+}
+}  // namespace
+
+std::string_view to_string(RouteStatus s) { return kStatus.at(static_cast<size_t>(s)); }
+
+bool route_status_from(std::string_view s, RouteStatus& out) {
+  for (size_t i = 0; i < kStatus.size(); ++i)
+    if (kStatus[i] == s) {
+      out = static_cast<RouteStatus>(i);
+      return true;
+    }
+  return false;
+}
+
+int RouteSet::ingress_index(int32_t node) const {
+  auto it = std::find(ingress.begin(), ingress.end(), node);
+  return it == ingress.end() ? -1 : static_cast<int>(it - ingress.begin());
+}
+
+int RouteSet::dlid_index(uint16_t dlid) const {
+  auto it = std::lower_bound(dlids.begin(), dlids.end(), dlid);
+  return it == dlids.end() || *it != dlid ? -1 : static_cast<int>(it - dlids.begin());
+}
+
+RouteSet resolve_routes(const Fabric& f) {
+  RouteSet r;
+  r.dlids = LidMap(f).lids();
+  for (size_t i = 0; i < f.nodes.size(); ++i) {
+    const Node& n = f.nodes[i];
+    if (!n.is_switch()) continue;
+    bool has_ca = std::any_of(n.ports.begin() + 1, n.ports.end(), [&](const Port& p) {
+      return p.connected() && !f.nodes[p.peer_node].is_switch();
+    });
+    if (has_ca) r.ingress.push_back(static_cast<int32_t>(i));
+  }
+  const size_t total = r.ingress.size() * r.dlids.size();
+  r.status.reserve(total);
+  r.offset.reserve(total + 1);
+  r.hops.reserve(total * 3);
+  r.offset.push_back(0);
+  std::vector<uint32_t> mark(f.nodes.size(), 0);
+  uint32_t gen = 0;
+  for (int32_t sw : r.ingress)
+    for (uint16_t dlid : r.dlids) {
+      r.status.push_back(walk(f, sw, dlid, r.hops, mark, ++gen));
+      r.offset.push_back(static_cast<uint32_t>(r.hops.size()));
+    }
+  return r;
+}
+
+PortRoute route_from_port(const Fabric& f, const RouteSet& routes, int node, int port, uint16_t dlid) {
+  PortRoute out;
+  const Port& src = f.nodes.at(node).ports.at(port);
+  out.hops.push_back({node, static_cast<uint8_t>(port)});
+  if (src.owns_lid(dlid)) {  // to itself: the HCA loops it back
+    out.hops.back().out_port = 0;
+    out.status = RouteStatus::ok;
+    return out;
+  }
+  if (!usable(src)) {
+    out.status = RouteStatus::dead_end;
+    return out;
+  }
+  const Node& peer = f.nodes[src.peer_node];
+  if (!peer.is_switch()) {  // back-to-back CAs
+    out.status = peer.ports[src.peer_port].owns_lid(dlid) ? RouteStatus::ok : RouteStatus::misdelivered;
+    return out;
+  }
+  int ii = routes.ingress_index(src.peer_node);
+  int di = routes.dlid_index(dlid);
+  if (ii < 0 || di < 0) {  // a LID nobody owns
+    out.status = RouteStatus::drop;
+    out.hops.push_back({src.peer_node, kNoRoute});
+    return out;
+  }
+  size_t r = routes.index(ii, di);
+  auto p = routes.path(r);
+  out.hops.insert(out.hops.end(), p.begin(), p.end());
+  out.status = routes.status[r];
+  return out;
+}
+
+RouteCounts count_routes(const RouteSet& r) {
+  RouteCounts c;
+  c.total = r.size();
+  for (RouteStatus s : r.status) switch (s) {
+      case RouteStatus::ok: ++c.ok; break;
+      case RouteStatus::drop: ++c.drop; break;
+      case RouteStatus::loop: ++c.loop; break;
+      case RouteStatus::dead_end: ++c.dead_end; break;
+      case RouteStatus::misdelivered: ++c.misdelivered; break;
+      case RouteStatus::unknown: ++c.unknown; break;
+    }
+  return c;
+}
+
+}  // namespace ibroute::fabric

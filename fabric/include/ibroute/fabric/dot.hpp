@@ -1,0 +1,21 @@
+// The fabric as a Graphviz graph: DOT text here (pure), SVG through libgvc (render_svg).
+#pragma once
+
+#include <string>
+
+#include "ibroute/fabric/model.hpp"
+
+namespace ibroute::fabric {
+
+struct DotOptions {
+  // Hosts drawn one by one, or folded into one box per switch ("24 hosts"): 864 host nodes make
+  // a picture nobody can read.
+  bool fold_hosts = true;
+};
+
+std::string to_dot(const Fabric& f, const DotOptions& opt = {});
+
+// Lay out and render DOT text as SVG with Graphviz's libgvc. Throws std::runtime_error.
+std::string render_svg(const std::string& dot);
+
+}  // namespace ibroute::fabric

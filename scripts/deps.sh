@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Install every Debian package ibroute needs to build, run its demo and run its tests.
+# Idempotent: skips apt when everything is already installed.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config python3
+  libibverbs-dev libibumad-dev libibmad-dev libibnetdisc-dev infiniband-diags
+  ibsim-utils opensm
+  libsqlite3-dev sqlite3 libcli11-dev nlohmann-json3-dev
+  graphviz libgraphviz-dev
+  libgtest-dev
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "deps: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+echo "deps: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,112 @@
+// ibroute diff: topology and route changes between two scans (default: the two newest).
+#include <iostream>
+
+#include "commands.hpp"
+#include "common.hpp"
+#include "ibroute/fabric/diff.hpp"
+#include "ibroute/fabric/error.hpp"
+
+namespace ibroute::cli {
+
+using namespace ibroute::fabric;
+
+namespace {
+
+struct DiffOptions {
+  std::string db = kDefaultDb;
+  std::vector<int64_t> scans;
+  size_t examples = 20;
+  bool json = false;
+};
+
+std::string end_text(const PortRef& p) { return p.desc + "[" + std::to_string(p.port) + "]"; }
+
+nlohmann::json link_json(const LinkChange& c) {
+  return {{"a", {{"guid", guid_hex(c.a.guid)}, {"desc", c.a.desc}, {"port", c.a.port}}},
+          {"b", {{"guid", guid_hex(c.b.guid)}, {"desc", c.b.desc}, {"port", c.b.port}}},
+          {"before", c.before},
+          {"after", c.after}};
+}
+
+int run_diff(const DiffOptions& o) {
+  store::FabricStore store(o.db, false);
+  int64_t a = 0, b = 0;
+  if (o.scans.size() == 2) {
+    a = o.scans[0], b = o.scans[1];
+    store.scan(a), store.scan(b);
+  } else if (o.scans.empty()) {
+    auto all = store.scans();
+    if (all.size() < 2) throw InputError(o.db + " holds " + std::to_string(all.size()) + " scan(s); diff needs two");
+    a = all[all.size() - 2].id, b = all.back().id;
+  } else {
+    throw InputError("diff takes two scan ids, or none for the two newest");
+  }
+  Fabric fa = store.load_fabric(a, true), fb = store.load_fabric(b, true);
+  RouteSet ra = store.load_routes(a), rb = store.load_routes(b);
+  FabricDiff d = diff_fabrics(fa, ra, fb, rb, o.examples);
+
+  if (o.json) {
+    nlohmann::json j{{"scan_a", a}, {"scan_b", b}, {"identical", d.empty()}};
+    auto nodes = [](const std::vector<PortRef>& v) {
+      nlohmann::json x = nlohmann::json::array();
+      for (auto& n : v) x.push_back({{"guid", guid_hex(n.guid)}, {"desc", n.desc}});
+      return x;
+    };
+    auto links = [](const std::vector<LinkChange>& v) {
+      nlohmann::json x = nlohmann::json::array();
+      for (auto& l : v) x.push_back(link_json(l));
+      return x;
+    };
+    j["nodes_added"] = nodes(d.nodes_added);
+    j["nodes_removed"] = nodes(d.nodes_removed);
+    j["links_added"] = links(d.links_added);
+    j["links_removed"] = links(d.links_removed);
+    j["links_changed"] = links(d.links_changed);
+    j["lids_changed"] = nlohmann::json::array();
+    for (auto& l : d.lids_changed)
+      j["lids_changed"].push_back({{"guid", guid_hex(l.port.guid)}, {"desc", l.port.desc}, {"port", l.port.port},
+                                   {"before", {{"base_lid", l.lid_before}, {"lmc", l.lmc_before}}},
+                                   {"after", {{"base_lid", l.lid_after}, {"lmc", l.lmc_after}}}});
+    j["lft_entries_changed"] = d.lft_entries_changed;
+    j["switches_with_lft_changes"] = d.switches_with_lft_changes;
+    j["routes_compared"] = d.routes_compared;
+    j["routes_changed"] = d.routes_changed;
+    j["route_examples"] = nlohmann::json::array();
+    for (auto& r : d.route_examples)
+      j["route_examples"].push_back({{"ingress", r.ingress}, {"ingress_guid", guid_hex(r.ingress_guid)}, {"dlid", r.dlid},
+                                     {"before", r.before}, {"after", r.after}});
+    print_json(j);
+    return kExitOk;
+  }
+  std::cout << "scan " << a << " -> scan " << b << ": " << (d.empty() ? "no changes" : "changed") << "\n";
+  for (auto& n : d.nodes_removed) std::cout << "  - node " << n.desc << " {" << guid_hex(n.guid) << "}\n";
+  for (auto& n : d.nodes_added) std::cout << "  + node " << n.desc << " {" << guid_hex(n.guid) << "}\n";
+  for (auto& l : d.links_removed) std::cout << "  - link " << end_text(l.a) << " -- " << end_text(l.b) << " (" << l.before << ")\n";
+  for (auto& l : d.links_added) std::cout << "  + link " << end_text(l.a) << " -- " << end_text(l.b) << " (" << l.after << ")\n";
+  for (auto& l : d.links_changed)
+    std::cout << "  ~ link " << end_text(l.a) << " -- " << end_text(l.b) << ": " << l.before << " -> " << l.after << "\n";
+  for (auto& l : d.lids_changed)
+    std::cout << "  ~ lid  " << end_text(l.port) << ": " << l.lid_before << "/lmc " << int(l.lmc_before) << " -> "
+              << l.lid_after << "/lmc " << int(l.lmc_after) << "\n";
+  std::cout << "  LFT entries changed: " << d.lft_entries_changed << " on " << d.switches_with_lft_changes << " switches\n"
+            << "  routes changed: " << d.routes_changed << " of " << d.routes_compared << " compared\n";
+  for (auto& r : d.route_examples)
+    std::cout << "    " << r.ingress << " -> DLID " << r.dlid << "\n      before " << r.before << "\n      after  " << r.after << "\n";
+  if (d.routes_changed > d.route_examples.size())
+    std::cout << "    ... " << d.routes_changed - d.route_examples.size() << " more (--examples N shows more)\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+Runner setup_diff(CLI::App& app) {
+  auto o = std::make_shared<DiffOptions>();
+  auto* c = app.add_subcommand("diff", "Topology, LID, LFT and route changes between two scans.");
+  c->add_option("--db", o->db, "fabric database")->capture_default_str();
+  c->add_option("scans", o->scans, "SCAN_A SCAN_B (default: the two newest)")->expected(0, 2);
+  c->add_option("--examples", o->examples, "changed routes to show")->capture_default_str();
+  c->add_flag("--json", o->json, "print JSON");
+  return [o] { return run_diff(*o); };
+}
+
+}  // namespace ibroute::cli

@@ -1,0 +1,60 @@
+// ibroute scans: the scans a database holds, or the problems of one of them.
+#include <iostream>
+
+#include "commands.hpp"
+#include "common.hpp"
+
+namespace ibroute::cli {
+
+using namespace ibroute::fabric;
+
+namespace {
+
+struct ScansOptions {
+  std::string db = kDefaultDb;
+  std::optional<int64_t> problems;
+  bool json = false;
+};
+
+nlohmann::json scan_json(const store::ScanInfo& s) {
+  return {{"id", s.id}, {"started_at", s.started_at}, {"source", s.source}, {"origin", s.origin}, {"complete", s.complete},
+          {"duration_s", s.duration_s}, {"lmc", s.lmc}, {"switches", s.switches}, {"cas", s.cas}, {"links", s.links},
+          {"lids", s.lids}, {"routes", s.routes}};
+}
+
+int run_scans(const ScansOptions& o) {
+  store::FabricStore store(o.db, false);
+  if (o.problems) {
+    Fabric f = store.load_fabric(*o.problems, false);
+    nlohmann::json j = nlohmann::json::array();
+    for (const Problem& p : f.problems) {
+      j.push_back({{"kind", p.kind}, {"node_guid", guid_hex(p.node_guid)}, {"port", p.port}, {"detail", p.detail}});
+      if (!o.json) std::cout << p.kind << "\t" << p.detail << "\n";
+    }
+    if (o.json) print_json(j);
+    return kExitOk;
+  }
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& s : store.scans()) {
+    j.push_back(scan_json(s));
+    if (!o.json)
+      std::cout << s.id << "\t" << s.started_at << "\t" << s.source << "\t" << (s.complete ? "complete" : "INCOMPLETE") << "\t"
+                << s.switches << " switches, " << s.cas << " CAs, LMC " << s.lmc << ", " << s.routes << " routes\t"
+                << s.origin << "\n";
+  }
+  if (o.json) print_json(j);
+  return kExitOk;
+}
+
+}  // namespace
+
+Runner setup_scans(CLI::App& app) {
+  auto o = std::make_shared<ScansOptions>();
+  auto* c = app.add_subcommand("scans", "List the scans in a database, or one scan's problems.");
+  c->add_option("--db", o->db, "fabric database")->capture_default_str();
+  c->add_option("--problems", o->problems, "list the problems recorded for this scan id");
+  c->add_flag("--json", o->json, "print JSON");
+  return [o] { return run_scans(*o); };
+}
+
+}  // namespace ibroute::cli

@@ -1,0 +1,19 @@
+// One subcommand per file: an options struct, setup_<name>() that binds it to CLI11, and
+// run_<name>() that runs after parsing and returns the exit code.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace ibroute::cli {
+
+using Runner = std::function<int()>;
+
+Runner setup_scan(CLI::App& app);
+Runner setup_scans(CLI::App& app);
+Runner setup_routes(CLI::App& app);
+Runner setup_diff(CLI::App& app);
+Runner setup_topo(CLI::App& app);
+
+}  // namespace ibroute::cli

@@ -1,0 +1,62 @@
+// Helpers the subcommands share: database and scan selection, node lookup, progress, JSON.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "fabric_store.hpp"
+#include "ibroute/fabric/model.hpp"
+
+namespace ibroute::cli {
+
+// Exit codes (also in `ibroute --help`).
+constexpr int kExitOk = 0;
+constexpr int kExitFailure = 1;     // the fabric or the system failed us
+constexpr int kExitBadInput = 2;    // bad option, file, database, node name
+constexpr int kExitIncomplete = 3;  // scan stored, but some MADs went unanswered
+
+constexpr const char* kDefaultDb = "ibroute.db";
+
+// The scan a command reads: --scan N, or the newest one.
+int64_t pick_scan(store::FabricStore& store, std::optional<int64_t> requested);
+
+// NODE as the user gives it: a node description, a node or port GUID (0x…), or a LID.
+// Returns (node index, port). For a CA given by name or node GUID: its first connected port.
+struct PortSel {
+  int node;
+  int port;
+};
+PortSel find_port(const fabric::Fabric& f, const std::string& spec);
+
+// "\r[lft] 2048/10400" on stderr while stderr is a terminal; silent otherwise.
+class Progress {
+ public:
+  Progress();
+  void operator()(std::string_view stage, size_t done, size_t total);
+  void finish();
+
+ private:
+  bool tty_;
+  bool dirty_ = false;
+};
+
+void print_json(const nlohmann::json& j);
+
+class Stopwatch {
+ public:
+  double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count(); }
+  double lap() {
+    auto now = std::chrono::steady_clock::now();
+    double s = std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+    return s;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now(), last_ = t0_;
+};
+
+}  // namespace ibroute::cli

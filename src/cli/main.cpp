@@ -1,0 +1,51 @@
+// ibroute: routes, schedules and acceptance tests for InfiniBand fabrics.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "commands.hpp"
+#include "common.hpp"
+#include "ibroute/fabric/error.hpp"
+#include "sqlite.hpp"
+
+int main(int argc, char** argv) {
+  using namespace ibroute::cli;
+  CLI::App app{
+      "ibroute - every route of an InfiniBand fabric, cached in SQLite.\n"
+      "(Not the infiniband-diags tool /usr/sbin/ibroute, which dumps one switch's table.)"};
+  app.require_subcommand(1);
+  app.footer(
+      "Exit codes: 0 ok; 1 failure (fabric, system); 2 bad input (option, file, database, node);\n"
+      "3 scan stored but incomplete (unanswered MADs).\n"
+      "Database: docs/database.md. Run 'ibroute COMMAND --help' for a command's options.");
+  Runner run;
+  auto pick = [&](Runner r) { return [&run, r] { run = r; }; };
+  for (auto setup : {setup_scan, setup_scans, setup_routes, setup_diff, setup_topo}) {
+    // Each setup registers one subcommand; the last one added is the one it returned.
+    Runner r = setup(app);
+    app.get_subcommands({}).back()->callback(pick(r));
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::cerr << "ibroute: " << e.what() << " (see --help)\n";
+    return kExitBadInput;
+  }
+  try {
+    return run();
+  } catch (const ibroute::InputError& e) {
+    std::cerr << "ibroute: " << e.what() << '\n';
+    return kExitBadInput;
+  } catch (const ibroute::store::SqliteError& e) {
+    std::cerr << "ibroute: " << e.what() << '\n';
+    return e.code() == SQLITE_NOTADB ? kExitBadInput : kExitFailure;
+  } catch (const std::exception& e) {
+    std::cerr << "ibroute: " << e.what() << '\n';
+    return kExitFailure;
+  }
+}

@@ -1,0 +1,59 @@
+// The fabric database: scans (topology, LIDs, LFTs, routes, problems) kept side by side.
+// Schema: docs/database.md. Each scan is written in one transaction.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ibroute/fabric/model.hpp"
+#include "ibroute/fabric/routes.hpp"
+#include "sqlite.hpp"
+
+namespace ibroute::store {
+
+constexpr int kSchemaVersion = 1;
+
+struct ScanInfo {
+  int64_t id = 0;
+  std::string started_at;  // ISO 8601, UTC
+  std::string source;      // "live" | "offline"
+  std::string origin;      // CA/port, or the imported files
+  bool complete = true;
+  double duration_s = 0;
+  int lmc = 0;
+  int64_t switches = 0, cas = 0, links = 0, lids = 0, routes = 0;
+};
+
+struct StoredRoute {
+  fabric::RouteStatus status;
+  std::vector<fabric::Hop> hops;  // from the ingress switch on
+};
+
+class FabricStore {
+ public:
+  // create=false: the file must already be an ibroute database.
+  FabricStore(const std::string& path, bool create);
+
+  int64_t save_scan(ScanInfo info, const fabric::Fabric& f, const fabric::RouteSet& routes);
+  std::vector<ScanInfo> scans();
+  ScanInfo scan(int64_t id);  // throws InputError when absent
+  int64_t latest_scan();      // throws InputError when the database holds no scan
+
+  fabric::Fabric load_fabric(int64_t scan, bool with_lfts);
+  fabric::RouteSet load_routes(int64_t scan);
+  std::optional<StoredRoute> route(int64_t scan, int32_t ingress, uint16_t dlid);
+
+  Db& db() { return db_; }
+
+ private:
+  std::string path_;
+  Db db_;
+  void check_or_create_schema(bool create);
+};
+
+std::string encode_hops(std::span<const fabric::Hop> hops);
+std::vector<fabric::Hop> decode_hops(std::string_view text);
+
+}  // namespace ibroute::store

@@ -1,0 +1,91 @@
+"""Faults on a routed ibsim fabric: a link unlinked after OpenSM routed, a switch that does not answer."""
+import re
+import unittest
+
+from common import EXAMPLES, TempDirTest, db_rows, ibroute, ibroute_json
+from simfabric import SimFabric, read_text
+
+TOPO = f"{EXAMPLES}/hft96-shuffled.topo"
+
+
+def leaf_ports_to(topo, switch):
+    """(leaf, port) pairs cabled to `switch`, read from the ibsim topology file."""
+    out, cur = [], None
+    for line in read_text(topo).splitlines():
+        m = re.match(r'^(Switch|Hca)\s+\d+\s+"([^"]+)"', line)
+        if m:
+            cur = m.group(2)
+            continue
+        m = re.match(r'^\[(\d+)\]\s+"([^"]+)"\[(\d+)\]', line)
+        if m and m.group(2) == switch and cur.startswith("ibswitch"):
+            out.append((cur, int(m.group(1))))
+    return out
+
+
+def node_index(db, scan, desc):
+    return db_rows(db, "SELECT idx FROM node WHERE scan_id=? AND desc=?", scan, desc)[0][0]
+
+
+class Faults(TempDirTest):
+    def test_link_unlinked_after_routing(self):
+        db = self.path("f.db")
+        with SimFabric(TOPO, lmc=2) as sim:
+            before = ibroute_json("scan", "--db", db, sim=sim)
+            self.assertEqual(before["routes"]["ok"], before["routes"]["total"])
+            sim.console('Unlink "ibswitch03"[10]')  # OpenSM ran once (-o): nobody reroutes
+            after = ibroute_json("scan", "--db", db, sim=sim, timeout=60)
+        scan = after["scan_id"]
+        self.assertTrue(after["complete"])  # a link that is down is a fact, not a scan failure
+        self.assertEqual(after["links"], before["links"] - 1)
+        broken = after["routes"]["dead_end"]
+        self.assertGreater(broken, 0)
+        self.assertEqual(after["routes"]["ok"] + broken, after["routes"]["total"])
+        # Every broken route stops at one end of the unlinked cable.
+        leaf = node_index(db, scan, "ibswitch03")
+        spine_end = db_rows(db, "SELECT peer_node, peer_port FROM port WHERE scan_id=? AND node_idx=? AND num=10",
+                            before["scan_id"], node_index(db, before["scan_id"], "ibswitch03"))[0]
+        spine_desc = db_rows(db, "SELECT desc FROM node WHERE scan_id=? AND idx=?", before["scan_id"], spine_end[0])[0][0]
+        ends = {f"{leaf}:10", f"{node_index(db, scan, spine_desc)}:{spine_end[1]}"}
+        rows = db_rows(db, "SELECT hops FROM route WHERE scan_id=? AND status=3", scan)
+        self.assertEqual(len(rows), broken)
+        for (hops,) in rows:
+            self.assertIn(hops.split()[-1], ends)
+        # A user asking for such a route hears that it is broken, with exit code 1.
+        ingress, dlid = db_rows(db, "SELECT ingress, dlid FROM route WHERE scan_id=? AND status=3 LIMIT 1", scan)[0]
+        src = db_rows(db, "SELECT p.base_lid FROM port p JOIN port s ON s.scan_id=p.scan_id AND s.node_idx=p.peer_node "
+                          "AND s.num=p.peer_port WHERE p.scan_id=? AND s.node_idx=? AND p.base_lid>0 LIMIT 1",
+                      scan, ingress)[0][0]
+        r = ibroute("routes", "--db", db, "--from", src, "--to", dlid, "--lid", dlid, "--json", check=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn('"dead_end"', r.stdout)
+        # diff names the cable that went away and counts the routes that changed.
+        d = ibroute_json("diff", "--db", db)
+        self.assertEqual(len(d["links_removed"]), 1)
+        gone = d["links_removed"][0]
+        self.assertEqual({(gone["a"]["desc"], gone["a"]["port"]), (gone["b"]["desc"], gone["b"]["port"])},
+                         {("ibswitch03", 10), (spine_desc, spine_end[1])})
+        self.assertEqual(d["routes_changed"], broken)
+
+    def test_switch_that_does_not_answer(self):
+        db = self.path("f.db")
+        silent = "ibspine02"
+        with SimFabric(TOPO, lmc=2) as sim:
+            for p in range(0, 13):
+                sim.console(f'Error "{silent}"[{p}] 100')  # drop every packet into the spine
+            r = ibroute("scan", "--db", db, "--json", sim=sim, check=False, timeout=60)
+        self.assertEqual(r.returncode, 3, r.stderr)  # stored, but incomplete
+        import json
+        s = json.loads(r.stdout)
+        self.assertFalse(s["complete"])
+        expected = leaf_ports_to(TOPO, silent)
+        self.assertEqual(len(expected), 12)
+        unanswered = {(p["detail"].split()[0], p["port"]) for p in s["problems"] if p["kind"] == "unanswered_port"}
+        self.assertEqual(unanswered, set(expected))
+        self.assertGreater(s["routes"]["unknown"], 0)
+        self.assertEqual(s["routes"]["dead_end"], 0)
+        listing = ibroute("scans", "--db", db).stdout
+        self.assertIn("INCOMPLETE", listing)
+
+
+if __name__ == "__main__":
+    unittest.main()

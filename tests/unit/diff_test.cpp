@@ -1,0 +1,62 @@
+#include <gtest/gtest.h>
+
+#include "fabrics.hpp"
+#include "ibroute/fabric/diff.hpp"
+
+using namespace ibroute::test;
+
+TEST(Diff, IdenticalFabrics) {
+  TwoLeaves a, b;
+  FabricDiff d = diff_fabrics(a.f, resolve_routes(a.f), b.f, resolve_routes(b.f));
+  EXPECT_TRUE(d.empty());
+  EXPECT_EQ(d.routes_compared, 24u);
+}
+
+TEST(Diff, NodeOrderDoesNotMatter) {
+  TwoLeaves a, b;
+  std::swap(b.f.nodes[0], b.f.nodes[1]);  // indices change, GUIDs do not: fix up the links
+  for (Node& n : b.f.nodes)
+    for (Port& p : n.ports)
+      if (p.peer_node == 0 || p.peer_node == 1) p.peer_node = 1 - p.peer_node;
+  FabricDiff d = diff_fabrics(a.f, resolve_routes(a.f), b.f, resolve_routes(b.f));
+  EXPECT_TRUE(d.empty()) << d.routes_changed << " routes, " << d.links_added.size() << " links";
+}
+
+TEST(Diff, LinkGoneLftAndRoutesChanged) {
+  TwoLeaves a, b;
+  b.f.nodes[b.l2].ports[3] = Port{.guid = 0x2000};  // L2[3] -- S1[2] unplugged
+  b.f.nodes[b.s1].ports[2] = Port{.guid = 0x3000};
+  b.f.nodes[b.l1].lft[12] = 4;  // L1 moved h3's base LID to S2
+  b.f.nodes[b.l1].ports[1].width = 1;
+  FabricDiff d = diff_fabrics(a.f, resolve_routes(a.f), b.f, resolve_routes(b.f));
+  ASSERT_EQ(d.links_removed.size(), 1u);
+  EXPECT_EQ(d.links_removed[0].a.desc, "L2");
+  EXPECT_EQ(d.links_removed[0].b.desc, "S1");
+  ASSERT_EQ(d.links_changed.size(), 1u);
+  EXPECT_EQ(d.links_changed[0].before, "4xEDR");
+  EXPECT_EQ(d.links_changed[0].after, "1xEDR");
+  EXPECT_EQ(d.lft_entries_changed, 1u);
+  EXPECT_EQ(d.switches_with_lft_changes, 1u);
+  EXPECT_GT(d.routes_changed, 0u);
+  bool seen = false;
+  for (auto& r : d.route_examples)
+    if (r.ingress == "L1" && r.dlid == 12) {
+      seen = true;
+      EXPECT_EQ(r.before, "ok: L1[3] -> S1[2] -> L2[1]");
+      EXPECT_EQ(r.after, "ok: L1[4] -> S2[2] -> L2[1]");
+    }
+  EXPECT_TRUE(seen);
+}
+
+TEST(Diff, NodesAddedRemovedAndLidsChanged) {
+  TwoLeaves a, b;
+  b.f.nodes[b.h[3]].guid = 0x999;
+  b.f.nodes[b.h[2]].ports[1].base_lid = 20;
+  FabricDiff d = diff_fabrics(a.f, resolve_routes(a.f), b.f, resolve_routes(b.f));
+  ASSERT_EQ(d.nodes_removed.size(), 1u);
+  EXPECT_EQ(d.nodes_removed[0].desc, "h4");
+  ASSERT_EQ(d.nodes_added.size(), 1u);
+  ASSERT_EQ(d.lids_changed.size(), 1u);
+  EXPECT_EQ(d.lids_changed[0].lid_before, 12);
+  EXPECT_EQ(d.lids_changed[0].lid_after, 20);
+}

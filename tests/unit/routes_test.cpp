@@ -1,0 +1,106 @@
+#include <gtest/gtest.h>
+
+#include "fabrics.hpp"
+#include "ibroute/fabric/routes.hpp"
+
+using namespace ibroute::test;
+
+namespace {
+PortRoute from(const TwoLeaves& t, int host, uint16_t dlid) {
+  RouteSet r = resolve_routes(t.f);
+  return route_from_port(t.f, r, t.h[host], 1, dlid);
+}
+std::vector<Hop> hops(std::initializer_list<std::pair<int, int>> l) {
+  std::vector<Hop> v;
+  for (auto [n, p] : l) v.push_back({n, static_cast<uint8_t>(p)});
+  return v;
+}
+}  // namespace
+
+TEST(Routes, OneRowPerIngressAndDlid) {
+  TwoLeaves t;
+  RouteSet r = resolve_routes(t.f);
+  EXPECT_EQ(r.ingress, (std::vector<int32_t>{t.l1, t.l2}));  // spines have no hosts
+  EXPECT_EQ(r.dlids.size(), 12u);
+  EXPECT_EQ(r.size(), 24u);
+  RouteCounts c = count_routes(r);
+  EXPECT_EQ(c.ok, 24u);
+}
+
+TEST(Routes, LmcOffsetChoosesTheSpine) {
+  TwoLeaves t;
+  PortRoute a = from(t, 0, 12);  // h1 -> h3 base LID: over S1
+  EXPECT_EQ(a.status, RouteStatus::ok);
+  EXPECT_EQ(a.hops, hops({{t.h[0], 1}, {t.l1, 3}, {t.s1, 2}, {t.l2, 1}}));
+  PortRoute b = from(t, 0, 13);  // offset 1: over S2
+  EXPECT_EQ(b.hops, hops({{t.h[0], 1}, {t.l1, 4}, {t.s2, 2}, {t.l2, 1}}));
+}
+
+TEST(Routes, SameLeafAndSelfAndSwitchLid) {
+  TwoLeaves t;
+  EXPECT_EQ(from(t, 0, 10).hops, hops({{t.h[0], 1}, {t.l1, 2}}));
+  PortRoute self = from(t, 0, 9);
+  EXPECT_EQ(self.status, RouteStatus::ok);
+  EXPECT_EQ(self.hops, hops({{t.h[0], 0}}));
+  PortRoute sw = from(t, 0, 4);  // to spine S2's LID: ends at S2 with port 0
+  EXPECT_EQ(sw.status, RouteStatus::ok);
+  EXPECT_EQ(sw.hops, hops({{t.h[0], 1}, {t.l1, 4}, {t.s2, 0}}));
+}
+
+TEST(Routes, DropWhenNoEntry) {
+  TwoLeaves t;
+  t.f.nodes[t.s1].lft[12] = kNoRoute;
+  PortRoute r = from(t, 0, 12);
+  EXPECT_EQ(r.status, RouteStatus::drop);
+  EXPECT_EQ(r.hops.back(), (Hop{t.s1, kNoRoute}));
+  t.f.nodes[t.s1].lft.resize(10);  // DLID beyond LinearFDBTop
+  EXPECT_EQ(from(t, 0, 12).status, RouteStatus::drop);
+}
+
+TEST(Routes, LoopDetected) {
+  TwoLeaves t;
+  t.f.nodes[t.s1].lft[12] = 1;  // S1 sends h3's LID back down to L1, which sends it up again
+  PortRoute r = from(t, 0, 12);
+  EXPECT_EQ(r.status, RouteStatus::loop);
+  EXPECT_EQ(r.hops, hops({{t.h[0], 1}, {t.l1, 3}, {t.s1, 1}}));
+}
+
+TEST(Routes, DeadEndAtPortDown) {
+  TwoLeaves t;
+  t.f.nodes[t.s1].ports[2].state = PortState::down;
+  t.f.nodes[t.l2].ports[3].state = PortState::down;
+  EXPECT_EQ(from(t, 0, 12).status, RouteStatus::dead_end);
+  EXPECT_EQ(from(t, 0, 13).status, RouteStatus::ok);  // the other LID goes around over S2
+}
+
+TEST(Routes, UnknownWhenLftUnreadOrPeerUnexplored) {
+  TwoLeaves t;
+  t.f.nodes[t.s2].lft_read = false;
+  EXPECT_EQ(from(t, 0, 13).status, RouteStatus::unknown);
+  EXPECT_EQ(from(t, 0, 12).status, RouteStatus::ok);
+  TwoLeaves u;  // the scan never reached S1: L1's port 3 is active with no peer
+  u.f.nodes[u.l1].ports[3].peer_node = -1;
+  EXPECT_EQ(from(u, 0, 12).status, RouteStatus::unknown);
+}
+
+TEST(Routes, MisdeliveredAtWrongCa) {
+  TwoLeaves t;
+  t.f.nodes[t.l2].lft[12] = 2;  // h3's LID goes out to h4
+  EXPECT_EQ(from(t, 0, 12).status, RouteStatus::misdelivered);
+}
+
+TEST(Routes, SourceDownAndUnknownLid) {
+  TwoLeaves t;
+  t.f.nodes[t.h[0]].ports[1].state = PortState::down;
+  EXPECT_EQ(from(t, 0, 12).status, RouteStatus::dead_end);
+  TwoLeaves u;
+  EXPECT_EQ(from(u, 0, 99).status, RouteStatus::drop);
+}
+
+TEST(Routes, StatusNamesRoundTrip) {
+  for (int s = 0; s <= static_cast<int>(RouteStatus::unknown); ++s) {
+    RouteStatus out;
+    ASSERT_TRUE(route_status_from(to_string(static_cast<RouteStatus>(s)), out));
+    EXPECT_EQ(static_cast<int>(out), s);
+  }
+}
