@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# Install what the tests need, build with warnings as errors, run every test suite:
-# unit tests (label unit) and the integration tests that start ibsim + OpenSM (label sim).
-# Extra arguments go to ctest, e.g. `scripts/test.sh -L unit`.
+# Install what the tests need, then run every test suite twice: built with warnings as errors
+# (preset ci), and built with AddressSanitizer + UndefinedBehaviorSanitizer (preset debug).
+# Suites: unit tests (label unit) and integration tests on ibsim + OpenSM (label sim).
+# Extra arguments go to ctest, e.g. `scripts/test.sh -L unit`. IBROUTE_NO_SANITIZE=1 skips the
+# sanitizer pass (it takes a few minutes more on 2 cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 scripts/build.sh ci
 ctest --preset ci "$@"
+if [ "${IBROUTE_NO_SANITIZE:-0}" != 1 ]; then
+  scripts/build.sh debug
+  ctest --preset debug "$@"
+fi
