@@ -7,16 +7,17 @@ namespace ibroute::fabric {
 
 namespace {
 constexpr std::array<std::string_view, 6> kStatus{"ok", "drop", "loop", "dead_end", "misdelivered", "unknown"};
+}  // namespace
 
-bool usable(const Port& p) {
+bool port_usable(const Port& p) {
   // An offline import does not know port states: a cabled port is taken as up.
   return p.connected() && (p.state == PortState::active || p.state == PortState::unknown);
 }
 
-// Walk the LFTs from switch `start` towards `dlid`, appending hops. `mark`/`gen` detect loops
-// without clearing a visited set per walk.
-RouteStatus walk(const Fabric& f, int32_t start, uint16_t dlid, std::vector<Hop>& hops,
-                 std::vector<uint32_t>& mark, uint32_t gen) {
+RouteStatus LftWalker::walk(int32_t start, uint16_t dlid, std::vector<Hop>& hops) {
+  const Fabric& f = f_;
+  const uint32_t gen = ++gen_;
+  std::vector<uint32_t>& mark = mark_;
   int32_t cur = start;
   mark[cur] = gen;
   for (;;) {
@@ -35,7 +36,7 @@ RouteStatus walk(const Fabric& f, int32_t start, uint16_t dlid, std::vector<Hop>
     const Port& p = n.ports[out];
     // Active but without a peer: the link is up and the scan never reached the other side.
     if (!p.connected() && p.state == PortState::active) return RouteStatus::unknown;
-    if (!usable(p)) return RouteStatus::dead_end;
+    if (!port_usable(p)) return RouteStatus::dead_end;
     const Node& next = f.nodes[p.peer_node];
     if (!next.is_switch())
       return next.ports[p.peer_port].owns_lid(dlid) ? RouteStatus::ok : RouteStatus::misdelivered;
@@ -44,7 +45,6 @@ RouteStatus walk(const Fabric& f, int32_t start, uint16_t dlid, std::vector<Hop>
     cur = p.peer_node;
   }
 }
-}  // namespace
 
 std::string_view to_string(RouteStatus s) { return kStatus.at(static_cast<size_t>(s)); }
 
@@ -83,11 +83,10 @@ RouteSet resolve_routes(const Fabric& f) {
   r.offset.reserve(total + 1);
   r.hops.reserve(total * 3);
   r.offset.push_back(0);
-  std::vector<uint32_t> mark(f.nodes.size(), 0);
-  uint32_t gen = 0;
+  LftWalker walker(f);
   for (int32_t sw : r.ingress)
     for (uint16_t dlid : r.dlids) {
-      r.status.push_back(walk(f, sw, dlid, r.hops, mark, ++gen));
+      r.status.push_back(walker.walk(sw, dlid, r.hops));
       r.offset.push_back(static_cast<uint32_t>(r.hops.size()));
     }
   return r;
@@ -102,7 +101,7 @@ PortRoute route_from_port(const Fabric& f, const RouteSet& routes, int node, int
     out.status = RouteStatus::ok;
     return out;
   }
-  if (!usable(src)) {
+  if (!port_usable(src)) {
     out.status = RouteStatus::dead_end;
     return out;
   }

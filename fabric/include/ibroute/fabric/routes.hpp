@@ -46,6 +46,22 @@ struct RouteSet {
   size_t size() const { return status.size(); }
 };
 
+// Walks LFTs from a switch towards a DLID, appending hops; loop detection without clearing a
+// visited set per walk. The one place where a path is derived from forwarding tables.
+class LftWalker {
+ public:
+  explicit LftWalker(const Fabric& f) : f_(f), mark_(f.nodes.size(), 0) {}
+  RouteStatus walk(int32_t start_switch, uint16_t dlid, std::vector<Hop>& hops);
+
+ private:
+  const Fabric& f_;
+  std::vector<uint32_t> mark_;
+  uint32_t gen_ = 0;
+};
+
+// A cabled port whose link can carry data (offline imports know no states: cabled = up).
+bool port_usable(const Port& p);
+
 RouteSet resolve_routes(const Fabric& f);
 
 // The full route of a source CA port to `dlid`: the first hop out of the CA, then the ingress

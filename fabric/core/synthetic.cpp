@@ -1,0 +1,181 @@
+#include "ibroute/fabric/synthetic.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <stdexcept>
+
+namespace ibroute::fabric {
+
+namespace {
+int add(Fabric& f, NodeType t, std::string desc, int nports, uint64_t guid) {
+  Node n;
+  n.type = t;
+  n.desc = std::move(desc);
+  n.guid = guid;
+  n.ports.resize(nports + 1);
+  for (int p = 0; p <= nports; ++p) n.ports[p].guid = t == NodeType::sw ? guid : guid + p;
+  n.ports[0].state = PortState::active;
+  f.nodes.push_back(std::move(n));
+  return static_cast<int>(f.nodes.size()) - 1;
+}
+
+void cable(Fabric& f, int a, int pa, int b, int pb, const std::string& speed) {
+  f.link(a, pa, b, pb);
+  for (auto [n, p] : {std::pair{a, pa}, {b, pb}}) {
+    Port& port = f.nodes[n].ports[p];
+    port.state = PortState::active;
+    port.width = 4;
+    port.speed = speed;
+  }
+}
+
+std::string host_name(int i) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "node%d-%03d", i / 40 + 1, i % 40 + 1);
+  return buf;
+}
+}  // namespace
+
+Fabric build_fat_tree(const FatTreeSpec& s) {
+  if (s.levels != 2 && s.levels != 3) throw std::invalid_argument("fat-tree: 2 or 3 levels");
+  const bool three = s.levels == 3;
+  const int nleaves = three ? s.pods * s.leaves : s.leaves;
+  const int up = three ? s.aggs : s.uplinks;
+  const int slots = nleaves * s.hosts_per_leaf;
+  const int nhosts = s.hosts > 0 ? std::min(s.hosts, slots) : slots;
+  if (!three && (s.spines <= 0 || up % s.spines)) throw std::invalid_argument("fat-tree: uplinks must be a multiple of spines");
+  if (three && (s.aggs <= 0 || s.cores % s.aggs)) throw std::invalid_argument("fat-tree: cores must be a multiple of aggs");
+
+  Fabric f;
+  std::vector<int> names(nhosts);
+  std::iota(names.begin(), names.end(), 0);
+  if (s.shuffle_names) std::shuffle(names.begin(), names.end(), std::mt19937(s.seed));
+  std::vector<int> host(nhosts);
+  for (int i = 0; i < nhosts; ++i) host[i] = add(f, NodeType::ca, host_name(names[i]), 1, 0x100000 + 2 * uint64_t(i));
+  uint64_t guid = 0x200000;
+  char buf[32];
+  std::vector<int> leaf(nleaves);
+  for (int l = 0; l < nleaves; ++l) {
+    std::snprintf(buf, sizeof buf, "leaf%03d", l + 1);
+    leaf[l] = add(f, NodeType::sw, buf, s.hosts_per_leaf + up, guid++);
+  }
+  // Fewer hosts than ports: spread them over the leaves (no leaf left empty), filling ports in order.
+  const bool full = nhosts == slots;
+  for (int i = 0; i < nhosts; ++i) {
+    int l = full ? i / s.hosts_per_leaf : i % nleaves, p = full ? i % s.hosts_per_leaf : i / nleaves;
+    cable(f, host[i], 1, leaf[l], p + 1, s.speed);
+  }
+  if (!three) {
+    const int per = up / s.spines;
+    for (int sp = 0; sp < s.spines; ++sp) {
+      std::snprintf(buf, sizeof buf, "spine%02d", sp + 1);
+      int spine = add(f, NodeType::sw, buf, nleaves * per, guid++);
+      for (int l = 0; l < nleaves; ++l)
+        for (int k = 0; k < per; ++k) cable(f, leaf[l], s.hosts_per_leaf + 1 + sp + k * s.spines, spine, l * per + k + 1, s.speed);
+    }
+  } else {
+    const int cores_per_agg = s.cores / s.aggs;
+    std::vector<int> core(s.cores);
+    for (int c = 0; c < s.cores; ++c) {
+      std::snprintf(buf, sizeof buf, "core%03d", c + 1);
+      core[c] = add(f, NodeType::sw, buf, s.pods, guid++);
+    }
+    for (int p = 0; p < s.pods; ++p)
+      for (int a = 0; a < s.aggs; ++a) {
+        std::snprintf(buf, sizeof buf, "agg%02d-%02d", p + 1, a + 1);
+        int agg = add(f, NodeType::sw, buf, s.leaves + cores_per_agg, guid++);
+        for (int l = 0; l < s.leaves; ++l) cable(f, leaf[p * s.leaves + l], s.hosts_per_leaf + 1 + a, agg, l + 1, s.speed);
+        for (int k = 0; k < cores_per_agg; ++k) cable(f, agg, s.leaves + 1 + k, core[a * cores_per_agg + k], p + 1, s.speed);
+      }
+  }
+  // LIDs: hosts first, aligned to 2^LMC as OpenSM does, then one LID per switch.
+  const uint32_t step = 1u << s.lmc;
+  uint32_t lid = step;
+  for (int i = 0; i < nhosts; ++i, lid += step) {
+    f.nodes[host[i]].ports[1].base_lid = static_cast<uint16_t>(lid);
+    f.nodes[host[i]].ports[1].lmc = s.lmc;
+  }
+  for (Node& n : f.nodes)
+    if (n.is_switch()) n.ports[0].base_lid = static_cast<uint16_t>(lid++);
+  if (lid > static_cast<uint32_t>(kMaxLid)) throw std::invalid_argument("fat-tree: more LIDs than the unicast range holds (lower the LMC)");
+  route_minhop(f);
+  return f;
+}
+
+void route_minhop(Fabric& f) {
+  const int n = static_cast<int>(f.nodes.size());
+  LidMap lids(f);
+  uint32_t top = lids.lids().empty() ? 0 : lids.lids().back();
+  std::vector<int> switches;
+  for (int i = 0; i < n; ++i)
+    if (f.nodes[i].is_switch()) {
+      switches.push_back(i);
+      f.nodes[i].lft.assign(top + 1, kNoRoute);
+      f.nodes[i].lft_read = true;
+    }
+  // Hop distances between switches, by breadth-first search from each switch.
+  std::vector<int> sw_index(n, -1);
+  for (size_t k = 0; k < switches.size(); ++k) sw_index[switches[k]] = static_cast<int>(k);
+  const size_t ns = switches.size();
+  std::vector<uint16_t> dist(ns * ns, std::numeric_limits<uint16_t>::max());
+  for (size_t a = 0; a < ns; ++a) {
+    std::deque<int> q{switches[a]};
+    dist[a * ns + a] = 0;
+    while (!q.empty()) {
+      int u = q.front();
+      q.pop_front();
+      for (const Port& p : f.nodes[u].ports)
+        if (p.connected() && f.nodes[p.peer_node].is_switch() && dist[a * ns + sw_index[p.peer_node]] == std::numeric_limits<uint16_t>::max()) {
+          dist[a * ns + sw_index[p.peer_node]] = dist[a * ns + sw_index[u]] + 1;
+          q.push_back(p.peer_node);
+        }
+    }
+  }
+  // LIDs grouped by the switch their owner hangs off (itself for a switch LID); per (switch,
+  // target) the shortest-path ports are found once, then each LID takes the least-used of them.
+  std::vector<std::vector<uint16_t>> by_target(ns);
+  for (uint16_t lid : lids.lids()) {
+    const LidOwner* o = lids.owner(lid);
+    const Node& dst = f.nodes[o->node];
+    int target = dst.is_switch() ? o->node : dst.ports[o->port].peer_node;
+    if (target >= 0 && f.nodes[target].is_switch()) by_target[sw_index[target]].push_back(lid);
+  }
+  std::vector<std::vector<uint32_t>> used(n);
+  for (int sw : switches) used[sw].assign(f.nodes[sw].ports.size(), 0);
+  std::vector<int> cand;
+  for (size_t t = 0; t < ns; ++t) {
+    if (by_target[t].empty()) continue;
+    for (int sw : switches) {
+      Node& node = f.nodes[sw];
+      if (sw == switches[t]) {
+        for (uint16_t lid : by_target[t]) {
+          const LidOwner* o = lids.owner(lid);
+          const Node& dst = f.nodes[o->node];
+          node.lft[lid] = dst.is_switch() ? 0 : static_cast<uint8_t>(dst.ports[o->port].peer_port);
+        }
+        continue;
+      }
+      const uint16_t d = dist[t * ns + sw_index[sw]];
+      cand.clear();
+      for (int p = 1; p <= node.num_ports(); ++p) {
+        const Port& port = node.ports[p];
+        if (port.connected() && f.nodes[port.peer_node].is_switch() && dist[t * ns + sw_index[port.peer_node]] + 1 == d)
+          cand.push_back(p);
+      }
+      if (cand.empty()) continue;
+      auto& u = used[sw];
+      for (uint16_t lid : by_target[t]) {
+        int best = cand[0];
+        for (int p : cand)
+          if (u[p] < u[best]) best = p;
+        node.lft[lid] = static_cast<uint8_t>(best);
+        ++u[best];
+      }
+    }
+  }
+}
+
+}  // namespace ibroute::fabric

@@ -1,0 +1,38 @@
+// Fat-trees built in memory, with LIDs (LMC) and LFTs, for unit tests and for planner benchmarks
+// beyond what the simulator runs. Routing imitates OpenSM's minhop: among the ports on a shortest
+// path, the one with the fewest LIDs routed so far.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ibroute/fabric/model.hpp"
+
+namespace ibroute::fabric {
+
+struct FatTreeSpec {
+  // Two levels: `leaves` leaves with `hosts_per_leaf` hosts and `uplinks` up-links each, spread
+  // over `spines` spines. Three levels: `pods` pods of `leaves` leaves and `aggs` aggregation
+  // switches (each leaf has one link to each agg, so uplinks = aggs); each agg has `cores /
+  // aggs` links up, agg a of every pod reaching cores a*(cores/aggs) ... (a+1)*(cores/aggs)-1.
+  int levels = 2;
+  int leaves = 12;
+  int hosts_per_leaf = 8;
+  int uplinks = 4;
+  int spines = 4;
+  int pods = 1;
+  int aggs = 0;
+  int cores = 0;
+  int hosts = 0;  // at most this many hosts (0: every leaf port), spread evenly over the leaves
+  uint8_t lmc = 0;
+  bool shuffle_names = false;  // host names do not follow the cabling
+  uint32_t seed = 1;
+  std::string speed = "EDR";
+};
+
+Fabric build_fat_tree(const FatTreeSpec& spec);
+
+// Fill every switch's LFT for the fabric's LIDs: shortest paths, least-used port first.
+void route_minhop(Fabric& f);
+
+}  // namespace ibroute::fabric

@@ -1,0 +1,63 @@
+#include "ibroute/schedule/admission.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "ibroute/fabric/error.hpp"
+
+namespace ibroute::schedule {
+
+using namespace ibroute::fabric;
+
+std::string describe_link(const Fabric& f, const LinkIndex& links, int32_t link) {
+  const Node& n = f.nodes[links.node(link)];
+  int p = links.port(link);
+  const Port& port = n.ports[p];
+  std::string s = n.desc + "[" + std::to_string(p) + "]";
+  if (port.connected()) s += " -> " + f.nodes[port.peer_node].desc + "[" + std::to_string(port.peer_port) + "]";
+  return s;
+}
+
+namespace {
+std::string rate_text(double bytes_per_s) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3g GB/s", bytes_per_s / 1e9);
+  return buf;
+}
+}  // namespace
+
+RateLimit max_rate(const EvalContext& ctx, const LoadReport& load) {
+  RateLimit r{std::numeric_limits<double>::infinity(), ""};
+  for (size_t l = 0; l < load.link_worst.size(); ++l) {
+    if (load.link_worst[l] == 0) continue;
+    double carry = ctx.gbps[l] * 1e9 / 8;  // bytes per second the link carries
+    double limit = carry / load.link_worst[l];
+    if (limit < r.max_rate) {
+      r.max_rate = limit;
+      bool host_side = !ctx.switch_link(static_cast<int32_t>(l));
+      r.limited_by = describe_link(ctx.fabric, ctx.links, static_cast<int32_t>(l)) + " carries " + rate_text(carry) +
+                     (load.link_worst[l] > 1 ? " for " + std::to_string(load.link_worst[l]) + " transfers at once" : "") +
+                     (host_side ? " (a host link)" : "");
+    }
+  }
+  if (!std::isfinite(r.max_rate)) r.max_rate = 0;
+  return r;
+}
+
+Timing make_timing(const EvalContext& ctx, const LoadReport& load, uint64_t message_size, double rate) {
+  if (message_size == 0) throw InputError("the message size must be more than 0 bytes");
+  RateLimit lim = max_rate(ctx, load);
+  if (lim.max_rate <= 0) throw InputError("no transfer of this schedule has a working route: no rate is possible");
+  if (rate < 0) throw InputError("the rate must be positive");
+  if (rate > lim.max_rate * (1 + 1e-9))
+    throw InputError("rate " + rate_text(rate) + " per node is more than the fabric carries: at most " + rate_text(lim.max_rate) +
+                     ", because " + lim.limited_by);
+  Timing t;
+  t.message_size = message_size;
+  t.rate = rate > 0 ? rate : lim.max_rate;
+  t.slot_s = static_cast<double>(message_size) / t.rate;
+  return t;
+}
+
+}  // namespace ibroute::schedule

@@ -1,0 +1,470 @@
+#include "ibroute/schedule/planner.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <numeric>
+#include <unordered_map>
+
+namespace ibroute::schedule {
+
+using namespace ibroute::fabric;
+
+std::string to_string(Method m) {
+  switch (m) {
+    case Method::automatic: return "auto";
+    case Method::free: return "free";
+    case Method::structure: return "structure";
+  }
+  return "?";
+}
+
+bool method_from(const std::string& s, Method& out) {
+  for (Method m : {Method::automatic, Method::free, Method::structure})
+    if (to_string(m) == s) {
+      out = m;
+      return true;
+    }
+  return false;
+}
+
+namespace {
+
+// The distinct paths (options) from each ingress switch to each destination rank, one per
+// distinct link set, computed once: every host behind a switch shares them.
+class OptionTable {
+ public:
+  struct Option {
+    uint32_t begin;   // into links()
+    uint16_t dlid;
+    uint16_t len;
+  };
+
+  OptionTable(const EvalContext& ctx, const std::vector<Host>& hosts) : hosts_(hosts), n_(hosts.size()) {
+    PathFinder finder(ctx.fabric, ctx.links);
+    std::unordered_map<int32_t, int> slot;
+    for (size_t i = 0; i < n_; ++i) {
+      const Port& p = ctx.fabric.nodes[hosts[i].node].ports[hosts[i].port];
+      int32_t ingress = p.connected() ? p.peer_node : -1;
+      auto [it, fresh] = slot.emplace(ingress, static_cast<int>(rep_.size()));
+      if (fresh) rep_.push_back(static_cast<int32_t>(i));
+      group_.push_back(it->second);
+      src_link_.push_back(ctx.links.id(hosts[i].node, hosts[i].port));
+    }
+    begin_.reserve(rep_.size() * n_ + 1);
+    std::vector<int32_t> path;
+    for (size_t g = 0; g < rep_.size(); ++g) {
+      const Host& src = hosts[rep_[g]];
+      for (size_t j = 0; j < n_; ++j) {
+        begin_.push_back(static_cast<uint32_t>(opts_.size()));
+        const Port& d = ctx.fabric.nodes[hosts[j].node].ports[hosts[j].port];
+        if (d.base_lid == 0 || static_cast<int32_t>(j) == rep_[g]) continue;
+        const uint32_t first = static_cast<uint32_t>(opts_.size());
+        for (uint32_t o = 0; o < d.lid_count(); ++o) {
+          uint16_t dlid = static_cast<uint16_t>(d.base_lid + o);
+          if (finder.path(src.node, src.port, dlid, path) != RouteStatus::ok || path.empty()) continue;
+          // Drop the source's own link: it is the same for every option and every host differs.
+          auto b = path.begin() + 1;
+          bool dup = false;
+          for (uint32_t k = first; k < opts_.size() && !dup; ++k)
+            dup = opts_[k].len == path.size() - 1 && std::equal(b, path.end(), links_.begin() + opts_[k].begin);
+          if (dup) continue;
+          opts_.push_back({static_cast<uint32_t>(links_.size()), dlid, static_cast<uint16_t>(path.size() - 1)});
+          links_.insert(links_.end(), b, path.end());
+        }
+      }
+    }
+    begin_.push_back(static_cast<uint32_t>(opts_.size()));
+  }
+
+  // Options of the transfer src -> dst: [first, last) indices.
+  std::pair<uint32_t, uint32_t> range(size_t src, size_t dst) const {
+    size_t k = group_[src] * n_ + dst;
+    return {begin_[k], begin_[k + 1]};
+  }
+  const Option& opt(uint32_t k) const { return opts_[k]; }
+  const int32_t* links(uint32_t k) const { return links_.data() + opts_[k].begin; }
+  int32_t src_link(size_t src) const { return src_link_[src]; }
+  int group(size_t src) const { return group_[src]; }
+  size_t groups() const { return rep_.size(); }
+
+ private:
+  const std::vector<Host>& hosts_;
+  size_t n_;
+  std::vector<int32_t> rep_;   // a representative rank per ingress group
+  std::vector<int> group_;     // per rank: its ingress group
+  std::vector<int32_t> src_link_;
+  std::vector<uint32_t> begin_;
+  std::vector<Option> opts_;
+  std::vector<int32_t> links_;
+};
+
+class PhaseSolver {
+ public:
+  PhaseSolver(const EvalContext& ctx, const OptionTable& table, size_t n, int rounds)
+      : ctx_(ctx), t_(table), n_(n), rounds_(rounds), load_(ctx.links.size(), 0), users_(ctx.links.size()) {
+    for (int32_t s : ctx.structure.top) spine_slot_.emplace(s, static_cast<int>(spine_slot_.size()));
+  }
+
+  // Picks the DLID of every transfer of `ph`; returns the worst overflow (0: congestion-free).
+  int solve(Phase& ph, Method method, size_t& unroutable) {
+    choice_.assign(n_, kNone);
+    std::vector<size_t> todo;
+    for (size_t i = 0; i < n_; ++i) {
+      if (ph.dst[i] < 0) continue;
+      auto [a, b] = t_.range(i, ph.dst[i]);
+      if (a == b) {
+        ++unroutable;
+        continue;
+      }
+      todo.push_back(i);
+    }
+    if (method == Method::structure) colour_by_spine(ph, todo);
+    // Greedy for the rest: fewest options first, least-loaded option.
+    std::vector<size_t> rest;
+    for (size_t i : todo)
+      if (choice_[i] == kNone) rest.push_back(i);
+    std::stable_sort(rest.begin(), rest.end(), [&](size_t x, size_t y) {
+      auto rx = t_.range(x, ph.dst[x]), ry = t_.range(y, ph.dst[y]);
+      return rx.second - rx.first < ry.second - ry.first;
+    });
+    for (size_t i : rest) place(i, best_option(i, ph.dst[i]).first);
+    int worst = repair(ph, todo);
+    for (size_t i = 0; i < n_; ++i) {
+      if (ph.dst[i] < 0) continue;
+      if (choice_[i] != kNone) ph.dlid[i] = t_.opt(choice_[i]).dlid;
+      else ph.dlid[i] = base_lid(ph.dst[i]);  // no working route: the base LID, counted as unroutable
+    }
+    for (int32_t l : touched_) load_[l] = 0, users_[l].clear();
+    touched_.clear();
+    return worst;
+  }
+
+  void set_hosts(const std::vector<Host>* hosts) { hosts_ = hosts; }
+
+ private:
+  static constexpr uint32_t kNone = UINT32_MAX;
+  const EvalContext& ctx_;
+  const OptionTable& t_;
+  size_t n_;
+  int rounds_;
+  const std::vector<Host>* hosts_ = nullptr;
+  std::vector<int> load_;
+  std::vector<std::vector<uint32_t>> users_;  // transfers (source ranks) on each link
+  std::vector<int32_t> touched_;
+  std::vector<uint32_t> choice_;
+  std::unordered_map<int32_t, int> spine_slot_;
+
+  uint16_t base_lid(int32_t dst) const {
+    const Host& h = (*hosts_)[dst];
+    return ctx_.fabric.nodes[h.node].ports[h.port].base_lid;
+  }
+
+  void add(size_t i, uint32_t k, int delta) {
+    auto touch = [&](int32_t l) {
+      if (load_[l] == 0 && users_[l].empty()) touched_.push_back(l);
+      load_[l] += delta;
+      if (delta > 0) users_[l].push_back(static_cast<uint32_t>(i));
+      else users_[l].erase(std::find(users_[l].begin(), users_[l].end(), static_cast<uint32_t>(i)));
+    };
+    touch(t_.src_link(i));
+    const int32_t* ls = t_.links(k);
+    for (uint16_t x = 0; x < t_.opt(k).len; ++x) touch(ls[x]);
+  }
+  void place(size_t i, uint32_t k) {
+    choice_[i] = k;
+    add(i, k, +1);
+  }
+  void move(size_t i, uint32_t k) {  // k may be kNone: take the transfer off the fabric
+    if (choice_[i] != kNone) add(i, choice_[i], -1);
+    choice_[i] = kNone;
+    if (k != kNone) place(i, k);
+  }
+
+  bool on_path(uint32_t k, int32_t l) const {
+    const int32_t* ls = t_.links(k);
+    return std::find(ls, ls + t_.opt(k).len, l) != ls + t_.opt(k).len;
+  }
+  // Worst (load - capacity) over option k's links if transfer i took it (i's current option
+  // released); `blocking` gets the number of links that would overflow and the last of them.
+  int overflow_if(size_t i, uint32_t k, int* blocking = nullptr, int32_t* block_link = nullptr) const {
+    int worst = INT32_MIN, nblock = 0;
+    const int32_t* ls = t_.links(k);
+    for (uint16_t x = 0; x < t_.opt(k).len; ++x) {
+      int32_t l = ls[x];
+      int after = load_[l] + ((choice_[i] != kNone && on_path(choice_[i], l)) ? 0 : 1);
+      int over = after - ctx_.capacity[l];
+      worst = std::max(worst, over);
+      if (over > 0) {
+        ++nblock;
+        if (block_link) *block_link = l;
+      }
+    }
+    if (blocking) *blocking = nblock;
+    return worst;
+  }
+  int current_overflow(size_t i) const {
+    if (choice_[i] == kNone) return INT32_MIN;
+    int worst = INT32_MIN;
+    const int32_t* ls = t_.links(choice_[i]);
+    for (uint16_t x = 0; x < t_.opt(choice_[i]).len; ++x) worst = std::max(worst, load_[ls[x]] - ctx_.capacity[ls[x]]);
+    return worst;
+  }
+  std::pair<uint32_t, int> best_option(size_t i, int32_t dst) const {
+    auto [a, b] = t_.range(i, dst);
+    uint32_t best = a;
+    int best_over = INT32_MAX;
+    long best_sum = LONG_MAX;
+    for (uint32_t k = a; k < b; ++k) {
+      int over = overflow_if(i, k);
+      long sum = 0;
+      const int32_t* ls = t_.links(k);
+      for (uint16_t x = 0; x < t_.opt(k).len; ++x) sum += load_[ls[x]];
+      if (over < best_over || (over == best_over && sum < best_sum)) best = k, best_over = over, best_sum = sum;
+    }
+    return {best, best_over};
+  }
+
+  // The top-level switch an option crosses on a two-level tree: the node of its second link.
+  int spine_of(uint32_t k) const {
+    if (t_.opt(k).len != 3) return -1;
+    auto it = spine_slot_.find(ctx_.links.node(t_.links(k)[1]));
+    return it == spine_slot_.end() ? -1 : it->second;
+  }
+
+  void colour_by_spine(const Phase& ph, const std::vector<size_t>& todo) {
+    const int spines = static_cast<int>(spine_slot_.size());
+    if (spines == 0) return;
+    // Colours: (spine, slot); as many slots per spine as a leaf may send through it at once.
+    const auto& s = ctx_.structure;
+    int max_up = 0, max_hosts = 0;
+    for (size_t x = 0; x < s.leaves.size(); ++x)
+      max_up = std::max(max_up, s.uplinks_per_leaf[x]), max_hosts = std::max(max_hosts, s.hosts_per_leaf[x]);
+    const int per_pair = std::max(1, max_up / spines);
+    const int slots = s.transfer_bound * per_pair;
+    const int colours = std::max(spines * slots, max_hosts);
+    // Bipartite multigraph: source leaves x destination leaves; edges = transfers between leaves.
+    std::unordered_map<int32_t, int> left_id, right_id;
+    struct Edge { size_t src; int u, v, colour; };
+    std::vector<Edge> edges;
+    for (size_t i : todo) {
+      const Host& a = (*hosts_)[i];
+      const Host& b = (*hosts_)[ph.dst[i]];
+      int32_t la = ctx_.fabric.nodes[a.node].ports[a.port].peer_node, lb = ctx_.fabric.nodes[b.node].ports[b.port].peer_node;
+      if (la == lb) continue;  // within a leaf: one path, nothing to choose
+      int u = left_id.emplace(la, static_cast<int>(left_id.size())).first->second;
+      int v = right_id.emplace(lb, static_cast<int>(right_id.size())).first->second;
+      edges.push_back({i, u, v, -1});
+    }
+    std::vector<int> at_left(left_id.size() * colours, -1), at_right(right_id.size() * colours, -1);
+    auto free_at = [&](const std::vector<int>& at, int x) {
+      for (int c = 0; c < colours; ++c)
+        if (at[x * colours + c] < 0) return c;
+      return -1;
+    };
+    std::vector<int> path;
+    for (int e = 0; e < static_cast<int>(edges.size()); ++e) {
+      int u = edges[e].u, v = edges[e].v;
+      int a = free_at(at_left, u), b = free_at(at_right, v);
+      if (a < 0 || b < 0) continue;  // degree beyond the colours: leave it to the greedy pass
+      if (at_right[v * colours + a] >= 0) {
+        // Swap colours a and b along the alternating path that starts at v with colour a;
+        // bipartiteness keeps it away from u, after which a is free at both ends.
+        path.clear();
+        int x = v, c = a;
+        bool right = true;
+        for (;;) {
+          int f = right ? at_right[x * colours + c] : at_left[x * colours + c];
+          if (f < 0) break;
+          path.push_back(f);
+          x = right ? edges[f].u : edges[f].v;
+          right = !right;
+          c = c == a ? b : a;
+        }
+        for (int f : path) at_left[edges[f].u * colours + edges[f].colour] = -1, at_right[edges[f].v * colours + edges[f].colour] = -1;
+        for (int f : path) {
+          edges[f].colour = edges[f].colour == a ? b : a;
+          at_left[edges[f].u * colours + edges[f].colour] = f;
+          at_right[edges[f].v * colours + edges[f].colour] = f;
+        }
+      }
+      edges[e].colour = a;
+      at_left[u * colours + a] = e;
+      at_right[v * colours + a] = e;
+    }
+    for (const Edge& e : edges) {
+      if (e.colour < 0 || e.colour >= spines * slots) continue;
+      int want = e.colour / slots;
+      auto [a, b] = t_.range(e.src, ph.dst[e.src]);
+      uint32_t pick = kNone;
+      long pick_load = LONG_MAX;
+      for (uint32_t k = a; k < b; ++k) {
+        if (spine_of(k) != want) continue;
+        long sum = 0;
+        const int32_t* ls = t_.links(k);
+        for (uint16_t x = 0; x < t_.opt(k).len; ++x) sum += load_[ls[x]];
+        if (sum < pick_load) pick = k, pick_load = sum;
+      }
+      if (pick != kNone) place(e.src, pick);
+    }
+  }
+
+  // Local search on overloaded links: move a transfer to a free route; else free a route for it
+  // by moving one transfer off its single blocking link (an ejection chain of length 2); else
+  // take a route that lowers its worst overflow.
+  int repair(const Phase& ph, const std::vector<size_t>& todo) {
+    int worst = 0;
+    for (int round = 0; round < rounds_; ++round) {
+      std::vector<size_t> hot;
+      worst = 0;
+      for (size_t i : todo) {
+        int o = current_overflow(i);
+        if (o > 0) hot.push_back(i), worst = std::max(worst, o);
+      }
+      if (hot.empty()) return 0;
+      bool improved = false;
+      for (size_t i : hot) {
+        int cur = current_overflow(i);
+        if (cur <= 0) continue;
+        auto [a, b] = t_.range(i, ph.dst[i]);
+        uint32_t best = kNone;
+        int best_over = cur;
+        for (uint32_t k = a; k < b; ++k) {
+          if (k == choice_[i]) continue;
+          int over = overflow_if(i, k);
+          if (over < best_over) best = k, best_over = over;
+        }
+        if (best != kNone && best_over <= 0) {
+          move(i, best);
+          improved = true;
+          continue;
+        }
+        if (eject_for(i, ph, a, b)) {
+          improved = true;
+          continue;
+        }
+        if (best != kNone) {  // not free, but better than where it is
+          move(i, best);
+          improved = true;
+        }
+      }
+      if (!improved) break;
+    }
+    worst = 0;
+    for (size_t i : todo) worst = std::max(worst, current_overflow(i));
+    return std::max(worst, 0);
+  }
+
+  // Move transfer u to a route that avoids `avoid` and overflows nothing, first moving other
+  // transfers out of the way where exactly one link blocks (an ejection chain, depth-limited;
+  // on a two-level tree this is the Kempe-chain swap of edge colouring). Moves are logged so a
+  // failed branch is rolled back.
+  bool relocate(uint32_t u, int32_t avoid, int depth, const Phase& ph) {
+    if (--budget_ < 0) return false;
+    const size_t start = log_.size();
+    logged_move(u, kNone);  // off the fabric while it looks: its own slots count as free
+    auto [a, b] = t_.range(u, ph.dst[u]);
+    for (uint32_t k = a; k < b; ++k) {
+      if (avoid >= 0 && on_path(k, avoid)) continue;
+      int nblock = 0;
+      int32_t block = -1;
+      int over = overflow_if(u, k, &nblock, &block);
+      if (over <= 0) {
+        logged_move(u, k);
+        return true;
+      }
+      if (depth == 0 || over != 1 || nblock != 1) continue;
+      in_chain_.push_back(u);
+      std::vector<uint32_t> on = users_[block];
+      bool done = false;
+      for (uint32_t w : on) {
+        if (std::find(in_chain_.begin(), in_chain_.end(), w) != in_chain_.end() || choice_[w] == kNone) continue;
+        size_t mark = log_.size();
+        if (relocate(w, block, depth - 1, ph) && overflow_if(u, k) <= 0) {
+          logged_move(u, k);
+          done = true;
+          break;
+        }
+        rollback(mark);
+      }
+      in_chain_.pop_back();
+      if (done) return true;
+    }
+    rollback(start);  // back where it was
+    return false;
+  }
+
+  bool eject_for(size_t i, const Phase& ph, uint32_t, uint32_t) {
+    // Leave the most overloaded link of i's route.
+    int32_t hot = -1;
+    int worst = 0;
+    const int32_t* ls = t_.links(choice_[i]);
+    for (uint16_t x = 0; x < t_.opt(choice_[i]).len; ++x)
+      if (load_[ls[x]] - ctx_.capacity[ls[x]] > worst) worst = load_[ls[x]] - ctx_.capacity[ls[x]], hot = ls[x];
+    log_.clear();
+    in_chain_.clear();
+    budget_ = 20000;
+    return relocate(static_cast<uint32_t>(i), hot, 8, ph);
+  }
+
+  void logged_move(uint32_t u, uint32_t k) {
+    log_.push_back({u, choice_[u]});
+    move(u, k);
+  }
+  void rollback(size_t mark) {
+    while (log_.size() > mark) {
+      auto [u, old] = log_.back();
+      log_.pop_back();
+      move(u, old);
+    }
+  }
+
+  std::vector<std::pair<uint32_t, uint32_t>> log_;  // (transfer, option before the move)
+  std::vector<uint32_t> in_chain_;
+  long budget_ = 0;
+};
+
+}  // namespace
+
+Schedule plan_all_to_all(const EvalContext& ctx, const std::vector<Host>& hosts, const PlanOptions& opt, PlanStats* stats) {
+  Schedule s;
+  s.hosts = hosts;
+  s.bound = ctx.structure.transfer_bound;
+  const size_t n = hosts.size();
+  OptionTable table(ctx, hosts);
+  PhaseSolver solver(ctx, table, n, opt.repair_rounds);
+  solver.set_hosts(&s.hosts);
+
+  Method primary = opt.method;
+  if (primary == Method::automatic) primary = ctx.structure.two_level && !ctx.structure.top.empty() && n >= 64 ? Method::structure : Method::free;
+  Method secondary = primary == Method::structure ? Method::free : (ctx.structure.two_level ? Method::structure : Method::free);
+
+  PlanStats st;
+  std::vector<Phase> phases = shift_phases(n);
+  size_t methods_used[2] = {0, 0};
+  for (Phase& ph : phases) {
+    size_t unroutable = 0;
+    Phase first = ph;
+    int worst = solver.solve(first, primary, unroutable);
+    Method used = primary;
+    if (worst > 0 && opt.method == Method::automatic && secondary != primary) {
+      // Automatic: where the first method leaves congestion, try the other and keep the better.
+      Phase second = ph;
+      size_t u2 = 0;
+      int w2 = solver.solve(second, secondary, u2);
+      if (w2 < worst) first = std::move(second), worst = w2, used = secondary;
+    }
+    ph = std::move(first);
+    ++methods_used[used == Method::structure];
+    st.unroutable += unroutable;
+    if (worst > 0) ++st.phases_over;
+    st.worst_overflow = std::max(st.worst_overflow, worst);
+  }
+  st.method = methods_used[1] && methods_used[0] ? to_string(primary) + "+" + to_string(secondary)
+                                                 : to_string(methods_used[1] ? Method::structure : Method::free);
+  s.phases = std::move(phases);
+  s.method = st.method;
+  if (stats) *stats = st;
+  return s;
+}
+
+}  // namespace ibroute::schedule

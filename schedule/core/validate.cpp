@@ -1,0 +1,114 @@
+#include "ibroute/schedule/validate.hpp"
+
+#include <unordered_map>
+
+#include "ibroute/schedule/admission.hpp"
+
+namespace ibroute::schedule {
+
+using namespace ibroute::fabric;
+
+bool Validation::ok() const {
+  for (const Check& c : checks)
+    if (!c.ok) return false;
+  return true;
+}
+
+std::vector<HostIdentity> identify_hosts(const Fabric& f, const std::vector<Host>& hosts) {
+  std::vector<HostIdentity> out;
+  for (const Host& h : hosts) {
+    const Node& n = f.nodes[h.node];
+    const Port& p = n.ports[h.port];
+    out.push_back({h.name, n.guid, p.guid, p.base_lid, p.lmc});
+  }
+  return out;
+}
+
+std::vector<Host> resolve_hosts(const Fabric& f, const ScheduleDoc& doc, std::vector<std::string>& problems) {
+  std::unordered_map<uint64_t, std::pair<int32_t, int>> by_guid;
+  for (size_t i = 0; i < f.nodes.size(); ++i)
+    if (!f.nodes[i].is_switch())
+      for (int p = 1; p <= f.nodes[i].num_ports(); ++p) by_guid.emplace(f.nodes[i].ports[p].guid, std::pair{static_cast<int32_t>(i), p});
+  std::vector<Host> hosts;
+  for (const HostIdentity& id : doc.identities) {
+    auto it = by_guid.find(id.port_guid);
+    if (it == by_guid.end()) {
+      problems.push_back(id.name + ": port " + guid_hex(id.port_guid) + " is not in this scan");
+      hosts.push_back({-1, 0, id.name});
+      continue;
+    }
+    const Port& p = f.nodes[it->second.first].ports[it->second.second];
+    if (p.base_lid != id.base_lid || p.lmc != id.lmc)
+      problems.push_back(id.name + ": LID " + std::to_string(id.base_lid) + "/LMC " + std::to_string(id.lmc) + " in the schedule, " +
+                         std::to_string(p.base_lid) + "/LMC " + std::to_string(p.lmc) + " in this scan");
+    hosts.push_back({it->second.first, static_cast<uint8_t>(it->second.second), id.name});
+  }
+  return hosts;
+}
+
+std::string check_all_to_all(size_t n, const std::vector<Phase>& phases) {
+  std::vector<char> seen(n * n, 0);
+  std::vector<char> recv(n);
+  for (size_t k = 0; k < phases.size(); ++k) {
+    const Phase& ph = phases[k];
+    if (ph.dst.size() != n || ph.dlid.size() != n) return "phase " + std::to_string(k) + " does not list every rank";
+    std::fill(recv.begin(), recv.end(), 0);
+    for (size_t i = 0; i < n; ++i) {
+      int32_t d = ph.dst[i];
+      if (d < 0) return "phase " + std::to_string(k) + ": rank " + std::to_string(i) + " sends nothing";
+      if (static_cast<size_t>(d) >= n || static_cast<size_t>(d) == i)
+        return "phase " + std::to_string(k) + ": rank " + std::to_string(i) + " sends to " + std::to_string(d);
+      if (recv[d]++) return "phase " + std::to_string(k) + ": rank " + std::to_string(d) + " receives twice";
+      if (seen[i * n + d]++) return "pair " + std::to_string(i) + " -> " + std::to_string(d) + " appears twice";
+    }
+  }
+  if (phases.size() != n - 1) return std::to_string(phases.size()) + " phases, an all-to-all of " + std::to_string(n) + " hosts has " + std::to_string(n - 1);
+  return "";
+}
+
+Validation validate(const EvalContext& ctx, const ScheduleDoc& doc) {
+  Validation v;
+  const Schedule& s = doc.schedule;
+  std::vector<std::string> problems;
+  std::vector<Host> hosts = resolve_hosts(ctx.fabric, doc, problems);
+  std::string first = problems.empty() ? "" : problems[0] + (problems.size() > 1 ? " (and " + std::to_string(problems.size() - 1) + " more)" : "");
+  v.checks.push_back({"fabric", problems.empty(),
+                      problems.empty() ? std::to_string(hosts.size()) + " hosts: same port GUIDs, LIDs and LMC" : first});
+  std::string a2a = check_all_to_all(s.hosts.size(), s.phases);
+  v.checks.push_back({"all_to_all", a2a.empty(),
+                      a2a.empty() ? std::to_string(s.phases.size()) + " phases, every ordered pair once, every phase a permutation" : a2a});
+  bool matched = true;
+  for (const Host& h : hosts) matched &= h.node >= 0;
+  if (!matched) return v;
+
+  size_t foreign = 0;
+  std::string example;
+  for (size_t k = 0; k < s.phases.size(); ++k)
+    for (size_t i = 0; i < s.phases[k].dst.size(); ++i) {
+      int32_t d = s.phases[k].dst[i];
+      if (d < 0 || static_cast<size_t>(d) >= hosts.size()) continue;
+      const Port& p = ctx.fabric.nodes[hosts[d].node].ports[hosts[d].port];
+      if (!p.owns_lid(s.phases[k].dlid[i])) {
+        if (!foreign++) example = "phase " + std::to_string(k) + ": DLID " + std::to_string(s.phases[k].dlid[i]) + " is not one of " + hosts[d].name + "'s";
+      }
+    }
+  v.checks.push_back({"dlids", foreign == 0, foreign == 0 ? "every DLID belongs to its destination" : example + " (" + std::to_string(foreign) + " transfers)"});
+  {
+    v.load = evaluate(ctx, hosts, s.phases, false);
+    v.checks.push_back({"routes", v.load.broken == 0,
+                        v.load.broken == 0 ? "every transfer has a working route" : std::to_string(v.load.broken) + " transfers have no working route"});
+    std::string worst;
+    if (!v.load.over.empty()) {
+      const OverLink* w = &v.load.over[0];
+      for (const OverLink& o : v.load.over)
+        if (o.load - o.capacity > w->load - w->capacity) w = &o;
+      worst = std::to_string(v.load.over.size()) + " link-phases over the bound; worst: " + describe_link(ctx.fabric, ctx.links, w->link) +
+              " carries " + std::to_string(w->load) + " in phase " + std::to_string(w->phase) + " (capacity " + std::to_string(w->capacity) + ")";
+    }
+    v.checks.push_back({"congestion", v.load.over.empty(),
+                        v.load.over.empty() ? "at most " + std::to_string(v.load.max_load) + " transfers on any link direction (bound " + std::to_string(ctx.structure.transfer_bound) + ")" : worst});
+  }
+  return v;
+}
+
+}  // namespace ibroute::schedule

@@ -1,0 +1,54 @@
+// Link load of phases of transfers over a fabric's routes: transfers per link direction, the
+// share of transfers that cross an overloaded link, and the bandwidth each node would get by
+// max-min fair sharing of the link rates.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "ibroute/fabric/links.hpp"
+#include "ibroute/fabric/structure.hpp"
+#include "ibroute/schedule/schedule.hpp"
+
+namespace ibroute::schedule {
+
+struct OverLink {
+  int32_t link;  // directed link id (LinkIndex)
+  int phase;
+  int load, capacity;
+};
+
+struct LoadReport {
+  size_t phases = 0, transfers = 0, congested = 0, broken = 0;  // broken: route not ok
+  int max_load = 0;
+  double mean_load = 0;          // over link directions in use, per phase (switch links only)
+  std::map<int, size_t> histogram;  // load -> number of (switch link direction, phase) pairs
+  std::vector<int> phase_max;    // worst switch-link load per phase
+  std::vector<OverLink> over;    // every (link, phase) above capacity
+  std::vector<uint32_t> link_total;  // transfers per directed link over all phases
+  std::vector<int> link_worst;       // worst concurrent load per directed link
+  // Max-min fair sharing (only when asked): mean and minimum per-transfer rate in Gb/s.
+  bool fair_share = false;
+  double mean_gbps = 0, min_gbps = 0;
+  double congested_share() const { return transfers ? double(congested) / transfers : 0; }
+};
+
+struct EvalContext {
+  const fabric::Fabric& fabric;
+  const fabric::LinkIndex& links;
+  const fabric::FabricStructure& structure;
+  std::vector<int> capacity;  // per directed link, in transfers
+  std::vector<double> gbps;   // per directed link
+  EvalContext(const fabric::Fabric& f, const fabric::LinkIndex& l, const fabric::FabricStructure& s);
+  bool switch_link(int32_t link) const;  // both ends switches
+};
+
+LoadReport evaluate(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<Phase>& phases,
+                    bool fair_share);
+
+// What all-to-all among these hosts can reach at most per node, in Gb/s: every leaf must push
+// the traffic of its hosts that leaves the leaf through its up-links (the bisection bound).
+double all_to_all_bound_gbps(const EvalContext& ctx, const std::vector<Host>& hosts);
+
+}  // namespace ibroute::schedule

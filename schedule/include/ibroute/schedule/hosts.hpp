@@ -1,0 +1,25 @@
+// Which hosts take part and in which rank order.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ibroute/fabric/model.hpp"
+#include "ibroute/fabric/structure.hpp"
+#include "ibroute/schedule/schedule.hpp"
+
+namespace ibroute::schedule {
+
+// Every CA with a connected port (its first one), named by node description (made unique with
+// the GUID where descriptions repeat), in natural name order ("node2-..." before "node10-...").
+std::vector<Host> all_hosts(const fabric::Fabric& f);
+
+// The hosts named in `names`, in that order. Throws InputError for an unknown or repeated name.
+std::vector<Host> pick_hosts(const std::vector<Host>& all, const std::vector<std::string>& names);
+
+// The same hosts ordered by the cabling: by leaf switch (in GUID order), then by leaf port.
+std::vector<Host> topology_order(const fabric::Fabric& f, std::vector<Host> hosts);
+
+bool natural_less(const std::string& a, const std::string& b);
+
+}  // namespace ibroute::schedule

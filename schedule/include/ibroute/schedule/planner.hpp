@@ -1,0 +1,45 @@
+// The congestion-free all-to-all planner. N-1 phases (phase k: rank i sends to rank i+k mod N);
+// for every transfer it picks the destination LID, hence the path, so that no link direction
+// carries more transfers at once than its capacity (the fabric's bound, 2 on a half fat-tree).
+//
+// Two methods (seed 004), both ending in the same repair of overloaded links:
+//  - free: take, transfer by transfer, a route whose links are still free (greedy, fewest
+//    choices first); good for small host sets and any topology.
+//  - structure: on a two-level tree, per phase the leaf-to-leaf traffic is a bipartite multigraph
+//    of degree <= hosts per leaf; colouring its edges with (spine, slot) colours (König: degree
+//    many colours suffice) gives every transfer a spine so that no up- or down-link exceeds the
+//    bound; then the DLID whose route crosses that spine is taken.
+// Where no congestion-free choice exists (links missing, LMC 0, uneven routing) the repair
+// minimises the worst link; the evaluation reports which links and phases exceed the bound.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ibroute/schedule/evaluate.hpp"
+#include "ibroute/schedule/schedule.hpp"
+
+namespace ibroute::schedule {
+
+enum class Method { automatic, free, structure };
+std::string to_string(Method m);
+bool method_from(const std::string& s, Method& out);
+
+struct PlanOptions {
+  Method method = Method::automatic;
+  int repair_rounds = 40;
+};
+
+struct PlanStats {
+  std::string method;        // the one that made the schedule
+  size_t unroutable = 0;     // transfers with no working route at any DLID
+  size_t phases_over = 0;    // phases in which some link exceeds its capacity
+  int worst_overflow = 0;    // the largest load - capacity over all links and phases
+};
+
+// Plans all-to-all among `hosts` in the given rank order.
+Schedule plan_all_to_all(const EvalContext& ctx, const std::vector<Host>& hosts, const PlanOptions& opt,
+                         PlanStats* stats = nullptr);
+
+}  // namespace ibroute::schedule

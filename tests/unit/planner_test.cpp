@@ -1,0 +1,129 @@
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "fabrics.hpp"
+#include "ibroute/fabric/links.hpp"
+#include "ibroute/fabric/structure.hpp"
+#include "ibroute/fabric/synthetic.hpp"
+#include "ibroute/schedule/hosts.hpp"
+#include "ibroute/schedule/patterns.hpp"
+#include "ibroute/schedule/planner.hpp"
+#include "ibroute/schedule/validate.hpp"
+
+using namespace ibroute::fabric;
+using namespace ibroute::schedule;
+
+namespace {
+struct World {
+  Fabric f;
+  LinkIndex links;
+  FabricStructure s;
+  EvalContext ctx;
+  explicit World(Fabric fab) : f(std::move(fab)), links(f), s(analyze_structure(f)), ctx(f, links, s) {}
+};
+
+// Every schedule the planner makes: a complete all-to-all, permutations, DLIDs of the
+// destinations, and (when `free_of_congestion`) within the bound on the fabric's routes.
+void expect_valid(const World& w, const Schedule& s, bool free_of_congestion) {
+  EXPECT_EQ(check_all_to_all(s.hosts.size(), s.phases), "");
+  for (const Phase& ph : s.phases)
+    for (size_t i = 0; i < ph.dst.size(); ++i) {
+      const Host& d = s.hosts[ph.dst[i]];
+      ASSERT_TRUE(w.f.nodes[d.node].ports[d.port].owns_lid(ph.dlid[i])) << "rank " << i;
+    }
+  LoadReport r = evaluate(w.ctx, s.hosts, s.phases, false);
+  EXPECT_EQ(r.broken, 0u);
+  if (free_of_congestion) {
+    EXPECT_EQ(r.congested, 0u);
+    EXPECT_LE(r.max_load, w.s.transfer_bound);
+    EXPECT_TRUE(r.over.empty());
+  }
+}
+
+FatTreeSpec hft96(uint8_t lmc, bool shuffle) {
+  FatTreeSpec t;
+  t.leaves = 12, t.hosts_per_leaf = 8, t.uplinks = 4, t.spines = 4, t.lmc = lmc, t.shuffle_names = shuffle;
+  return t;
+}
+}  // namespace
+
+TEST(Structure, RecognisesHalfFatTree) {
+  World w(build_fat_tree(hft96(2, true)));
+  EXPECT_EQ(w.s.levels, 2);
+  EXPECT_TRUE(w.s.two_level);
+  EXPECT_EQ(w.s.leaves.size(), 12u);
+  EXPECT_EQ(w.s.top.size(), 4u);
+  EXPECT_EQ(w.s.hosts.size(), 96u);
+  EXPECT_EQ(w.s.transfer_bound, 2);
+  EXPECT_DOUBLE_EQ(w.s.oversubscription, 2.0);
+  EXPECT_TRUE(w.s.missing.empty());
+  EXPECT_TRUE(w.s.slow.empty());
+}
+
+TEST(Planner, HalfFatTreeNameOrderIsCongestionFree) {
+  World w(build_fat_tree(hft96(2, true)));
+  std::vector<Host> hosts = all_hosts(w.f);
+  // Round-robin in host-name order with base LIDs congests ...
+  std::vector<Phase> rr = shift_phases(hosts.size());
+  apply_lid_policy(w.f, hosts, rr, LidPolicy::base);
+  LoadReport naive = evaluate(w.ctx, hosts, rr, false);
+  EXPECT_GT(naive.max_load, 2);
+  EXPECT_GT(naive.congested, 0u);
+  // ... the plan does not, with either method.
+  for (Method m : {Method::structure, Method::free, Method::automatic}) {
+    PlanStats st;
+    Schedule s = plan_all_to_all(w.ctx, hosts, {.method = m}, &st);
+    SCOPED_TRACE(to_string(m));
+    expect_valid(w, s, true);
+    EXPECT_EQ(st.phases_over, 0u);
+  }
+}
+
+TEST(Planner, OneLeafAndTwoLeaves) {
+  FatTreeSpec one;
+  one.leaves = 1, one.hosts_per_leaf = 6, one.uplinks = 1, one.spines = 1, one.lmc = 1;
+  World w1(build_fat_tree(one));
+  Schedule s1 = plan_all_to_all(w1.ctx, all_hosts(w1.f), {});
+  EXPECT_EQ(s1.phases.size(), 5u);
+  expect_valid(w1, s1, true);
+
+  ibroute::test::TwoLeaves t;  // 2 hosts per leaf, 2 spines, LMC 1: bound 1
+  World w2(t.f);
+  EXPECT_EQ(w2.s.transfer_bound, 1);
+  Schedule s2 = plan_all_to_all(w2.ctx, all_hosts(w2.f), {});
+  expect_valid(w2, s2, true);
+}
+
+TEST(Planner, RandomSubsetStillMeetsTheBound) {
+  World w(build_fat_tree(hft96(2, true)));
+  std::vector<Host> all = all_hosts(w.f);
+  std::vector<Host> subset;
+  for (size_t i = 0; i < all.size(); ++i)
+    if (i % 10 != 3) subset.push_back(all[i]);  // 90 %
+  Schedule s = plan_all_to_all(w.ctx, subset, {});
+  expect_valid(w, s, true);
+}
+
+TEST(Planner, LmcZeroCannotChooseAndReportsTheWorstLink) {
+  World w(build_fat_tree(hft96(0, true)));
+  PlanStats st;
+  Schedule s = plan_all_to_all(w.ctx, all_hosts(w.f), {}, &st);
+  expect_valid(w, s, false);
+  LoadReport r = evaluate(w.ctx, s.hosts, s.phases, false);
+  EXPECT_GT(st.phases_over, 0u);
+  EXPECT_EQ(st.worst_overflow, r.max_load - 2);
+  EXPECT_FALSE(r.over.empty());
+}
+
+TEST(Planner, Timing864) {
+  FatTreeSpec t;
+  t.leaves = 36, t.hosts_per_leaf = 24, t.uplinks = 12, t.spines = 12, t.lmc = 4, t.shuffle_names = true;
+  World w(build_fat_tree(t));
+  auto t0 = std::chrono::steady_clock::now();
+  PlanStats st;
+  Schedule s = plan_all_to_all(w.ctx, all_hosts(w.f), {}, &st);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::cout << "864 hosts planned in " << secs << " s by " << st.method << ", phases over " << st.phases_over << "\n";
+  expect_valid(w, s, true);
+}
