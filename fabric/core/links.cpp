@@ -34,8 +34,12 @@ RouteStatus PathFinder::path(int32_t src_node, int src_port, uint16_t dlid, std:
   if (!port_usable(src)) return RouteStatus::dead_end;
   const Node& peer = f_.nodes[src.peer_node];
   if (!peer.is_switch()) return peer.ports[src.peer_port].owns_lid(dlid) ? RouteStatus::ok : RouteStatus::misdelivered;
+  return from_switch(src.peer_node, dlid, out);
+}
+
+RouteStatus PathFinder::from_switch(int32_t sw, uint16_t dlid, std::vector<int32_t>& out) {
   hops_.clear();
-  RouteStatus s = walker_.walk(src.peer_node, dlid, hops_);
+  RouteStatus s = walker_.walk(sw, dlid, hops_);
   for (const Hop& h : hops_)
     if (h.out_port != 0 && h.out_port != kNoRoute && h.out_port <= f_.nodes[h.node].num_ports())
       out.push_back(links_.id(h.node, h.out_port));

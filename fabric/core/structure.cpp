@@ -141,6 +141,37 @@ FabricStructure analyze_structure(const Fabric& f) {
   return s;
 }
 
+RoutingBalance routing_balance(const Fabric& f, const FabricStructure& s) {
+  RoutingBalance b;
+  LidMap lids(f);
+  std::map<int32_t, long> through;
+  for (int32_t t : s.top) through[t] = 0;
+  for (int32_t leaf : s.leaves) {
+    const Node& node = f.nodes[leaf];
+    std::map<int, int> per_port;
+    for (int p = 1; p <= node.num_ports(); ++p)
+      if (port_usable(node.ports[p]) && s.level[node.ports[p].peer_node] > 1) per_port[p] = 0;
+    for (uint16_t lid : lids.lids()) {
+      const LidOwner* o = lids.owner(lid);
+      const Node& dst = f.nodes[o->node];
+      if (dst.is_switch() || dst.ports[o->port].peer_node == leaf || lid >= node.lft.size()) continue;
+      auto it = per_port.find(node.lft[lid]);
+      if (it == per_port.end()) continue;
+      ++it->second;
+      int32_t up = node.ports[it->first].peer_node;
+      if (through.count(up)) ++through[up];
+    }
+    RoutingBalance::Leaf l{leaf, {per_port.begin(), per_port.end()}, 0, 0};
+    if (!l.ports.empty()) {
+      l.min = l.max = l.ports[0].second;
+      for (auto& [p, c] : l.ports) l.min = std::min(l.min, c), l.max = std::max(l.max, c);
+    }
+    b.leaves.push_back(std::move(l));
+  }
+  b.top.assign(through.begin(), through.end());
+  return b;
+}
+
 int link_capacity(const FabricStructure& s, double link_gbps) {
   if (s.host_gbps <= 0) return s.transfer_bound;
   // A transfer runs at the host link rate; a link twice as fast carries twice as many.

@@ -93,14 +93,18 @@ LoadReport evaluate(const EvalContext& ctx, const std::vector<Host>& hosts, cons
 }
 
 double all_to_all_bound_gbps(const EvalContext& ctx, const std::vector<Host>& hosts) {
+  // Per leaf: its hosts' traffic that leaves the leaf must fit its up-links; a host gets at most
+  // its link rate. Averaged over hosts: what the mean per-node rate of all-to-all can reach.
   const Fabric& f = ctx.fabric;
   const size_t n = hosts.size();
-  double bound = ctx.structure.host_gbps;
+  const double host = ctx.structure.host_gbps;
+  if (n < 2) return host;
   std::map<int32_t, int> per_leaf;
   for (const Host& h : hosts) {
     const Port& p = f.nodes[h.node].ports[h.port];
     if (p.connected()) ++per_leaf[p.peer_node];
   }
+  double sum = 0;
   for (auto& [leaf, count] : per_leaf) {
     double up = 0;
     const Node& node = f.nodes[leaf];
@@ -108,10 +112,11 @@ double all_to_all_bound_gbps(const EvalContext& ctx, const std::vector<Host>& ho
       const Port& port = node.ports[p];
       if (port_usable(port) && f.nodes[port.peer_node].is_switch()) up += ctx.links.gbps(ctx.links.id(leaf, p));
     }
-    double leaving = count * double(n - count) / double(n - 1);  // share of each host's traffic that leaves the leaf
-    if (leaving > 0 && up > 0) bound = std::min(bound, up / leaving);
+    double leaving = count * double(n - count) / double(n - 1);  // transfers per phase leaving the leaf
+    double rate = leaving > 0 ? std::min(host, up / leaving) : host;
+    sum += count * rate;
   }
-  return bound;
+  return sum / n;
 }
 
 }  // namespace ibroute::schedule

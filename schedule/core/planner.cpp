@@ -53,23 +53,24 @@ class OptionTable {
     begin_.reserve(rep_.size() * n_ + 1);
     std::vector<int32_t> path;
     for (size_t g = 0; g < rep_.size(); ++g) {
-      const Host& src = hosts[rep_[g]];
+      const Port& sp = ctx.fabric.nodes[hosts[rep_[g]].node].ports[hosts[rep_[g]].port];
+      const bool via_switch = sp.connected() && ctx.fabric.nodes[sp.peer_node].is_switch();
       for (size_t j = 0; j < n_; ++j) {
         begin_.push_back(static_cast<uint32_t>(opts_.size()));
         const Port& d = ctx.fabric.nodes[hosts[j].node].ports[hosts[j].port];
-        if (d.base_lid == 0 || static_cast<int32_t>(j) == rep_[g]) continue;
+        if (d.base_lid == 0 || !via_switch) continue;
         const uint32_t first = static_cast<uint32_t>(opts_.size());
         for (uint32_t o = 0; o < d.lid_count(); ++o) {
           uint16_t dlid = static_cast<uint16_t>(d.base_lid + o);
-          if (finder.path(src.node, src.port, dlid, path) != RouteStatus::ok || path.empty()) continue;
-          // Drop the source's own link: it is the same for every option and every host differs.
-          auto b = path.begin() + 1;
+          // From the ingress switch on: every host behind it shares these links.
+          path.clear();
+          if (finder.from_switch(sp.peer_node, dlid, path) != RouteStatus::ok || path.empty()) continue;
           bool dup = false;
           for (uint32_t k = first; k < opts_.size() && !dup; ++k)
-            dup = opts_[k].len == path.size() - 1 && std::equal(b, path.end(), links_.begin() + opts_[k].begin);
+            dup = opts_[k].len == path.size() && std::equal(path.begin(), path.end(), links_.begin() + opts_[k].begin);
           if (dup) continue;
-          opts_.push_back({static_cast<uint32_t>(links_.size()), dlid, static_cast<uint16_t>(path.size() - 1)});
-          links_.insert(links_.end(), b, path.end());
+          opts_.push_back({static_cast<uint32_t>(links_.size()), dlid, static_cast<uint16_t>(path.size())});
+          links_.insert(links_.end(), path.begin(), path.end());
         }
       }
     }

@@ -15,5 +15,9 @@ Runner setup_scans(CLI::App& app);
 Runner setup_routes(CLI::App& app);
 Runner setup_diff(CLI::App& app);
 Runner setup_topo(CLI::App& app);
+Runner setup_analyze(CLI::App& app);
+Runner setup_plan(CLI::App& app);
+Runner setup_export(CLI::App& app);
+Runner setup_validate(CLI::App& app);
 
 }  // namespace ibroute::cli

@@ -49,6 +49,24 @@ CREATE TABLE problem(
 CREATE INDEX problem_scan ON problem(scan_id);
 )sql";
 
+// Version 2: schedules. Per phase, the destination rank (int32) and DLID (uint16) of every
+// source rank, little-endian, in two BLOBs.
+constexpr const char* kSchemaV2 = R"sql(
+CREATE TABLE schedule(
+  id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,
+  scan_id INTEGER NOT NULL REFERENCES scan(id),
+  created_at TEXT NOT NULL, method TEXT NOT NULL, bound INTEGER NOT NULL,
+  hosts INTEGER NOT NULL, phases INTEGER NOT NULL,
+  message_size INTEGER NOT NULL, rate REAL NOT NULL, slot_s REAL NOT NULL,
+  max_load INTEGER NOT NULL, congested INTEGER NOT NULL, seconds REAL NOT NULL);
+CREATE TABLE schedule_host(
+  schedule_id INTEGER NOT NULL, rank INTEGER NOT NULL, node_idx INTEGER NOT NULL, port INTEGER NOT NULL,
+  name TEXT NOT NULL, PRIMARY KEY (schedule_id, rank)) WITHOUT ROWID;
+CREATE TABLE schedule_phase(
+  schedule_id INTEGER NOT NULL, phase INTEGER NOT NULL, dst BLOB NOT NULL, dlid BLOB NOT NULL,
+  PRIMARY KEY (schedule_id, phase)) WITHOUT ROWID;
+)sql";
+
 std::string now_iso() {
   std::time_t t = std::time(nullptr);
   char buf[32];
@@ -135,6 +153,7 @@ void FabricStore::check_or_create_schema(bool create) {
     if (!create) throw InputError(path_ + " is an empty database (run 'ibroute scan' first)");
     Transaction t(db_);
     db_.exec(kSchema);
+    db_.exec(kSchemaV2);
     Stmt m(db_, "INSERT INTO meta(key, value) VALUES (?, ?)");
     m.bind(1, "schema_version").bind(2, std::to_string(kSchemaVersion)).run();
     m.bind(1, "application").bind(2, "ibroute").run();
@@ -151,9 +170,21 @@ void FabricStore::check_or_create_schema(bool create) {
   } catch (const SqliteError&) {
   }
   if (version.empty()) throw InputError(path_ + " is an SQLite database but not an ibroute database");
+  if (version == "1") {
+    migrate_from(1);
+    return;
+  }
   if (version != std::to_string(kSchemaVersion))
     throw InputError(path_ + " has database schema version " + version + "; this ibroute reads version " +
                      std::to_string(kSchemaVersion));
+}
+
+void FabricStore::migrate_from(int version) {
+  Transaction t(db_);
+  if (version <= 1) db_.exec(kSchemaV2);
+  Stmt m(db_, "UPDATE meta SET value = ? WHERE key = 'schema_version'");
+  m.bind(1, std::to_string(kSchemaVersion)).run();
+  t.commit();
 }
 
 int64_t FabricStore::save_scan(ScanInfo info, const Fabric& f, const RouteSet& routes) {
@@ -310,6 +341,122 @@ std::optional<StoredRoute> FabricStore::route(int64_t scan_id, int32_t ingress, 
   q.bind(1, scan_id).bind(2, int64_t{ingress}).bind(3, int64_t{dlid});
   if (!q.step()) return std::nullopt;
   return StoredRoute{static_cast<RouteStatus>(q.i64(0)), decode_hops(q.text_view(1))};
+}
+
+}  // namespace ibroute::store
+
+namespace ibroute::store {
+
+namespace {
+template <class T>
+std::vector<uint8_t> to_le_bytes(const std::vector<T>& v) {
+  std::vector<uint8_t> out(v.size() * sizeof(T));
+  for (size_t i = 0; i < v.size(); ++i)
+    for (size_t b = 0; b < sizeof(T); ++b) out[i * sizeof(T) + b] = static_cast<uint8_t>(static_cast<uint64_t>(v[i]) >> (8 * b));
+  return out;
+}
+template <class T>
+std::vector<T> from_le_bytes(std::span<const uint8_t> bytes, size_t n) {
+  if (bytes.size() != n * sizeof(T)) throw InputError("corrupt schedule in database: phase of the wrong size");
+  std::vector<T> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t x = 0;
+    for (size_t b = 0; b < sizeof(T); ++b) x |= uint64_t(bytes[i * sizeof(T) + b]) << (8 * b);
+    out[i] = static_cast<T>(x);
+  }
+  return out;
+}
+constexpr const char* kScheduleCols =
+    "SELECT id, name, scan_id, created_at, method, bound, hosts, phases, message_size, rate, slot_s, max_load, congested, "
+    "seconds FROM schedule";
+ScheduleInfo read_schedule_row(Stmt& q) {
+  ScheduleInfo s;
+  s.id = q.i64(0);
+  s.name = q.text(1);
+  s.scan_id = q.i64(2);
+  s.created_at = q.text(3);
+  s.method = q.text(4);
+  s.bound = static_cast<int>(q.i64(5));
+  s.hosts = q.i64(6);
+  s.phases = q.i64(7);
+  s.timing = {static_cast<uint64_t>(q.i64(8)), q.f64(9), q.f64(10)};
+  s.max_load = static_cast<int>(q.i64(11));
+  s.congested = q.i64(12);
+  s.seconds = q.f64(13);
+  return s;
+}
+}  // namespace
+
+bool FabricStore::schedule_exists(const std::string& name) {
+  Stmt q(db_, "SELECT 1 FROM schedule WHERE name = ?");
+  q.bind(1, name);
+  return q.step();
+}
+
+int64_t FabricStore::save_schedule(int64_t scan, const schedule::Schedule& s, int max_load, int64_t congested,
+                                   double seconds, bool replace) {
+  Transaction t(db_);
+  if (schedule_exists(s.name)) {
+    if (!replace) throw InputError("a schedule named '" + s.name + "' exists (choose another --name, or --replace)");
+    Stmt id(db_, "SELECT id FROM schedule WHERE name = ?");
+    id.bind(1, s.name);
+    id.step();
+    int64_t old = id.i64(0);
+    for (const char* sql : {"DELETE FROM schedule_phase WHERE schedule_id = ?", "DELETE FROM schedule_host WHERE schedule_id = ?",
+                            "DELETE FROM schedule WHERE id = ?"}) {
+      Stmt d(db_, sql);
+      d.bind(1, old).run();
+    }
+  }
+  Stmt ins(db_, "INSERT INTO schedule(name, scan_id, created_at, method, bound, hosts, phases, message_size, rate, slot_s, "
+                "max_load, congested, seconds) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  ins.bind(1, s.name).bind(2, scan).bind(3, now_iso()).bind(4, s.method).bind(5, int64_t{s.bound})
+      .bind(6, int64_t(s.hosts.size())).bind(7, int64_t(s.phases.size())).bind(8, int64_t(s.timing.message_size))
+      .bind(9, s.timing.rate).bind(10, s.timing.slot_s).bind(11, int64_t{max_load}).bind(12, congested).bind(13, seconds).run();
+  const int64_t id = db_.last_insert_rowid();
+  Stmt h(db_, "INSERT INTO schedule_host VALUES (?,?,?,?,?)");
+  for (size_t r = 0; r < s.hosts.size(); ++r)
+    h.bind(1, id).bind(2, int64_t(r)).bind(3, int64_t{s.hosts[r].node}).bind(4, int64_t{s.hosts[r].port}).bind(5, s.hosts[r].name).run();
+  Stmt p(db_, "INSERT INTO schedule_phase VALUES (?,?,?,?)");
+  for (size_t k = 0; k < s.phases.size(); ++k)
+    p.bind(1, id).bind(2, int64_t(k)).bind_blob(3, to_le_bytes(s.phases[k].dst)).bind_blob(4, to_le_bytes(s.phases[k].dlid)).run();
+  t.commit();
+  return id;
+}
+
+std::vector<ScheduleInfo> FabricStore::schedules() {
+  std::vector<ScheduleInfo> out;
+  Stmt q(db_, std::string(kScheduleCols) + " ORDER BY id");
+  while (q.step()) out.push_back(read_schedule_row(q));
+  return out;
+}
+
+ScheduleInfo FabricStore::schedule_info(const std::string& name_or_id) {
+  Stmt q(db_, std::string(kScheduleCols) + " WHERE name = ?1 OR (CAST(id AS TEXT) = ?1 AND NOT EXISTS (SELECT 1 FROM schedule WHERE name = ?1))");
+  q.bind(1, name_or_id);
+  if (!q.step()) throw InputError("no schedule named '" + name_or_id + "' in " + path_ + " (ibroute plan makes one)");
+  return read_schedule_row(q);
+}
+
+schedule::Schedule FabricStore::load_schedule(int64_t id) {
+  Stmt q(db_, std::string(kScheduleCols) + " WHERE id = ?");
+  q.bind(1, id);
+  if (!q.step()) throw InputError("no schedule " + std::to_string(id));
+  ScheduleInfo info = read_schedule_row(q);
+  schedule::Schedule s;
+  s.name = info.name;
+  s.method = info.method;
+  s.bound = info.bound;
+  s.timing = info.timing;
+  Stmt h(db_, "SELECT node_idx, port, name FROM schedule_host WHERE schedule_id = ? ORDER BY rank");
+  h.bind(1, id);
+  while (h.step()) s.hosts.push_back({static_cast<int32_t>(h.i64(0)), static_cast<uint8_t>(h.i64(1)), h.text(2)});
+  Stmt p(db_, "SELECT dst, dlid FROM schedule_phase WHERE schedule_id = ? ORDER BY phase");
+  p.bind(1, id);
+  while (p.step())
+    s.phases.push_back({from_le_bytes<int32_t>(p.blob(0), s.hosts.size()), from_le_bytes<uint16_t>(p.blob(1), s.hosts.size())});
+  if (static_cast<int64_t>(s.phases.size()) != info.phases) throw InputError("corrupt schedule in database: phases missing");
+  return s;
 }
 
 }  // namespace ibroute::store

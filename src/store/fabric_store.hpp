@@ -9,11 +9,12 @@
 
 #include "ibroute/fabric/model.hpp"
 #include "ibroute/fabric/routes.hpp"
+#include "ibroute/schedule/schedule.hpp"
 #include "sqlite.hpp"
 
 namespace ibroute::store {
 
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;  // 1: scans; 2: + schedules (1 is migrated on open)
 
 struct ScanInfo {
   int64_t id = 0;
@@ -31,6 +32,20 @@ struct StoredRoute {
   std::vector<fabric::Hop> hops;  // from the ingress switch on
 };
 
+struct ScheduleInfo {
+  int64_t id = 0;
+  std::string name;
+  int64_t scan_id = 0;
+  std::string created_at;
+  std::string method;
+  int bound = 0;
+  int64_t hosts = 0, phases = 0;
+  schedule::Timing timing;
+  int max_load = 0;
+  int64_t congested = 0;
+  double seconds = 0;
+};
+
 class FabricStore {
  public:
   // create=false: the file must already be an ibroute database.
@@ -45,12 +60,21 @@ class FabricStore {
   fabric::RouteSet load_routes(int64_t scan);
   std::optional<StoredRoute> route(int64_t scan, int32_t ingress, uint16_t dlid);
 
+  // Schedules. save_schedule throws InputError when the name exists and !replace.
+  int64_t save_schedule(int64_t scan, const schedule::Schedule& s, int max_load, int64_t congested, double seconds,
+                        bool replace);
+  std::vector<ScheduleInfo> schedules();
+  ScheduleInfo schedule_info(const std::string& name_or_id);  // throws InputError when absent
+  schedule::Schedule load_schedule(int64_t id);
+  bool schedule_exists(const std::string& name);
+
   Db& db() { return db_; }
 
  private:
   std::string path_;
   Db db_;
   void check_or_create_schema(bool create);
+  void migrate_from(int version);
 };
 
 std::string encode_hops(std::span<const fabric::Hop> hops);

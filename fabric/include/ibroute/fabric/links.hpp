@@ -31,6 +31,8 @@ class PathFinder {
  public:
   PathFinder(const Fabric& f, const LinkIndex& links) : f_(f), links_(links), walker_(f) {}
   RouteStatus path(int32_t src_node, int src_port, uint16_t dlid, std::vector<int32_t>& out);
+  // The same from a switch on: its out-ports and those after it (appended to `out`).
+  RouteStatus from_switch(int32_t sw, uint16_t dlid, std::vector<int32_t>& out);
 
  private:
   const Fabric& f_;

@@ -41,6 +41,20 @@ struct FabricStructure {
 
 FabricStructure analyze_structure(const Fabric& f);
 
+// How the routing spreads destinations over up-links (seed 004 found it uneven across spines):
+// per leaf, how many CA LIDs off that leaf each up-port carries; per top-level switch, how many
+// (leaf, DLID) routes cross it.
+struct RoutingBalance {
+  struct Leaf {
+    int32_t leaf;
+    std::vector<std::pair<int, int>> ports;  // (up-port, DLIDs routed out of it)
+    int min = 0, max = 0;
+  };
+  std::vector<Leaf> leaves;
+  std::vector<std::pair<int32_t, long>> top;  // (switch, routes crossing it)
+};
+RoutingBalance routing_balance(const Fabric& f, const FabricStructure& s);
+
 // How many transfers at once a directed link may carry: the bound scaled by the link's rate
 // against the common rate, at least 1.
 int link_capacity(const FabricStructure& s, double link_gbps);

@@ -47,7 +47,7 @@ struct EvalContext {
 LoadReport evaluate(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<Phase>& phases,
                     bool fair_share);
 
-// What all-to-all among these hosts can reach at most per node, in Gb/s: every leaf must push
+// What all-to-all among these hosts can reach per node on average, in Gb/s: every leaf must push
 // the traffic of its hosts that leaves the leaf through its up-links (the bisection bound).
 double all_to_all_bound_gbps(const EvalContext& ctx, const std::vector<Host>& hosts);
 

@@ -1,0 +1,221 @@
+// ibroute analyze: the fabric's structure, its routing balance, and the link load of traffic
+// patterns (round-robin all-to-all in name and in topology order, random permutations, random
+// bisections), each with the base LID or an LMC policy.
+#include <algorithm>
+#include <iostream>
+
+#include "commands.hpp"
+#include "common.hpp"
+#include "fabric_context.hpp"
+#include "ibroute/fabric/error.hpp"
+#include "ibroute/schedule/hosts.hpp"
+#include "ibroute/schedule/patterns.hpp"
+
+namespace ibroute::cli {
+
+using namespace ibroute::fabric;
+using namespace ibroute::schedule;
+
+namespace {
+
+struct AnalyzeOptions {
+  std::string db = kDefaultDb;
+  std::optional<int64_t> scan;
+  std::string hosts;
+  std::vector<std::string> patterns{"rr-name", "rr-topo", "perm", "bisect"};
+  std::vector<std::string> lids{"base", "spread"};
+  int samples = 10;
+  uint32_t seed = 1;
+  bool fair_share = true;
+  bool json = false;
+};
+
+struct PatternResult {
+  std::string pattern, lids;
+  LoadReport load;
+};
+
+nlohmann::json link_ref(const Fabric& f, const LinkRef& l) {
+  nlohmann::json j{{"a", f.nodes[l.a_node].desc}, {"b", f.nodes[l.b_node].desc}};
+  if (l.a_port >= 0) j["a_port"] = l.a_port, j["b_port"] = l.b_port;
+  return j;
+}
+
+std::string pattern_title(const std::string& p) {
+  if (p == "rr-name") return "round-robin, name order";
+  if (p == "rr-topo") return "round-robin, topology order";
+  if (p == "perm") return "random permutations";
+  if (p == "bisect") return "random bisections";
+  return p;
+}
+
+int run_analyze(const AnalyzeOptions& o) {
+  store::FabricStore store(o.db, false);
+  FabricContext c(store, o.scan);
+  const Fabric& f = c.fabric;
+  const FabricStructure& s = c.structure;
+  std::vector<Host> hosts = select_hosts(f, o.hosts);
+  std::vector<LidPolicy> policies;
+  for (const std::string& l : o.lids) {
+    LidPolicy p;
+    if (!lid_policy_from(l, p)) throw InputError("--lids takes base, spread or random, not '" + l + "'");
+    policies.push_back(p);
+  }
+  for (const std::string& p : o.patterns)
+    if (p != "rr-name" && p != "rr-topo" && p != "perm" && p != "bisect")
+      throw InputError("--patterns takes rr-name, rr-topo, perm, bisect, not '" + p + "'");
+
+  std::vector<PatternResult> results;
+  for (const std::string& p : o.patterns) {
+    std::vector<Host> ranks = p == "rr-topo" ? topology_order(f, hosts) : hosts;
+    std::vector<Phase> phases = p == "perm"     ? random_permutations(ranks.size(), o.samples, o.seed)
+                                : p == "bisect" ? random_bisections(ranks.size(), o.samples, o.seed)
+                                                : shift_phases(ranks.size());
+    for (LidPolicy pol : policies) {
+      apply_lid_policy(f, ranks, phases, pol, o.seed);
+      results.push_back({p, to_string(pol), evaluate(c.eval, ranks, phases, o.fair_share)});
+    }
+  }
+  const double bound_gbps = all_to_all_bound_gbps(c.eval, hosts);
+  RoutingBalance rb = routing_balance(f, s);
+
+  nlohmann::json j;
+  j["scan_id"] = c.scan_id;
+  j["hosts"] = hosts.size();
+  auto names = [&](const std::vector<int32_t>& v) {
+    nlohmann::json a = nlohmann::json::array();
+    for (int32_t x : v) a.push_back(f.nodes[x].desc);
+    return a;
+  };
+  auto refs = [&](const std::vector<LinkRef>& v) {
+    nlohmann::json a = nlohmann::json::array();
+    for (const LinkRef& l : v) a.push_back(link_ref(f, l));
+    return a;
+  };
+  auto minmax = [](const std::vector<int>& v) {
+    return v.empty() ? std::pair{0, 0} : std::pair{*std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end())};
+  };
+  auto [hmin, hmax] = minmax(s.hosts_per_leaf);
+  auto [umin, umax] = minmax(s.uplinks_per_leaf);
+  j["structure"] = {{"levels", s.levels},
+                    {"two_level", s.two_level},
+                    {"leaves", names(s.leaves)},
+                    {"top", names(s.top)},
+                    {"hosts_per_leaf", {{"min", hmin}, {"max", hmax}}},
+                    {"uplinks_per_leaf", {{"min", umin}, {"max", umax}}},
+                    {"oversubscription", s.oversubscription},
+                    {"transfer_bound", s.transfer_bound},
+                    {"common_link", format_width_speed(s.common_width, s.common_speed)},
+                    {"host_gbps", s.host_gbps},
+                    {"link_gbps", s.link_gbps},
+                    {"missing", refs(s.missing)},
+                    {"extra", refs(s.extra)},
+                    {"slow", refs(s.slow)},
+                    {"inactive", refs(s.inactive)},
+                    {"ports_down", s.ports_down}};
+  nlohmann::json leaves = nlohmann::json::array();
+  int gmin = INT32_MAX, gmax = 0;
+  for (const auto& l : rb.leaves) {
+    nlohmann::json ports = nlohmann::json::object();
+    for (auto& [p, n] : l.ports) ports[std::to_string(p)] = n;
+    leaves.push_back({{"leaf", f.nodes[l.leaf].desc}, {"min", l.min}, {"max", l.max}, {"ports", ports}});
+    if (!l.ports.empty()) gmin = std::min(gmin, l.min), gmax = std::max(gmax, l.max);
+  }
+  nlohmann::json top = nlohmann::json::object();
+  for (auto& [t, n] : rb.top) top[f.nodes[t].desc] = n;
+  j["routing_balance"] = {{"leaves", leaves}, {"top", top}};
+  j["all_to_all_bound_gbps"] = bound_gbps;
+  j["patterns"] = nlohmann::json::array();
+  for (const PatternResult& r : results) {
+    nlohmann::json hist = nlohmann::json::object();
+    for (auto& [k, v] : r.load.histogram) hist[std::to_string(k)] = v;
+    nlohmann::json x{{"pattern", r.pattern}, {"lids", r.lids}, {"phases", r.load.phases}, {"transfers", r.load.transfers},
+                     {"mean_load", r.load.mean_load}, {"max_load", r.load.max_load}, {"congested", r.load.congested},
+                     {"congested_share", r.load.congested_share()}, {"broken", r.load.broken}, {"histogram", hist}};
+    if (r.load.fair_share)
+      x["fair_share"] = {{"mean_gbps", r.load.mean_gbps}, {"min_gbps", r.load.min_gbps},
+                         {"share_of_bound", bound_gbps > 0 ? r.load.mean_gbps / bound_gbps : 0}};
+    j["patterns"].push_back(std::move(x));
+  }
+  if (o.json) {
+    print_json(j);
+    return kExitOk;
+  }
+
+  std::printf("scan %lld: %zu hosts analysed; %lld switches in %d levels (%zu leaves, %zu at the top)%s\n",
+              static_cast<long long>(c.scan_id), hosts.size(), static_cast<long long>(c.info.switches), s.levels,
+              s.leaves.size(), s.top.size(), s.two_level ? ", a two-level tree" : "");
+  std::printf("structure\n");
+  std::printf("  hosts per leaf      %d..%d\n  up-links per leaf   %d..%d\n", hmin, hmax, umin, umax);
+  std::printf("  oversubscription    %.2f:1 -> at most %d transfer(s) per link direction at once\n", s.oversubscription,
+              s.transfer_bound);
+  std::printf("  common links        %s between switches (%.0f Gb/s), hosts at %.0f Gb/s\n",
+              format_width_speed(s.common_width, s.common_speed).c_str(), s.link_gbps, s.host_gbps);
+  auto list = [&](const char* what, const std::vector<LinkRef>& v) {
+    std::printf("  %-19s %s", what, v.empty() ? "none\n" : (std::to_string(v.size()) + "\n").c_str());
+    for (size_t i = 0; i < v.size() && i < 8; ++i) {
+      const LinkRef& l = v[i];
+      if (l.a_port >= 0)
+        std::printf("    %s[%d] -- %s[%d]\n", f.nodes[l.a_node].desc.c_str(), l.a_port, f.nodes[l.b_node].desc.c_str(), l.b_port);
+      else
+        std::printf("    %s -- %s\n", f.nodes[l.a_node].desc.c_str(), f.nodes[l.b_node].desc.c_str());
+    }
+    if (v.size() > 8) std::printf("    ... (--json lists all)\n");
+  };
+  list("missing links", s.missing);
+  list("extra links", s.extra);
+  list("slow links", s.slow);
+  list("links not active", s.inactive);
+  std::printf("  switch ports down   %d (not cabled or down)\n", s.ports_down);
+  if (!rb.leaves.empty()) {
+    std::printf("routing balance: CA LIDs per leaf up-port, min..max over all leaves %d..%d\n", gmin, gmax);
+    auto worst = rb.leaves;
+    std::sort(worst.begin(), worst.end(), [](auto& a, auto& b) { return a.max - a.min > b.max - b.min; });
+    for (size_t i = 0; i < worst.size() && i < 3; ++i)
+      std::printf("  %-14s %d..%d over %zu up-ports\n", f.nodes[worst[i].leaf].desc.c_str(), worst[i].min, worst[i].max,
+                  worst[i].ports.size());
+    if (!rb.top.empty()) {
+      auto [lo, hi] = std::minmax_element(rb.top.begin(), rb.top.end(), [](auto& a, auto& b) { return a.second < b.second; });
+      std::printf("  top switches carry %ld..%ld leaf-to-DLID routes (%s least, %s most)\n", lo->second, hi->second,
+                  f.nodes[lo->first].desc.c_str(), f.nodes[hi->first].desc.c_str());
+    }
+  }
+  std::printf("traffic on %zu hosts (bound %d per link direction; all-to-all bound %.1f Gb/s per node)\n", hosts.size(),
+              s.transfer_bound, bound_gbps);
+  std::printf("  %-30s %-7s %7s %6s %5s %10s %s\n", "pattern", "LIDs", "phases", "mean", "max", "congested",
+              o.fair_share ? "per node (max-min fair)" : "");
+  for (const PatternResult& r : results) {
+    std::printf("  %-30s %-7s %7zu %6.2f %5d %9.1f%%", pattern_title(r.pattern).c_str(), r.lids.c_str(), r.load.phases,
+                r.load.mean_load, r.load.max_load, 100 * r.load.congested_share());
+    if (r.load.fair_share)
+      std::printf("  %6.1f Gb/s (%3.0f%% of bound)", r.load.mean_gbps, bound_gbps > 0 ? 100 * r.load.mean_gbps / bound_gbps : 0);
+    if (r.load.broken) std::printf("  %zu broken", r.load.broken);
+    std::printf("\n");
+  }
+  std::printf("(mean/max: transfers per switch link direction per phase; congested: transfers crossing a link above the bound)\n");
+  return kExitOk;
+}
+
+}  // namespace
+
+Runner setup_analyze(CLI::App& app) {
+  auto o = std::make_shared<AnalyzeOptions>();
+  auto* c = app.add_subcommand("analyze", "Fabric structure, routing balance and link load of traffic patterns.");
+  c->footer(
+      "Patterns: rr-name (round-robin all-to-all, phase k: rank i sends to i+k mod N, ranks in host-name\n"
+      "order), rr-topo (the same, ranks by leaf and port), perm (random permutations), bisect (random\n"
+      "bisections: effective bisection bandwidth). LIDs: base (no LMC use), spread (offset = rank mod 2^LMC),\n"
+      "random. Per-node bandwidth: max-min fair sharing of the link rates, per phase.");
+  c->add_option("--db", o->db, "fabric database")->capture_default_str();
+  c->add_option("--scan", o->scan, "scan id (default: the newest)");
+  c->add_option("--hosts", o->hosts, "hosts: a,b,c or @FILE (default: all, in name order)");
+  c->add_option("--patterns", o->patterns, "patterns to evaluate")->delimiter(',')->capture_default_str();
+  c->add_option("--lids", o->lids, "DLID policies to evaluate")->delimiter(',')->capture_default_str();
+  c->add_option("--samples", o->samples, "random permutations / bisections to average")->capture_default_str()->check(CLI::Range(1, 10000));
+  c->add_option("--seed", o->seed, "seed of the random patterns")->capture_default_str();
+  c->add_flag("!--no-fair-share", o->fair_share, "skip the max-min fair bandwidth estimate (faster)");
+  c->add_flag("--json", o->json, "print JSON");
+  return [o] { return run_analyze(*o); };
+}
+
+}  // namespace ibroute::cli

@@ -1,0 +1,169 @@
+// ibroute plan: a congestion-free all-to-all schedule, stored in the database.
+#include <cmath>
+#include <iostream>
+
+#include "commands.hpp"
+#include "common.hpp"
+#include "fabric_context.hpp"
+#include "ibroute/fabric/error.hpp"
+#include "ibroute/schedule/admission.hpp"
+#include "ibroute/schedule/hosts.hpp"
+#include "ibroute/schedule/patterns.hpp"
+#include "ibroute/schedule/planner.hpp"
+
+namespace ibroute::cli {
+
+using namespace ibroute::fabric;
+using namespace ibroute::schedule;
+
+namespace {
+
+struct PlanCliOptions {
+  std::string db = kDefaultDb;
+  std::optional<int64_t> scan;
+  std::string hosts;
+  bool all = false;
+  std::string order = "name";
+  std::string message_size = "1M";
+  std::string rate;
+  std::string method = "auto";
+  std::string name;
+  bool replace = false;
+  bool json = false;
+};
+
+// "1M" = 1048576 bytes (binary, for sizes); "5G" = 5e9 (decimal, for rates); plain numbers too.
+double parse_quantity(const std::string& text, bool binary, const char* what) {
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    throw InputError(std::string(what) + " '" + text + "' is not a number");
+  }
+  std::string unit = text.substr(used);
+  double k = binary ? 1024 : 1000;
+  double mult = 1;
+  if (!unit.empty()) {
+    char u = static_cast<char>(std::toupper(static_cast<unsigned char>(unit[0])));
+    mult = u == 'K' ? k : u == 'M' ? k * k : u == 'G' ? k * k * k : u == 'T' ? k * k * k * k : 0;
+    std::string rest = unit.substr(mult ? 1 : 0);
+    if (mult == 0) mult = 1;
+    if (!rest.empty() && rest != "B" && rest != "iB" && rest != "B/s" && rest != "iB/s")
+      throw InputError(std::string(what) + " '" + text + "': unknown unit '" + unit + "'");
+  }
+  if (!(v > 0) || !std::isfinite(v)) throw InputError(std::string(what) + " must be more than 0");
+  return v * mult;
+}
+
+int run_plan(const PlanCliOptions& o) {
+  if (o.all && !o.hosts.empty()) throw InputError("--all and --hosts exclude each other");
+  Method method;
+  if (!method_from(o.method, method)) throw InputError("--method takes auto, free or structure");
+  const auto message_size = static_cast<uint64_t>(parse_quantity(o.message_size, true, "--message-size"));
+  const double rate = o.rate.empty() ? 0 : parse_quantity(o.rate, false, "--rate");
+
+  store::FabricStore store(o.db, false);
+  FabricContext c(store, o.scan);
+  std::vector<Host> hosts = select_hosts(c.fabric, o.hosts);
+  if (o.order == "topology") hosts = topology_order(c.fabric, hosts);
+  if (method == Method::structure && !c.structure.two_level)
+    throw InputError("--method structure needs a two-level tree; this fabric has " + std::to_string(c.structure.levels) + " levels");
+
+  Stopwatch clock;
+  PlanStats st;
+  Schedule s = plan_all_to_all(c.eval, hosts, {.method = method}, &st);
+  const double seconds = clock.seconds();
+  LoadReport load = evaluate(c.eval, s.hosts, s.phases, true);
+  s.timing = make_timing(c.eval, load, message_size, rate);  // refuses a rate the fabric cannot carry
+  RateLimit limit = max_rate(c.eval, load);
+
+  std::vector<Phase> rr = shift_phases(hosts.size());
+  apply_lid_policy(c.fabric, hosts, rr, LidPolicy::base);
+  LoadReport naive = evaluate(c.eval, hosts, rr, false);
+
+  s.name = o.name;
+  if (s.name.empty()) {
+    s.name = "a2a-" + std::to_string(hosts.size()) + "-scan" + std::to_string(c.scan_id);
+    for (int k = 2; store.schedule_exists(s.name); ++k)
+      s.name = "a2a-" + std::to_string(hosts.size()) + "-scan" + std::to_string(c.scan_id) + "-" + std::to_string(k);
+  }
+  int64_t id = store.save_schedule(c.scan_id, s, load.max_load, static_cast<int64_t>(load.congested), seconds, o.replace);
+  const double bound = all_to_all_bound_gbps(c.eval, hosts);
+
+  nlohmann::json over = nlohmann::json::array();
+  for (size_t i = 0; i < load.over.size() && i < 50; ++i)
+    over.push_back({{"phase", load.over[i].phase}, {"link", link_name(c, load.over[i].link)}, {"load", load.over[i].load},
+                    {"capacity", load.over[i].capacity}});
+  nlohmann::json j{{"schedule_id", id},
+                   {"name", s.name},
+                   {"scan_id", c.scan_id},
+                   {"hosts", hosts.size()},
+                   {"phases", s.phases.size()},
+                   {"method", s.method},
+                   {"bound", s.bound},
+                   {"max_load", load.max_load},
+                   {"phases_over_bound", st.phases_over},
+                   {"congested", load.congested},
+                   {"congested_share", load.congested_share()},
+                   {"unroutable", st.unroutable},
+                   {"over", over},
+                   {"fair_share", {{"mean_gbps", load.mean_gbps}, {"min_gbps", load.min_gbps}, {"bound_gbps", bound}}},
+                   {"timing", {{"message_size", s.timing.message_size}, {"rate", s.timing.rate}, {"slot_s", s.timing.slot_s},
+                               {"max_rate", limit.max_rate}, {"limited_by", limit.limited_by}}},
+                   {"seconds", seconds},
+                   {"round_robin_base", {{"max_load", naive.max_load}, {"congested_share", naive.congested_share()}}}};
+  if (o.json) {
+    print_json(j);
+  } else {
+    std::printf("schedule '%s' (id %lld) for scan %lld: %zu hosts, %zu phases, method %s, planned in %.2f s\n", s.name.c_str(),
+                static_cast<long long>(id), static_cast<long long>(c.scan_id), hosts.size(), s.phases.size(), s.method.c_str(),
+                seconds);
+    std::printf("  worst link load  %d (bound %d); %zu of %zu phases above the bound\n", load.max_load, s.bound, st.phases_over,
+                s.phases.size());
+    std::printf("  congested        %zu transfers (%.1f %%)%s\n", load.congested, 100 * load.congested_share(),
+                st.unroutable ? (", " + std::to_string(st.unroutable) + " with no working route").c_str() : "");
+    for (size_t i = 0; i < load.over.size() && i < 5; ++i)
+      std::printf("    phase %d: %s carries %d (capacity %d)\n", load.over[i].phase, link_name(c, load.over[i].link).c_str(),
+                  load.over[i].load, load.over[i].capacity);
+    std::printf("  per node         %.1f Gb/s by max-min fair sharing = %.0f %% of the all-to-all bound (%.1f Gb/s)\n",
+                load.mean_gbps, bound > 0 ? 100 * load.mean_gbps / bound : 0, bound);
+    std::printf("  timing           %llu-byte messages at %s per node: a phase every %.1f us (at most %s: %s)\n",
+                static_cast<unsigned long long>(s.timing.message_size), format_rate(s.timing.rate).c_str(), s.timing.slot_s * 1e6,
+                format_rate(limit.max_rate).c_str(), limit.limited_by.c_str());
+    std::printf("  round-robin in the same order with base LIDs: worst link %d, %.1f %% congested\n", naive.max_load,
+                100 * naive.congested_share());
+    std::printf("export: ibroute export --db %s --schedule %s --format json -o %s.json\n", o.db.c_str(), s.name.c_str(), s.name.c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Runner setup_plan(CLI::App& app) {
+  auto o = std::make_shared<PlanCliOptions>();
+  auto* c = app.add_subcommand("plan", "Plan a congestion-free all-to-all schedule and store it.");
+  c->footer(
+      "N-1 phases; in phase k rank i sends to rank i+k mod N. For every transfer the planner picks the\n"
+      "destination LID (the path) so that no link direction carries more transfers at once than the\n"
+      "fabric's bound (2 on a half fat-tree, 1 on a non-blocking tree). Methods: structure (edge colouring\n"
+      "of leaf-to-leaf traffic by spine, for two-level trees), free (routes whose links are still free,\n"
+      "with ejection chains, any topology), auto (structure on two-level trees of 64+ hosts, else free;\n"
+      "the other one too where congestion remains). Where no congestion-free choice exists the worst\n"
+      "link is minimised and reported. The rate is checked per source, switch out-port and destination.");
+  c->add_option("--db", o->db, "fabric database")->capture_default_str();
+  c->add_option("--scan", o->scan, "scan id (default: the newest)");
+  c->add_option("--hosts", o->hosts, "hosts in rank order: a,b,c or @FILE");
+  c->add_flag("--all", o->all, "all hosts (the default), in name order");
+  c->add_option("--order", o->order, "rank order: name (as given) or topology (by leaf and port)")
+      ->check(CLI::IsMember({"name", "topology"}))->capture_default_str();
+  c->add_option("--message-size", o->message_size, "bytes per transfer (K, M, G = 1024^n)")->capture_default_str();
+  c->add_option("--rate", o->rate, "bytes per second each node sends (K, M, G = 1000^n; default: the most the fabric carries)");
+  c->add_option("--method", o->method, "auto, free or structure")->capture_default_str();
+  c->add_option("--name", o->name, "schedule name (default: a2a-N-scanID)");
+  c->add_flag("--replace", o->replace, "replace a schedule of the same name");
+  c->add_flag("--json", o->json, "print JSON");
+  return [o] { return run_plan(*o); };
+}
+
+}  // namespace ibroute::cli

@@ -1,0 +1,72 @@
+// ibroute validate: check a schedule file against a scan (hosts, all-to-all, DLIDs, routes, load).
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "commands.hpp"
+#include "common.hpp"
+#include "fabric_context.hpp"
+#include "ibroute/fabric/error.hpp"
+#include "ibroute/schedule/format.hpp"
+#include "ibroute/schedule/validate.hpp"
+
+namespace ibroute::cli {
+
+using namespace ibroute::schedule;
+
+namespace {
+
+struct ValidateOptions {
+  std::string db = kDefaultDb;
+  std::optional<int64_t> scan;
+  std::string file;
+  bool json = false;
+};
+
+int run_validate(const ValidateOptions& o) {
+  std::ifstream in(o.file, std::ios::binary);
+  if (!in) throw InputError("cannot read " + o.file);
+  std::stringstream text;
+  text << in.rdbuf();
+  ScheduleDoc doc;
+  try {
+    doc = from_json(text.str());
+  } catch (const InputError& e) {
+    throw InputError(o.file + ": " + e.what());
+  }
+  store::FabricStore store(o.db, false);
+  FabricContext c(store, o.scan);
+  Validation v = validate(c.eval, doc);
+  if (o.json) {
+    nlohmann::json j{{"file", o.file}, {"schedule", doc.schedule.name}, {"planned_for_scan", doc.fabric.scan_id},
+                     {"scan_id", c.scan_id}, {"ok", v.ok()}, {"checks", nlohmann::json::array()}};
+    for (const Check& ch : v.checks) j["checks"].push_back({{"check", ch.name}, {"ok", ch.ok}, {"detail", ch.detail}});
+    print_json(j);
+  } else {
+    std::printf("schedule '%s' (planned for scan %lld) against scan %lld:\n", doc.schedule.name.c_str(),
+                static_cast<long long>(doc.fabric.scan_id), static_cast<long long>(c.scan_id));
+    for (const Check& ch : v.checks) std::printf("  %-4s %-11s %s\n", ch.ok ? "ok" : "FAIL", ch.name.c_str(), ch.detail.c_str());
+  }
+  if (v.ok()) return kExitOk;
+  for (const Check& ch : v.checks)
+    if (!ch.ok) {
+      std::cerr << "ibroute: " << o.file << " does not fit scan " << c.scan_id << ": " << ch.name << ": " << ch.detail << "\n";
+      break;
+    }
+  return kExitFailure;
+}
+
+}  // namespace
+
+Runner setup_validate(CLI::App& app) {
+  auto o = std::make_shared<ValidateOptions>();
+  auto* c = app.add_subcommand("validate", "Check a schedule file against a scan: hosts, all-to-all, DLIDs, routes, load.");
+  c->footer("Exit code 0 when every check passes, 1 when one fails, 2 when the file cannot be read as a schedule.");
+  c->add_option("--db", o->db, "fabric database")->capture_default_str();
+  c->add_option("--scan", o->scan, "scan id to check against (default: the newest)");
+  c->add_option("file", o->file, "schedule file (JSON, as ibroute export writes it)")->required();
+  c->add_flag("--json", o->json, "print JSON");
+  return [o] { return run_validate(*o); };
+}
+
+}  // namespace ibroute::cli

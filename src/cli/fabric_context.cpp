@@ -1,0 +1,51 @@
+#include "fabric_context.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "common.hpp"
+#include "ibroute/fabric/error.hpp"
+#include "ibroute/schedule/admission.hpp"
+#include "ibroute/schedule/hosts.hpp"
+
+namespace ibroute::cli {
+
+FabricContext::FabricContext(store::FabricStore& store, std::optional<int64_t> scan)
+    : scan_id(pick_scan(store, scan)),
+      info(store.scan(scan_id)),
+      fabric(store.load_fabric(scan_id, true)),
+      links(fabric),
+      structure(fabric::analyze_structure(fabric)),
+      eval(fabric, links, structure) {}
+
+std::vector<schedule::Host> select_hosts(const fabric::Fabric& f, const std::string& spec) {
+  std::vector<schedule::Host> all = schedule::all_hosts(f);
+  if (spec.empty()) return all;
+  std::vector<std::string> names;
+  if (spec[0] == '@') {
+    std::ifstream in(spec.substr(1));
+    if (!in) throw InputError("cannot read host list " + spec.substr(1));
+    for (std::string line; std::getline(in, line);) {
+      line = line.substr(0, line.find('#'));
+      while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
+      size_t b = line.find_first_not_of(" \t");
+      if (b != std::string::npos) names.push_back(line.substr(b));
+    }
+  } else {
+    std::stringstream ss(spec);
+    for (std::string name; std::getline(ss, name, ',');)
+      if (!name.empty()) names.push_back(name);
+  }
+  return schedule::pick_hosts(all, names);
+}
+
+std::string link_name(const FabricContext& c, int32_t link) { return schedule::describe_link(c.fabric, c.links, link); }
+
+std::string format_rate(double bytes_per_s) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.2f GB/s", bytes_per_s / 1e9);
+  return buf;
+}
+
+}  // namespace ibroute::cli

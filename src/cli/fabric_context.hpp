@@ -1,0 +1,36 @@
+// What analyze, plan, validate and topo share: a scan's fabric with its LFTs, its directed
+// links, its tree structure and the evaluation context built on them. Not movable: the
+// evaluation context refers to the members before it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fabric_store.hpp"
+#include "ibroute/fabric/links.hpp"
+#include "ibroute/fabric/structure.hpp"
+#include "ibroute/schedule/evaluate.hpp"
+#include "ibroute/schedule/schedule.hpp"
+
+namespace ibroute::cli {
+
+struct FabricContext {
+  FabricContext(store::FabricStore& store, std::optional<int64_t> scan);
+  FabricContext(const FabricContext&) = delete;
+
+  int64_t scan_id;
+  store::ScanInfo info;
+  fabric::Fabric fabric;
+  fabric::LinkIndex links;
+  fabric::FabricStructure structure;
+  schedule::EvalContext eval;
+};
+
+// --hosts: "a,b,c" or "@FILE" (one name per line, # comments); empty: every host in name order.
+std::vector<schedule::Host> select_hosts(const fabric::Fabric& f, const std::string& spec);
+
+std::string link_name(const FabricContext& c, int32_t link);
+std::string format_rate(double bytes_per_s);  // "6.25 GB/s"
+
+}  // namespace ibroute::cli
