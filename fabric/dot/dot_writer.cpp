@@ -41,7 +41,15 @@ std::string to_dot(const Fabric& f, const DotOptions& opt) {
       if (p.connected() && !f.nodes[p.peer_node].is_switch()) ++hosts[i];
     level[i] = hosts[i] ? 1 : 2;
   }
-  o << "graph fabric {\n  graph [rankdir=BT, splines=false, nodesep=0.15, ranksep=1.2, fontname=\"Helvetica\"];\n"
+  long max_load = 1;
+  for (auto& [k, v] : opt.load) max_load = std::max(max_load, v.first);
+  auto load_of = [&](int node, int port) {
+    auto it = opt.load.find({node, port});
+    return it == opt.load.end() ? std::pair<long, long>{0, 0} : it->second;
+  };
+  o << "graph fabric {\n  graph [rankdir=BT, splines=false, nodesep=0.15, ranksep=1.2, fontname=\"Helvetica\"";
+  if (!opt.title.empty()) o << ", labelloc=t, label=" << quote(opt.title);
+  o << "];\n"
     << "  node [fontname=\"Helvetica\", fontsize=10];\n  edge [color=\"#555555\"];\n";
   std::string rank[3];
   for (size_t i = 0; i < f.nodes.size(); ++i) {
@@ -78,7 +86,16 @@ std::string to_dot(const Fabric& f, const DotOptions& opt) {
       o << "  n" << i << " -- n" << j << " [taillabel=\"" << p << "\", headlabel=\"" << int(port.peer_port)
         << "\", fontsize=7";
       if (level[i] == level[j]) o << ", constraint=false";
-      if (down) o << ", color=red, style=dashed";
+      if (!opt.load.empty() && !down) {
+        auto [la, ca] = load_of(static_cast<int>(i), static_cast<int>(p));
+        auto [lb, cb] = load_of(static_cast<int>(j), port.peer_port);
+        bool over = (ca && la > ca) || (cb && lb > cb);
+        double share = static_cast<double>(std::max(la, lb)) / (ca && cb ? std::max(ca, cb) : max_load);
+        const char* colour = over ? "#d62728" : share >= 0.999 ? "#1a7f37" : share >= 0.5 ? "#57ab5a" : share > 0 ? "#a6d3a0" : "#cccccc";
+        o << ", color=\"" << colour << "\", penwidth=" << 1 + 3 * std::min(1.0, static_cast<double>(std::max(la, lb)) / max_load)
+          << ", xlabel=\"" << la << "/" << lb << "\"";
+        if (slow) o << ", style=bold";
+      } else if (down) o << ", color=red, style=dashed";
       else if (slow) o << ", color=orange, penwidth=2, label=" << quote(format_width_speed(port.width, port.speed));
       o << "];\n";
     }

@@ -5,7 +5,10 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "ibroute/fabric/dot.hpp"
+#include "fabric_context.hpp"
 #include "ibroute/fabric/error.hpp"
+#include "ibroute/schedule/hosts.hpp"
+#include "ibroute/schedule/patterns.hpp"
 
 namespace ibroute::cli {
 
@@ -19,12 +22,44 @@ struct TopoOptions {
   std::string format = "dot";
   std::string output;
   bool hosts = false;
+  std::string schedule, pattern, lids = "base", load = "worst";
 };
 
 int run_topo(const TopoOptions& o) {
   store::FabricStore store(o.db, false);
-  Fabric f = store.load_fabric(pick_scan(store, o.scan), false);
-  std::string text = to_dot(f, DotOptions{.fold_hosts = !o.hosts});
+  DotOptions opt{.fold_hosts = !o.hosts};
+  std::string text;
+  if (o.schedule.empty() && o.pattern.empty()) {
+    text = to_dot(store.load_fabric(pick_scan(store, o.scan), false), opt);
+  } else {
+    if (!o.schedule.empty() && !o.pattern.empty()) throw InputError("--schedule and --pattern exclude each other");
+    std::optional<int64_t> scan = o.scan;
+    schedule::Schedule s;
+    if (!o.schedule.empty()) {
+      store::ScheduleInfo info = store.schedule_info(o.schedule);
+      s = store.load_schedule(info.id);
+      if (!scan) scan = info.scan_id;
+    }
+    FabricContext c(store, scan);
+    if (o.schedule.empty()) {
+      schedule::LidPolicy pol;
+      if (!schedule::lid_policy_from(o.lids, pol)) throw InputError("--lids takes base, spread or random");
+      s.hosts = o.pattern == "rr-topo" ? schedule::topology_order(c.fabric, schedule::all_hosts(c.fabric)) : schedule::all_hosts(c.fabric);
+      s.phases = schedule::shift_phases(s.hosts.size());
+      schedule::apply_lid_policy(c.fabric, s.hosts, s.phases, pol);
+      s.name = o.pattern + " (" + o.lids + " LIDs)";
+    }
+    schedule::LoadReport r = schedule::evaluate(c.eval, s.hosts, s.phases, false);
+    const bool worst = o.load == "worst";
+    for (size_t l = 0; l < c.links.size(); ++l) {
+      long v = worst ? r.link_worst[l] : static_cast<long>(r.link_total[l]);
+      if (v) opt.load[{c.links.node(static_cast<int32_t>(l)), c.links.port(static_cast<int32_t>(l))}] = {v, worst ? c.eval.capacity[l] : 0};
+    }
+    opt.title = s.name + ": " + (worst ? "most transfers at once per link direction (a/b: each direction), worst " +
+                                             std::to_string(r.max_load) + ", bound " + std::to_string(c.structure.transfer_bound)
+                                       : "transfers per link direction over all " + std::to_string(s.phases.size()) + " phases");
+    text = to_dot(c.fabric, opt);
+  }
   if (o.format == "svg") text = render_svg(text);
   if (o.output.empty() || o.output == "-") {
     std::cout << text;
@@ -48,6 +83,11 @@ Runner setup_topo(CLI::App& app) {
   c->add_option("--format", o->format, "dot or svg")->check(CLI::IsMember({"dot", "svg"}))->capture_default_str();
   c->add_option("-o,--output", o->output, "output file (default: standard output)");
   c->add_flag("--hosts", o->hosts, "draw every host instead of one box per leaf");
+  c->add_option("--schedule", o->schedule, "colour links by the load of this stored schedule (name or id)");
+  c->add_option("--pattern", o->pattern, "colour links by the load of round-robin all-to-all")->check(CLI::IsMember({"rr-name", "rr-topo"}));
+  c->add_option("--lids", o->lids, "DLID policy of --pattern: base, spread, random")->capture_default_str();
+  c->add_option("--load", o->load, "worst (most at once, against capacity) or total (over all phases)")
+      ->check(CLI::IsMember({"worst", "total"}))->capture_default_str();
   return [o] { return run_topo(*o); };
 }
 

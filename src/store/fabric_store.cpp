@@ -53,7 +53,7 @@ CREATE INDEX problem_scan ON problem(scan_id);
 // source rank, little-endian, in two BLOBs.
 constexpr const char* kSchemaV2 = R"sql(
 CREATE TABLE schedule(
-  id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,
+  id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE,  -- ids are never reused
   scan_id INTEGER NOT NULL REFERENCES scan(id),
   created_at TEXT NOT NULL, method TEXT NOT NULL, bound INTEGER NOT NULL,
   hosts INTEGER NOT NULL, phases INTEGER NOT NULL,

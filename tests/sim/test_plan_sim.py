@@ -1,0 +1,187 @@
+"""analyze -> plan -> export -> validate on ibsim + OpenSM fabrics, with the schedules checked
+independently against the database's stored routes."""
+import json
+import os
+import unittest
+
+from common import EXAMPLES, TempDirTest, db_rows, ibroute, ibroute_json
+from schedule_check import check_all_to_all, link_loads, load_schedule
+from simfabric import SimFabric, generate, read_text
+
+
+def missing_pairs(topo):
+    """(leaf, spine) pairs the generator left out, from its header comment and the cabling."""
+    text = read_text(topo)
+    return int(text.splitlines()[1].split(";")[1].split()[0])
+
+
+class PlanOnSimulatedFabrics(TempDirTest):
+    def pipeline(self, topo, lmc, engine, expect_free, hosts=None):
+        db = self.path("f.db")
+        with SimFabric(topo, lmc=lmc, engine=engine) as sim:
+            scan = ibroute_json("scan", "--db", db, sim=sim)["scan_id"]
+        a = ibroute_json("analyze", "--db", db, "--samples", "3")
+        st = a["structure"]
+        self.assertTrue(st["two_level"])
+        self.assertEqual(st["transfer_bound"], 2)
+        self.assertEqual(len(st["missing"]), missing_pairs(topo))
+        by = {(p["pattern"], p["lids"]): p for p in a["patterns"]}
+        self.assertIn(("rr-name", "base"), by)
+
+        args = ["plan", "--db", db, "--name", "p1"] + (["--hosts", ",".join(hosts)] if hosts else [])
+        plan = ibroute_json(*args)
+        out = self.path("p1.json")
+        ibroute("export", "--db", db, "--schedule", "p1", "--format", "json", "-o", out)
+        doc = load_schedule(out)
+        check_all_to_all(doc)
+        self.assertEqual(doc["fabric"]["scan_id"], scan)
+        self.assertEqual(doc["fabric"]["lmc"], lmc)
+        maxima, statuses = link_loads(db, scan, doc)
+        self.assertEqual(set(statuses), {0}, "every planned transfer has an ok route")
+        self.assertEqual(max(maxima), plan["max_load"])  # the planner's own report agrees with the DB
+        if expect_free:
+            self.assertTrue(all(m <= 2 for m in maxima), maxima)  # the bound in every phase
+            self.assertEqual(plan["congested"], 0)
+            self.assertEqual(plan["phases_over_bound"], 0)
+        else:
+            self.assertGreater(plan["max_load"], 2)
+            self.assertTrue(plan["over"], "links over the bound are reported")
+        # Never worse than round-robin with base LIDs in the same order.
+        self.assertLessEqual(plan["max_load"], plan["round_robin_base"]["max_load"])
+        v = ibroute("validate", "--db", db, out, "--json", check=False)
+        vj = json.loads(v.stdout)
+        checks = {c["check"]: c["ok"] for c in vj["checks"]}
+        self.assertTrue(checks["fabric"] and checks["all_to_all"] and checks["dlids"] and checks["routes"], vj)
+        self.assertEqual(checks["congestion"], expect_free)
+        self.assertEqual(v.returncode, 0 if expect_free else 1)
+        # Round trip: what validate read is what export wrote.
+        ibroute("export", "--db", db, "--schedule", "p1", "--format", "json", "-o", self.path("again.json"))
+        self.assertEqual(read_text(out), read_text(self.path("again.json")))
+        return db, plan, a
+
+    def test_hft96_shuffled_lmc2_minhop(self):
+        db, plan, a = self.pipeline(f"{EXAMPLES}/hft96-shuffled.topo", 2, "minhop", True)
+        by = {(p["pattern"], p["lids"]): p for p in a["patterns"]}
+        self.assertGreater(by[("rr-name", "base")]["max_load"], 2)
+        self.assertGreater(by[("rr-name", "base")]["congested_share"], 0.2)
+
+    def test_hft96_lmc4_updn_subset(self):
+        with open(f"{EXAMPLES}/hft96-shuffled.topo") as f:
+            names = sorted({l.split('"')[1] for l in f if l.startswith("Hca")})
+        subset = [n for i, n in enumerate(names) if i % 10 != 7]  # 90 %, in name order
+        self.pipeline(f"{EXAMPLES}/hft96-shuffled.topo", 4, "updn", True, hosts=subset)
+
+    def test_lmc0_has_no_choice(self):
+        self.pipeline(f"{EXAMPLES}/hft96-shuffled.topo", 0, "minhop", False)
+
+    def test_two_percent_links_missing(self):
+        topo = generate(self.path("deg.topo"), "--shuffle", "--seed", "7", "--missing", "1")  # 1 of 48 leaf-spine links
+        db, plan, a = self.pipeline(topo, 4, "minhop", False)
+        self.assertEqual(plan["max_load"], 3)  # one leaf lost a quarter of its up-links: 3 is the least possible
+
+    def test_hft864_shuffled_lmc4(self):
+        db, plan, a = self.pipeline(f"{EXAMPLES}/hft864-shuffled.topo", 4, "minhop", True)
+        self.assertLess(plan["seconds"], 10)
+        by = {(p["pattern"], p["lids"]): p for p in a["patterns"]}
+        self.assertEqual(by[("rr-topo", "base")]["max_load"], 2)
+        self.assertGreaterEqual(by[("rr-name", "base")]["max_load"], 6)
+
+    def test_per_node_slices(self):
+        db = self.path("f.db")
+        with SimFabric(f"{EXAMPLES}/hft96-shuffled.topo", lmc=2) as sim:
+            ibroute("scan", "--db", db, sim=sim)
+        ibroute("plan", "--db", db, "--name", "p")
+        d = self.path("slices")
+        ibroute("export", "--db", db, "--schedule", "p", "--per-node", d)
+        files = sorted(os.listdir(d))
+        self.assertEqual(len(files), 96)
+        whole = json.loads(ibroute("export", "--db", db, "--schedule", "p").stdout)
+        with open(os.path.join(d, files[5])) as f:
+            s = json.load(f)
+        r = s["rank"]
+        self.assertEqual(s["hosts"], whole["hosts"])
+        self.assertEqual([t["dst"] for t in s["sends"]], [t["dst"] for ph in whole["phases"] for t in ph if t["src"] == r])
+        self.assertEqual(len(s["receives"]), 95)
+
+
+class PlanBadInput(TempDirTest):
+    @classmethod
+    def setUpClass(cls):
+        import tempfile
+        cls._dir = tempfile.TemporaryDirectory(prefix="ibroute-plan-")
+        cls.db = os.path.join(cls._dir.name, "f.db")
+        cls.other = os.path.join(cls._dir.name, "other.db")
+        with SimFabric(f"{EXAMPLES}/hft96-shuffled.topo", lmc=2) as sim:
+            ibroute("scan", "--db", cls.db, sim=sim)
+            ibroute("plan", "--db", cls.db, "--name", "p")
+            sim.console('Unlink "ibswitch05"[10]')
+            ibroute("scan", "--db", cls.db, sim=sim)  # the routing of "today": a cable gone
+        other = os.path.join(cls._dir.name, "other.topo")
+        generate(other, "--leaves", "4", "--down", "4", "--up", "2", "--spines", "2", "--seed", "9")
+        with SimFabric(other, lmc=2) as sim:
+            ibroute("scan", "--db", cls.other, sim=sim)
+        cls.file = os.path.join(cls._dir.name, "p.json")
+        ibroute("export", "--db", cls.db, "--schedule", "p", "-o", cls.file)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._dir.cleanup()
+
+    def one_error(self, args, code, needle):
+        r = ibroute(*args, check=False)
+        self.assertEqual(r.returncode, code, r.stdout + r.stderr)
+        lines = r.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, r.stderr)
+        self.assertIn(needle, lines[0])
+        return r
+
+    def test_unknown_host(self):
+        self.one_error(["plan", "--db", self.db, "--scan", "1", "--hosts", "node1-001,node9-999"], 2, "unknown host 'node9-999'")
+
+    def test_impossible_rate(self):
+        r = self.one_error(["plan", "--db", self.db, "--scan", "1", "--rate", "20G"], 2, "more than the fabric carries")
+        self.assertIn("at most", r.stderr)
+        self.assertEqual(len(ibroute_json("scans", "--db", self.db)), 2)
+
+    def test_schedule_of_another_fabric(self):
+        r = self.one_error(["validate", "--db", self.other, self.file], 1, "fabric")
+        self.assertIn("FAIL", r.stdout)
+
+    def test_schedule_against_changed_routing(self):
+        ok = ibroute("validate", "--db", self.db, "--scan", "1", self.file)
+        self.assertIn("ok", ok.stdout)
+        r = self.one_error(["validate", "--db", self.db, "--scan", "2", self.file], 1, "routes")
+        self.assertIn("no working route", r.stderr)
+
+    def test_corrupted_and_truncated_files(self):
+        text = read_text(self.file)
+        cut = self.path("cut.json")
+        with open(cut, "w") as f:
+            f.write(text[: len(text) // 2])
+        self.one_error(["validate", "--db", self.db, cut], 2, "not valid JSON")
+        doc = json.loads(text)
+        doc["phases"][3][0]["dst"] = 5000
+        bad = self.path("bad.json")
+        with open(bad, "w") as f:
+            json.dump(doc, f)
+        self.one_error(["validate", "--db", self.db, bad], 2, "rank out of range")
+        doc = json.loads(text)
+        doc["version"] = 7
+        with open(bad, "w") as f:
+            json.dump(doc, f)
+        self.one_error(["validate", "--db", self.db, bad], 2, "format version 7")
+        doc = json.loads(text)
+        doc["phases"][3][0]["dst"], doc["phases"][3][1]["dst"] = doc["phases"][3][1]["dst"], doc["phases"][3][0]["dst"]
+        doc["phases"][4][0]["dst"] = doc["phases"][3][0]["dst"]
+        with open(bad, "w") as f:
+            json.dump(doc, f)
+        self.one_error(["validate", "--db", self.db, "--scan", "1", bad], 1, "all_to_all")
+
+    def test_unknown_schedule_and_names(self):
+        self.one_error(["export", "--db", self.db, "--schedule", "nope"], 2, "no schedule named 'nope'")
+        self.one_error(["plan", "--db", self.db, "--scan", "1", "--name", "p"], 2, "exists")
+        self.one_error(["plan", "--db", self.db, "--message-size", "1Q"], 2, "unknown unit")
+
+
+if __name__ == "__main__":
+    unittest.main()

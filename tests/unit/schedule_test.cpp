@@ -1,0 +1,233 @@
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <filesystem>
+
+#include "fabric_store.hpp"
+#include "fabrics.hpp"
+#include "ibroute/fabric/error.hpp"
+#include "ibroute/fabric/links.hpp"
+#include "ibroute/fabric/structure.hpp"
+#include "ibroute/fabric/synthetic.hpp"
+#include "ibroute/schedule/admission.hpp"
+#include "ibroute/schedule/format.hpp"
+#include "ibroute/schedule/hosts.hpp"
+#include "ibroute/schedule/patterns.hpp"
+#include "ibroute/schedule/planner.hpp"
+#include "ibroute/schedule/validate.hpp"
+
+using namespace ibroute::fabric;
+using namespace ibroute::schedule;
+
+namespace {
+struct World {
+  Fabric f;
+  LinkIndex links;
+  FabricStructure s;
+  EvalContext ctx;
+  explicit World(Fabric fab) : f(std::move(fab)), links(f), s(analyze_structure(f)), ctx(f, links, s) {}
+};
+
+FatTreeSpec small(uint8_t lmc) {
+  FatTreeSpec t;
+  t.leaves = 4, t.hosts_per_leaf = 4, t.uplinks = 2, t.spines = 2, t.lmc = lmc, t.shuffle_names = true, t.seed = 3;
+  return t;
+}
+
+ScheduleDoc planned_doc(const World& w) {
+  ScheduleDoc d;
+  d.schedule = plan_all_to_all(w.ctx, all_hosts(w.f), {});
+  d.schedule.name = "t";
+  LoadReport r = evaluate(w.ctx, d.schedule.hosts, d.schedule.phases, false);
+  d.schedule.timing = make_timing(w.ctx, r, 1 << 20, 0);
+  d.identities = identify_hosts(w.f, d.schedule.hosts);
+  d.fabric = {7, "2026-11-21T00:00:00Z", 2};
+  d.created_at = "2026-11-21T00:00:01Z";
+  return d;
+}
+}  // namespace
+
+TEST(MaxMin, KnownAnswers) {
+  // Links 0 (cap 10) and 1 (cap 4). Flow a: 0; b: 0,1; c: 1. Link 1 fills first: b = c = 2; a gets 8.
+  auto r = max_min_rates({{0}, {0, 1}, {1}}, {10, 4});
+  EXPECT_DOUBLE_EQ(r[0], 8);
+  EXPECT_DOUBLE_EQ(r[1], 2);
+  EXPECT_DOUBLE_EQ(r[2], 2);
+  auto s = max_min_rates({{0}, {0}, {}}, {6});
+  EXPECT_DOUBLE_EQ(s[0], 3);
+  EXPECT_DOUBLE_EQ(s[2], 0);  // crosses no link: not limited by the fabric, reported as 0
+}
+
+TEST(Structure, MissingAndSlowLinks) {
+  Fabric f = build_fat_tree(small(1));
+  // Unplug leaf001's link to spine02 and slow another link to 1x.
+  int leaf = -1, spine = -1;
+  for (size_t i = 0; i < f.nodes.size(); ++i) {
+    if (f.nodes[i].desc == "leaf001") leaf = static_cast<int>(i);
+    if (f.nodes[i].desc == "spine02") spine = static_cast<int>(i);
+  }
+  for (int p = 1; p <= f.nodes[leaf].num_ports(); ++p) {
+    Port& port = f.nodes[leaf].ports[p];
+    if (port.peer_node == spine) {
+      f.nodes[spine].ports[port.peer_port] = Port{.guid = f.nodes[spine].guid};
+      port = Port{.guid = f.nodes[leaf].guid};
+    }
+  }
+  f.nodes[leaf].ports[5].width = 1;
+  FabricStructure s = analyze_structure(f);
+  ASSERT_EQ(s.missing.size(), 1u);
+  EXPECT_EQ(s.missing[0].a_node, leaf);
+  EXPECT_EQ(s.missing[0].b_node, spine);
+  ASSERT_EQ(s.slow.size(), 1u);
+  EXPECT_EQ(s.transfer_bound, 2);
+  LinkIndex links(f);
+  EXPECT_EQ(link_capacity(s, links.gbps(links.id(leaf, 5))), 1);  // 1x: one transfer at most
+}
+
+TEST(Format, JsonRoundTripIsExact) {
+  World w(build_fat_tree(small(2)));
+  ScheduleDoc d = planned_doc(w);
+  std::string text = to_json(d);
+  ScheduleDoc back = from_json(text);
+  EXPECT_EQ(back.schedule.phases, d.schedule.phases);
+  EXPECT_EQ(back.identities, d.identities);
+  EXPECT_EQ(back.fabric, d.fabric);
+  EXPECT_EQ(back.schedule.timing, d.schedule.timing);
+  EXPECT_EQ(back.schedule.name, "t");
+  EXPECT_EQ(back.created_at, d.created_at);
+  EXPECT_EQ(to_json(back), text);
+}
+
+TEST(Format, RejectsBrokenFiles) {
+  World w(build_fat_tree(small(2)));
+  std::string text = to_json(planned_doc(w));
+  auto fails = [](const std::string& t, const std::string& needle) {
+    try {
+      from_json(t);
+      ADD_FAILURE() << "accepted: " << needle;
+    } catch (const ibroute::InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  fails(text.substr(0, text.size() / 2), "not valid JSON");
+  fails("{\"format\": \"other\"}", "not an ibroute schedule");
+  std::string v2 = text;
+  v2.replace(v2.find("\"version\": 1"), 12, "\"version\": 2");
+  fails(v2, "format version 2");
+  std::string no_hosts = text;
+  no_hosts.replace(no_hosts.find("\"hosts\""), 7, "\"hostz\"");
+  fails(no_hosts, "\"hosts\" is missing");
+  std::string bad_guid = text;
+  bad_guid.replace(bad_guid.find("\"port_guid\": \"0x"), 16, "\"port_guid\": \"zz");
+  fails(bad_guid, "GUID");
+}
+
+TEST(Format, CsvAndSlices) {
+  World w(build_fat_tree(small(2)));
+  ScheduleDoc d = planned_doc(w);
+  std::string csv = to_csv(d);
+  EXPECT_EQ(csv.substr(0, csv.find('\n')), "phase,src,dst,src_name,dst_name,dlid,dlid_offset");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 16 * 15);
+  std::string slice = node_slice_json(d, 3);
+  EXPECT_NE(slice.find("\"rank\": 3"), std::string::npos);
+  EXPECT_NE(slice.find("\"sends\""), std::string::npos);
+}
+
+TEST(Validate, AcceptsThePlanAndCatchesEachFault) {
+  World w(build_fat_tree(small(2)));
+  ScheduleDoc d = planned_doc(w);
+  Validation ok = validate(w.ctx, d);
+  EXPECT_TRUE(ok.ok()) << ok.checks[0].detail;
+  EXPECT_EQ(ok.checks.size(), 5u);
+
+  ScheduleDoc other = d;  // a host the scan does not know
+  other.identities[2].port_guid = 0xdead;
+  Validation v1 = validate(w.ctx, other);
+  EXPECT_FALSE(v1.checks[0].ok);
+  EXPECT_NE(v1.checks[0].detail.find("not in this scan"), std::string::npos);
+
+  ScheduleDoc lids = d;  // LIDs changed since
+  lids.identities[1].base_lid += 4;
+  EXPECT_FALSE(validate(w.ctx, lids).checks[0].ok);
+
+  ScheduleDoc dup = d;  // a pair twice, another never
+  std::swap(dup.schedule.phases[0].dst, dup.schedule.phases[1].dst);
+  dup.schedule.phases[1] = dup.schedule.phases[0];
+  EXPECT_FALSE(validate(w.ctx, dup).checks[1].ok);
+
+  ScheduleDoc foreign = d;  // a DLID of someone else
+  foreign.schedule.phases[0].dlid[0] = foreign.schedule.phases[0].dlid[1];
+  EXPECT_FALSE(validate(w.ctx, foreign).checks[2].ok);
+
+  ScheduleDoc naive = d;  // round-robin with base LIDs: congested on this fabric
+  std::vector<Phase> rr = shift_phases(d.schedule.hosts.size());
+  apply_lid_policy(w.f, d.schedule.hosts, rr, LidPolicy::base);
+  naive.schedule.phases = rr;
+  Validation v5 = validate(w.ctx, naive);
+  bool congested = !v5.checks[4].ok;
+  LoadReport r = evaluate(w.ctx, d.schedule.hosts, rr, false);
+  EXPECT_EQ(congested, r.max_load > 2);
+}
+
+TEST(Admission, RateAndSlot) {
+  World w(build_fat_tree(small(2)));
+  ScheduleDoc d = planned_doc(w);
+  LoadReport r = evaluate(w.ctx, d.schedule.hosts, d.schedule.phases, false);
+  RateLimit lim = max_rate(w.ctx, r);
+  EXPECT_DOUBLE_EQ(lim.max_rate, 100e9 / 8 / 2);  // EDR 4x shared by 2 transfers
+  Timing t = make_timing(w.ctx, r, 1 << 20, 5e9);
+  EXPECT_DOUBLE_EQ(t.slot_s, (1 << 20) / 5e9);
+  try {
+    make_timing(w.ctx, r, 1 << 20, 7e9);
+    ADD_FAILURE();
+  } catch (const ibroute::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("at most 6.25 GB/s"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(make_timing(w.ctx, r, 0, 0), ibroute::InputError);
+}
+
+TEST(Hosts, NaturalOrderAndPicking) {
+  EXPECT_TRUE(natural_less("node2-001", "node10-001"));
+  EXPECT_TRUE(natural_less("node1-009", "node1-010"));
+  EXPECT_FALSE(natural_less("node1-010", "node1-010"));
+  World w(build_fat_tree(small(0)));
+  auto all = all_hosts(w.f);
+  ASSERT_EQ(all.size(), 16u);
+  for (size_t i = 1; i < all.size(); ++i) EXPECT_TRUE(natural_less(all[i - 1].name, all[i].name));
+  auto two = pick_hosts(all, {all[5].name, all[2].name});
+  EXPECT_EQ(two[0], all[5]);
+  EXPECT_THROW(pick_hosts(all, {"nope", all[1].name}), ibroute::InputError);
+  EXPECT_THROW(pick_hosts(all, {all[1].name, all[1].name}), ibroute::InputError);
+  auto topo = topology_order(w.f, all);
+  for (size_t i = 1; i < topo.size(); ++i) {
+    const Port& a = w.f.nodes[topo[i - 1].node].ports[1];
+    const Port& b = w.f.nodes[topo[i].node].ports[1];
+    EXPECT_LE(w.f.nodes[a.peer_node].guid, w.f.nodes[b.peer_node].guid);
+  }
+}
+
+TEST(ScheduleStore, RoundTripAndMigrationFromVersion1) {
+  std::string path = (std::filesystem::temp_directory_path() / ("ibroute-sched-" + std::to_string(::getpid()) + ".db")).string();
+  std::filesystem::remove(path);
+  World w(build_fat_tree(small(2)));
+  ScheduleDoc d = planned_doc(w);
+  {
+    ibroute::store::FabricStore s(path, true);
+    int64_t scan = s.save_scan({.source = "offline", .origin = "unit"}, w.f, resolve_routes(w.f));
+    // Make it look like a version-1 database: no schedule tables.
+    s.db().exec("DROP TABLE schedule; DROP TABLE schedule_host; DROP TABLE schedule_phase;"
+                "UPDATE meta SET value='1' WHERE key='schema_version'");
+    (void)scan;
+  }
+  ibroute::store::FabricStore s(path, false);  // migrates
+  int64_t id = s.save_schedule(1, d.schedule, 2, 0, 0.1, false);
+  EXPECT_THROW(s.save_schedule(1, d.schedule, 2, 0, 0.1, false), ibroute::InputError);
+  EXPECT_EQ(s.save_schedule(1, d.schedule, 2, 0, 0.1, true), id + 1);  // replaced
+  Schedule back = s.load_schedule(s.schedule_info("t").id);
+  EXPECT_EQ(back.phases, d.schedule.phases);
+  EXPECT_EQ(back.hosts, d.schedule.hosts);
+  EXPECT_EQ(back.timing, d.schedule.timing);
+  EXPECT_EQ(s.schedules().size(), 1u);
+  EXPECT_THROW(s.schedule_info("nope"), ibroute::InputError);
+  std::filesystem::remove(path);
+}
