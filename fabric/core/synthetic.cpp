@@ -6,6 +6,7 @@
 #include <numeric>
 #include <random>
 #include <stdexcept>
+#include <unordered_map>
 
 namespace ibroute::fabric {
 
@@ -91,21 +92,25 @@ Fabric build_fat_tree(const FatTreeSpec& s) {
         for (int k = 0; k < cores_per_agg; ++k) cable(f, agg, s.leaves + 1 + k, core[a * cores_per_agg + k], p + 1, s.speed);
       }
   }
-  // LIDs: hosts first, aligned to 2^LMC as OpenSM does, then one LID per switch.
+  // LIDs: hosts first, leaf by leaf and port by port (the order a sweep finds them in), aligned
+  // to 2^LMC as OpenSM does; then one LID per switch.
   const uint32_t step = 1u << s.lmc;
   uint32_t lid = step;
-  for (int i = 0; i < nhosts; ++i, lid += step) {
-    f.nodes[host[i]].ports[1].base_lid = static_cast<uint16_t>(lid);
-    f.nodes[host[i]].ports[1].lmc = s.lmc;
-  }
+  for (int l : leaf)
+    for (const Port& p : f.nodes[l].ports)
+      if (p.connected() && !f.nodes[p.peer_node].is_switch()) {
+        f.nodes[p.peer_node].ports[1].base_lid = static_cast<uint16_t>(lid);
+        f.nodes[p.peer_node].ports[1].lmc = s.lmc;
+        lid += step;
+      }
   for (Node& n : f.nodes)
     if (n.is_switch()) n.ports[0].base_lid = static_cast<uint16_t>(lid++);
   if (lid > static_cast<uint32_t>(kMaxLid)) throw std::invalid_argument("fat-tree: more LIDs than the unicast range holds (lower the LMC)");
-  route_minhop(f);
+  route_dmodk(f);
   return f;
 }
 
-void route_minhop(Fabric& f) {
+void route_dmodk(Fabric& f) {
   const int n = static_cast<int>(f.nodes.size());
   LidMap lids(f);
   uint32_t top = lids.lids().empty() ? 0 : lids.lids().back();
@@ -116,10 +121,10 @@ void route_minhop(Fabric& f) {
       f.nodes[i].lft.assign(top + 1, kNoRoute);
       f.nodes[i].lft_read = true;
     }
-  // Hop distances between switches, by breadth-first search from each switch.
   std::vector<int> sw_index(n, -1);
   for (size_t k = 0; k < switches.size(); ++k) sw_index[switches[k]] = static_cast<int>(k);
   const size_t ns = switches.size();
+  // Hop distances between switches, by breadth-first search from each switch.
   std::vector<uint16_t> dist(ns * ns, std::numeric_limits<uint16_t>::max());
   for (size_t a = 0; a < ns; ++a) {
     std::deque<int> q{switches[a]};
@@ -134,8 +139,34 @@ void route_minhop(Fabric& f) {
         }
     }
   }
-  // LIDs grouped by the switch their owner hangs off (itself for a switch LID); per (switch,
-  // target) the shortest-path ports are found once, then each LID takes the least-used of them.
+  // Switch levels (1: with hosts) and the up-degree of each level, for d-mod-k divisors.
+  std::vector<int> level(n, 0);
+  std::deque<int> q;
+  for (int sw : switches)
+    for (const Port& p : f.nodes[sw].ports)
+      if (p.connected() && !f.nodes[p.peer_node].is_switch() && level[sw] == 0) level[sw] = 1, q.push_back(sw);
+  while (!q.empty()) {
+    int u = q.front();
+    q.pop_front();
+    for (const Port& p : f.nodes[u].ports)
+      if (p.connected() && f.nodes[p.peer_node].is_switch() && level[p.peer_node] == 0) level[p.peer_node] = level[u] + 1, q.push_back(p.peer_node);
+  }
+  std::vector<long> up_degree(n + 2, 1);
+  for (int sw : switches) {
+    long up = 0;
+    for (const Port& p : f.nodes[sw].ports) up += p.connected() && f.nodes[p.peer_node].is_switch() && level[p.peer_node] > level[sw];
+    up_degree[level[sw]] = std::max(up_degree[level[sw]], std::max(1L, up));
+  }
+  std::vector<long> divisor(n + 2, 1);
+  for (size_t l = 2; l < divisor.size(); ++l) divisor[l] = divisor[l - 1] * up_degree[l - 1];
+  // Host index of each CA port, in LID order: the "d" of d-mod-k.
+  std::unordered_map<uint16_t, long> host_index;
+  for (uint16_t lid : lids.lids()) {
+    const LidOwner* o = lids.owner(lid);
+    const Port& p = f.nodes[o->node].ports[o->port];
+    if (!f.nodes[o->node].is_switch() && lid == p.base_lid) host_index.emplace(lid, static_cast<long>(host_index.size()));
+  }
+
   std::vector<std::vector<uint16_t>> by_target(ns);
   for (uint16_t lid : lids.lids()) {
     const LidOwner* o = lids.owner(lid);
@@ -147,7 +178,6 @@ void route_minhop(Fabric& f) {
   for (int sw : switches) used[sw].assign(f.nodes[sw].ports.size(), 0);
   std::vector<int> cand;
   for (size_t t = 0; t < ns; ++t) {
-    if (by_target[t].empty()) continue;
     for (int sw : switches) {
       Node& node = f.nodes[sw];
       if (sw == switches[t]) {
@@ -166,13 +196,20 @@ void route_minhop(Fabric& f) {
           cand.push_back(p);
       }
       if (cand.empty()) continue;
-      auto& u = used[sw];
       for (uint16_t lid : by_target[t]) {
-        int best = cand[0];
-        for (int p : cand)
-          if (u[p] < u[best]) best = p;
-        node.lft[lid] = static_cast<uint8_t>(best);
-        ++u[best];
+        const LidOwner* o = lids.owner(lid);
+        const Port& dp = f.nodes[o->node].ports[o->port];
+        int pick;
+        if (f.nodes[o->node].is_switch()) {  // switch LIDs: the least-used shortest port
+          pick = cand[0];
+          for (int p : cand)
+            if (used[sw][p] < used[sw][pick]) pick = p;
+        } else {  // d-mod-k on the host index, each LID offset shifted to another port
+          long key = host_index[dp.base_lid] / divisor[level[sw]] + (lid - dp.base_lid);
+          pick = cand[static_cast<size_t>(key % static_cast<long>(cand.size()))];
+        }
+        node.lft[lid] = static_cast<uint8_t>(pick);
+        ++used[sw][pick];
       }
     }
   }

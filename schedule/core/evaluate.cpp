@@ -33,14 +33,17 @@ LoadReport evaluate(const EvalContext& ctx, const std::vector<Host>& hosts, cons
   PathFinder finder(ctx.fabric, ctx.links);
   std::vector<int> load(nl, 0);
   std::vector<int32_t> used;
-  std::vector<std::vector<int32_t>> paths;
-  std::vector<int32_t> path;
+  // This phase's paths, flat: transfer t's links are flat[begin[t] .. begin[t+1]).
+  std::vector<int32_t> flat, path;
+  std::vector<uint32_t> begin;
+  std::vector<std::vector<int32_t>> flows;
   double sum_rate = 0, min_rate = std::numeric_limits<double>::infinity();
   size_t rated = 0, load_samples = 0;
   double load_sum = 0;
   for (size_t k = 0; k < phases.size(); ++k) {
     const Phase& ph = phases[k];
-    paths.assign(ph.dst.size(), {});
+    flat.clear();
+    begin.assign(1, 0);
     for (size_t i = 0; i < ph.dst.size(); ++i) {
       if (ph.dst[i] < 0) continue;
       ++r.transfers;
@@ -50,7 +53,8 @@ LoadReport evaluate(const EvalContext& ctx, const std::vector<Host>& hosts, cons
       }
       for (int32_t l : path)
         if (load[l]++ == 0) used.push_back(l);
-      paths[i] = path;
+      flat.insert(flat.end(), path.begin(), path.end());
+      begin.push_back(static_cast<uint32_t>(flat.size()));
     }
     int worst = 0;
     for (int32_t l : used) {
@@ -62,19 +66,24 @@ LoadReport evaluate(const EvalContext& ctx, const std::vector<Host>& hosts, cons
         load_sum += load[l];
         ++load_samples;
       }
-      if (load[l] > ctx.capacity[l]) r.over.push_back({l, static_cast<int>(k), load[l], ctx.capacity[l]});
+      if (load[l] > ctx.capacity[l]) {
+        ++r.over_count;
+        OverLink o{l, static_cast<int>(k), load[l], ctx.capacity[l]};
+        if (r.over.size() < LoadReport::kMaxOver) r.over.push_back(o);
+        else if (o.load - o.capacity > r.over.back().load - r.over.back().capacity) r.over.back() = o;
+      }
     }
     r.phase_max.push_back(worst);
     r.max_load = std::max(r.max_load, worst);
-    for (size_t i = 0; i < paths.size(); ++i) {
+    for (size_t t = 0; t + 1 < begin.size(); ++t) {
       bool hot = false;
-      for (int32_t l : paths[i]) hot |= load[l] > ctx.capacity[l];
+      for (uint32_t x = begin[t]; x < begin[t + 1]; ++x) hot |= load[flat[x]] > ctx.capacity[flat[x]];
       r.congested += hot;
     }
     if (fair_share) {
-      std::vector<std::vector<int32_t>> flows;
-      for (auto& p : paths)
-        if (!p.empty()) flows.push_back(p);
+      flows.clear();
+      for (size_t t = 0; t + 1 < begin.size(); ++t)
+        if (begin[t + 1] > begin[t]) flows.emplace_back(flat.begin() + begin[t], flat.begin() + begin[t + 1]);
       for (double x : max_min_rates(flows, ctx.gbps)) {
         sum_rate += x;
         min_rate = std::min(min_rate, x);

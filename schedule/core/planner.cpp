@@ -129,6 +129,7 @@ class PhaseSolver {
       return rx.second - rx.first < ry.second - ry.first;
     });
     for (size_t i : rest) place(i, best_option(i, ph.dst[i]).first);
+    if (method == Method::free) start_from_better_of_base(ph, rest);
     int worst = repair(ph, todo);
     for (size_t i = 0; i < n_; ++i) {
       if (ph.dst[i] < 0) continue;
@@ -225,6 +226,32 @@ class PhaseSolver {
     return {best, best_over};
   }
 
+  // Overflow of the current assignment: (worst load - capacity, transfers over the bound).
+  std::pair<int, size_t> overflow_of(const std::vector<size_t>& ts) const {
+    int worst = 0;
+    size_t hot = 0;
+    for (size_t i : ts) {
+      int o = current_overflow(i);
+      worst = std::max(worst, o);
+      hot += o > 0;
+    }
+    return {worst, hot};
+  }
+
+  // The greedy start is not always better than the routing's own choice (base LIDs), which on a
+  // d-mod-k tree in topology order is already free of congestion: keep the better of the two.
+  void start_from_better_of_base(const Phase& ph, const std::vector<size_t>& ts) {
+    auto greedy = overflow_of(ts);
+    if (greedy.first <= 0) return;
+    std::vector<uint32_t> kept(ts.size());
+    for (size_t x = 0; x < ts.size(); ++x) kept[x] = choice_[ts[x]], move(ts[x], kNone);
+    for (size_t i : ts) place(i, t_.range(i, ph.dst[i]).first);  // the lowest DLID with a route
+    auto base = overflow_of(ts);
+    if (base < greedy) return;
+    for (size_t i : ts) move(i, kNone);
+    for (size_t x = 0; x < ts.size(); ++x) place(ts[x], kept[x]);
+  }
+
   // The top-level switch an option crosses on a two-level tree: the node of its second link.
   int spine_of(uint32_t k) const {
     if (t_.opt(k).len != 3) return -1;
@@ -314,6 +341,12 @@ class PhaseSolver {
   // take a route that lowers its worst overflow.
   int repair(const Phase& ph, const std::vector<size_t>& todo) {
     int worst = 0;
+    // Ejection chains cost search; a phase gets a budget in proportion to its size, enough for
+    // the two-level trees (where chains are short) and bounded where no congestion-free choice
+    // exists.
+    phase_budget_ = 8 * static_cast<long>(todo.size()) + 4000;
+    size_t best_hot = SIZE_MAX;
+    int stale = 0;
     for (int round = 0; round < rounds_; ++round) {
       std::vector<size_t> hot;
       worst = 0;
@@ -322,6 +355,9 @@ class PhaseSolver {
         if (o > 0) hot.push_back(i), worst = std::max(worst, o);
       }
       if (hot.empty()) return 0;
+      // Stop when three rounds in a row leave as many transfers over the bound.
+      if (hot.size() < best_hot) best_hot = hot.size(), stale = 0;
+      else if (++stale >= 3) break;
       bool improved = false;
       for (size_t i : hot) {
         int cur = current_overflow(i);
@@ -403,8 +439,12 @@ class PhaseSolver {
       if (load_[ls[x]] - ctx_.capacity[ls[x]] > worst) worst = load_[ls[x]] - ctx_.capacity[ls[x]], hot = ls[x];
     log_.clear();
     in_chain_.clear();
-    budget_ = 20000;
-    return relocate(static_cast<uint32_t>(i), hot, 8, ph);
+    if (phase_budget_ <= 0) return false;
+    budget_ = std::min<long>(2000, phase_budget_);
+    long before = budget_;
+    bool ok = relocate(static_cast<uint32_t>(i), hot, 8, ph);
+    phase_budget_ -= before - std::max<long>(budget_, 0);
+    return ok;
   }
 
   void logged_move(uint32_t u, uint32_t k) {
@@ -421,7 +461,8 @@ class PhaseSolver {
 
   std::vector<std::pair<uint32_t, uint32_t>> log_;  // (transfer, option before the move)
   std::vector<uint32_t> in_chain_;
-  long budget_ = 0;
+  long budget_ = 0;        // search steps left for this transfer's ejection chain
+  long phase_budget_ = 0;  // search steps left for the whole phase
 };
 
 }  // namespace

@@ -102,7 +102,7 @@ Validation validate(const EvalContext& ctx, const ScheduleDoc& doc) {
       const OverLink* w = &v.load.over[0];
       for (const OverLink& o : v.load.over)
         if (o.load - o.capacity > w->load - w->capacity) w = &o;
-      worst = std::to_string(v.load.over.size()) + " link-phases over the bound; worst: " + describe_link(ctx.fabric, ctx.links, w->link) +
+      worst = std::to_string(v.load.over_count) + " link-phases over the bound; worst: " + describe_link(ctx.fabric, ctx.links, w->link) +
               " carries " + std::to_string(w->load) + " in phase " + std::to_string(w->phase) + " (capacity " + std::to_string(w->capacity) + ")";
     }
     v.checks.push_back({"congestion", v.load.over.empty(),

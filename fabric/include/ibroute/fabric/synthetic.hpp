@@ -1,6 +1,7 @@
 // Fat-trees built in memory, with LIDs (LMC) and LFTs, for unit tests and for planner benchmarks
-// beyond what the simulator runs. Routing imitates OpenSM's minhop: among the ports on a shortest
-// path, the one with the fewest LIDs routed so far.
+// beyond what the simulator runs. Routing is d-mod-k on shortest paths: the up-port is chosen by
+// the destination host's index (divided per level), shifted by the LID offset, so that base LIDs
+// spread over the up-links and the 2^LMC LIDs of a host take different paths, as OpenSM does.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +33,7 @@ struct FatTreeSpec {
 
 Fabric build_fat_tree(const FatTreeSpec& spec);
 
-// Fill every switch's LFT for the fabric's LIDs: shortest paths, least-used port first.
-void route_minhop(Fabric& f);
+// Fill every switch's LFT for the fabric's LIDs (switch LIDs: least-used shortest port).
+void route_dmodk(Fabric& f);
 
 }  // namespace ibroute::fabric

@@ -25,7 +25,9 @@ struct LoadReport {
   double mean_load = 0;          // over link directions in use, per phase (switch links only)
   std::map<int, size_t> histogram;  // load -> number of (switch link direction, phase) pairs
   std::vector<int> phase_max;    // worst switch-link load per phase
-  std::vector<OverLink> over;    // every (link, phase) above capacity
+  std::vector<OverLink> over;    // (link, phase) pairs above capacity: the first kMaxOver, then the worst ones
+  size_t over_count = 0;         // all of them
+  static constexpr size_t kMaxOver = 1000;
   std::vector<uint32_t> link_total;  // transfers per directed link over all phases
   std::vector<int> link_worst;       // worst concurrent load per directed link
   // Max-min fair sharing (only when asked): mean and minimum per-transfer rate in Gb/s.

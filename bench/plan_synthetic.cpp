@@ -1,0 +1,57 @@
+// Planner time and peak memory on a fat-tree built in memory, beyond what ibsim runs here:
+// bench/plan calls it for the 10 000-host three-level tree. Prints one JSON object.
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "ibroute/fabric/links.hpp"
+#include "ibroute/fabric/structure.hpp"
+#include "ibroute/fabric/synthetic.hpp"
+#include "ibroute/schedule/hosts.hpp"
+#include "ibroute/schedule/planner.hpp"
+
+using namespace ibroute::fabric;
+using namespace ibroute::schedule;
+
+int main(int argc, char** argv) {
+  // plan_synthetic HOSTS PODS LEAVES HOSTS_PER_LEAF AGGS CORES LMC ORDER(name|topology)
+  if (argc != 9) {
+    std::cerr << "usage: plan_synthetic HOSTS PODS LEAVES HOSTS_PER_LEAF AGGS CORES LMC name|topology\n";
+    return 2;
+  }
+  auto now = [] { return std::chrono::steady_clock::now(); };
+  FatTreeSpec t;
+  t.levels = 3, t.hosts = std::atoi(argv[1]), t.pods = std::atoi(argv[2]), t.leaves = std::atoi(argv[3]);
+  t.hosts_per_leaf = std::atoi(argv[4]), t.aggs = std::atoi(argv[5]), t.cores = std::atoi(argv[6]);
+  t.lmc = static_cast<uint8_t>(std::atoi(argv[7]));
+  t.shuffle_names = true;
+  const std::string order = argv[8];
+  auto t0 = now();
+  Fabric f = build_fat_tree(t);
+  LinkIndex links(f);
+  FabricStructure s = analyze_structure(f);
+  EvalContext ctx(f, links, s);
+  std::vector<Host> hosts = all_hosts(f);
+  if (order == "topology") hosts = topology_order(f, hosts);
+  auto t1 = now();
+  PlanStats st;
+  Schedule plan = plan_all_to_all(ctx, hosts, {}, &st);
+  auto t2 = now();
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  size_t switches = 0;
+  for (const Node& n : f.nodes) switches += n.is_switch();
+  std::cout << nlohmann::json{{"hosts", hosts.size()},       {"switches", switches},
+                              {"levels", s.levels},          {"lmc", t.lmc},
+                              {"order", order},              {"bound", s.transfer_bound},
+                              {"phases", plan.phases.size()}, {"method", st.method},
+                              {"build_s", std::chrono::duration<double>(t1 - t0).count()},
+                              {"plan_s", std::chrono::duration<double>(t2 - t1).count()},
+                              {"phases_over", st.phases_over}, {"worst_overflow", st.worst_overflow},
+                              {"peak_rss_mib", ru.ru_maxrss / 1024}}
+                   .dump()
+            << "\n";
+}
