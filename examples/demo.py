@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""ibroute demo: a simulated 864-host half fat-tree, scanned live, with a few routes shown.
+"""ibroute demo: a simulated 864-host half fat-tree, scanned live; routes, analysis, a
+congestion-free all-to-all plan, its export for peers and its validation.
 
 Starts ibsim and OpenSM itself (nothing else needs to run) and stops them at the end.
 Options: --topology FILE (another ibsim topology), --lmc N, --engine minhop|updn, --db FILE.
@@ -48,9 +49,22 @@ def main():
     step("one route, like ibtracert", ["routes", "--db", args.db, "--from", "node1-001", "--to", "node5-036"])
     step("all 16 LIDs of a host: 16 paths over the spines",
          ["routes", "--db", args.db, "--from", "node1-001", "--to", "node5-036", "--lid", "all"])
-    svg = os.path.splitext(args.db)[0] + ".svg"
-    step("the fabric as a picture", ["topo", "--db", args.db, "--format", "svg", "-o", svg])
-    print(f"wrote {svg}")
+    base = os.path.splitext(args.db)[0]
+    step("the fabric as a picture", ["topo", "--db", args.db, "--format", "svg", "-o", base + ".svg"])
+    print(f"wrote {base}.svg")
+    step("structure, routing balance, and the link load of round-robin all-to-all",
+         ["analyze", "--db", args.db, "--samples", "5"])
+    step("a congestion-free all-to-all: the DLID (path) of every transfer",
+         ["plan", "--db", args.db, "--name", "demo", "--message-size", "1M", "--replace"])
+    step("export it for peers: the whole schedule, and one slice per node",
+         ["export", "--db", args.db, "--schedule", "demo", "-o", base + "-schedule.json", "--per-node", base + "-slices"])
+    print(f"wrote {base}-schedule.json and {base}-slices/ (format: docs/schedule-format.md)")
+    step("read it back and check it against the scan", ["validate", "--db", args.db, base + "-schedule.json"])
+    step("link load of round-robin in name order (red: above the bound)",
+         ["topo", "--db", args.db, "--pattern", "rr-name", "--format", "svg", "-o", base + "-rr.svg"])
+    step("link load of the plan (green: within the bound)",
+         ["topo", "--db", args.db, "--schedule", "demo", "--format", "svg", "-o", base + "-plan.svg"])
+    print(f"wrote {base}-rr.svg and {base}-plan.svg")
     step("the scans in the database", ["scans", "--db", args.db])
     print(f"\nQuery it yourself: sqlite3 {args.db} 'SELECT * FROM scan'   (schema: docs/database.md)")
 
