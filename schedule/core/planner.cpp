@@ -102,7 +102,8 @@ class OptionTable {
 class PhaseSolver {
  public:
   PhaseSolver(const EvalContext& ctx, const OptionTable& table, size_t n, int rounds)
-      : ctx_(ctx), t_(table), n_(n), rounds_(rounds), load_(ctx.links.size(), 0), users_(ctx.links.size()) {
+      : ctx_(ctx), t_(table), n_(n), rounds_(rounds), load_(ctx.links.size(), 0), seen_(ctx.links.size(), 0),
+        users_(ctx.links.size()) {
     for (int32_t s : ctx.structure.top) spine_slot_.emplace(s, static_cast<int>(spine_slot_.size()));
   }
 
@@ -128,16 +129,18 @@ class PhaseSolver {
       auto rx = t_.range(x, ph.dst[x]), ry = t_.range(y, ph.dst[y]);
       return rx.second - rx.first < ry.second - ry.first;
     });
-    for (size_t i : rest) place(i, best_option(i, ph.dst[i]).first);
     if (method == Method::free) start_from_better_of_base(ph, rest);
+    else
+      for (size_t i : rest) place(i, best_option(i, ph.dst[i]).first);
     int worst = repair(ph, todo);
     for (size_t i = 0; i < n_; ++i) {
       if (ph.dst[i] < 0) continue;
       if (choice_[i] != kNone) ph.dlid[i] = t_.opt(choice_[i]).dlid;
       else ph.dlid[i] = base_lid(ph.dst[i]);  // no working route: the base LID, counted as unroutable
     }
-    for (int32_t l : touched_) load_[l] = 0, users_[l].clear();
+    for (int32_t l : touched_) load_[l] = 0, users_[l].clear(), seen_[l] = 0;
     touched_.clear();
+    track_users_ = false;
     return worst;
   }
 
@@ -151,7 +154,9 @@ class PhaseSolver {
   int rounds_;
   const std::vector<Host>* hosts_ = nullptr;
   std::vector<int> load_;
-  std::vector<std::vector<uint32_t>> users_;  // transfers (source ranks) on each link
+  std::vector<char> seen_;                   // link touched in this phase (listed in touched_)
+  std::vector<std::vector<uint32_t>> users_;  // transfers (source ranks) on each link, while repairing
+  bool track_users_ = false;
   std::vector<int32_t> touched_;
   std::vector<uint32_t> choice_;
   std::unordered_map<int32_t, int> spine_slot_;
@@ -163,8 +168,9 @@ class PhaseSolver {
 
   void add(size_t i, uint32_t k, int delta) {
     auto touch = [&](int32_t l) {
-      if (load_[l] == 0 && users_[l].empty()) touched_.push_back(l);
+      if (!seen_[l]) seen_[l] = 1, touched_.push_back(l);
       load_[l] += delta;
+      if (!track_users_) return;
       if (delta > 0) users_[l].push_back(static_cast<uint32_t>(i));
       else users_[l].erase(std::find(users_[l].begin(), users_[l].end(), static_cast<uint32_t>(i)));
     };
@@ -238,16 +244,16 @@ class PhaseSolver {
     return {worst, hot};
   }
 
-  // The greedy start is not always better than the routing's own choice (base LIDs), which on a
-  // d-mod-k tree in topology order is already free of congestion: keep the better of the two.
+  // The routing's own choice (base LIDs) is, on a d-mod-k tree in topology order, already free
+  // of congestion; where it is not, the greedy start may be better: keep the better of the two.
   void start_from_better_of_base(const Phase& ph, const std::vector<size_t>& ts) {
-    auto greedy = overflow_of(ts);
-    if (greedy.first <= 0) return;
-    std::vector<uint32_t> kept(ts.size());
-    for (size_t x = 0; x < ts.size(); ++x) kept[x] = choice_[ts[x]], move(ts[x], kNone);
     for (size_t i : ts) place(i, t_.range(i, ph.dst[i]).first);  // the lowest DLID with a route
     auto base = overflow_of(ts);
-    if (base < greedy) return;
+    if (base.first <= 0) return;
+    std::vector<uint32_t> kept(ts.size());
+    for (size_t x = 0; x < ts.size(); ++x) kept[x] = choice_[ts[x]], move(ts[x], kNone);
+    for (size_t i : ts) place(i, best_option(i, ph.dst[i]).first);
+    if (overflow_of(ts) < base) return;
     for (size_t i : ts) move(i, kNone);
     for (size_t x = 0; x < ts.size(); ++x) place(ts[x], kept[x]);
   }
@@ -355,6 +361,15 @@ class PhaseSolver {
         if (o > 0) hot.push_back(i), worst = std::max(worst, o);
       }
       if (hot.empty()) return 0;
+      if (!track_users_) {  // the ejection chains need to know who is on a link
+        track_users_ = true;
+        for (size_t i : todo)
+          if (choice_[i] != kNone) {
+            users_[t_.src_link(i)].push_back(static_cast<uint32_t>(i));
+            const int32_t* ls = t_.links(choice_[i]);
+            for (uint16_t x = 0; x < t_.opt(choice_[i]).len; ++x) users_[ls[x]].push_back(static_cast<uint32_t>(i));
+          }
+      }
       // Stop when three rounds in a row leave as many transfers over the bound.
       if (hot.size() < best_hot) best_hot = hot.size(), stale = 0;
       else if (++stale >= 3) break;
