@@ -1,9 +1,16 @@
 // Small fabrics built in memory for unit tests: a few lines each, LFTs set by hand.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <functional>
 #include <string>
 
+#include "ibroute/fabric/error.hpp"
+#include "ibroute/fabric/links.hpp"
 #include "ibroute/fabric/model.hpp"
+#include "ibroute/fabric/structure.hpp"
+#include "ibroute/schedule/evaluate.hpp"
 
 namespace ibroute::test {
 
@@ -92,5 +99,24 @@ struct TwoLeaves {
     }
   }
 };
+
+// A fabric with what the planner needs beside it. Not movable: the context refers to the rest.
+struct World {
+  Fabric f;
+  LinkIndex links;
+  FabricStructure s;
+  ibroute::schedule::EvalContext ctx;
+  explicit World(Fabric fab) : f(std::move(fab)), links(f), s(analyze_structure(f)), ctx(f, links, s) {}
+};
+
+// `run` must throw InputError whose message contains `needle`.
+inline void expect_input_error(const std::function<void()>& run, const std::string& needle) {
+  try {
+    run();
+    ADD_FAILURE() << "accepted, expected an error with: " << needle;
+  } catch (const ibroute::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
 
 }  // namespace ibroute::test

@@ -13,16 +13,10 @@
 
 using namespace ibroute::fabric;
 using namespace ibroute::schedule;
+using ibroute::test::World;
+using ibroute::test::expect_input_error;
 
 namespace {
-struct World {
-  Fabric f;
-  LinkIndex links;
-  FabricStructure s;
-  EvalContext ctx;
-  explicit World(Fabric fab) : f(std::move(fab)), links(f), s(analyze_structure(f)), ctx(f, links, s) {}
-};
-
 // Every schedule the planner makes: a complete all-to-all, permutations, DLIDs of the
 // destinations, and (when `free_of_congestion`) within the bound on the fabric's routes.
 void expect_valid(const World& w, const Schedule& s, bool free_of_congestion) {
