@@ -10,16 +10,14 @@ using namespace ibroute::fabric;
 EvalContext::EvalContext(const Fabric& f, const LinkIndex& l, const FabricStructure& s) : fabric(f), links(l), structure(s) {
   capacity.resize(l.size());
   gbps.resize(l.size());
+  between_switches.resize(l.size());
   for (size_t i = 0; i < l.size(); ++i) {
     gbps[i] = l.gbps(static_cast<int32_t>(i));
     capacity[i] = link_capacity(s, gbps[i]);
+    const Node& n = f.nodes[l.node(static_cast<int32_t>(i))];
+    const Port& p = n.ports[l.port(static_cast<int32_t>(i))];
+    between_switches[i] = n.is_switch() && p.connected() && f.nodes[p.peer_node].is_switch();
   }
-}
-
-bool EvalContext::switch_link(int32_t link) const {
-  const Node& n = fabric.nodes[links.node(link)];
-  const Port& p = n.ports[links.port(link)];
-  return n.is_switch() && p.connected() && fabric.nodes[p.peer_node].is_switch();
 }
 
 LoadReport evaluate(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<Phase>& phases,

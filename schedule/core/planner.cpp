@@ -39,7 +39,7 @@ class OptionTable {
     uint16_t len;
   };
 
-  OptionTable(const EvalContext& ctx, const std::vector<Host>& hosts) : hosts_(hosts), n_(hosts.size()) {
+  OptionTable(const EvalContext& ctx, const std::vector<Host>& hosts) : n_(hosts.size()) {
     PathFinder finder(ctx.fabric, ctx.links);
     std::unordered_map<int32_t, int> slot;
     for (size_t i = 0; i < n_; ++i) {
@@ -85,11 +85,8 @@ class OptionTable {
   const Option& opt(uint32_t k) const { return opts_[k]; }
   const int32_t* links(uint32_t k) const { return links_.data() + opts_[k].begin; }
   int32_t src_link(size_t src) const { return src_link_[src]; }
-  int group(size_t src) const { return group_[src]; }
-  size_t groups() const { return rep_.size(); }
 
  private:
-  const std::vector<Host>& hosts_;
   size_t n_;
   std::vector<int32_t> rep_;   // a representative rank per ingress group
   std::vector<int> group_;     // per rank: its ingress group
@@ -101,8 +98,8 @@ class OptionTable {
 
 class PhaseSolver {
  public:
-  PhaseSolver(const EvalContext& ctx, const OptionTable& table, size_t n, int rounds)
-      : ctx_(ctx), t_(table), n_(n), rounds_(rounds), load_(ctx.links.size(), 0), seen_(ctx.links.size(), 0),
+  PhaseSolver(const EvalContext& ctx, const OptionTable& table, const std::vector<Host>& hosts, int rounds)
+      : ctx_(ctx), t_(table), hosts_(hosts), n_(hosts.size()), rounds_(rounds), load_(ctx.links.size(), 0), seen_(ctx.links.size(), 0),
         users_(ctx.links.size()) {
     for (int32_t s : ctx.structure.top) spine_slot_.emplace(s, static_cast<int>(spine_slot_.size()));
   }
@@ -144,15 +141,14 @@ class PhaseSolver {
     return worst;
   }
 
-  void set_hosts(const std::vector<Host>* hosts) { hosts_ = hosts; }
 
  private:
   static constexpr uint32_t kNone = UINT32_MAX;
   const EvalContext& ctx_;
   const OptionTable& t_;
+  const std::vector<Host>& hosts_;
   size_t n_;
   int rounds_;
-  const std::vector<Host>* hosts_ = nullptr;
   std::vector<int> load_;
   std::vector<char> seen_;                   // link touched in this phase (listed in touched_)
   std::vector<std::vector<uint32_t>> users_;  // transfers (source ranks) on each link, while repairing
@@ -162,7 +158,7 @@ class PhaseSolver {
   std::unordered_map<int32_t, int> spine_slot_;
 
   uint16_t base_lid(int32_t dst) const {
-    const Host& h = (*hosts_)[dst];
+    const Host& h = hosts_[dst];
     return ctx_.fabric.nodes[h.node].ports[h.port].base_lid;
   }
 
@@ -281,8 +277,8 @@ class PhaseSolver {
     struct Edge { size_t src; int u, v, colour; };
     std::vector<Edge> edges;
     for (size_t i : todo) {
-      const Host& a = (*hosts_)[i];
-      const Host& b = (*hosts_)[ph.dst[i]];
+      const Host& a = hosts_[i];
+      const Host& b = hosts_[ph.dst[i]];
       int32_t la = ctx_.fabric.nodes[a.node].ports[a.port].peer_node, lb = ctx_.fabric.nodes[b.node].ports[b.port].peer_node;
       if (la == lb) continue;  // within a leaf: one path, nothing to choose
       int u = left_id.emplace(la, static_cast<int>(left_id.size())).first->second;
@@ -390,7 +386,7 @@ class PhaseSolver {
           improved = true;
           continue;
         }
-        if (eject_for(i, ph, a, b)) {
+        if (eject_for(i, ph)) {
           improved = true;
           continue;
         }
@@ -445,7 +441,7 @@ class PhaseSolver {
     return false;
   }
 
-  bool eject_for(size_t i, const Phase& ph, uint32_t, uint32_t) {
+  bool eject_for(size_t i, const Phase& ph) {
     // Leave the most overloaded link of i's route.
     int32_t hot = -1;
     int worst = 0;
@@ -488,8 +484,7 @@ Schedule plan_all_to_all(const EvalContext& ctx, const std::vector<Host>& hosts,
   s.bound = ctx.structure.transfer_bound;
   const size_t n = hosts.size();
   OptionTable table(ctx, hosts);
-  PhaseSolver solver(ctx, table, n, opt.repair_rounds);
-  solver.set_hosts(&s.hosts);
+  PhaseSolver solver(ctx, table, s.hosts, opt.repair_rounds);
 
   Method primary = opt.method;
   if (primary == Method::automatic) primary = ctx.structure.two_level && !ctx.structure.top.empty() && n >= 64 ? Method::structure : Method::free;

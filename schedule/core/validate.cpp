@@ -93,21 +93,19 @@ Validation validate(const EvalContext& ctx, const ScheduleDoc& doc) {
       }
     }
   v.checks.push_back({"dlids", foreign == 0, foreign == 0 ? "every DLID belongs to its destination" : example + " (" + std::to_string(foreign) + " transfers)"});
-  {
-    v.load = evaluate(ctx, hosts, s.phases, false);
-    v.checks.push_back({"routes", v.load.broken == 0,
-                        v.load.broken == 0 ? "every transfer has a working route" : std::to_string(v.load.broken) + " transfers have no working route"});
-    std::string worst;
-    if (!v.load.over.empty()) {
-      const OverLink* w = &v.load.over[0];
-      for (const OverLink& o : v.load.over)
-        if (o.load - o.capacity > w->load - w->capacity) w = &o;
-      worst = std::to_string(v.load.over_count) + " link-phases over the bound; worst: " + describe_link(ctx.fabric, ctx.links, w->link) +
-              " carries " + std::to_string(w->load) + " in phase " + std::to_string(w->phase) + " (capacity " + std::to_string(w->capacity) + ")";
-    }
-    v.checks.push_back({"congestion", v.load.over.empty(),
-                        v.load.over.empty() ? "at most " + std::to_string(v.load.max_load) + " transfers on any link direction (bound " + std::to_string(ctx.structure.transfer_bound) + ")" : worst});
+  v.load = evaluate(ctx, hosts, s.phases, false);
+  v.checks.push_back({"routes", v.load.broken == 0,
+                      v.load.broken == 0 ? "every transfer has a working route" : std::to_string(v.load.broken) + " transfers have no working route"});
+  std::string worst;
+  if (!v.load.over.empty()) {
+    const OverLink* w = &v.load.over[0];
+    for (const OverLink& o : v.load.over)
+      if (o.load - o.capacity > w->load - w->capacity) w = &o;
+    worst = std::to_string(v.load.over_count) + " link-phases over the bound; worst: " + describe_link(ctx.fabric, ctx.links, w->link) +
+            " carries " + std::to_string(w->load) + " in phase " + std::to_string(w->phase) + " (capacity " + std::to_string(w->capacity) + ")";
   }
+  v.checks.push_back({"congestion", v.load.over.empty(),
+                      v.load.over.empty() ? "at most " + std::to_string(v.load.max_load) + " transfers on any link direction (bound " + std::to_string(ctx.structure.transfer_bound) + ")" : worst});
   return v;
 }
 

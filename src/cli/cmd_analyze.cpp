@@ -129,10 +129,8 @@ int run_analyze(const AnalyzeOptions& o) {
   for (const PatternResult& r : results) {
     nlohmann::json hist = nlohmann::json::object();
     for (auto& [k, v] : r.load.histogram) hist[std::to_string(k)] = v;
-    nlohmann::json phase_hist = nlohmann::json::object();
-    for (int m : r.load.phase_max) phase_hist[std::to_string(m)] = phase_hist.value(std::to_string(m), 0) + 1;
     nlohmann::json x{{"pattern", r.pattern}, {"lids", r.lids}, {"phases", r.load.phases}, {"transfers", r.load.transfers},
-                     {"phase_max_histogram", phase_hist},
+                     {"phase_max_histogram", phase_max_histogram(r.load.phase_max)},
                      {"mean_load", r.load.mean_load}, {"max_load", r.load.max_load}, {"congested", r.load.congested},
                      {"congested_share", r.load.congested_share()}, {"broken", r.load.broken}, {"histogram", hist}};
     if (r.load.fair_share)

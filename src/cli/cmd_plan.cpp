@@ -95,10 +95,8 @@ int run_plan(const PlanCliOptions& o) {
   for (size_t i = 0; i < load.over.size() && i < 50; ++i)
     over.push_back({{"phase", load.over[i].phase}, {"link", link_name(c, load.over[i].link)}, {"load", load.over[i].load},
                     {"capacity", load.over[i].capacity}});
-  nlohmann::json phase_hist = nlohmann::json::object();
-  for (int m : load.phase_max) phase_hist[std::to_string(m)] = phase_hist.value(std::to_string(m), 0) + 1;
   nlohmann::json j{{"schedule_id", id},
-                   {"phase_max_histogram", phase_hist},
+                   {"phase_max_histogram", phase_max_histogram(load.phase_max)},
                    {"name", s.name},
                    {"scan_id", c.scan_id},
                    {"hosts", hosts.size()},

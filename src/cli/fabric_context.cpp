@@ -48,4 +48,10 @@ std::string format_rate(double bytes_per_s) {
   return buf;
 }
 
+nlohmann::json phase_max_histogram(const std::vector<int>& phase_max) {
+  nlohmann::json h = nlohmann::json::object();
+  for (int m : phase_max) h[std::to_string(m)] = h.value(std::to_string(m), 0) + 1;
+  return h;
+}
+
 }  // namespace ibroute::cli

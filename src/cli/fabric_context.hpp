@@ -3,6 +3,8 @@
 // evaluation context refers to the members before it.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,5 +34,8 @@ std::vector<schedule::Host> select_hosts(const fabric::Fabric& f, const std::str
 
 std::string link_name(const FabricContext& c, int32_t link);
 std::string format_rate(double bytes_per_s);  // "6.25 GB/s"
+
+// {"2": 863}: how many phases have each worst link load.
+nlohmann::json phase_max_histogram(const std::vector<int>& phase_max);
 
 }  // namespace ibroute::cli

@@ -42,8 +42,9 @@ struct EvalContext {
   const fabric::FabricStructure& structure;
   std::vector<int> capacity;  // per directed link, in transfers
   std::vector<double> gbps;   // per directed link
+  std::vector<char> between_switches;  // per directed link: both ends are switches
   EvalContext(const fabric::Fabric& f, const fabric::LinkIndex& l, const fabric::FabricStructure& s);
-  bool switch_link(int32_t link) const;  // both ends switches
+  bool switch_link(int32_t link) const { return between_switches[link]; }
 };
 
 LoadReport evaluate(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<Phase>& phases,
