@@ -1,8 +1,10 @@
 #include "ibroute/schedule/planner.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <numeric>
+#include <thread>
 #include <unordered_map>
 
 namespace ibroute::schedule {
@@ -50,21 +52,27 @@ class OptionTable {
       group_.push_back(it->second);
       src_link_.push_back(ctx.links.id(hosts[i].node, hosts[i].port));
     }
+    // Destination-major: the walks towards one destination's LIDs from every ingress switch
+    // read the same few LFT cache lines, instead of streaming all LFTs once per ingress switch.
     begin_.reserve(rep_.size() * n_ + 1);
     std::vector<int32_t> path;
+    std::vector<char> via_switch(rep_.size());
     for (size_t g = 0; g < rep_.size(); ++g) {
       const Port& sp = ctx.fabric.nodes[hosts[rep_[g]].node].ports[hosts[rep_[g]].port];
-      const bool via_switch = sp.connected() && ctx.fabric.nodes[sp.peer_node].is_switch();
-      for (size_t j = 0; j < n_; ++j) {
+      via_switch[g] = sp.connected() && ctx.fabric.nodes[sp.peer_node].is_switch();
+    }
+    for (size_t j = 0; j < n_; ++j) {
+      const Port& d = ctx.fabric.nodes[hosts[j].node].ports[hosts[j].port];
+      for (size_t g = 0; g < rep_.size(); ++g) {
         begin_.push_back(static_cast<uint32_t>(opts_.size()));
-        const Port& d = ctx.fabric.nodes[hosts[j].node].ports[hosts[j].port];
-        if (d.base_lid == 0 || !via_switch) continue;
+        if (d.base_lid == 0 || !via_switch[g]) continue;
+        const int32_t ingress = ctx.fabric.nodes[hosts[rep_[g]].node].ports[hosts[rep_[g]].port].peer_node;
         const uint32_t first = static_cast<uint32_t>(opts_.size());
         for (uint32_t o = 0; o < d.lid_count(); ++o) {
           uint16_t dlid = static_cast<uint16_t>(d.base_lid + o);
           // From the ingress switch on: every host behind it shares these links.
           path.clear();
-          if (finder.from_switch(sp.peer_node, dlid, path) != RouteStatus::ok || path.empty()) continue;
+          if (finder.from_switch(ingress, dlid, path) != RouteStatus::ok || path.empty()) continue;
           bool dup = false;
           for (uint32_t k = first; k < opts_.size() && !dup; ++k)
             dup = opts_[k].len == path.size() && std::equal(path.begin(), path.end(), links_.begin() + opts_[k].begin);
@@ -79,7 +87,7 @@ class OptionTable {
 
   // Options of the transfer src -> dst: [first, last) indices.
   std::pair<uint32_t, uint32_t> range(size_t src, size_t dst) const {
-    size_t k = group_[src] * n_ + dst;
+    size_t k = dst * rep_.size() + group_[src];
     return {begin_[k], begin_[k + 1]};
   }
   const Option& opt(uint32_t k) const { return opts_[k]; }
@@ -99,8 +107,9 @@ class OptionTable {
 class PhaseSolver {
  public:
   PhaseSolver(const EvalContext& ctx, const OptionTable& table, const std::vector<Host>& hosts, int rounds)
-      : ctx_(ctx), t_(table), hosts_(hosts), n_(hosts.size()), rounds_(rounds), load_(ctx.links.size(), 0), seen_(ctx.links.size(), 0),
+      : ctx_(ctx), t_(table), hosts_(hosts), n_(hosts.size()), rounds_(rounds), over_(ctx.capacity.size()), seen_(ctx.links.size(), 0),
         users_(ctx.links.size()) {
+    for (size_t l = 0; l < over_.size(); ++l) over_[l] = -ctx.capacity[l];
     for (int32_t s : ctx.structure.top) spine_slot_.emplace(s, static_cast<int>(spine_slot_.size()));
   }
 
@@ -119,13 +128,15 @@ class PhaseSolver {
     }
     if (method == Method::structure) colour_by_spine(ph, todo);
     // Greedy for the rest: fewest options first, least-loaded option.
-    std::vector<size_t> rest;
+    std::vector<std::pair<uint32_t, size_t>> keyed;  // (options, rank): sorted, ties in rank order
     for (size_t i : todo)
-      if (choice_[i] == kNone) rest.push_back(i);
-    std::stable_sort(rest.begin(), rest.end(), [&](size_t x, size_t y) {
-      auto rx = t_.range(x, ph.dst[x]), ry = t_.range(y, ph.dst[y]);
-      return rx.second - rx.first < ry.second - ry.first;
-    });
+      if (choice_[i] == kNone) {
+        auto [a, b] = t_.range(i, ph.dst[i]);
+        keyed.emplace_back(b - a, i);
+      }
+    std::sort(keyed.begin(), keyed.end());
+    std::vector<size_t> rest(keyed.size());
+    for (size_t x = 0; x < keyed.size(); ++x) rest[x] = keyed[x].second;
     if (method == Method::free) start_from_better_of_base(ph, rest);
     else
       for (size_t i : rest) place(i, best_option(i, ph.dst[i]).first);
@@ -135,7 +146,7 @@ class PhaseSolver {
       if (choice_[i] != kNone) ph.dlid[i] = t_.opt(choice_[i]).dlid;
       else ph.dlid[i] = base_lid(ph.dst[i]);  // no working route: the base LID, counted as unroutable
     }
-    for (int32_t l : touched_) load_[l] = 0, users_[l].clear(), seen_[l] = 0;
+    for (int32_t l : touched_) over_[l] = -ctx_.capacity[l], users_[l].clear(), seen_[l] = 0;
     touched_.clear();
     track_users_ = false;
     return worst;
@@ -149,7 +160,8 @@ class PhaseSolver {
   const std::vector<Host>& hosts_;
   size_t n_;
   int rounds_;
-  std::vector<int> load_;
+  // Per link: load - capacity (one array, not two: the solver is bound by random memory reads).
+  std::vector<int> over_;
   std::vector<char> seen_;                   // link touched in this phase (listed in touched_)
   std::vector<std::vector<uint32_t>> users_;  // transfers (source ranks) on each link, while repairing
   bool track_users_ = false;
@@ -165,7 +177,7 @@ class PhaseSolver {
   void add(size_t i, uint32_t k, int delta) {
     auto touch = [&](int32_t l) {
       if (!seen_[l]) seen_[l] = 1, touched_.push_back(l);
-      load_[l] += delta;
+      over_[l] += delta;
       if (!track_users_) return;
       if (delta > 0) users_[l].push_back(static_cast<uint32_t>(i));
       else users_[l].erase(std::find(users_[l].begin(), users_[l].end(), static_cast<uint32_t>(i)));
@@ -195,8 +207,7 @@ class PhaseSolver {
     const int32_t* ls = t_.links(k);
     for (uint16_t x = 0; x < t_.opt(k).len; ++x) {
       int32_t l = ls[x];
-      int after = load_[l] + ((choice_[i] != kNone && on_path(choice_[i], l)) ? 0 : 1);
-      int over = after - ctx_.capacity[l];
+      int over = over_[l] + ((choice_[i] != kNone && on_path(choice_[i], l)) ? 0 : 1);
       worst = std::max(worst, over);
       if (over > 0) {
         ++nblock;
@@ -210,7 +221,7 @@ class PhaseSolver {
     if (choice_[i] == kNone) return INT32_MIN;
     int worst = INT32_MIN;
     const int32_t* ls = t_.links(choice_[i]);
-    for (uint16_t x = 0; x < t_.opt(choice_[i]).len; ++x) worst = std::max(worst, load_[ls[x]] - ctx_.capacity[ls[x]]);
+    for (uint16_t x = 0; x < t_.opt(choice_[i]).len; ++x) worst = std::max(worst, over_[ls[x]]);
     return worst;
   }
   std::pair<uint32_t, int> best_option(size_t i, int32_t dst) const {
@@ -222,7 +233,7 @@ class PhaseSolver {
       int over = overflow_if(i, k);
       long sum = 0;
       const int32_t* ls = t_.links(k);
-      for (uint16_t x = 0; x < t_.opt(k).len; ++x) sum += load_[ls[x]];
+      for (uint16_t x = 0; x < t_.opt(k).len; ++x) sum += over_[ls[x]] + ctx_.capacity[ls[x]];  // the load
       if (over < best_over || (over == best_over && sum < best_sum)) best = k, best_over = over, best_sum = sum;
     }
     return {best, best_over};
@@ -331,7 +342,7 @@ class PhaseSolver {
         if (spine_of(k) != want) continue;
         long sum = 0;
         const int32_t* ls = t_.links(k);
-        for (uint16_t x = 0; x < t_.opt(k).len; ++x) sum += load_[ls[x]];
+        for (uint16_t x = 0; x < t_.opt(k).len; ++x) sum += over_[ls[x]] + ctx_.capacity[ls[x]];  // the load
         if (sum < pick_load) pick = k, pick_load = sum;
       }
       if (pick != kNone) place(e.src, pick);
@@ -447,7 +458,7 @@ class PhaseSolver {
     int worst = 0;
     const int32_t* ls = t_.links(choice_[i]);
     for (uint16_t x = 0; x < t_.opt(choice_[i]).len; ++x)
-      if (load_[ls[x]] - ctx_.capacity[ls[x]] > worst) worst = load_[ls[x]] - ctx_.capacity[ls[x]], hot = ls[x];
+      if (over_[ls[x]] > worst) worst = over_[ls[x]], hot = ls[x];
     log_.clear();
     in_chain_.clear();
     if (phase_budget_ <= 0) return false;
@@ -484,32 +495,55 @@ Schedule plan_all_to_all(const EvalContext& ctx, const std::vector<Host>& hosts,
   s.bound = ctx.structure.transfer_bound;
   const size_t n = hosts.size();
   OptionTable table(ctx, hosts);
-  PhaseSolver solver(ctx, table, s.hosts, opt.repair_rounds);
 
   Method primary = opt.method;
   if (primary == Method::automatic) primary = ctx.structure.two_level && !ctx.structure.top.empty() && n >= 64 ? Method::structure : Method::free;
   Method secondary = primary == Method::structure ? Method::free : (ctx.structure.two_level ? Method::structure : Method::free);
 
-  PlanStats st;
   std::vector<Phase> phases = shift_phases(n);
-  size_t methods_used[2] = {0, 0};
-  for (Phase& ph : phases) {
-    size_t unroutable = 0;
-    Phase first = ph;
-    int worst = solver.solve(first, primary, unroutable);
-    Method used = primary;
-    if (worst > 0 && opt.method == Method::automatic && secondary != primary) {
-      // Automatic: where the first method leaves congestion, try the other and keep the better.
-      Phase second = ph;
-      size_t u2 = 0;
-      int w2 = solver.solve(second, secondary, u2);
-      if (w2 < worst) first = std::move(second), worst = w2, used = secondary;
+  // Phases are independent: each thread takes the next unsolved one with a solver of its own,
+  // so the schedule is the same for any number of threads.
+  struct Tally {
+    PlanStats st;
+    size_t methods_used[2] = {0, 0};
+  };
+  const unsigned threads = std::max(1u, std::min<unsigned>(opt.threads ? opt.threads : std::thread::hardware_concurrency(),
+                                                           static_cast<unsigned>(std::max<size_t>(1, phases.size() / 16))));
+  std::vector<Tally> tallies(threads);
+  std::atomic<size_t> next{0};
+  auto work = [&](Tally& t) {
+    PhaseSolver solver(ctx, table, s.hosts, opt.repair_rounds);
+    for (size_t p; (p = next.fetch_add(1, std::memory_order_relaxed)) < phases.size();) {
+      Phase& ph = phases[p];
+      size_t unroutable = 0;
+      Phase first = ph;
+      int worst = solver.solve(first, primary, unroutable);
+      Method used = primary;
+      if (worst > 0 && opt.method == Method::automatic && secondary != primary) {
+        // Automatic: where the first method leaves congestion, try the other and keep the better.
+        Phase second = ph;
+        size_t u2 = 0;
+        int w2 = solver.solve(second, secondary, u2);
+        if (w2 < worst) first = std::move(second), worst = w2, used = secondary;
+      }
+      ph = std::move(first);
+      ++t.methods_used[used == Method::structure];
+      t.st.unroutable += unroutable;
+      if (worst > 0) ++t.st.phases_over;
+      t.st.worst_overflow = std::max(t.st.worst_overflow, worst);
     }
-    ph = std::move(first);
-    ++methods_used[used == Method::structure];
-    st.unroutable += unroutable;
-    if (worst > 0) ++st.phases_over;
-    st.worst_overflow = std::max(st.worst_overflow, worst);
+  };
+  std::vector<std::thread> pool;
+  for (unsigned k = 1; k < threads; ++k) pool.emplace_back(work, std::ref(tallies[k]));
+  work(tallies[0]);
+  for (std::thread& th : pool) th.join();
+  PlanStats st;
+  size_t methods_used[2] = {0, 0};
+  for (const Tally& t : tallies) {
+    st.unroutable += t.st.unroutable;
+    st.phases_over += t.st.phases_over;
+    st.worst_overflow = std::max(st.worst_overflow, t.st.worst_overflow);
+    methods_used[0] += t.methods_used[0], methods_used[1] += t.methods_used[1];
   }
   st.method = methods_used[1] && methods_used[0] ? to_string(primary) + "+" + to_string(secondary)
                                                  : to_string(methods_used[1] ? Method::structure : Method::free);

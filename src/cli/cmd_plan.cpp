@@ -32,30 +32,6 @@ struct PlanCliOptions {
   bool json = false;
 };
 
-// "1M" = 1048576 bytes (binary, for sizes); "5G" = 5e9 (decimal, for rates); plain numbers too.
-double parse_quantity(const std::string& text, bool binary, const char* what) {
-  size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    throw InputError(std::string(what) + " '" + text + "' is not a number");
-  }
-  std::string unit = text.substr(used);
-  double k = binary ? 1024 : 1000;
-  double mult = 1;
-  if (!unit.empty()) {
-    char u = static_cast<char>(std::toupper(static_cast<unsigned char>(unit[0])));
-    mult = u == 'K' ? k : u == 'M' ? k * k : u == 'G' ? k * k * k : u == 'T' ? k * k * k * k : 0;
-    std::string rest = unit.substr(mult ? 1 : 0);
-    if (mult == 0) mult = 1;
-    if (!rest.empty() && rest != "B" && rest != "iB" && rest != "B/s" && rest != "iB/s")
-      throw InputError(std::string(what) + " '" + text + "': unknown unit '" + unit + "'");
-  }
-  if (!(v > 0) || !std::isfinite(v)) throw InputError(std::string(what) + " must be more than 0");
-  return v * mult;
-}
-
 int run_plan(const PlanCliOptions& o) {
   if (o.all && !o.hosts.empty()) throw InputError("--all and --hosts exclude each other");
   Method method;

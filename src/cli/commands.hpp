@@ -19,5 +19,6 @@ Runner setup_analyze(CLI::App& app);
 Runner setup_plan(CLI::App& app);
 Runner setup_export(CLI::App& app);
 Runner setup_validate(CLI::App& app);
+Runner setup_run(CLI::App& app);
 
 }  // namespace ibroute::cli

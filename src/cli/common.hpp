@@ -45,6 +45,10 @@ class Progress {
 
 void print_json(const nlohmann::json& j);
 
+// "1M" = 1048576 bytes (binary, for sizes); "5G" = 5e9 (decimal, for rates); plain numbers too.
+// Throws InputError naming `what`.
+double parse_quantity(const std::string& text, bool binary, const char* what);
+
 class Stopwatch {
  public:
   double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count(); }

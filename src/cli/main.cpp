@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
   Runner run;
   auto pick = [&](Runner r) { return [&run, r] { run = r; }; };
   for (auto setup : {setup_scan, setup_scans, setup_routes, setup_diff, setup_topo, setup_analyze, setup_plan, setup_export,
-                     setup_validate}) {
+                     setup_validate, setup_run}) {
     // Each setup registers one subcommand; the last one added is the one it returned.
     Runner r = setup(app);
     app.get_subcommands({}).back()->callback(pick(r));
@@ -34,19 +34,19 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);
-    std::cerr << "ibroute: " << e.what() << " (see --help)\n";
+    std::cerr << "ibroute: " + std::string(e.what()) + " (see --help)\n";
     return kExitBadInput;
   }
   try {
     return run();
   } catch (const ibroute::InputError& e) {
-    std::cerr << "ibroute: " << e.what() << '\n';
+    std::cerr << "ibroute: " + std::string(e.what()) + "\n";  // one write: ranks of a run share stderr
     return kExitBadInput;
   } catch (const ibroute::store::SqliteError& e) {
-    std::cerr << "ibroute: " << e.what() << '\n';
+    std::cerr << "ibroute: " + std::string(e.what()) + "\n";
     return e.code() == SQLITE_NOTADB ? kExitBadInput : kExitFailure;
   } catch (const std::exception& e) {
-    std::cerr << "ibroute: " << e.what() << '\n';
+    std::cerr << "ibroute: " + std::string(e.what()) + "\n";
     return kExitFailure;
   }
 }

@@ -67,6 +67,14 @@ CREATE TABLE schedule_phase(
   PRIMARY KEY (schedule_id, phase)) WITHOUT ROWID;
 )sql";
 
+// Version 3: runs of schedules, with the whole report as JSON.
+constexpr const char* kSchemaV3 = R"sql(
+CREATE TABLE run(
+  id INTEGER PRIMARY KEY AUTOINCREMENT, schedule_id INTEGER, scan_id INTEGER, started_at TEXT NOT NULL,
+  ranks INTEGER NOT NULL, rounds INTEGER NOT NULL, planned INTEGER NOT NULL, ok INTEGER NOT NULL,
+  skipped INTEGER NOT NULL, failed INTEGER NOT NULL, missing INTEGER NOT NULL, report TEXT NOT NULL);
+)sql";
+
 std::string now_iso() {
   std::time_t t = std::time(nullptr);
   char buf[32];
@@ -154,6 +162,7 @@ void FabricStore::check_or_create_schema(bool create) {
     Transaction t(db_);
     db_.exec(kSchema);
     db_.exec(kSchemaV2);
+    db_.exec(kSchemaV3);
     Stmt m(db_, "INSERT INTO meta(key, value) VALUES (?, ?)");
     m.bind(1, "schema_version").bind(2, std::to_string(kSchemaVersion)).run();
     m.bind(1, "application").bind(2, "ibroute").run();
@@ -170,8 +179,8 @@ void FabricStore::check_or_create_schema(bool create) {
   } catch (const SqliteError&) {
   }
   if (version.empty()) throw InputError(path_ + " is an SQLite database but not an ibroute database");
-  if (version == "1") {
-    migrate_from(1);
+  if (version == "1" || version == "2") {
+    migrate_from(std::stoi(version));
     return;
   }
   if (version != std::to_string(kSchemaVersion))
@@ -182,6 +191,7 @@ void FabricStore::check_or_create_schema(bool create) {
 void FabricStore::migrate_from(int version) {
   Transaction t(db_);
   if (version <= 1) db_.exec(kSchemaV2);
+  if (version <= 2) db_.exec(kSchemaV3);
   Stmt m(db_, "UPDATE meta SET value = ? WHERE key = 'schema_version'");
   m.bind(1, std::to_string(kSchemaVersion)).run();
   t.commit();
@@ -457,6 +467,32 @@ schedule::Schedule FabricStore::load_schedule(int64_t id) {
     s.phases.push_back({from_le_bytes<int32_t>(p.blob(0), s.hosts.size()), from_le_bytes<uint16_t>(p.blob(1), s.hosts.size())});
   if (static_cast<int64_t>(s.phases.size()) != info.phases) throw InputError("corrupt schedule in database: phases missing");
   return s;
+}
+
+int64_t FabricStore::save_run(const RunRow& r) {
+  Stmt q(db_,
+         "INSERT INTO run(schedule_id, scan_id, started_at, ranks, rounds, planned, ok, skipped, failed, missing, report) "
+         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  if (r.schedule_id) q.bind(1, *r.schedule_id);
+  if (r.scan_id) q.bind(2, *r.scan_id);
+  q.bind(3, std::string_view(r.started_at.empty() ? now_iso() : r.started_at)).bind(4, r.ranks).bind(5, r.rounds).bind(6, r.planned).bind(7, r.ok);
+  q.bind(8, r.skipped).bind(9, r.failed).bind(10, r.missing).bind(11, r.report_json).run();
+  return db_.last_insert_rowid();
+}
+
+std::optional<RunRow> FabricStore::run(int64_t id) {
+  Stmt q(db_, "SELECT id, schedule_id, scan_id, started_at, ranks, rounds, planned, ok, skipped, failed, missing, report FROM run WHERE id = ?");
+  q.bind(1, id);
+  if (!q.step()) return std::nullopt;
+  RunRow r;
+  r.id = q.i64(0);
+  if (!q.is_null(1)) r.schedule_id = q.i64(1);
+  if (!q.is_null(2)) r.scan_id = q.i64(2);
+  r.started_at = q.text(3);
+  r.ranks = q.i64(4), r.rounds = q.i64(5), r.planned = q.i64(6), r.ok = q.i64(7);
+  r.skipped = q.i64(8), r.failed = q.i64(9), r.missing = q.i64(10);
+  r.report_json = q.text(11);
+  return r;
 }
 
 }  // namespace ibroute::store

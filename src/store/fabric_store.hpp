@@ -14,7 +14,7 @@
 
 namespace ibroute::store {
 
-constexpr int kSchemaVersion = 2;  // 1: scans; 2: + schedules (1 is migrated on open)
+constexpr int kSchemaVersion = 3;  // 1: scans; 2: + schedules; 3: + runs (older ones migrate on open)
 
 struct ScanInfo {
   int64_t id = 0;
@@ -30,6 +30,14 @@ struct ScanInfo {
 struct StoredRoute {
   fabric::RouteStatus status;
   std::vector<fabric::Hop> hops;  // from the ingress switch on
+};
+
+struct RunRow {
+  int64_t id = 0;
+  std::optional<int64_t> schedule_id, scan_id;
+  std::string started_at;
+  int64_t ranks = 0, rounds = 0, planned = 0, ok = 0, skipped = 0, failed = 0, missing = 0;
+  std::string report_json;
 };
 
 struct ScheduleInfo {
@@ -67,6 +75,10 @@ class FabricStore {
   ScheduleInfo schedule_info(const std::string& name_or_id);  // throws InputError when absent
   schedule::Schedule load_schedule(int64_t id);
   bool schedule_exists(const std::string& name);
+
+  // A run of a schedule (ibroute run): its counts and the whole report as JSON text.
+  int64_t save_run(const RunRow& run);
+  std::optional<RunRow> run(int64_t id);
 
   Db& db() { return db_; }
 

@@ -29,6 +29,7 @@ bool method_from(const std::string& s, Method& out);
 struct PlanOptions {
   Method method = Method::automatic;
   int repair_rounds = 40;
+  unsigned threads = 0;  // phases solved at once; 0: one per core
 };
 
 struct PlanStats {

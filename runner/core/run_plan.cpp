@@ -1,0 +1,34 @@
+#include "ibroute/runner/run_plan.hpp"
+
+#include <algorithm>
+
+namespace ibroute::runner {
+
+std::vector<Channel> channels_of(const schedule::Schedule& s) {
+  std::vector<Channel> ch;
+  for (const schedule::Phase& ph : s.phases)
+    for (size_t i = 0; i < ph.dst.size(); ++i)
+      if (ph.dst[i] >= 0) ch.push_back({static_cast<int32_t>(i), ph.dst[i], ph.dlid[i]});
+  std::sort(ch.begin(), ch.end());
+  ch.erase(std::unique(ch.begin(), ch.end()), ch.end());
+  return ch;
+}
+
+std::vector<TimedSend> sends_of(const schedule::Schedule& s, const std::vector<Channel>& channels, int32_t rank,
+                                uint32_t rounds, int64_t slot_ns) {
+  std::vector<TimedSend> out;
+  const auto phases = static_cast<uint32_t>(s.phases.size());
+  for (uint32_t r = 0; r < rounds; ++r)
+    for (uint32_t k = 0; k < phases; ++k) {
+      const schedule::Phase& ph = s.phases[k];
+      int32_t dst = ph.dst[static_cast<size_t>(rank)];
+      if (dst < 0) continue;
+      Channel want{rank, dst, ph.dlid[static_cast<size_t>(rank)]};
+      auto it = std::lower_bound(channels.begin(), channels.end(), want);
+      uint32_t seq = r * phases + k;
+      out.push_back({seq, dst, want.dlid, static_cast<uint32_t>(it - channels.begin()), static_cast<int64_t>(seq) * slot_ns});
+    }
+  return out;
+}
+
+}  // namespace ibroute::runner

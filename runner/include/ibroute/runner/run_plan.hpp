@@ -1,0 +1,50 @@
+// What one rank does in a run, derived from the schedule alone so that every rank derives the
+// same connections without asking the others: the channels (one RC connection per distinct
+// (source, destination, DLID) of the schedule) and its timed sends.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ibroute/schedule/schedule.hpp"
+
+namespace ibroute::runner {
+
+struct Channel {
+  int32_t src = 0, dst = 0;  // schedule ranks
+  uint16_t dlid = 0;         // 0 on RoCE-only schedules is fine: the DLID is then only recorded
+  auto operator<=>(const Channel&) const = default;
+};
+
+// Distinct (src, dst, DLID) of all phases, sorted.
+std::vector<Channel> channels_of(const schedule::Schedule& s);
+
+struct TimedSend {
+  uint32_t seq = 0;    // round * phases + phase: the transfer's number, carried as immediate data
+  int32_t dst = 0;
+  uint16_t dlid = 0;
+  uint32_t channel = 0;  // index into channels_of()
+  int64_t at_ns = 0;     // planned start after t0
+};
+
+// Rank `rank`'s sends over `rounds` repetitions of the schedule, phase k of round r at
+// (r * phases + k) * slot_ns.
+std::vector<TimedSend> sends_of(const schedule::Schedule& s, const std::vector<Channel>& channels, int32_t rank,
+                                uint32_t rounds, int64_t slot_ns);
+
+// Skip rule (seed 004): a destination with `limit` unfinished transfers gets no more until some
+// finish; the transfers that would have gone are counted as skipped.
+class SkipRule {
+ public:
+  SkipRule(size_t ranks, uint32_t limit) : open_(ranks, 0), limit_(limit) {}
+  bool admit(int32_t dst) const { return open_[static_cast<size_t>(dst)] < limit_; }
+  void posted(int32_t dst) { ++open_[static_cast<size_t>(dst)]; }
+  void finished(int32_t dst) { --open_[static_cast<size_t>(dst)]; }
+  uint32_t open(int32_t dst) const { return open_[static_cast<size_t>(dst)]; }
+
+ private:
+  std::vector<uint32_t> open_;
+  uint32_t limit_;
+};
+
+}  // namespace ibroute::runner

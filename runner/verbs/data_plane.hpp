@@ -1,0 +1,66 @@
+// One rank of `ibroute run`: connects to its peers (MPI carries the connection data), measures
+// the clock offsets (rank 0 against everyone, by verbs round trips), posts every transfer at
+// its planned time on the common clock, skips by the skip rule, drains, reports to rank 0.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bootstrap.hpp"
+#include "ibroute/runner/run_report.hpp"
+#include "ibroute/schedule/schedule.hpp"
+
+namespace ibroute::runner {
+
+struct RunConfig {
+  std::string device;        // "" = the first with an active port
+  int port = 0;              // 0 = its first active port
+  int gid_index = -1;        // RoCE: -1 picks the IPv4-mapped GID
+  uint64_t message_size = 0;
+  int64_t slot_ns = 0;
+  uint32_t rounds = 1;
+  uint32_t skip_after = 2;   // unfinished transfers to one destination before the next is skipped
+  int64_t drain_ns = 2'000'000'000;    // after the last planned start: wait this long for completions
+  int64_t finish_timeout_ns = 30'000'000'000;  // rank 0 waits this long for every rank's end
+  int64_t start_delay_ns = 200'000'000;        // t0 after the clock sync
+  int sync_samples = 200;
+  bool verify = true;        // receivers check every byte of what arrived
+  // Tests only: per MPI rank an artificial clock offset; a rank that stops taking receives; a
+  // rank that dies at its k-th send.
+  std::vector<int64_t> test_clock_skew_ns;
+  int test_stall_rank = -1;
+  int test_die_rank = -1;
+  uint32_t test_die_at = 0;
+};
+
+// Rank-to-host mapping inputs: the schedule's hosts by port GUID (to match the local port), or
+// an explicit placement (schedule rank per MPI rank).
+struct RankMapping {
+  std::vector<uint64_t> port_guids;  // per schedule rank
+  std::vector<uint16_t> base_lids;   // per schedule rank (DLID = base + path offset on IB)
+  std::vector<int32_t> placement;    // per MPI rank; empty: by port GUID
+};
+
+struct RunOutcome {
+  bool root = false;  // the rest is filled at MPI rank 0 only
+  std::vector<TransferRecord> records;
+  std::vector<RankClock> clocks;
+  std::vector<int32_t> missing;        // schedule ranks that never reported
+  std::vector<int32_t> schedule_rank;  // per MPI rank
+  std::string device;
+  bool ethernet = false;
+  int64_t t0_ns = 0;
+};
+
+// Thrown with the same text on every rank when any rank cannot take part.
+struct RunError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+RunOutcome run_schedule(Bootstrap& mpi, const schedule::Schedule& s, const RankMapping& map, const RunConfig& cfg);
+
+const char* wc_status_name(int status);
+
+}  // namespace ibroute::runner

@@ -1,0 +1,27 @@
+// The report of a run, as JSON (stored in the database, written with --output) and as text.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <ostream>
+
+#include "data_plane.hpp"
+#include "fabric_context.hpp"
+#include "ibroute/runner/run_report.hpp"
+
+namespace ibroute::cli {
+
+struct RunJsonContext {
+  const schedule::Schedule& schedule;
+  uint64_t message_size;
+  int64_t slot_ns;
+  uint32_t rounds, skip_after;
+  const runner::RunOutcome& outcome;
+  const runner::RunSummary& summary;
+  const FabricContext* fabric;  // null: no per-link figures
+};
+
+nlohmann::json run_report_json(const RunJsonContext& c);
+void print_run_summary(const RunJsonContext& c, std::ostream& out);
+
+}  // namespace ibroute::cli

@@ -1,0 +1,197 @@
+"""ibroute run on real libibverbs: Soft-RoCE in a qemu VM, ranks started by Open MPI's mpirun.
+
+Schedules are planned on an ibsim + OpenSM fabric (96 hosts, shuffled names, LMC 2); the VM's
+ranks are placed on some of its hosts with --placement, so the per-link figures map onto that
+fabric's routes. One VM boot runs every scenario (a boot costs ~10 s under emulation); each
+test then checks what its scenario left in the shared job directory.
+"""
+import json
+import os
+import random
+import shlex
+import shutil
+import sys
+import tempfile
+import unittest
+from collections import Counter
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "sim"))
+sys.path.insert(0, HERE)
+
+from common import EXAMPLES, IBROUTE, db_rows, ibroute  # noqa: E402
+from simfabric import SimFabric  # noqa: E402
+import softroce_vm  # noqa: E402
+
+MPI_ENV = ("export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader,tcp "
+           "OMPI_MCA_pml=ob1 OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo "
+           "OMPI_MCA_rmaps_base_oversubscribe=1\n")  # 8 ranks on 2 virtual CPUs
+SKEWS_US = [0, 1500, -700, 25000, -12345.6, 3.2, 480, -90000]
+STALLED, DEAD = 2, 3  # MPI ranks
+
+
+class RunnerInVm(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cache = os.environ.get("IBROUTE_VM_CACHE", os.path.join(tempfile.gettempdir(), "ibroute-vm"))
+        os.makedirs(cache, exist_ok=True)
+        cls.job = tempfile.mkdtemp(prefix="runner-", dir=cache)
+        db = os.path.join(cls.job, "fab.db")
+        with SimFabric(os.path.join(EXAMPLES, "hft96-shuffled.topo"), lmc=2) as sim:
+            ibroute("scan", "--db", db, sim=sim)
+        cas = sorted(r[0] for r in db_rows(db, "SELECT desc FROM node WHERE type='ca'"))
+        hosts = random.Random(7).sample(cas, 8)
+        cls.hosts = hosts
+        for n, rate in ((2, "20M"), (4, "10M"), (8, "5M")):
+            with open(os.path.join(cls.job, f"p{n}.txt"), "w") as f:
+                f.write("\n".join(hosts[:n]) + "\n")
+            ibroute("plan", "--db", db, "--hosts", ",".join(hosts[:n]), "--message-size", "64K", "--rate", rate,
+                    "--name", f"vm{n}")
+        # A schedule for another fabric: the same file with port GUIDs this fabric does not have.
+        ibroute("export", "--db", db, "--schedule", "vm4", "-o", os.path.join(cls.job, "vm4.json"))
+        with open(os.path.join(cls.job, "vm4.json")) as f:
+            doc = json.load(f)
+        for h in doc["hosts"]:
+            h["port_guid"] = "0x00aa" + h["port_guid"][6:]
+        with open(os.path.join(cls.job, "other.json"), "w") as f:
+            json.dump(doc, f)
+        run = f"{shlex.quote(IBROUTE)} run --db /tmp/fab.db"
+        skews = ",".join(map(str, SKEWS_US))
+        scenarios = {
+            "n2": f"mpirun -np 2 {run} --schedule vm2 --placement /job/p2.txt --rounds 3 -o /job/n2.json",
+            "n4": f"mpirun -np 4 {run} --schedule vm4 --placement /job/p4.txt --rounds 3 -o /job/n4.json",
+            "n8": f"mpirun -np 8 {run} --schedule vm8 --placement /job/p8.txt --rounds 2 --test-clock-skew-us {skews} -o /job/n8.json",
+            "stall": f"mpirun -np 4 {run} --schedule vm4 --placement /job/p4.txt --rounds 4 --skip-after 1 --drain 1 "
+                     f"--test-stall-rank {STALLED} -o /job/stall.json",
+            # Open MPI aborts the whole job when one process dies unless told not to.
+            "die": f"mpirun --mca orte_abort_on_non_zero_status 0 -np 4 {run} --schedule vm4 --placement /job/p4.txt "
+                   f"--rounds 4 --finish-timeout 5 --test-die-rank {DEAD} --test-die-at 2 -o /job/die.json",
+            "ranks": f"mpirun -np 3 {run} --schedule vm4",
+            "device": f"mpirun -np 4 {run} --schedule vm4 --placement /job/p4.txt --device mlx5_7",
+            "other": f"mpirun -np 4 {run} --schedule-file /job/other.json --placement /job/p4.txt",
+        }
+        script = MPI_ENV + "cp /job/fab.db /tmp/fab.db\n"
+        for name, cmd in scenarios.items():
+            script += f"timeout 300 {cmd} > /job/{name}.out 2> /job/{name}.err; echo $? > /job/{name}.rc\n"
+        script += "cp /tmp/fab.db /job/after.db\n"
+        code, out = softroce_vm.run(script, timeout=1500, workdir=cls.job)
+        if code != 0:
+            raise AssertionError(f"VM job failed ({code}): {out[-3000:]}")
+        cls.db = db
+
+    @classmethod
+    def tearDownClass(cls):
+        if not os.environ.get("IBROUTE_KEEP"):
+            shutil.rmtree(cls.job, ignore_errors=True)
+
+    def result(self, name):
+        with open(os.path.join(self.job, f"{name}.rc")) as f:
+            rc = int(f.read())
+        with open(os.path.join(self.job, f"{name}.err"), errors="replace") as f:
+            err = f.read()
+        report = None
+        if os.path.exists(os.path.join(self.job, f"{name}.json")):
+            with open(os.path.join(self.job, f"{name}.json")) as f:
+                report = json.load(f)
+        return rc, err, report
+
+    def check_clean(self, name, n, rounds):
+        rc, err, r = self.result(name)
+        self.assertEqual(rc, 0, err[-2000:])
+        t = r["totals"]
+        self.assertEqual(t["planned"], n * (n - 1) * rounds)
+        self.assertEqual(t["ok"], t["planned"])
+        self.assertEqual(t["corrupt"], 0)
+        cols = r["transfer_columns"]
+        rows = [dict(zip(cols, x)) for x in r["transfers"]]
+        self.assertTrue(all(x["verified"] == 1 for x in rows), "every transfer's bytes checked by its receiver")
+        self.assertTrue(all(x["arrived_ns"] >= x["posted_ns"] >= 0 for x in rows))
+        pairs = Counter((x["src"], x["dst"]) for x in rows)
+        self.assertEqual(set(pairs.values()), {rounds})
+        self.assertEqual(len(pairs), n * (n - 1))
+        self.assertEqual(r["link_layer"], "Ethernet")
+        return r
+
+    def test_two_four_eight_ranks_deliver_every_byte(self):
+        self.check_clean("n2", 2, 3)
+        self.check_clean("n4", 4, 3)
+        self.check_clean("n8", 8, 2)
+
+    def test_injected_clock_offsets_recovered_within_uncertainty(self):
+        r = self.check_clean("n8", 8, 2)
+        clocks = {c["host"]: c for c in r["clock"]["ranks"]}
+        self.assertEqual(len(clocks), 7)
+        for mpi_rank in range(1, 8):
+            c = clocks[self.hosts[mpi_rank]]
+            truth = (SKEWS_US[mpi_rank] - SKEWS_US[0]) * 1000
+            self.assertLessEqual(abs(c["offset_ns"] - truth), c["uncertainty_ns"],
+                                 f"rank {mpi_rank}: {c} against {truth}")
+            self.assertLess(c["uncertainty_ns"], 1_000_000, "an offset known to better than a millisecond")
+            self.assertIn("after", c, "measured again after the run")
+
+    def test_per_link_load_on_the_fabric_routes(self):
+        """The run's per-link transfers equal those recomputed from the database's route table."""
+        r = self.check_clean("n4", 4, 3)
+        ports = {(n, p): (base, peer) for n, p, base, peer in
+                 db_rows(self.db, "SELECT node_idx, num, base_lid, peer_node FROM port")}
+        desc = dict(db_rows(self.db, "SELECT idx, desc FROM node"))
+        idx = {d: i for i, d in desc.items()}
+        routes = {(i, d): h for i, d, h in db_rows(self.db, "SELECT ingress, dlid, hops FROM route")}
+        hosts = self.hosts[:4]
+        expect = Counter()
+        cols = r["transfer_columns"]
+        for x in (dict(zip(cols, t)) for t in r["transfers"]):
+            node = idx[hosts[x["src"]]]
+            port = next(p for (n, p) in ports if n == node)
+            expect[f"{hosts[x['src']]}[{port}]"] += 1
+            for hop in routes[(ports[(node, port)][1], x["dlid"])].split():
+                n, p = map(int, hop.split(":"))
+                if p not in (0, 255):
+                    expect[f"{desc[n]}[{p}]"] += 1
+        got = {l["link"].split(" -> ")[0]: l["transfers"] for l in r["links"]}
+        self.assertEqual(got, dict(expect))
+        self.assertTrue(r["busiest_links"])
+
+    def test_stalled_receiver_makes_its_senders_skip(self):
+        rc, err, r = self.result("stall")
+        self.assertEqual(rc, 1, "a run with skips is not clean")
+        stalled = self.hosts[STALLED]
+        t = r["totals"]
+        self.assertGreater(t["skipped"], 0)
+        self.assertEqual(t["skipped"] + t["timeout"] + t["ok"], t["planned"])
+        cols = r["transfer_columns"]
+        bad = [dict(zip(cols, x)) for x in r["transfers"] if x[cols.index("status")] != "ok"]
+        self.assertTrue(all(self.hosts[x["dst"]] == stalled for x in bad), "only transfers to the stalled host suffer")
+        self.assertIn(stalled, r["suspect_links"][0]["link"].split(" -> ")[1], "the link into it tops the suspects")
+        node = next(n for n in r["nodes"] if n["host"] == stalled)
+        self.assertEqual(node["skipped"], 0, "its own sends go on")
+
+    def test_killed_rank_is_named_and_the_others_finish(self):
+        rc, err, r = self.result("die")
+        self.assertNotEqual(rc, 0)
+        dead = self.hosts[DEAD]
+        self.assertEqual([m["host"] for m in r["missing_ranks"]], [dead])
+        cols = r["transfer_columns"]
+        rows = [dict(zip(cols, x)) for x in r["transfers"]]
+        survivors = [x for x in rows if self.hosts[x["src"]] != dead and self.hosts[x["dst"]] != dead]
+        self.assertTrue(survivors and all(x["status"] == "ok" for x in survivors), "the others' transfers all arrived")
+        to_dead = [x for x in rows if self.hosts[x["dst"]] == dead]
+        self.assertTrue(any(x["status"] != "ok" for x in to_dead))
+
+    def test_bad_input_stops_every_rank_with_one_message(self):
+        for name, ranks, text in (("ranks", 3, "the schedule has 4 hosts but 3 ranks were started"),
+                                  ("device", 4, "no RDMA device named mlx5_7"),
+                                  ("other", 4, "does not fit scan")):
+            rc, err, _ = self.result(name)
+            self.assertNotIn(rc, (0, 124), f"{name}: {err[-1000:]}")  # 124: timeout, i.e. a hang
+            lines = [l for l in err.splitlines() if l.startswith("ibroute:") and text in l]
+            self.assertEqual(len(lines), ranks, f"{name}: one error line per rank expected:\n{err[-2000:]}")
+
+    def test_runs_are_stored_in_the_database(self):
+        rows = db_rows(os.path.join(self.job, "after.db"), "SELECT ranks, planned, ok, skipped, missing FROM run ORDER BY id")
+        self.assertIn((4, 36, 36, 0, 0), rows)
+        self.assertTrue(any(m == 1 for *_, m in rows), "the run with a dead rank is stored too")
+
+
+if __name__ == "__main__":
+    unittest.main()
