@@ -10,6 +10,9 @@ PACKAGES=(
   libsqlite3-dev sqlite3 libcli11-dev nlohmann-json3-dev
   graphviz libgraphviz-dev
   libgtest-dev
+  # ibroute run: verbs and MPI; its tests and benchmark boot a Soft-RoCE VM (tests/vm)
+  ibverbs-providers libopenmpi-dev openmpi-bin
+  qemu-system-x86 linux-image-amd64 busybox-static kmod rdma-core ibverbs-utils perftest iproute2
 )
 
 missing=()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install what the tests need, then run every test suite twice: built with warnings as errors
 # (preset ci), and built with AddressSanitizer + UndefinedBehaviorSanitizer (preset debug).
-# Suites: unit tests (label unit) and integration tests on ibsim + OpenSM (label sim).
+# Suites: unit tests (label unit), integration tests on ibsim + OpenSM (label sim), and the
+# runner on Soft-RoCE in a qemu VM (label vm; not in the sanitizer pass).
 # Extra arguments go to ctest, e.g. `scripts/test.sh -L unit`. IBROUTE_NO_SANITIZE=1 skips the
 # sanitizer pass (it takes a few minutes more on 2 cores).
 set -euo pipefail
