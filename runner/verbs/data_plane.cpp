@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <csignal>
 #include <cstring>
 #include <ctime>
@@ -150,6 +152,8 @@ class Rank {
   std::deque<std::pair<size_t, Msg>> inbox_;  // control messages not yet asked for (qp index, msg)
   std::unique_ptr<SkipRule> skip_;
   size_t open_ = 0;
+  static constexpr int64_t kHotNs = 5'000'000;
+  int64_t hot_until_ = 0;  // control traffic seen lately: spin, do not sleep
 
   int64_t now() const { return raw_now() + skew_; }
 
@@ -236,15 +240,18 @@ class Rank {
     std::vector<std::vector<uint8_t>> to(static_cast<size_t>(mpi_.size()));
     try {
       const uint32_t depth = cfg_.skip_after + 1;
+      // Receive requests: one per transfer a source may have open, plus slack (up to one per
+      // round) so that a receiver that is slow to repost does not stall its senders.
+      const uint32_t recv_depth = depth + std::min<uint32_t>(cfg_.rounds, 62);
       const ibv_device_attr& lim = port_.device;
       send_cq_ = create_cq(port_.ctx.get(), static_cast<int>(my_send_.size() * depth), lim, "send");
-      recv_cq_ = create_cq(port_.ctx.get(), static_cast<int>(my_recv_.size() * depth), lim, "receive");
+      recv_cq_ = create_cq(port_.ctx.get(), static_cast<int>(my_recv_.size() * recv_depth), lim, "receive");
       const size_t ctl_qps = mpi_.rank() == 0 ? static_cast<size_t>(mpi_.size()) : 1;
       ctl_cq_ = create_cq(port_.ctx.get(), static_cast<int>(ctl_qps * (kCtlDepth + 16)), lim, "control");
       for (size_t k = 0; k < my_send_.size(); ++k)
         send_qps_.push_back(create_rc_qp(pd_.get(), send_cq_.get(), send_cq_.get(), depth, 1, lim));
       for (size_t k = 0; k < my_recv_.size(); ++k) {
-        recv_qps_.push_back(create_rc_qp(pd_.get(), recv_cq_.get(), recv_cq_.get(), 1, depth, lim));
+        recv_qps_.push_back(create_rc_qp(pd_.get(), recv_cq_.get(), recv_cq_.get(), 1, recv_depth, lim));
         recv_qp_index_[recv_qps_.back()->qp_num] = k;
       }
       for (size_t k = 0; k < ctl_qps; ++k)
@@ -294,7 +301,9 @@ class Rank {
         size_t p = static_cast<size_t>(mpi_of_[static_cast<size_t>(c.src)]);
         // Acknowledgements go back over the sender's base LID.
         connect_rc(recv_qps_[k].get(), port_, hello_[p].address, map_.base_lids[static_cast<size_t>(c.src)], their_send[p][used_send[p]++]);
-        for (uint32_t d = 0; d < cfg_.skip_after + 1; ++d) post_data_recv(k);
+        // Tests: a stalled receiver takes one transfer per source, then none.
+        const uint32_t posts = mpi_.rank() == cfg_.test_stall_rank ? 1 : cfg_.skip_after + 1 + std::min<uint32_t>(cfg_.rounds, 62);
+        for (uint32_t d = 0; d < posts; ++d) post_data_recv(k);
       }
       for (size_t k = 0; k < my_send_.size(); ++k) {
         const Channel& c = channels_[my_send_[k]];
@@ -343,6 +352,7 @@ class Rank {
 
   void send_ctl(size_t k, Msg m) {
     m.from = mpi_.rank();
+    hot_until_ = raw_now() + kHotNs;
     ibv_sge sge{reinterpret_cast<uint64_t>(&m), sizeof m, 0};
     ibv_send_wr wr{};
     wr.wr_id = UINT64_MAX;
@@ -366,6 +376,7 @@ class Rank {
       std::memcpy(&m, ctl_buf_->data + wc[x].wr_id * kCtlSlot, sizeof m);
       post_ctl_recv(k, slot);
       inbox_.emplace_back(k, m);
+      hot_until_ = raw_now() + kHotNs;
     }
   }
 
@@ -393,7 +404,12 @@ class Rank {
       poll_ctl();
       poll_data();
       if (raw_now() > deadline) return false;
-      if (inbox_.empty()) sched_yield();  // ranks may share cores (tests, VMs): let the others answer
+      // Spin while control traffic flows (a clock ping-pong's delay is its error); else sleep,
+      // so that ranks sharing cores (tests, VMs) leave them to those with work.
+      if (inbox_.empty()) {
+        if (raw_now() < hot_until_) sched_yield();
+        else std::this_thread::sleep_for(std::chrono::microseconds(50));
+      }
     }
   }
 
@@ -480,7 +496,10 @@ class Rank {
     while (k < sends_.size()) {
       if (int64_t wait = records_[k].planned_ns - now(); wait > 0) {
         poll_data();
-        if (wait > 20'000) sched_yield();  // not close to the next start: give a shared core away
+        // Far from the next start: sleep until 200 us before it (in steps, to keep taking
+        // completions); then spin. Ranks sharing cores leave them to those with work.
+        if (wait > 300'000) std::this_thread::sleep_for(std::chrono::nanoseconds(std::min<int64_t>(wait - 200'000, 1'000'000)));
+        else if (wait > 20'000) sched_yield();
         continue;
       }
       if (mpi_.rank() == cfg_.test_die_rank && k == cfg_.test_die_at) raise(SIGKILL);

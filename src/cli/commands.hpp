@@ -20,5 +20,6 @@ Runner setup_plan(CLI::App& app);
 Runner setup_export(CLI::App& app);
 Runner setup_validate(CLI::App& app);
 Runner setup_run(CLI::App& app);
+Runner setup_accept(CLI::App& app);
 
 }  // namespace ibroute::cli

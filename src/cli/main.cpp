@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
   Runner run;
   auto pick = [&](Runner r) { return [&run, r] { run = r; }; };
   for (auto setup : {setup_scan, setup_scans, setup_routes, setup_diff, setup_topo, setup_analyze, setup_plan, setup_export,
-                     setup_validate, setup_run}) {
+                     setup_validate, setup_run, setup_accept}) {
     // Each setup registers one subcommand; the last one added is the one it returned.
     Runner r = setup(app);
     app.get_subcommands({}).back()->callback(pick(r));

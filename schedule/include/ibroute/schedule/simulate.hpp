@@ -1,0 +1,27 @@
+// Playing a schedule on a fabric without hardware: in every phase the transfers share the links
+// of their routes max-min fairly (progressive filling over the links' rates); a phase lasts until
+// its slowest transfer is done. Gives the per-pair bandwidth (the mpiGraph matrix) and the rate
+// each node sustains.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ibroute/schedule/evaluate.hpp"
+#include "ibroute/schedule/schedule.hpp"
+
+namespace ibroute::schedule {
+
+struct Simulation {
+  size_t n = 0;
+  std::vector<float> pair_gbps;       // n x n, row = source rank; 0 where no transfer (or broken)
+  std::vector<double> phase_seconds;  // per phase
+  double seconds = 0;                 // all phases, back to back
+  double node_bytes_per_s = 0;        // what each node sends per second over the whole schedule
+  size_t broken = 0;                  // transfers without a working route
+};
+
+// message_size: bytes per transfer. A schedule rate (timing.rate > 0) caps each transfer.
+Simulation simulate(const EvalContext& ctx, const Schedule& s, uint64_t message_size);
+
+}  // namespace ibroute::schedule

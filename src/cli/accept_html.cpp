@@ -1,0 +1,184 @@
+#include "accept_html.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+namespace ibroute::cli {
+
+using nlohmann::json;
+
+namespace {
+
+std::string esc(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    switch (c) {
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '&': o += "&amp;"; break;
+      case '"': o += "&quot;"; break;
+      default: o += c;
+    }
+  }
+  return o;
+}
+
+std::string text_of(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_float()) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.4g", v.get<double>());
+    return b;
+  }
+  if (v.is_null()) return "—";
+  return v.dump();
+}
+
+// Blue (low) to red (high), as mpiGraph's colour scale.
+std::string colour(double x) {
+  x = std::clamp(x, 0.0, 1.0);
+  int r = static_cast<int>(255 * std::min(1.0, 2 * x)), b = static_cast<int>(255 * std::min(1.0, 2 * (1 - x)));
+  int g = static_cast<int>(255 * (1 - std::abs(2 * x - 1)) * 0.8);
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "#%02x%02x%02x", r, g, b);
+  return buf;
+}
+
+std::string heatmap_svg(const Heatmap& h) {
+  const int px = std::max(2, static_cast<int>(512 / std::max<size_t>(1, h.cells)));
+  const int side = px * static_cast<int>(h.cells);
+  std::ostringstream o;
+  o << "<svg id=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << side + 60 << "\" height=\"" << side + 30
+    << "\" shape-rendering=\"crispEdges\"><g transform=\"translate(40,5)\">";
+  for (size_t y = 0; y < h.cells; ++y)
+    for (size_t x = 0; x < h.cells; ++x) {
+      float v = h.gbps[y * h.cells + x];
+      o << "<rect x=\"" << x * px << "\" y=\"" << y * px << "\" width=\"" << px << "\" height=\"" << px << "\" fill=\""
+        << (v < 0 ? std::string("#eeeeee") : colour(h.max_gbps > 0 ? v / h.max_gbps : 0)) << "\"/>";
+    }
+  o << "<text x=\"0\" y=\"" << side + 18 << "\" font-size=\"11\">destination rank →  (0 … " << h.ranks - 1
+    << ")</text><text x=\"-30\" y=\"12\" font-size=\"11\" transform=\"rotate(90,-30,12)\">source rank →</text></g></svg>";
+  return o.str();
+}
+
+// Side-by-side bars: transfers per link direction and phase, round-robin against the plan.
+std::string histogram_svg(const json& rr, const json& plan) {
+  std::vector<int> keys;
+  for (const json* h : {&rr, &plan})
+    for (auto it = h->begin(); it != h->end(); ++it) keys.push_back(std::stoi(it.key()));
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  double top = 1;
+  for (const json* h : {&rr, &plan})
+    for (auto it = h->begin(); it != h->end(); ++it) top = std::max(top, it.value().get<double>());
+  const int bw = 18, gap = 14, height = 160;
+  const int width = static_cast<int>(keys.size()) * (2 * bw + gap) + 60;
+  std::ostringstream o;
+  o << "<svg class=\"histogram\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height + 40 << "\">";
+  for (size_t k = 0; k < keys.size(); ++k) {
+    const std::string key = std::to_string(keys[k]);
+    int x = 40 + static_cast<int>(k) * (2 * bw + gap);
+    for (int side = 0; side < 2; ++side) {
+      const json& h = side ? plan : rr;
+      double v = h.contains(key) ? h[key].get<double>() : 0;
+      int bar = static_cast<int>(height * v / top);
+      o << "<rect x=\"" << x + side * bw << "\" y=\"" << height - bar << "\" width=\"" << bw - 2 << "\" height=\"" << bar
+        << "\" fill=\"" << (side ? "#2a7" : "#c44") << "\"><title>" << (side ? "plan" : "round-robin") << ": " << v
+        << " (link, phase) pairs at " << key << "</title></rect>";
+    }
+    o << "<text x=\"" << x + bw - 4 << "\" y=\"" << height + 14 << "\" font-size=\"11\">" << key << "</text>";
+  }
+  o << "<text x=\"40\" y=\"" << height + 32 << "\" font-size=\"11\">transfers on a link direction at once "
+    << "(red: round-robin, name order, base LIDs; green: the plan); log-free counts of (link, phase) pairs</text></svg>";
+  return o.str();
+}
+
+std::string table(const json& rows, const std::vector<std::string>& cols, const std::string& id = "") {
+  std::ostringstream o;
+  o << "<table" << (id.empty() ? "" : " id=\"" + id + "\"") << "><tr>";
+  for (const std::string& c : cols) o << "<th>" << esc(c) << "</th>";
+  o << "</tr>";
+  for (const json& r : rows) {
+    o << "<tr>";
+    for (const std::string& c : cols) o << "<td>" << esc(r.contains(c) ? text_of(r[c]) : "—") << "</td>";
+    o << "</tr>";
+  }
+  o << "</table>";
+  return o.str();
+}
+
+}  // namespace
+
+Heatmap bin_heatmap(const std::vector<float>& pair_gbps, size_t n, size_t max_cells) {
+  Heatmap h;
+  h.ranks = n;
+  h.cells = std::min(n, max_cells);
+  if (h.cells == 0) return h;
+  std::vector<double> sum(h.cells * h.cells, 0);
+  std::vector<int> count(h.cells * h.cells, 0);
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = 0; j < n; ++j) {
+      if (i == j) continue;
+      size_t c = (i * h.cells / n) * h.cells + j * h.cells / n;
+      sum[c] += pair_gbps[i * n + j];
+      ++count[c];
+    }
+  h.gbps.resize(h.cells * h.cells);
+  for (size_t c = 0; c < sum.size(); ++c) {
+    h.gbps[c] = count[c] ? static_cast<float>(sum[c] / count[c]) : -1.f;
+    h.max_gbps = std::max(h.max_gbps, static_cast<double>(h.gbps[c]));
+  }
+  return h;
+}
+
+std::string accept_html(const json& r, const std::string& fabric_svg, const Heatmap& heat) {
+  std::ostringstream o;
+  const bool ok = r["accepted"].get<bool>();
+  o << "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>ibroute acceptance: "
+    << (ok ? "ACCEPTED" : "NOT ACCEPTED") << "</title><style>"
+    << "body{font-family:sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;margin:1em 0}"
+    << "td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;font-size:13px}th{background:#f3f3f3}"
+    << ".pass{background:#dfd}.fail{background:#fdd}.skip{background:#eee}#verdict-line{font-size:1.6em;font-weight:bold}"
+    << ".fig{overflow:auto;max-height:900px;border:1px solid #ddd;padding:4px}</style></head><body>";
+  o << "<h1>Acceptance test of " << esc(text_of(r["fabric"]["name"])) << "</h1>";
+  o << "<p id=\"verdict-line\" class=\"" << (ok ? "pass" : "fail") << "\">" << (ok ? "ACCEPTED" : "NOT ACCEPTED") << " — "
+    << r["passed"].get<int>() << " of " << r["checks"].size() << " checks pass"
+    << (r["failed"].get<int>() ? ", " + std::to_string(r["failed"].get<int>()) + " fail" : "") << "</p>";
+  o << "<p>scan " << r["fabric"]["scan_id"].get<int64_t>() << " (" << esc(text_of(r["fabric"]["scanned_at"])) << "), "
+    << r["fabric"]["hosts"].get<size_t>() << " hosts, expectation <code>" << esc(text_of(r["expect_file"])) << "</code>, mode <b>"
+    << esc(text_of(r["mode"])) << "</b>" << (r["mode"] == "simulate" ? " (the plan played on the scanned fabric by max-min fair sharing; "
+                                                                      "no hardware was used)" : "")
+    << "</p>";
+  o << "<h2>Verdict</h2><table id=\"verdict\"><tr><th>check</th><th>result</th><th>measured</th><th>expected</th><th>detail</th></tr>";
+  for (const json& c : r["checks"]) {
+    std::string res = c["result"].get<std::string>();
+    o << "<tr class=\"" << (res == "pass" ? "pass" : res == "fail" ? "fail" : "skip") << "\"><td>" << esc(c["check"].get<std::string>())
+      << "</td><td>" << esc(res) << "</td><td>" << esc(text_of(c["measured"])) << "</td><td>" << esc(text_of(c["expected"]))
+      << "</td><td>" << esc(text_of(c.value("detail", json()))) << "</td></tr>";
+  }
+  o << "</table>";
+  o << "<h2>Fabric, coloured by link load of the plan's worst phase</h2><div class=\"fig\" id=\"fabric\">" << fabric_svg << "</div>";
+  o << "<h2>Per-pair bandwidth (Gb/s)</h2><p>Row: source rank, column: destination rank"
+    << (heat.cells < heat.ranks ? "; " + std::to_string(heat.ranks) + " ranks binned into " + std::to_string(heat.cells) + " per side (mean)" : "")
+    << "; blue = low, red = " << text_of(json(heat.max_gbps)) << " Gb/s.</p><div class=\"fig\">" << heatmap_svg(heat) << "</div>";
+  o << "<h2>Transfers per link: round-robin against the plan</h2><div class=\"fig\">"
+    << histogram_svg(r["load"]["round_robin"]["histogram"], r["load"]["plan"]["histogram"]) << "</div>";
+  o << table(json::array({json{{"pattern", "round-robin (name order, base LIDs)"},
+                               {"worst link", r["load"]["round_robin"]["max_load"]},
+                               {"congested share", r["load"]["round_robin"]["congested_share"]}},
+                          json{{"pattern", "plan"}, {"worst link", r["load"]["plan"]["max_load"]},
+                               {"congested share", r["load"]["plan"]["congested_share"]}}}),
+             {"pattern", "worst link", "congested share"});
+  o << "<h2>Clock synchronisation</h2>";
+  if (r["clock"].empty()) o << "<p id=\"clock\">Not measured: no run on hardware (simulated).</p>";
+  else o << table(r["clock"], {"host", "offset_ns", "uncertainty_ns", "min_rtt_ns", "drift_ppm"}, "clock");
+  o << "<h2>Skipped and failed transfers, by link</h2>";
+  if (r["suspect_links"].empty()) o << "<p id=\"suspects\">None.</p>";
+  else o << table(r["suspect_links"], {"link", "failed", "skipped", "transfers", "bad_share"}, "suspects");
+  if (!r["not_ok"].empty()) o << table(r["not_ok"], {"src", "dst", "dlid", "status", "error", "path"});
+  o << "<p style=\"color:#888\">ibroute accept, " << esc(text_of(r["created_at"])) << "</p></body></html>\n";
+  return o.str();
+}
+
+}  // namespace ibroute::cli

@@ -1,0 +1,382 @@
+// ibroute accept: the all-to-all acceptance test of a cluster. Structure and routing from the
+// scan, a congestion-free plan, then the plan played (--simulate) or run on the hardware
+// (--launch, or the report of an earlier `ibroute run`), each check against the expectation file
+// (docs/acceptance.md); a self-contained HTML report and the same data as JSON.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <unistd.h>
+
+#include "accept_html.hpp"
+#include "commands.hpp"
+#include "common.hpp"
+#include "fabric_context.hpp"
+#include "ibroute/fabric/dot.hpp"
+#include "ibroute/fabric/error.hpp"
+#include "ibroute/schedule/admission.hpp"
+#include "ibroute/schedule/hosts.hpp"
+#include "ibroute/schedule/patterns.hpp"
+#include "ibroute/schedule/planner.hpp"
+#include "ibroute/schedule/simulate.hpp"
+
+namespace ibroute::cli {
+
+using namespace ibroute::schedule;
+using nlohmann::json;
+
+namespace {
+
+struct AcceptOptions {
+  std::string db = kDefaultDb;
+  std::optional<int64_t> scan;
+  std::string expect;
+  std::string hosts;
+  bool simulate = false;
+  std::string launch;
+  std::vector<std::string> run_args;
+  std::string run_report;
+  std::string message_size = "1M";
+  std::string rate;
+  std::string report = "accept-report.html";
+  bool json = false;
+};
+
+// The expectation file: what "accepted" means. Every key optional; an unknown key is an error
+// (a typo must not silently drop a check).
+struct Expectation {
+  json doc;
+  static constexpr const char* kKeys[] = {"topology",        "hosts",
+                                          "link_width",      "link_speed",
+                                          "lmc",             "max_broken_links",
+                                          "max_routing_imbalance", "congestion_free",
+                                          "min_rate_per_node",     "max_skipped_share",
+                                          "max_clock_uncertainty_us", "message_size"};
+};
+
+Expectation read_expectation(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError("cannot read " + path);
+  Expectation e;
+  try {
+    e.doc = json::parse(in);
+  } catch (const json::exception& x) {
+    throw InputError(path + ": not JSON (" + std::string(x.what()) + ")");
+  }
+  if (!e.doc.is_object()) throw InputError(path + ": expected a JSON object");
+  for (auto it = e.doc.begin(); it != e.doc.end(); ++it) {
+    bool known = false;
+    for (const char* k : Expectation::kKeys) known = known || it.key() == k;
+    if (!known) throw InputError(path + ": unknown key '" + it.key() + "' (see docs/acceptance.md)");
+  }
+  if (e.doc.contains("topology") && e.doc["topology"] != "two-level" && e.doc["topology"] != "three-level")
+    throw InputError(path + ": topology must be \"two-level\" or \"three-level\"");
+  return e;
+}
+
+struct Checks {
+  json list = json::array();
+  int passed = 0, failed = 0;
+  void add(const std::string& name, std::optional<bool> ok, json measured, json expected, const std::string& detail = "") {
+    std::string result = !ok ? "not measured" : *ok ? "pass" : "fail";
+    if (ok) (*ok ? passed : failed)++;
+    json c{{"check", name}, {"result", result}, {"measured", measured}, {"expected", expected}};
+    if (!detail.empty()) c["detail"] = detail;
+    list.push_back(c);
+  }
+};
+
+std::string text_or(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+std::string now_iso() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string port_name(const fabric::Fabric& f, int32_t node, int port) {
+  return f.nodes[node].desc + "[" + std::to_string(port) + "]";
+}
+
+json load_json(const LoadReport& l) {
+  json h = json::object();
+  for (auto [load, n] : l.histogram) h[std::to_string(load)] = n;
+  return {{"max_load", l.max_load}, {"congested_share", l.congested_share()}, {"histogram", h},
+          {"phase_max", phase_max_histogram(l.phase_max)}};
+}
+
+// Runs `LAUNCH ibroute run ...` and returns its report (the launcher starts one rank per host).
+json launch_run(const AcceptOptions& o, const std::string& schedule, size_t ranks) {
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) throw std::runtime_error("cannot find the ibroute executable");
+  self[n] = 0;
+  char tmpl[] = "/tmp/ibroute-accept-XXXXXX";
+  int fd = mkstemp(tmpl);
+  if (fd < 0) throw std::runtime_error("cannot create a temporary file");
+  close(fd);
+  std::string launch = o.launch;
+  for (size_t p; (p = launch.find("{ranks}")) != std::string::npos;) launch.replace(p, 7, std::to_string(ranks));
+  std::string cmd = launch + " '" + self + "' run --db '" + o.db + "' --schedule '" + schedule + "' -o " + tmpl;
+  for (const std::string& a : o.run_args) cmd += " '" + a + "'";
+  std::cerr << "accept: " << cmd << "\n";
+  int rc = std::system(cmd.c_str());
+  std::ifstream in(tmpl);
+  json r;
+  try {
+    r = json::parse(in);
+  } catch (const json::exception&) {
+    std::remove(tmpl);
+    throw std::runtime_error("the run left no report (exit status " + std::to_string(rc) + "): " + cmd);
+  }
+  std::remove(tmpl);
+  return r;
+}
+
+int run_accept(const AcceptOptions& o) {
+  const int modes = int(o.simulate) + int(!o.launch.empty()) + int(!o.run_report.empty());
+  if (modes != 1) throw InputError("give exactly one of --simulate, --launch CMD, --run-report FILE");
+  Expectation ex = read_expectation(o.expect);
+  const json& e = ex.doc;
+  store::FabricStore store(o.db, false);
+  FabricContext c(store, o.scan);
+  const fabric::Fabric& f = c.fabric;
+  const fabric::FabricStructure& st = c.structure;
+  Checks checks;
+  Progress progress;
+
+  // 1. Is the fabric what was ordered?
+  if (e.contains("topology")) {
+    std::string got = st.two_level ? "two-level" : st.levels == 3 ? "three-level" : std::to_string(st.levels) + " levels";
+    checks.add("topology", got == e["topology"], got, e["topology"],
+               std::to_string(st.leaves.size()) + " leaves, " + std::to_string(st.top.size()) + " top switches");
+  }
+  if (e.contains("hosts")) checks.add("hosts", st.hosts.size() == e["hosts"].get<size_t>(), st.hosts.size(), e["hosts"]);
+  if (e.contains("link_width") || e.contains("link_speed")) {
+    size_t narrow = 0, slow = 0, links = 0;
+    std::string first_narrow, first_slow;
+    for (size_t a = 0; a < f.nodes.size(); ++a)
+      for (size_t p = 1; p < f.nodes[a].ports.size(); ++p) {
+        const fabric::Port& x = f.nodes[a].ports[p];
+        if (!x.connected() || static_cast<size_t>(x.peer_node) < a || (static_cast<size_t>(x.peer_node) == a && x.peer_port < p)) continue;
+        ++links;
+        std::string name = port_name(f, static_cast<int32_t>(a), static_cast<int>(p)) + " - " + port_name(f, x.peer_node, x.peer_port);
+        if (e.contains("link_width") && x.width < e["link_width"].get<int>()) {
+          if (!narrow++) first_narrow = name + " at " + std::to_string(x.width) + "x";
+        }
+        if (e.contains("link_speed") && x.speed != e["link_speed"].get<std::string>()) {
+          if (!slow++) first_slow = name + " at " + x.speed;
+        }
+      }
+    if (e.contains("link_width"))
+      checks.add("link_width", narrow == 0, std::to_string(narrow) + " of " + std::to_string(links) + " links narrower",
+                 std::to_string(e["link_width"].get<int>()) + "x everywhere", first_narrow);
+    if (e.contains("link_speed"))
+      checks.add("link_speed", slow == 0, std::to_string(slow) + " of " + std::to_string(links) + " links at another speed",
+                 e["link_speed"].get<std::string>() + " everywhere", first_slow);
+  }
+  {
+    size_t broken = st.missing.size() + st.inactive.size();
+    std::string detail;
+    if (!st.missing.empty()) detail = "missing: " + port_name(f, st.missing[0].a_node, st.missing[0].a_port) + " to " + f.nodes[st.missing[0].b_node < 0 ? st.missing[0].a_node : st.missing[0].b_node].desc;
+    if (!st.missing.empty() && st.missing[0].b_node < 0) detail = "missing: an up-link of " + f.nodes[st.missing[0].a_node].desc;
+    const size_t allowed = e.value("max_broken_links", 0);
+    checks.add("broken_links", broken <= allowed, broken, "at most " + std::to_string(allowed),
+               detail.empty() ? "" : detail + (broken > 1 ? " and " + std::to_string(broken - 1) + " more" : ""));
+  }
+  if (e.contains("lmc")) checks.add("lmc", f.max_lmc() == e["lmc"].get<int>(), f.max_lmc(), e["lmc"]);
+  // 2. Is the routing balanced?
+  if (e.contains("max_routing_imbalance")) {
+    fabric::RoutingBalance b = fabric::routing_balance(f, st);
+    double worst = 1;
+    std::string where;
+    for (const auto& l : b.leaves)
+      if (l.min > 0 && static_cast<double>(l.max) / l.min > worst) worst = static_cast<double>(l.max) / l.min, where = f.nodes[l.leaf].desc;
+      else if (l.min == 0 && l.max > 0) worst = INFINITY, where = f.nodes[l.leaf].desc + " has an unused up-port";
+    checks.add("routing_balance", worst <= e["max_routing_imbalance"].get<double>(), std::isinf(worst) ? json("unbounded") : json(worst),
+               "max/min DLIDs per up-port <= " + text_or(e["max_routing_imbalance"]), where);
+  }
+
+  // 3. Does a congestion-free all-to-all exist?
+  std::vector<Host> hosts = select_hosts(f, o.hosts);
+  if (hosts.size() < 2) throw InputError("an all-to-all needs at least 2 hosts");
+  const auto message_size = static_cast<uint64_t>(parse_quantity(e.contains("message_size") ? e["message_size"].get<std::string>() : o.message_size, true, "message size"));
+  Stopwatch sw;
+  PlanStats ps;
+  Schedule plan = plan_all_to_all(c.eval, hosts, {}, &ps);
+  LoadReport load = evaluate(c.eval, hosts, plan.phases, false);
+  plan.timing = make_timing(c.eval, load, message_size, o.rate.empty() ? 0 : parse_quantity(o.rate, false, "--rate"));
+  plan.name = "accept-" + std::to_string(hosts.size()) + "-scan" + std::to_string(c.scan_id);
+  const double plan_s = sw.lap();
+  std::vector<Phase> rr = shift_phases(hosts.size());
+  apply_lid_policy(f, hosts, rr, LidPolicy::base);
+  LoadReport rr_load = evaluate(c.eval, hosts, rr, false);
+  if (e.value("congestion_free", true))
+    checks.add("congestion_free", ps.phases_over == 0,
+               "worst link " + std::to_string(load.max_load) + ", " + std::to_string(ps.phases_over) + " of " +
+                   std::to_string(plan.phases.size()) + " phases over",
+               "at most " + std::to_string(plan.bound) + " transfers per link direction in every phase",
+               load.over.empty() ? "" : "e.g. " + link_name(c, load.over[0].link) + " carries " + std::to_string(load.over[0].load));
+
+  // 4. Does the fabric deliver it?
+  json run, clock = json::array(), suspects = json::array(), not_ok = json::array();
+  std::vector<float> pair(hosts.size() * hosts.size(), 0.f);
+  double node_rate = 0;  // bytes/s, the slowest node
+  std::optional<double> skipped_share, clock_unc_us;
+  std::string mode = o.simulate ? "simulate" : "run";
+  if (o.simulate) {
+    Simulation sim = simulate(c.eval, plan, message_size);
+    pair = sim.pair_gbps;
+    node_rate = sim.node_bytes_per_s;
+  } else {
+    if (!o.launch.empty()) {
+      store.save_schedule(c.scan_id, plan, load.max_load, static_cast<int64_t>(load.congested), plan_s, true);
+      run = launch_run(o, plan.name, hosts.size());
+    } else {
+      std::ifstream in(o.run_report);
+      if (!in) throw InputError("cannot read " + o.run_report);
+      try {
+        run = json::parse(in);
+      } catch (const json::exception& x) {
+        throw InputError(o.run_report + ": not JSON (" + std::string(x.what()) + ")");
+      }
+      if (run.value("format", "") != "ibroute-run") throw InputError(o.run_report + ": not an ibroute run report");
+      plan.name = run.value("schedule", plan.name);
+    }
+    node_rate = INFINITY;
+    for (const json& n : run["nodes"]) node_rate = std::min(node_rate, n["send_gbps"].get<double>() * 1e9 / 8);
+    if (run["nodes"].empty()) node_rate = 0;
+    skipped_share = run["totals"]["skipped_share"].get<double>();
+    clock_unc_us = run["clock"]["max_uncertainty_ns"].get<double>() / 1000;
+    for (const json& rc : run["clock"]["ranks"])
+      clock.push_back({{"host", rc["host"]}, {"offset_ns", rc["offset_ns"]}, {"uncertainty_ns", rc["uncertainty_ns"]},
+                       {"min_rtt_ns", rc["min_rtt_ns"]}, {"drift_ppm", rc.contains("after") ? rc["after"]["drift_ppm"] : json()}});
+    if (run.contains("suspect_links")) suspects = run["suspect_links"];
+    not_ok = run["not_ok"];
+    const size_t n = run["ranks"].get<size_t>();
+    if (n == hosts.size()) {
+      std::vector<double> bytes(n * n, 0);
+      std::vector<int64_t> span(n * n, 0);
+      const auto& cols = run["transfer_columns"];
+      auto col = [&](const char* name) { return static_cast<size_t>(std::find(cols.begin(), cols.end(), name) - cols.begin()); };
+      const size_t cs = col("src"), cd = col("dst"), cst = col("status"), cp = col("posted_ns"), cc = col("completed_ns");
+      for (const json& t : run["transfers"]) {
+        if (t[cst] != "ok") continue;
+        size_t k = t[cs].get<size_t>() * n + t[cd].get<size_t>();
+        bytes[k] += static_cast<double>(run["message_size"].get<uint64_t>());
+        span[k] += t[cc].get<int64_t>() - t[cp].get<int64_t>();
+      }
+      for (size_t k = 0; k < n * n; ++k) pair[k] = span[k] > 0 ? static_cast<float>(bytes[k] * 8 / static_cast<double>(span[k])) : 0.f;
+    }
+  }
+  if (e.contains("min_rate_per_node")) {
+    double want = parse_quantity(e["min_rate_per_node"].get<std::string>(), false, "min_rate_per_node");
+    checks.add("rate_per_node", node_rate >= want, format_rate(node_rate) + (o.simulate ? " (simulated)" : " (slowest node)"),
+               "at least " + format_rate(want));
+  }
+  if (e.contains("max_skipped_share"))
+    checks.add("skipped_transfers", skipped_share ? std::optional<bool>(*skipped_share <= e["max_skipped_share"].get<double>()) : std::nullopt,
+               skipped_share ? json(*skipped_share) : json("simulated: none"), "at most " + text_or(e["max_skipped_share"]));
+  if (e.contains("max_clock_uncertainty_us"))
+    checks.add("clock_sync", clock_unc_us ? std::optional<bool>(*clock_unc_us <= e["max_clock_uncertainty_us"].get<double>()) : std::nullopt,
+               clock_unc_us ? json(std::to_string(*clock_unc_us) + " us") : json("simulated: no clocks"),
+               "at most " + text_or(e["max_clock_uncertainty_us"]) + " us");
+  if (!o.simulate && run.contains("missing_ranks"))
+    checks.add("ranks_alive", run["missing_ranks"].empty(), run["missing_ranks"].size(), "none missing");
+
+  const bool accepted = checks.failed == 0;
+  json report{{"format", "ibroute-accept"},
+              {"version", 1},
+              {"created_at", now_iso()},
+              {"accepted", accepted},
+              {"passed", checks.passed},
+              {"failed", checks.failed},
+              {"mode", mode},
+              {"expect_file", o.expect},
+              {"expectation", e},
+              {"checks", checks.list},
+              {"fabric",
+               {{"name", o.db},
+                {"scan_id", c.scan_id},
+                {"scanned_at", c.info.started_at},
+                {"hosts", st.hosts.size()},
+                {"levels", st.levels},
+                {"leaves", st.leaves.size()},
+                {"top_switches", st.top.size()},
+                {"oversubscription", st.oversubscription},
+                {"transfer_bound", st.transfer_bound}}},
+              {"plan",
+               {{"name", plan.name},
+                {"hosts", hosts.size()},
+                {"method", plan.method},
+                {"seconds", plan_s},
+                {"message_size", message_size},
+                {"rate", plan.timing.rate}}},
+              {"load", {{"plan", load_json(load)}, {"round_robin", load_json(rr_load)}}},
+              {"rate_per_node", node_rate},
+              {"bisection_bound_gbps", all_to_all_bound_gbps(c.eval, hosts)},
+              {"clock", clock},
+              {"suspect_links", suspects},
+              {"not_ok", not_ok}};
+
+  // The picture: every link coloured by its worst concurrent load in the plan.
+  fabric::DotOptions d;
+  d.title = "plan " + plan.name + ": worst concurrent transfers per link direction";
+  for (size_t l = 0; l < load.link_worst.size(); ++l)
+    if (load.link_worst[l] > 0)
+      d.load[{c.links.node(static_cast<int32_t>(l)), c.links.port(static_cast<int32_t>(l))}] = {load.link_worst[l], c.eval.capacity[l]};
+  std::string svg = fabric::render_svg(fabric::to_dot(f, d));
+  if (auto p = svg.find("<svg"); p != std::string::npos) svg = svg.substr(p);  // inline: no XML prolog
+  std::ofstream html(o.report);
+  if (!(html << accept_html(report, svg, bin_heatmap(pair, hosts.size())))) throw InputError("cannot write " + o.report);
+  report["report"] = o.report;
+
+  if (o.json) {
+    print_json(report);
+  } else {
+    std::printf("%s: %d of %zu checks pass (report: %s)\n", accepted ? "ACCEPTED" : "NOT ACCEPTED", checks.passed, checks.list.size(),
+                o.report.c_str());
+    for (const json& ch : checks.list)
+      std::printf("  %-12s %-18s %s   (expected %s)\n", ch["result"].get<std::string>().c_str(), ch["check"].get<std::string>().c_str(),
+                  ch["measured"].is_string() ? ch["measured"].get<std::string>().c_str() : ch["measured"].dump().c_str(),
+                  ch["expected"].is_string() ? ch["expected"].get<std::string>().c_str() : ch["expected"].dump().c_str());
+  }
+  return accepted ? kExitOk : kExitFailure;
+}
+
+}  // namespace
+
+Runner setup_accept(CLI::App& app) {
+  auto o = std::make_shared<AcceptOptions>();
+  auto* c = app.add_subcommand("accept", "Acceptance test: structure, routing, a congestion-free plan, and the plan played or run.");
+  c->footer(
+      "Checks the newest scan (or --scan) against an expectation file (docs/acceptance.md): topology,\n"
+      "hosts, link width and speed, broken links, LMC, routing balance, a congestion-free all-to-all,\n"
+      "the rate per node, skipped transfers, clock-sync uncertainty. Each check: pass/fail with the\n"
+      "measured value beside the threshold. Writes a self-contained HTML report (--report).\n"
+      "Exit code 0 only when every check passes; 1 when one fails; 2 on bad input.\n"
+      "Modes: --simulate plays the plan by max-min fair sharing over the scanned links (no hardware);\n"
+      "--launch 'srun -N {ranks} --ntasks-per-node=1' runs it through `ibroute run`; --run-report uses\n"
+      "the report of an earlier `ibroute run -o FILE` of the same fabric.");
+  c->add_option("--db", o->db, "fabric database (scan it first: ibroute scan)")->capture_default_str();
+  c->add_option("--scan", o->scan, "scan id (default: the newest)");
+  c->add_option("--expect", o->expect, "expectation file (JSON)")->required();
+  c->add_option("--hosts", o->hosts, "hosts in rank order: a,b,c or @FILE (default: all)");
+  c->add_flag("--simulate", o->simulate, "play the plan on the scanned fabric instead of running it");
+  c->add_option("--launch", o->launch, "launcher prefix for `ibroute run`; {ranks} = number of hosts");
+  c->add_option("--run-arg", o->run_args, "extra argument for `ibroute run` (repeatable), e.g. --run-arg=--rounds=10");
+  c->add_option("--run-report", o->run_report, "use this `ibroute run -o` report instead of running");
+  c->add_option("--message-size", o->message_size, "bytes per transfer of the plan (or message_size in the expectation)")
+      ->capture_default_str();
+  c->add_option("--rate", o->rate, "bytes per second per node of the plan (default: the most the fabric carries)");
+  c->add_option("--report", o->report, "HTML report to write")->capture_default_str();
+  c->add_flag("--json", o->json, "print the report data as JSON");
+  return [o] { return run_accept(*o); };
+}
+
+}  // namespace ibroute::cli
