@@ -13,6 +13,8 @@ PACKAGES=(
   # ibroute run: verbs and MPI; its tests and benchmark boot a Soft-RoCE VM (tests/vm)
   ibverbs-providers libopenmpi-dev openmpi-bin
   qemu-system-x86 linux-image-amd64 busybox-static kmod rdma-core ibverbs-utils perftest iproute2
+  # ibroute accept: its HTML report is checked in a real browser
+  chromium
 )
 
 missing=()

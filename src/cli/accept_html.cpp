@@ -142,9 +142,11 @@ std::string accept_html(const json& r, const std::string& fabric_svg, const Heat
     << ".pass{background:#dfd}.fail{background:#fdd}.skip{background:#eee}#verdict-line{font-size:1.6em;font-weight:bold}"
     << ".fig{overflow:auto;max-height:900px;border:1px solid #ddd;padding:4px}</style></head><body>";
   o << "<h1>Acceptance test of " << esc(text_of(r["fabric"]["name"])) << "</h1>";
-  o << "<p id=\"verdict-line\" class=\"" << (ok ? "pass" : "fail") << "\">" << (ok ? "ACCEPTED" : "NOT ACCEPTED") << " — "
-    << r["passed"].get<int>() << " of " << r["checks"].size() << " checks pass"
-    << (r["failed"].get<int>() ? ", " + std::to_string(r["failed"].get<int>()) + " fail" : "") << "</p>";
+  const int passed = r["passed"].get<int>(), failed = r["failed"].get<int>();
+  const int unmeasured = static_cast<int>(r["checks"].size()) - passed - failed;
+  o << "<p id=\"verdict-line\" class=\"" << (ok ? "pass" : "fail") << "\">" << (ok ? "ACCEPTED" : "NOT ACCEPTED") << " — " << passed
+    << " of " << r["checks"].size() << " checks pass" << (failed ? ", " + std::to_string(failed) + " fail" : "")
+    << (unmeasured ? ", " + std::to_string(unmeasured) + " not measured" : "") << "</p>";
   o << "<p>scan " << r["fabric"]["scan_id"].get<int64_t>() << " (" << esc(text_of(r["fabric"]["scanned_at"])) << "), "
     << r["fabric"]["hosts"].get<size_t>() << " hosts, expectation <code>" << esc(text_of(r["expect_file"])) << "</code>, mode <b>"
     << esc(text_of(r["mode"])) << "</b>" << (r["mode"] == "simulate" ? " (the plan played on the scanned fabric by max-min fair sharing; "
@@ -161,7 +163,7 @@ std::string accept_html(const json& r, const std::string& fabric_svg, const Heat
   o << "<h2>Fabric, coloured by link load of the plan's worst phase</h2><div class=\"fig\" id=\"fabric\">" << fabric_svg << "</div>";
   o << "<h2>Per-pair bandwidth (Gb/s)</h2><p>Row: source rank, column: destination rank"
     << (heat.cells < heat.ranks ? "; " + std::to_string(heat.ranks) + " ranks binned into " + std::to_string(heat.cells) + " per side (mean)" : "")
-    << "; blue = low, red = " << text_of(json(heat.max_gbps)) << " Gb/s.</p><div class=\"fig\">" << heatmap_svg(heat) << "</div>";
+    << "; colour from blue (0) to red (" << text_of(json(heat.max_gbps)) << " Gb/s, the highest); grey: no transfer.</p><div class=\"fig\">" << heatmap_svg(heat) << "</div>";
   o << "<h2>Transfers per link: round-robin against the plan</h2><div class=\"fig\">"
     << histogram_svg(r["load"]["round_robin"]["histogram"], r["load"]["plan"]["histogram"]) << "</div>";
   o << table(json::array({json{{"pattern", "round-robin (name order, base LIDs)"},
