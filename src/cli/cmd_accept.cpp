@@ -124,6 +124,7 @@ json launch_run(const AcceptOptions& o, const std::string& schedule, size_t rank
   for (size_t p; (p = launch.find("{ranks}")) != std::string::npos;) launch.replace(p, 7, std::to_string(ranks));
   std::string cmd = launch + " '" + self + "' run --db '" + o.db + "' --schedule '" + schedule + "' -o " + tmpl;
   for (const std::string& a : o.run_args) cmd += " '" + a + "'";
+  cmd += " 1>&2";  // the run's summary is progress here; accept's own output stays parseable
   std::cerr << "accept: " << cmd << "\n";
   int rc = std::system(cmd.c_str());
   std::ifstream in(tmpl);
