@@ -197,7 +197,7 @@ TEST(ScheduleStore, RoundTripAndMigrationFromVersion1) {
     ibroute::store::FabricStore s(path, true);
     int64_t scan = s.save_scan({.source = "offline", .origin = "unit"}, w.f, resolve_routes(w.f));
     // Make it look like a version-1 database: no schedule tables.
-    s.db().exec("DROP TABLE schedule; DROP TABLE schedule_host; DROP TABLE schedule_phase;"
+    s.db().exec("DROP TABLE schedule; DROP TABLE schedule_host; DROP TABLE schedule_phase; DROP TABLE run;"
                 "UPDATE meta SET value='1' WHERE key='schema_version'");
     (void)scan;
   }
@@ -211,5 +211,30 @@ TEST(ScheduleStore, RoundTripAndMigrationFromVersion1) {
   EXPECT_EQ(back.timing, d.schedule.timing);
   EXPECT_EQ(s.schedules().size(), 1u);
   EXPECT_THROW(s.schedule_info("nope"), ibroute::InputError);
+  std::filesystem::remove(path);
+}
+
+TEST(RunStore, MigrationFromVersion2AndRoundTrip) {
+  std::string path = (std::filesystem::temp_directory_path() / ("ibroute-run-" + std::to_string(::getpid()) + ".db")).string();
+  std::filesystem::remove(path);
+  World w(build_fat_tree(small(2)));
+  {
+    ibroute::store::FabricStore s(path, true);
+    s.save_scan({.source = "offline", .origin = "unit"}, w.f, resolve_routes(w.f));
+    s.db().exec("DROP TABLE run; UPDATE meta SET value='2' WHERE key='schema_version'");  // a version-2 database
+  }
+  ibroute::store::FabricStore s(path, false);  // migrates
+  ibroute::store::RunRow r;
+  r.scan_id = 1, r.ranks = 4, r.rounds = 3, r.planned = 36, r.ok = 35, r.skipped = 1, r.report_json = "{\"x\":1}";
+  int64_t id = s.save_run(r);
+  std::optional<ibroute::store::RunRow> back = s.run(id);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->scan_id, 1);
+  EXPECT_FALSE(back->schedule_id);
+  EXPECT_EQ(back->planned, 36);
+  EXPECT_EQ(back->ok, 35);
+  EXPECT_EQ(back->skipped, 1);
+  EXPECT_EQ(back->report_json, "{\"x\":1}");
+  EXPECT_FALSE(s.run(id + 1));
   std::filesystem::remove(path);
 }
