@@ -200,7 +200,7 @@ class Rank {
     std::string all;
     for (size_t r = 0; r < errors.size(); ++r)
       if (!errors[r].empty()) all += (all.empty() ? "" : "; ") + ("rank " + std::to_string(r) + ": " + errors[r]);
-    if (!all.empty()) throw RunError(all);
+    if (!all.empty()) throw RunError(all, true);
   }
 
   void exchange_and_connect() {
@@ -220,10 +220,11 @@ class Rank {
     for (size_t r = 0; r < hello_.size(); ++r) {
       int32_t sr = hello_[r].schedule_rank;
       sched_of_[r] = sr;
-      if (sr < 0 || static_cast<size_t>(sr) >= n_) throw RunError("rank " + std::to_string(r) + " maps to no host of the schedule");
+      if (sr < 0 || static_cast<size_t>(sr) >= n_) throw RunError("rank " + std::to_string(r) + " maps to no host of the schedule", true);
       if (mpi_of_[static_cast<size_t>(sr)] >= 0)
         throw RunError("ranks " + std::to_string(mpi_of_[static_cast<size_t>(sr)]) + " and " + std::to_string(r) + " are both " +
-                       s_.hosts[static_cast<size_t>(sr)].name + " (one rank per host; check --placement)");
+                       s_.hosts[static_cast<size_t>(sr)].name + " (one rank per host; check --placement)",
+                       true);
       mpi_of_[static_cast<size_t>(sr)] = static_cast<int32_t>(r);
     }
 
@@ -324,7 +325,7 @@ class Rank {
   void check_agreed(const std::string& error) {
     std::vector<std::string> errors = mpi_.agree(error);
     for (size_t r = 0; r < errors.size(); ++r)
-      if (!errors[r].empty()) throw RunError("rank " + std::to_string(r) + ": " + errors[r]);
+      if (!errors[r].empty()) throw RunError("rank " + std::to_string(r) + ": " + errors[r], true);
   }
 
   void connect_ctl(size_t k, int peer, uint32_t qpn) {

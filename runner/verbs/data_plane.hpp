@@ -54,9 +54,11 @@ struct RunOutcome {
   int64_t t0_ns = 0;
 };
 
-// Thrown with the same text on every rank when any rank cannot take part.
+// `everywhere`: every rank throws it at the same point (an agreed error), so the ranks may meet
+// once more after printing it; otherwise only this rank knows.
 struct RunError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit RunError(const std::string& what, bool everywhere = false) : std::runtime_error(what), everywhere(everywhere) {}
+  bool everywhere;
 };
 
 RunOutcome run_schedule(Bootstrap& mpi, const schedule::Schedule& s, const RankMapping& map, const RunConfig& cfg);

@@ -119,26 +119,16 @@ std::vector<int64_t> parse_skews(const std::string& text) {
   std::vector<int64_t> v;
   std::stringstream ss(text);
   std::string item;
-  while (std::getline(ss, item, ',')) v.push_back(static_cast<int64_t>(std::stod(item) * 1000));
+  try {
+    while (std::getline(ss, item, ',')) v.push_back(static_cast<int64_t>(std::stod(item) * 1000));
+  } catch (const std::exception&) {
+    throw InputError("--test-clock-skew-us: '" + item + "' is not a number");
+  }
   return v;
 }
 
-int run_run(const RunOptions& o) {
-  Bootstrap mpi(nullptr, nullptr);
-  Inputs in;
-  std::string error;
-  try {
-    load_inputs(o, mpi.size(), in);
-  } catch (const std::exception& e) {
-    error = e.what();
-  }
-  // Everyone stops if anyone cannot read its inputs (a file missing on one node).
-  std::vector<std::string> errors = mpi.agree(error);
-  if (!error.empty()) throw InputError(error);
-  for (size_t r = 0; r < errors.size(); ++r)
-    if (!errors[r].empty()) throw InputError("rank " + std::to_string(r) + ": " + errors[r]);
-
-  const Schedule& s = in.doc.schedule;
+// The run's settings from the options and the schedule's timing; throws InputError.
+RunConfig make_config(const RunOptions& o, const Schedule& s) {
   RunConfig cfg;
   cfg.device = o.device, cfg.port = o.port, cfg.gid_index = o.gid_index;
   cfg.message_size = o.message_size.empty() ? s.timing.message_size : static_cast<uint64_t>(parse_quantity(o.message_size, true, "--message-size"));
@@ -157,6 +147,34 @@ int run_run(const RunOptions& o) {
   cfg.test_clock_skew_ns = parse_skews(o.test_skew_us);
   cfg.test_stall_rank = o.test_stall_rank, cfg.test_die_rank = o.test_die_rank, cfg.test_die_at = o.test_die_at;
 
+  return cfg;
+}
+
+int run_run(const RunOptions& o) {
+  Bootstrap mpi(nullptr, nullptr);
+  Inputs in;
+  RunConfig cfg;
+  std::string error;
+  try {
+    load_inputs(o, mpi.size(), in);
+    cfg = make_config(o, in.doc.schedule);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  // Everyone stops if anyone cannot read its inputs (a file missing on one node).
+  std::vector<std::string> errors = mpi.agree(error);
+  // An error every rank knows: each prints it, then they meet once more, so that a launcher that
+  // ends the job at the first failed rank cannot cut another rank off before its message.
+  auto fail_everywhere = [&](const std::string& msg) {
+    std::cerr << "ibroute: " + msg + "\n" << std::flush;
+    mpi.agree("");
+    return kExitBadInput;
+  };
+  if (!error.empty()) return fail_everywhere(error);
+  for (size_t r = 0; r < errors.size(); ++r)
+    if (!errors[r].empty()) return fail_everywhere("rank " + std::to_string(r) + ": " + errors[r]);
+
+  const Schedule& s = in.doc.schedule;
   RankMapping map;
   for (const HostIdentity& h : in.doc.identities) map.port_guids.push_back(h.port_guid), map.base_lids.push_back(h.base_lid);
   map.placement = in.placement;
@@ -169,6 +187,7 @@ int run_run(const RunOptions& o) {
   try {
     out = run_schedule(mpi, s, map, cfg);
   } catch (const RunError& e) {
+    if (e.everywhere) return fail_everywhere(e.what());
     throw InputError(e.what());
   }
   if (!out.root) return kExitOk;
