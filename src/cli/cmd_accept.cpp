@@ -340,8 +340,9 @@ int run_accept(const AcceptOptions& o) {
   if (o.json) {
     print_json(report);
   } else {
-    std::printf("%s: %d of %zu checks pass (report: %s)\n", accepted ? "ACCEPTED" : "NOT ACCEPTED", checks.passed, checks.list.size(),
-                o.report.c_str());
+    const size_t unmeasured = checks.list.size() - static_cast<size_t>(checks.passed + checks.failed);
+    std::printf("%s: %d of %zu checks pass, %d fail, %zu not measured (report: %s)\n", accepted ? "ACCEPTED" : "NOT ACCEPTED",
+                checks.passed, checks.list.size(), checks.failed, unmeasured, o.report.c_str());
     for (const json& ch : checks.list)
       std::printf("  %-12s %-18s %s   (expected %s)\n", ch["result"].get<std::string>().c_str(), ch["check"].get<std::string>().c_str(),
                   ch["measured"].is_string() ? ch["measured"].get<std::string>().c_str() : ch["measured"].dump().c_str(),
