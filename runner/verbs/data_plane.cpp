@@ -521,7 +521,7 @@ class Rank {
       wr.send_flags = IBV_SEND_SIGNALED;
       wr.imm_data = htonl(ts.seq);
       wr.wr.rdma.remote_addr = peer.recv_addr + static_cast<uint64_t>(me_) * cfg_.message_size;
-      wr.wr.rdma.rkey = peer.recv_rkey;
+      wr.wr.rdma.rkey = peer.recv_rkey ^ (mpi_.rank() == cfg_.test_bad_rkey_rank ? 0x1u : 0u);
       ibv_send_wr* bad = nullptr;
       rec.posted_ns = now();
       if (ibv_post_send(send_qps_[qp_of[ts.channel]].get(), &wr, &bad)) {

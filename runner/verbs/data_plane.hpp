@@ -33,6 +33,7 @@ struct RunConfig {
   int test_stall_rank = -1;
   int test_die_rank = -1;
   uint32_t test_die_at = 0;
+  int test_bad_rkey_rank = -1;  // writes with a wrong remote key: a completion error
 };
 
 // Rank-to-host mapping inputs: the schedule's hosts by port GUID (to match the local port), or

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <sstream>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "accept_html.hpp"
@@ -39,6 +40,8 @@ struct AcceptOptions {
   bool simulate = false;
   std::string launch;
   std::vector<std::string> run_args;
+  bool rescan = false;
+  std::vector<std::string> scan_args;
   std::string run_report;
   std::string message_size = "1M";
   std::string rate;
@@ -110,20 +113,41 @@ json load_json(const LoadReport& l) {
           {"phase_max", phase_max_histogram(l.phase_max)}};
 }
 
-// Runs `LAUNCH ibroute run ...` and returns its report (the launcher starts one rank per host).
-json launch_run(const AcceptOptions& o, const std::string& schedule, size_t ranks) {
+std::string self_exe() {
   char self[4096];
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0) throw std::runtime_error("cannot find the ibroute executable");
   self[n] = 0;
+  return self;
+}
+
+std::string quoted(const std::string& s) {
+  std::string q = "'";
+  for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return q + "'";
+}
+
+// --rescan: the fabric as it is now, through `ibroute scan` (same options, same database).
+void rescan(const AcceptOptions& o) {
+  std::string cmd = quoted(self_exe()) + " scan --db " + quoted(o.db);
+  for (const std::string& a : o.scan_args) cmd += " " + quoted(a);
+  cmd += " 1>&2";
+  std::cerr << "accept: " << cmd << "\n";
+  int rc = std::system(cmd.c_str());
+  if (rc != 0) throw InputError("the scan failed (exit status " + std::to_string(WEXITSTATUS(rc)) + "): " + cmd);
+}
+
+// Runs `LAUNCH ibroute run ...` and returns its report (the launcher starts one rank per host).
+json launch_run(const AcceptOptions& o, const std::string& schedule, size_t ranks) {
+  const std::string self = self_exe();
   char tmpl[] = "/tmp/ibroute-accept-XXXXXX";
   int fd = mkstemp(tmpl);
   if (fd < 0) throw std::runtime_error("cannot create a temporary file");
   close(fd);
   std::string launch = o.launch;
   for (size_t p; (p = launch.find("{ranks}")) != std::string::npos;) launch.replace(p, 7, std::to_string(ranks));
-  std::string cmd = launch + " '" + self + "' run --db '" + o.db + "' --schedule '" + schedule + "' -o " + tmpl;
-  for (const std::string& a : o.run_args) cmd += " '" + a + "'";
+  std::string cmd = launch + " " + quoted(self) + " run --db " + quoted(o.db) + " --schedule " + quoted(schedule) + " -o " + tmpl;
+  for (const std::string& a : o.run_args) cmd += " " + quoted(a);
   cmd += " 1>&2";  // the run's summary is progress here; accept's own output stays parseable
   std::cerr << "accept: " << cmd << "\n";
   int rc = std::system(cmd.c_str());
@@ -144,6 +168,7 @@ int run_accept(const AcceptOptions& o) {
   if (modes != 1) throw InputError("give exactly one of --simulate, --launch CMD, --run-report FILE");
   Expectation ex = read_expectation(o.expect);
   const json& e = ex.doc;
+  if (o.rescan) rescan(o);
   store::FabricStore store(o.db, false);
   FabricContext c(store, o.scan);
   const fabric::Fabric& f = c.fabric;
@@ -357,7 +382,7 @@ Runner setup_accept(CLI::App& app) {
   auto o = std::make_shared<AcceptOptions>();
   auto* c = app.add_subcommand("accept", "Acceptance test: structure, routing, a congestion-free plan, and the plan played or run.");
   c->footer(
-      "Checks the newest scan (or --scan) against an expectation file (docs/acceptance.md): topology,\n"
+      "Checks the newest scan (or --scan; --rescan scans first) against an expectation file (docs/acceptance.md): topology,\n"
       "hosts, link width and speed, broken links, LMC, routing balance, a congestion-free all-to-all,\n"
       "the rate per node, skipped transfers, clock-sync uncertainty. Each check: pass/fail with the\n"
       "measured value beside the threshold. Writes a self-contained HTML report (--report).\n"
@@ -368,6 +393,8 @@ Runner setup_accept(CLI::App& app) {
   c->add_option("--db", o->db, "fabric database (scan it first: ibroute scan)")->capture_default_str();
   c->add_option("--scan", o->scan, "scan id (default: the newest)");
   c->add_option("--expect", o->expect, "expectation file (JSON)")->required();
+  c->add_flag("--rescan", o->rescan, "scan the fabric first (ibroute scan into --db), then judge that scan");
+  c->add_option("--scan-arg", o->scan_args, "extra argument for `ibroute scan` (repeatable), e.g. --scan-arg=-C --scan-arg=mlx5_0");
   c->add_option("--hosts", o->hosts, "hosts in rank order: a,b,c or @FILE (default: all)");
   c->add_flag("--simulate", o->simulate, "play the plan on the scanned fabric instead of running it");
   c->add_option("--launch", o->launch, "launcher prefix for `ibroute run`; {ranks} = number of hosts");

@@ -40,7 +40,7 @@ struct RunOptions {
   std::string output, svg;
   // tests only
   std::string test_skew_us;
-  int test_stall_rank = -1, test_die_rank = -1;
+  int test_stall_rank = -1, test_die_rank = -1, test_bad_rkey_rank = -1;
   uint32_t test_die_at = 0;
 };
 
@@ -146,6 +146,7 @@ RunConfig make_config(const RunOptions& o, const Schedule& s) {
   cfg.verify = !o.no_verify;
   cfg.test_clock_skew_ns = parse_skews(o.test_skew_us);
   cfg.test_stall_rank = o.test_stall_rank, cfg.test_die_rank = o.test_die_rank, cfg.test_die_at = o.test_die_at;
+  cfg.test_bad_rkey_rank = o.test_bad_rkey_rank;
 
   return cfg;
 }
@@ -264,6 +265,7 @@ Runner setup_run(CLI::App& app) {
   c->add_option("--test-stall-rank", o->test_stall_rank, "tests: this MPI rank takes no receives")->group("");
   c->add_option("--test-die-rank", o->test_die_rank, "tests: this MPI rank kills itself")->group("");
   c->add_option("--test-die-at", o->test_die_at, "tests: ... at its k-th send")->group("");
+  c->add_option("--test-bad-rkey-rank", o->test_bad_rkey_rank, "tests: this MPI rank writes with a wrong remote key")->group("");
   return [o] { return run_run(*o); };
 }
 

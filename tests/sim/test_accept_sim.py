@@ -38,17 +38,19 @@ def chromium():
 
 class AcceptOnSimulatedFabrics(TempDirTest):
     def accept(self, topo, lmc=4, expect=None):
+        """accept --rescan: it scans the simulated fabric itself (through the simulator's preload)."""
         db = self.path("f.db")
-        with SimFabric(topo, lmc=lmc) as sim:
-            ibroute("scan", "--db", db, sim=sim)
         exp = self.path("expect.json")
         with open(exp, "w") as f:
             json.dump(expect or EXPECT, f)
         report = self.path("report.html")
-        r = ibroute("accept", "--db", db, "--expect", exp, "--simulate", "--report", report, "--json", check=False)
+        with SimFabric(topo, lmc=lmc) as sim:
+            r = ibroute("accept", "--rescan", "--db", db, "--expect", exp, "--simulate", "--report", report, "--json",
+                        sim=sim, check=False)
         self.assertIn(r.returncode, (0, 1), r.stderr)
         j = json.loads(r.stdout)
         self.assertEqual(j["accepted"], r.returncode == 0)
+        self.assertEqual(j["fabric"]["scan_id"], 1, "the scan accept made")
         return {c["check"]: c for c in j["checks"]}, j, report
 
     def test_healthy_fabric_is_accepted_and_its_report_renders(self):

@@ -27,7 +27,7 @@ MPI_ENV = ("export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP
            "OMPI_MCA_pml=ob1 OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo "
            "OMPI_MCA_rmaps_base_oversubscribe=1\n")  # 8 ranks on 2 virtual CPUs
 SKEWS_US = [0, 1500, -700, 25000, -12345.6, 3.2, 480, -90000]
-STALLED, DEAD = 2, 3  # MPI ranks
+STALLED, DEAD, BAD_RKEY = 2, 3, 1  # MPI ranks
 
 
 class RunnerInVm(unittest.TestCase):
@@ -61,13 +61,15 @@ class RunnerInVm(unittest.TestCase):
         # these runs test delivery, not the skip rule.
         scenarios = {
             "n2": f"mpirun -np 2 {run} --schedule vm2 --placement /job/p2.txt --rounds 3 --skip-after 8 -o /job/n2.json",
-            "n4": f"mpirun -np 4 {run} --schedule vm4 --placement /job/p4.txt --rounds 3 --skip-after 8 -o /job/n4.json",
+            "n4": f"mpirun -np 4 {run} --schedule vm4 --placement /job/p4.txt --rounds 3 --skip-after 8 -o /job/n4.json --svg /job/n4.svg",
             "n8": f"mpirun -np 8 {run} --schedule vm8 --placement /job/p8.txt --rounds 2 --skip-after 8 --test-clock-skew-us {skews} -o /job/n8.json",
             "stall": f"mpirun -np 4 {run} --schedule vm4 --placement /job/p4.txt --rounds 5 --skip-after 2 --drain 1 "
                      f"--test-stall-rank {STALLED} -o /job/stall.json",
             # Open MPI aborts the whole job when one process dies unless told not to.
             "die": f"mpirun --mca orte_abort_on_non_zero_status 0 -np 4 {run} --schedule vm4 --placement /job/p4.txt "
                    f"--rounds 4 --skip-after 8 --finish-timeout 5 --test-die-rank {DEAD} --test-die-at 2 -o /job/die.json",
+            "rkey": f"mpirun -np 4 {run} --schedule vm4 --placement /job/p4.txt --rounds 2 --skip-after 8 "
+                    f"--test-bad-rkey-rank {BAD_RKEY} -o /job/rkey.json",
             "ranks": f"mpirun -np 3 {run} --schedule vm4",
             "device": f"mpirun -np 4 {run} --schedule vm4 --placement /job/p4.txt --device mlx5_7",
             "other": f"mpirun -np 4 {run} --schedule-file /job/other.json --placement /job/p4.txt",
@@ -160,6 +162,10 @@ class RunnerInVm(unittest.TestCase):
         got = {l["link"].split(" -> ")[0]: l["transfers"] for l in r["links"]}
         self.assertEqual(got, dict(expect))
         self.assertTrue(r["busiest_links"])
+        with open(os.path.join(self.job, "n4.svg")) as f:
+            svg = f.read()
+        self.assertIn("<svg", svg)
+        self.assertIn("run of vm4", svg)  # the picture of this run's link load
 
     def test_stalled_receiver_makes_its_senders_skip(self):
         rc, err, r = self.result("stall")
@@ -186,6 +192,24 @@ class RunnerInVm(unittest.TestCase):
         self.assertTrue(survivors and all(x["status"] == "ok" for x in survivors), "the others' transfers all arrived")
         to_dead = [x for x in rows if self.hosts[x["dst"]] == dead]
         self.assertTrue(any(x["status"] != "ok" for x in to_dead))
+        for t in r["not_ok"]:  # listed with their paths (rxe: writes to a dead peer's QPs never complete)
+            self.assertIn(dead, (t["src"], t["dst"]))
+            self.assertIn(f"{dead}[", t["path"])
+        self.assertTrue(any(t["src"] == dead and t["status"] == "lost" for t in r["not_ok"]), "its own sends: lost")
+
+    def test_completion_error_reports_status_transfer_and_path(self):
+        rc, err, r = self.result("rkey")
+        self.assertEqual(rc, 1)
+        bad = self.hosts[BAD_RKEY]
+        failed = [t for t in r["not_ok"] if t["status"] == "failed"]
+        self.assertEqual(len(r["not_ok"]), 3 * 2, "all of its transfers, none of the others'")
+        self.assertTrue(failed)
+        for t in r["not_ok"]:
+            self.assertEqual(t["src"], bad)
+            self.assertTrue(t["path"].startswith(f"{bad}["), t)
+        self.assertIn("remote access error", failed[0]["error"])  # ibv_wc_status_str
+        self.assertTrue(all(t["error"] for t in failed))
+        self.assertEqual(r["totals"]["ok"], r["totals"]["planned"] - 6)
 
     def test_bad_input_stops_every_rank_with_one_message(self):
         for name, ranks, text in (("ranks", 3, "the schedule has 4 hosts but 3 ranks were started"),
