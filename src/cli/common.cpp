@@ -106,4 +106,20 @@ double parse_quantity(const std::string& text, bool binary, const char* what) {
   return v * mult;
 }
 
+namespace {
+char** g_argv = nullptr;
+}  // namespace
+
+void remember_argv(char** argv) { g_argv = argv; }
+char** remembered_argv() { return g_argv; }
+
+std::string own_directory() {
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return ".";
+  self[n] = 0;
+  std::string p(self);
+  return p.substr(0, p.rfind('/'));
+}
+
 }  // namespace ibroute::cli

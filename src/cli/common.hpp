@@ -45,6 +45,12 @@ class Progress {
 
 void print_json(const nlohmann::json& j);
 
+// The command line as main() got it, for `ibroute run` to hand it on to ibroute-run.
+void remember_argv(char** argv);
+char** remembered_argv();
+// This executable's directory.
+std::string own_directory();
+
 // "1M" = 1048576 bytes (binary, for sizes); "5G" = 5e9 (decimal, for rates); plain numbers too.
 // Throws InputError naming `what`.
 double parse_quantity(const std::string& text, bool binary, const char* what);

@@ -20,8 +20,14 @@ int main(int argc, char** argv) {
       "Database: docs/database.md. Run 'ibroute COMMAND --help' for a command's options.");
   Runner run;
   auto pick = [&](Runner r) { return [&run, r] { run = r; }; };
+  remember_argv(argv);
+#ifdef IBROUTE_RUN_HELPER
+  // ibroute-run: `ibroute run` replaced itself with this, same arguments.
+  for (auto setup : {setup_run}) {
+#else
   for (auto setup : {setup_scan, setup_scans, setup_routes, setup_diff, setup_topo, setup_analyze, setup_plan, setup_export,
                      setup_validate, setup_run, setup_accept}) {
+#endif
     // Each setup registers one subcommand; the last one added is the one it returned.
     Runner r = setup(app);
     app.get_subcommands({}).back()->callback(pick(r));

@@ -1,0 +1,211 @@
+// ibroute-run: executes a schedule on the fabric, one process per host under srun or mpirun.
+// Every rank loads the schedule; rank 0 measures the clocks, gathers the results and reports.
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "run_options.hpp"
+#include "common.hpp"
+#include "data_plane.hpp"
+#include "fabric_context.hpp"
+#include "ibroute/fabric/dot.hpp"
+#include "ibroute/fabric/error.hpp"
+#include "ibroute/runner/run_report.hpp"
+#include "ibroute/schedule/format.hpp"
+#include "ibroute/schedule/validate.hpp"
+#include "run_report_json.hpp"
+
+namespace ibroute::cli {
+
+using namespace ibroute::schedule;
+using namespace ibroute::runner;
+
+namespace {
+
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError("cannot read " + path);
+  std::stringstream t;
+  t << in.rdbuf();
+  return t.str();
+}
+
+// What the run needs besides the MPI world: the schedule, the hosts' identities and, given a
+// database, the fabric for per-link figures.
+struct Inputs {
+  ScheduleDoc doc;
+  std::optional<int64_t> schedule_id;
+  std::unique_ptr<store::FabricStore> store;
+  std::unique_ptr<FabricContext> fabric;  // scan the routes come from
+  std::vector<int32_t> placement;
+};
+
+void load_inputs(const RunOptions& o, int world, Inputs& in) {
+  if (o.schedule.empty() == o.schedule_file.empty()) throw InputError("give one of --schedule (with --db) or --schedule-file");
+  if (!o.db.empty()) in.store = std::make_unique<store::FabricStore>(o.db, false);
+  if (!o.schedule.empty()) {
+    if (!in.store) throw InputError("--schedule needs --db");
+    store::ScheduleInfo info = in.store->schedule_info(o.schedule);
+    in.schedule_id = info.id;
+    in.doc.schedule = in.store->load_schedule(info.id);
+    store::ScanInfo scan = in.store->scan(info.scan_id);
+    fabric::Fabric f = in.store->load_fabric(info.scan_id, false);
+    in.doc.identities = identify_hosts(f, in.doc.schedule.hosts);
+    in.doc.fabric = {info.scan_id, scan.started_at, static_cast<uint8_t>(scan.lmc)};
+    in.fabric = std::make_unique<FabricContext>(*in.store, o.scan ? o.scan : std::optional<int64_t>(info.scan_id));
+  } else {
+    try {
+      in.doc = from_json(read_text(o.schedule_file));
+    } catch (const InputError& e) {
+      throw InputError(o.schedule_file + ": " + e.what());
+    }
+    if (in.store) {
+      in.fabric = std::make_unique<FabricContext>(*in.store, o.scan);
+      std::vector<std::string> problems;
+      in.doc.schedule.hosts = resolve_hosts(in.fabric->fabric, in.doc, problems);
+      if (!problems.empty())
+        throw InputError(o.schedule_file + " does not fit scan " + std::to_string(in.fabric->scan_id) + ": " + problems.front());
+    }
+  }
+  const size_t n = in.doc.schedule.hosts.size();
+  if (!o.placement.empty()) {
+    std::istringstream lines(read_text(o.placement));
+    std::string line;
+    std::vector<int32_t> seen(n, -1);
+    while (std::getline(lines, line)) {
+      if (auto h = line.find('#'); h != std::string::npos) line.resize(h);
+      line.erase(0, line.find_first_not_of(" \t\r"));
+      line.erase(line.find_last_not_of(" \t\r") + 1);
+      if (line.empty()) continue;
+      int32_t r = -1;
+      for (size_t i = 0; i < n && r < 0; ++i)
+        if (in.doc.identities[i].name == line || in.doc.schedule.hosts[i].name == line) r = static_cast<int32_t>(i);
+      if (r < 0) throw InputError(o.placement + ": '" + line + "' is not a host of the schedule");
+      if (seen[static_cast<size_t>(r)] >= 0)
+        throw InputError(o.placement + ": '" + line + "' given for ranks " + std::to_string(seen[static_cast<size_t>(r)]) + " and " +
+                         std::to_string(in.placement.size()));
+      seen[static_cast<size_t>(r)] = static_cast<int32_t>(in.placement.size());
+      in.placement.push_back(r);
+    }
+    if (in.placement.size() != static_cast<size_t>(world))
+      throw InputError(o.placement + " places " + std::to_string(in.placement.size()) + " ranks but " + std::to_string(world) +
+                       " were started");
+  }
+}
+
+std::vector<int64_t> parse_skews(const std::string& text) {
+  std::vector<int64_t> v;
+  std::stringstream ss(text);
+  std::string item;
+  try {
+    while (std::getline(ss, item, ',')) v.push_back(static_cast<int64_t>(std::stod(item) * 1000));
+  } catch (const std::exception&) {
+    throw InputError("--test-clock-skew-us: '" + item + "' is not a number");
+  }
+  return v;
+}
+
+// The run's settings from the options and the schedule's timing; throws InputError.
+RunConfig make_config(const RunOptions& o, const Schedule& s) {
+  RunConfig cfg;
+  cfg.device = o.device, cfg.port = o.port, cfg.gid_index = o.gid_index;
+  cfg.message_size = o.message_size.empty() ? s.timing.message_size : static_cast<uint64_t>(parse_quantity(o.message_size, true, "--message-size"));
+  if (cfg.message_size == 0) cfg.message_size = 64 * 1024;
+  cfg.message_size = (cfg.message_size + 7) / 8 * 8;
+  const double rate = o.rate.empty() ? s.timing.rate : parse_quantity(o.rate, false, "--rate");
+  if (!(rate > 0)) throw InputError("the schedule carries no rate: give --rate BYTES_PER_S");
+  cfg.slot_ns = static_cast<int64_t>(static_cast<double>(cfg.message_size) / rate * 1e9);
+  const double round_s = static_cast<double>(cfg.slot_ns) * 1e-9 * static_cast<double>(s.phases.size());
+  cfg.rounds = o.rounds ? o.rounds : o.duration > 0 ? std::max<uint32_t>(1, static_cast<uint32_t>(o.duration / round_s + 0.5)) : 1;
+  cfg.skip_after = std::max<uint32_t>(1, o.skip_after);
+  cfg.drain_ns = static_cast<int64_t>(o.drain_s * 1e9);
+  cfg.finish_timeout_ns = static_cast<int64_t>(o.finish_timeout_s * 1e9);
+  cfg.sync_samples = o.sync_samples;
+  cfg.verify = !o.no_verify;
+  cfg.test_clock_skew_ns = parse_skews(o.test_skew_us);
+  cfg.test_stall_rank = o.test_stall_rank, cfg.test_die_rank = o.test_die_rank, cfg.test_die_at = o.test_die_at;
+  cfg.test_bad_rkey_rank = o.test_bad_rkey_rank;
+
+  return cfg;
+}
+
+}  // namespace
+
+int execute_run(const RunOptions& o) {
+  Bootstrap mpi(nullptr, nullptr);
+  Inputs in;
+  RunConfig cfg;
+  std::string error;
+  try {
+    load_inputs(o, mpi.size(), in);
+    cfg = make_config(o, in.doc.schedule);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  // Everyone stops if anyone cannot read its inputs (a file missing on one node).
+  std::vector<std::string> errors = mpi.agree(error);
+  // An error every rank knows: each prints it, then they meet once more, so that a launcher that
+  // ends the job at the first failed rank cannot cut another rank off before its message.
+  auto fail_everywhere = [&](const std::string& msg) {
+    std::cerr << "ibroute: " + msg + "\n" << std::flush;
+    mpi.agree("");
+    return kExitBadInput;
+  };
+  if (!error.empty()) return fail_everywhere(error);
+  for (size_t r = 0; r < errors.size(); ++r)
+    if (!errors[r].empty()) return fail_everywhere("rank " + std::to_string(r) + ": " + errors[r]);
+
+  const Schedule& s = in.doc.schedule;
+  RankMapping map;
+  for (const HostIdentity& h : in.doc.identities) map.port_guids.push_back(h.port_guid), map.base_lids.push_back(h.base_lid);
+  map.placement = in.placement;
+
+  Progress progress;
+  if (mpi.rank() == 0)
+    std::cerr << "run: " << s.hosts.size() << " ranks, " << s.phases.size() << " phases x " << cfg.rounds << " rounds, "
+              << cfg.message_size << " B per transfer every " << static_cast<double>(cfg.slot_ns) / 1000 << " us\n";
+  RunOutcome out;
+  try {
+    out = run_schedule(mpi, s, map, cfg);
+  } catch (const RunError& e) {
+    if (e.everywhere) return fail_everywhere(e.what());
+    throw InputError(e.what());
+  }
+  if (!out.root) return kExitOk;
+
+  const fabric::Fabric* f = in.fabric ? &in.fabric->fabric : nullptr;
+  const fabric::LinkIndex* links = in.fabric ? &in.fabric->links : nullptr;
+  RunSummary sum = summarise(s, out.records, out.missing, f, links);
+  RunJsonContext jc{s, cfg.message_size, cfg.slot_ns, cfg.rounds, cfg.skip_after, out, sum, in.fabric.get()};
+  nlohmann::json report = run_report_json(jc);
+  if (in.store && !o.no_store) {
+    store::RunRow row;
+    row.schedule_id = in.schedule_id;
+    if (in.fabric) row.scan_id = in.fabric->scan_id;
+    row.ranks = static_cast<int64_t>(s.hosts.size()), row.rounds = cfg.rounds;
+    row.planned = static_cast<int64_t>(sum.planned), row.ok = static_cast<int64_t>(sum.ok), row.skipped = static_cast<int64_t>(sum.skipped);
+    row.failed = static_cast<int64_t>(sum.failed + sum.timeout + sum.lost), row.missing = static_cast<int64_t>(sum.missing_ranks.size());
+    row.report_json = report.dump();
+    report["run_id"] = in.store->save_run(row);
+  }
+  if (!o.output.empty()) {
+    std::ofstream file(o.output);
+    if (!(file << report.dump(1) << "\n")) throw InputError("cannot write " + o.output);
+  }
+  if (!o.svg.empty()) {
+    if (!in.fabric) throw InputError("--svg needs --db: the picture shows the scan's links");
+    fabric::DotOptions d;
+    d.title = "run of " + s.name + ": transfers per link";
+    for (const LinkStat& l : sum.links)
+      d.load[{in.fabric->links.node(l.link), in.fabric->links.port(l.link)}] = {static_cast<long>(l.transfers), 0};
+    std::ofstream file(o.svg);
+    if (!(file << fabric::render_svg(fabric::to_dot(in.fabric->fabric, d)))) throw InputError("cannot write " + o.svg);
+  }
+  if (o.json) print_json(report);
+  else print_run_summary(jc, std::cout);
+  const bool clean = sum.ok == sum.planned && sum.corrupt == 0 && sum.missing_ranks.empty();
+  return clean ? kExitOk : kExitFailure;
+}
+
+}  // namespace ibroute::cli

@@ -1,0 +1,43 @@
+// `ibroute run`: its options (parsed by `ibroute`) and its execution, which lives in the sibling
+// executable `ibroute-run`: only that one links MPI, whose libraries would cost every other
+// command (a route query is a whole process) several milliseconds of loading.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace ibroute::cli {
+
+struct RunOptions {
+  std::string db;
+  std::string schedule;
+  std::string schedule_file;
+  std::optional<int64_t> scan;
+  std::string placement;
+  std::string rate, message_size;
+  uint32_t rounds = 0;
+  double duration = 0;
+  uint32_t skip_after = 2;
+  double drain_s = 2, finish_timeout_s = 60;
+  int sync_samples = 200;
+  std::string device;
+  int port = 0, gid_index = -1;
+  bool no_verify = false, no_store = false, json = false;
+  std::string output, svg;
+  // tests only
+  std::string test_skew_us;
+  int test_stall_rank = -1, test_die_rank = -1, test_bad_rkey_rank = -1;
+  uint32_t test_die_at = 0;
+};
+
+// Registers `run` and its options; the callback calls execute_run.
+std::function<int()> setup_run_options(CLI::App& app);
+
+// In `ibroute`: replaces the process with `ibroute-run` (same arguments, same PID: launchers
+// and MPI see no difference). In `ibroute-run`: the run itself.
+int execute_run(const RunOptions& o);
+
+}  // namespace ibroute::cli
