@@ -148,7 +148,6 @@ class Rank {
   std::unordered_map<uint32_t, size_t> recv_qp_index_;  // QP number -> index into recv_qps_
   std::vector<TransferRecord> records_;                 // my sends, local clock
   std::vector<Arrival> arrivals_;
-  std::vector<uint64_t> recv_count_;
   std::deque<std::pair<size_t, Msg>> inbox_;  // control messages not yet asked for (qp index, msg)
   std::unique_ptr<SkipRule> skip_;
   size_t open_ = 0;
@@ -235,7 +234,6 @@ class Rank {
     }
     sends_ = sends_of(s_, channels_, me_, cfg_.rounds, cfg_.slot_ns);
     skip_ = std::make_unique<SkipRule>(n_, cfg_.skip_after);
-    recv_count_.assign(n_, 0);
 
     std::string error;
     std::vector<std::vector<uint8_t>> to(static_cast<size_t>(mpi_.size()));
@@ -475,7 +473,6 @@ class Rank {
         a.verified = good ? 1 : 2;
       }
       arrivals_.push_back(a);
-      ++recv_count_[static_cast<size_t>(src)];
       post_data_recv(it->second);
     }
   }

@@ -95,13 +95,6 @@ struct Checks {
 
 std::string text_or(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
-std::string now_iso() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
 std::string port_name(const fabric::Fabric& f, int32_t node, int port) {
   return f.nodes[node].desc + "[" + std::to_string(port) + "]";
 }
@@ -113,14 +106,6 @@ json load_json(const LoadReport& l) {
           {"phase_max", phase_max_histogram(l.phase_max)}};
 }
 
-std::string self_exe() {
-  char self[4096];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) throw std::runtime_error("cannot find the ibroute executable");
-  self[n] = 0;
-  return self;
-}
-
 std::string quoted(const std::string& s) {
   std::string q = "'";
   for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
@@ -129,7 +114,7 @@ std::string quoted(const std::string& s) {
 
 // --rescan: the fabric as it is now, through `ibroute scan` (same options, same database).
 void rescan(const AcceptOptions& o) {
-  std::string cmd = quoted(self_exe()) + " scan --db " + quoted(o.db);
+  std::string cmd = quoted(own_executable()) + " scan --db " + quoted(o.db);
   for (const std::string& a : o.scan_args) cmd += " " + quoted(a);
   cmd += " 1>&2";
   std::cerr << "accept: " << cmd << "\n";
@@ -139,7 +124,7 @@ void rescan(const AcceptOptions& o) {
 
 // Runs `LAUNCH ibroute run ...` and returns its report (the launcher starts one rank per host).
 json launch_run(const AcceptOptions& o, const std::string& schedule, size_t ranks) {
-  const std::string self = self_exe();
+  const std::string self = own_executable();
   char tmpl[] = "/tmp/ibroute-accept-XXXXXX";
   int fd = mkstemp(tmpl);
   if (fd < 0) throw std::runtime_error("cannot create a temporary file");
@@ -174,7 +159,6 @@ int run_accept(const AcceptOptions& o) {
   const fabric::Fabric& f = c.fabric;
   const fabric::FabricStructure& st = c.structure;
   Checks checks;
-  Progress progress;
 
   // 1. Is the fabric what was ordered?
   if (e.contains("topology")) {
@@ -318,7 +302,7 @@ int run_accept(const AcceptOptions& o) {
   const bool accepted = checks.failed == 0;
   json report{{"format", "ibroute-accept"},
               {"version", 1},
-              {"created_at", now_iso()},
+              {"created_at", store::now_iso()},
               {"accepted", accepted},
               {"passed", checks.passed},
               {"failed", checks.failed},

@@ -1,8 +1,6 @@
 // ibroute scan: a live scan (libibnetdisc + libibmad) or an offline import (ibnetdiscover +
 // dump_fts files), routes resolved for every (ingress switch, DLID), all stored as one scan.
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "commands.hpp"
 #include "common.hpp"
@@ -27,14 +25,6 @@ struct ScanOptions {
   std::string topology, lfts;
   bool json = false;
 };
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError("cannot read " + path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 void add_lid_conflicts(Fabric& f) {
   LidMap lids(f);

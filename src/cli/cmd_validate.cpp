@@ -1,7 +1,5 @@
 // ibroute validate: check a schedule file against a scan (hosts, all-to-all, DLIDs, routes, load).
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "commands.hpp"
 #include "common.hpp"
@@ -24,13 +22,10 @@ struct ValidateOptions {
 };
 
 int run_validate(const ValidateOptions& o) {
-  std::ifstream in(o.file, std::ios::binary);
-  if (!in) throw InputError("cannot read " + o.file);
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = read_file(o.file);
   ScheduleDoc doc;
   try {
-    doc = from_json(text.str());
+    doc = from_json(text);
   } catch (const InputError& e) {
     throw InputError(o.file + ": " + e.what());
   }

@@ -1,4 +1,7 @@
 #include <cmath>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
 #include "common.hpp"
 
 #include <unistd.h>
@@ -113,13 +116,25 @@ char** g_argv = nullptr;
 void remember_argv(char** argv) { g_argv = argv; }
 char** remembered_argv() { return g_argv; }
 
-std::string own_directory() {
+std::string own_executable() {
   char self[4096];
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) return ".";
+  if (n <= 0) throw std::runtime_error("cannot find the ibroute executable (/proc/self/exe)");
   self[n] = 0;
-  std::string p(self);
+  return self;
+}
+
+std::string own_directory() {
+  std::string p = own_executable();
   return p.substr(0, p.rfind('/'));
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError("cannot read " + path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
 
 }  // namespace ibroute::cli

@@ -48,8 +48,12 @@ void print_json(const nlohmann::json& j);
 // The command line as main() got it, for `ibroute run` to hand it on to ibroute-run.
 void remember_argv(char** argv);
 char** remembered_argv();
-// This executable's directory.
+// This executable's path, and its directory.
+std::string own_executable();
 std::string own_directory();
+
+// A whole file; InputError "cannot read PATH" when it cannot be opened.
+std::string read_file(const std::string& path);
 
 // "1M" = 1048576 bytes (binary, for sizes); "5G" = 5e9 (decimal, for rates); plain numbers too.
 // Throws InputError naming `what`.

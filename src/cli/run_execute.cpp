@@ -23,14 +23,6 @@ using namespace ibroute::runner;
 namespace {
 
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError("cannot read " + path);
-  std::stringstream t;
-  t << in.rdbuf();
-  return t.str();
-}
-
 // What the run needs besides the MPI world: the schedule, the hosts' identities and, given a
 // database, the fabric for per-link figures.
 struct Inputs {
@@ -56,7 +48,7 @@ void load_inputs(const RunOptions& o, int world, Inputs& in) {
     in.fabric = std::make_unique<FabricContext>(*in.store, o.scan ? o.scan : std::optional<int64_t>(info.scan_id));
   } else {
     try {
-      in.doc = from_json(read_text(o.schedule_file));
+      in.doc = from_json(read_file(o.schedule_file));
     } catch (const InputError& e) {
       throw InputError(o.schedule_file + ": " + e.what());
     }
@@ -70,7 +62,7 @@ void load_inputs(const RunOptions& o, int world, Inputs& in) {
   }
   const size_t n = in.doc.schedule.hosts.size();
   if (!o.placement.empty()) {
-    std::istringstream lines(read_text(o.placement));
+    std::istringstream lines(read_file(o.placement));
     std::string line;
     std::vector<int32_t> seen(n, -1);
     while (std::getline(lines, line)) {
@@ -161,7 +153,6 @@ int execute_run(const RunOptions& o) {
   for (const HostIdentity& h : in.doc.identities) map.port_guids.push_back(h.port_guid), map.base_lids.push_back(h.base_lid);
   map.placement = in.placement;
 
-  Progress progress;
   if (mpi.rank() == 0)
     std::cerr << "run: " << s.hosts.size() << " ranks, " << s.phases.size() << " phases x " << cfg.rounds << " rounds, "
               << cfg.message_size << " B per transfer every " << static_cast<double>(cfg.slot_ns) / 1000 << " us\n";

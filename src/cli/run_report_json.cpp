@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 namespace ibroute::cli {
 
@@ -15,11 +16,9 @@ constexpr size_t kMaxListed = 200;  // failed transfers listed one by one
 
 std::string host(const RunJsonContext& c, int32_t rank) { return c.schedule.hosts[static_cast<size_t>(rank)].name; }
 
-std::string path_of(const RunJsonContext& c, const TransferRecord& t) {
-  if (!c.fabric) return "";
+std::string path_of(const RunJsonContext& c, fabric::PathFinder& pf, const TransferRecord& t) {
   const schedule::Host& h = c.schedule.hosts[static_cast<size_t>(t.src)];
   std::vector<int32_t> path;
-  fabric::PathFinder pf(c.fabric->fabric, c.fabric->links);
   if (h.node < 0 || pf.path(h.node, h.port, t.dlid, path) != fabric::RouteStatus::ok) return "no route";
   std::string s;
   for (int32_t l : path) s += (s.empty() ? "" : " | ") + link_name(*c.fabric, l);
@@ -114,11 +113,13 @@ json run_report_json(const RunJsonContext& c) {
     j["links"] = all;
   }
   json failed = json::array();
+  std::optional<fabric::PathFinder> finder;
+  if (c.fabric) finder.emplace(c.fabric->fabric, c.fabric->links);
   for (const TransferRecord& t : c.outcome.records) {
     if (t.status == Status::ok || failed.size() >= kMaxListed) continue;
     json e{{"src", host(c, t.src)}, {"dst", host(c, t.dst)}, {"dlid", t.dlid}, {"seq", t.seq}, {"status", to_string(t.status)}};
     if (t.status == Status::failed) e["error"] = wc_status_name(t.wc_status);
-    if (c.fabric) e["path"] = path_of(c, t);
+    if (finder) e["path"] = path_of(c, *finder, t);
     failed.push_back(e);
   }
   j["not_ok"] = failed;

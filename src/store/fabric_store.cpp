@@ -75,12 +75,16 @@ CREATE TABLE run(
   skipped INTEGER NOT NULL, failed INTEGER NOT NULL, missing INTEGER NOT NULL, report TEXT NOT NULL);
 )sql";
 
+}  // namespace
+
 std::string now_iso() {
   std::time_t t = std::time(nullptr);
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
   return buf;
 }
+
+namespace {
 
 uint64_t parse_guid(std::string_view s) {
   if (s.starts_with("0x")) s.remove_prefix(2);

@@ -89,6 +89,9 @@ class FabricStore {
   void migrate_from(int version);
 };
 
+// Now as ISO 8601 UTC ("2026-11-22T03:44:00Z"), as the tables store times.
+std::string now_iso();
+
 std::string encode_hops(std::span<const fabric::Hop> hops);
 std::vector<fabric::Hop> decode_hops(std::string_view text);
 
