@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <unordered_map>
 
 namespace ibroute::fabric {
 
@@ -11,12 +12,41 @@ constexpr std::array<std::string_view, 4> kNodeTypes{"?", "ca", "switch", "route
 constexpr std::array<std::string_view, 5> kPortStates{"unknown", "down", "init", "armed", "active"};
 struct Lane { std::string_view name; double gbps; };
 // Effective data rate per lane after line encoding (8b/10b up to QDR, 64b/66b after).
-constexpr std::array<Lane, 8> kLanes{{{"SDR", 2.0}, {"DDR", 4.0}, {"QDR", 8.0}, {"FDR10", 10.0},
-                                      {"FDR", 13.64}, {"EDR", 25.0}, {"HDR", 50.0}, {"NDR", 100.0}}};
+constexpr std::array<Lane, 9> kLanes{{{"SDR", 2.0}, {"DDR", 4.0}, {"QDR", 8.0}, {"FDR10", 10.0},
+                                      {"FDR", 13.64}, {"EDR", 25.0}, {"HDR", 50.0}, {"NDR", 100.0},
+                                      {"XDR", 200.0}}};
+constexpr std::array<std::string_view, 4> kKinds{"host", "switch", "router", "aggregation"};
 }  // namespace
 
 std::string_view to_string(NodeType t) { return kNodeTypes.at(static_cast<size_t>(t)); }
 std::string_view to_string(PortState s) { return kPortStates.at(static_cast<size_t>(s)); }
+
+NodeKind node_kind(const Node& n) {
+  if (n.type == NodeType::sw) return NodeKind::switch_asic;
+  if (n.type == NodeType::router) return NodeKind::router;
+  if (n.reported_desc().find("Aggregation Node") != std::string::npos) return NodeKind::aggregation;
+  return NodeKind::host;
+}
+bool is_host(const Node& n) { return node_kind(n) == NodeKind::host; }
+std::string_view to_string(NodeKind k) { return kKinds.at(static_cast<size_t>(k)); }
+
+void assign_display_names(Fabric& f, const NodeNameMap& names) {
+  std::unordered_map<uint64_t, const std::string*> by_guid;
+  for (const auto& [g, name] : names) by_guid.emplace(g, &name);
+  std::unordered_map<std::string, int> switch_names;
+  for (Node& n : f.nodes) {
+    std::string reported = n.reported_desc();
+    auto it = by_guid.find(n.guid);
+    n.desc = it != by_guid.end() ? *it->second : reported;
+    n.node_desc = n.desc == reported ? std::string() : reported;
+    if (n.type != NodeType::ca) ++switch_names[n.desc];
+  }
+  for (Node& n : f.nodes)
+    if (n.type != NodeType::ca && switch_names[n.desc] > 1) {
+      if (n.node_desc.empty()) n.node_desc = n.desc;
+      n.desc += " (" + guid_hex(n.guid) + ")";
+    }
+}
 
 std::optional<NodeType> node_type_from(std::string_view s) {
   for (size_t i = 1; i < kNodeTypes.size(); ++i)
@@ -84,7 +114,7 @@ std::optional<WidthSpeed> parse_width_speed(std::string_view s) {
     w = w * 10 + (c - '0');
   }
   std::string_view sp = s.substr(x + 1);
-  if (w <= 0 || w > 12 || lane_gbps(sp) == 0) return std::nullopt;
+  if (!(w == 1 || w == 2 || w == 4 || w == 8 || w == 12) || lane_gbps(sp) == 0) return std::nullopt;
   return WidthSpeed{static_cast<uint8_t>(w), std::string(sp)};
 }
 

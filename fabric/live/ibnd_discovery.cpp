@@ -4,6 +4,8 @@
 #include <infiniband/ibnetdisc.h>
 #include <infiniband/umad.h>
 
+#include <algorithm>
+#include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <unordered_map>
@@ -67,18 +69,9 @@ struct FabricDeleter {
   void operator()(ibnd_fabric_t* f) const { ibnd_destroy_fabric(f); }
 };
 
-Discovered discover(const LiveScanOptions& opt) {
-  check_ca(opt.ca, opt.port);
-  ibnd_config_t cfg{};
-  cfg.timeout_ms = static_cast<unsigned>(opt.timeout_ms);
-  cfg.retries = static_cast<unsigned>(opt.retries);
-  std::string ca = opt.ca;
-  std::unique_ptr<ibnd_fabric_t, FabricDeleter> raw(
-      ibnd_discover_fabric(ca.empty() ? nullptr : ca.data(), opt.port, nullptr, &cfg));
-  if (!raw)
-    throw std::runtime_error("fabric discovery failed from " + (ca.empty() ? std::string("the default CA") : "CA '" + ca + "'") +
-                             " (no subnet manager, port down, or no access to umad)");
-
+namespace {
+// libibnetdisc's fabric in the pure model, with each node's directed route and LFT top.
+Discovered convert(const ibnd_fabric_t* raw) {
   Discovered d;
   std::unordered_map<const ibnd_node_t*, int> index;
   for (ibnd_node_t* n = raw->nodes; n; n = n->next) {
@@ -86,7 +79,8 @@ Discovered discover(const LiveScanOptions& opt) {
     Node node;
     node.type = n->type == IB_NODE_SWITCH ? NodeType::sw : n->type == IB_NODE_ROUTER ? NodeType::router : NodeType::ca;
     node.guid = n->guid;
-    node.desc = n->nodedesc;
+    node.sysimg_guid = mad_get_field64(n->info, 0, IB_NODE_SYSTEM_GUID_F);
+    node.desc = std::string(n->nodedesc, strnlen(n->nodedesc, sizeof n->nodedesc));
     node.ports.resize(n->numports + 1);
     d.fabric.nodes.push_back(std::move(node));
     d.paths.push_back(n->path_portid);
@@ -101,16 +95,16 @@ Discovered discover(const LiveScanOptions& opt) {
       Port& port = node.ports[pn];
       port.guid = p->guid;
       if (!node.is_switch() || pn == 0) {
-        port.base_lid = p->base_lid;
-        port.lmc = p->lmc;
+        port.base_lid = p->base_lid <= kMaxLid ? p->base_lid : 0;
+        port.lmc = p->lmc <= 7 ? p->lmc : 0;
       }
-      port.state = static_cast<PortState>(mad_get_field(p->info, 0, IB_PORT_STATE_F) & 7);
+      port.state = static_cast<PortState>(std::min(mad_get_field(p->info, 0, IB_PORT_STATE_F) & 7, 4u));
       if (pn == 0) continue;
       port.width = width_lanes(mad_get_field(p->info, 0, IB_PORT_LINK_WIDTH_ACTIVE_F));
       port.speed = speed_name(p);
       if (p->remoteport) {
         auto it = index.find(p->remoteport->node);
-        if (it != index.end()) {
+        if (it != index.end() && p->remoteport->portnum >= 1 && p->remoteport->portnum <= p->remoteport->node->numports) {
           port.peer_node = it->second;
           port.peer_port = static_cast<uint8_t>(p->remoteport->portnum);
         }
@@ -124,5 +118,34 @@ Discovered discover(const LiveScanOptions& opt) {
   }
   return d;
 }
+}  // namespace
+
+Fabric load_cache(const std::string& path) {
+  std::string file = path;
+  std::unique_ptr<ibnd_fabric_t, FabricDeleter> raw(ibnd_load_fabric(file.c_str(), 0));
+  if (!raw) throw InputError(path + ": not an ibnetdiscover cache file libibnetdisc can load (damaged, or of another version)");
+  Fabric f = convert(raw.get()).fabric;
+  if (f.nodes.empty()) throw InputError(path + ": the ibnetdiscover cache holds no nodes");
+  return f;
+}
+
+Discovered discover(const LiveScanOptions& opt) {
+  check_ca(opt.ca, opt.port);
+  ibnd_config_t cfg{};
+  cfg.timeout_ms = static_cast<unsigned>(opt.timeout_ms);
+  cfg.retries = static_cast<unsigned>(opt.retries);
+  std::string ca = opt.ca;
+  std::unique_ptr<ibnd_fabric_t, FabricDeleter> raw(
+      ibnd_discover_fabric(ca.empty() ? nullptr : ca.data(), opt.port, nullptr, &cfg));
+  if (!raw)
+    throw std::runtime_error("fabric discovery failed from " + (ca.empty() ? std::string("the default CA") : "CA '" + ca + "'") +
+                             " (no subnet manager, port down, or no access to umad)");
+
+  return convert(raw.get());
+}
 
 }  // namespace ibroute::fabric::live
+
+namespace ibroute::fabric {
+Fabric load_ibnd_cache(const std::string& path) { return live::load_cache(path); }
+}  // namespace ibroute::fabric

@@ -1,38 +1,81 @@
-// Parser for ibnetdiscover's topology output (the format of infiniband-diags' ibnetdiscover(8)):
-//   switchguid=0x20000b(20000b)
+// Parser for ibnetdiscover's topology output, plain or grouped (-g), as infiniband-diags writes it:
+//   vendid=0x2c9
+//   sysimgguid=0x2c90200401234            # Chassis 1 (IS5600)          (the comment only with -g)
+//   switchguid=0x20000b(20000b)            # ... Line 5 Chip 1          (likewise)
 //   Switch  12 "S-000000000020000b"   # "ibswitch12" base port 0 lid 48 lmc 0
 //   [1]     "H-0000000000100008"[1](100009)   # "node1-024" lid 36 4xEDR
+//   [3][ext 7]  "S-..."[12]   # "MF0;spine:IS5600/S01/U1" lid 5 4xQDR
 //   Ca      1 "H-0000000000100060"   # "node1-037"
 //   [1](100061)  "S-000000000020000b"[8]   # lid 228 lmc 2 "ibswitch12" lid 48 4xEDR
-#include <charconv>
+// Grouping lines ("Chassis 3 (guid 0x...)", "Non-Chassis Nodes") carry nothing the records do not.
+// Descriptions may hold '=', '#' and quotes: a description runs to the last quote of its line.
+// Lines that tools print when MADs fail are kept as problems; a file that ends in the middle
+// (links to nodes it never defines) is imported and marked incomplete.
 #include <map>
-#include <regex>
 #include <string>
 
-#include "ibroute/fabric/error.hpp"
 #include "ibroute/fabric/text_import.hpp"
+#include "text_reader.hpp"
 
 namespace ibroute::fabric {
 
+using namespace text;
+
 namespace {
 
-uint64_t hex_u64(std::string_view s) {
-  if (s.starts_with("0x") || s.starts_with("0X")) s.remove_prefix(2);
+// "S-000000000020000b" -> 0x20000b; other tools' node ids may not carry a GUID.
+std::optional<uint64_t> guid_from_id(std::string_view id) {
   uint64_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 16);
-  if (ec != std::errc() || p != s.data() + s.size()) throw InputError("bad hex number '" + std::string(s) + "'");
-  return v;
+  if (id.size() > 2 && id[1] == '-' && (id[0] == 'S' || id[0] == 'H' || id[0] == 'R') && parse_uint(id.substr(2), 16, v))
+    return v;
+  return std::nullopt;
 }
 
-// "S-000000000020000b" -> 0x20000b; node ids of other tools may not carry a GUID.
-std::optional<uint64_t> guid_from_id(const std::string& id) {
-  if (id.size() > 2 && id[1] == '-' && (id[0] == 'S' || id[0] == 'H' || id[0] == 'R')) {
-    try {
-      return hex_u64(id.substr(2));
-    } catch (const InputError&) {
-    }
+// A quoted string at the start of s: its contents; s keeps what follows the closing quote.
+bool take_quoted(std::string_view& s, std::string_view& out) {
+  s = trim(s);
+  if (s.empty() || s[0] != '"') return false;
+  size_t e = s.find('"', 1);
+  if (e == std::string_view::npos) return false;
+  out = s.substr(1, e - 1);
+  s = s.substr(e + 1);
+  return true;
+}
+// "[12]" or "[12][ext 3]" at the start of s: the port number.
+bool take_port(std::string_view& s, std::string_view& num) {
+  if (s.empty() || s[0] != '[') return false;
+  size_t e = s.find(']');
+  if (e == std::string_view::npos) return false;
+  num = s.substr(1, e - 1);
+  s = s.substr(e + 1);
+  if (s.starts_with("[ext ")) {
+    size_t x = s.find(']');
+    if (x == std::string_view::npos) return false;
+    s = s.substr(x + 1);
   }
-  return std::nullopt;
+  return true;
+}
+// "(1a2b)" at the start of s: the port GUID.
+bool take_guid(std::string_view& s, std::string_view& g) {
+  if (s.empty() || s[0] != '(') return false;
+  size_t e = s.find(')');
+  if (e == std::string_view::npos) return false;
+  g = s.substr(1, e - 1);
+  s = s.substr(e + 1);
+  return true;
+}
+
+// "lid 36 lmc 2" anywhere in s (the first occurrence), range-checked.
+void find_lid_lmc(const LineReader& r, std::string_view s, uint16_t& lid, uint8_t& lmc, bool want_lmc) {
+  size_t at = s.find("lid ");
+  if (at == std::string_view::npos) return;
+  std::string_view rest = s.substr(at + 4);
+  std::string_view l = next_token(rest);
+  lid = static_cast<uint16_t>(checked_uint(r, l, 10, 0, kMaxLid, "LID"));
+  if (!want_lmc) return;
+  std::string_view k = next_token(rest);
+  if (k != "lmc") return;
+  lmc = static_cast<uint8_t>(checked_uint(r, next_token(rest), 10, 0, 7, "LMC"));
 }
 
 struct PendingLink {
@@ -43,122 +86,186 @@ struct PendingLink {
   size_t line;
 };
 
+struct UnknownRate {
+  int count = 0;
+  std::string example;
+};
+
+// The width and speed after the peer's quoted description: `lid 48 4xEDR`, maybe followed by
+// -f's `s=1 w=2 v=4` or a Xsigo slot. ibnetdiscover prints an unknown width as "??" and an unknown
+// speed as "???" ("??QDR", "4x???"): what is known is kept, the rest counted as a problem.
+void read_rate(std::string_view after_desc, Port& port, UnknownRate& unknown, const std::string& where) {
+  std::string_view s = after_desc, t = next_token(s), rate = t;
+  if (t == "lid") next_token(s), rate = next_token(s);
+  if (rate.empty()) return;
+  if (auto ws = parse_width_speed(rate)) {
+    port.width = ws->width;
+    port.speed = ws->speed;
+    return;
+  }
+  size_t x = rate.starts_with("??") ? 1 : rate.find('x');
+  if (x != std::string_view::npos) {
+    uint64_t w = 0;
+    if (parse_uint(rate.substr(0, x), 10, w) && (w == 1 || w == 2 || w == 4 || w == 8 || w == 12)) port.width = static_cast<uint8_t>(w);
+    if (lane_gbps(rate.substr(x + 1)) > 0) port.speed = std::string(rate.substr(x + 1));
+  }
+  if (unknown.count++ == 0) unknown.example = where + " '" + excerpt(rate) + "'";
+}
+
 }  // namespace
 
 Fabric parse_ibnetdiscover(std::string_view text, std::string_view source_name) {
-  static const std::regex header(R"re(^(Switch|Ca|Rt)\s+(\d+)\s+"([^"]+)"\s*(?:#\s*"(.*)"(.*))?$)re");
-  static const std::regex port_line(
-      R"re(^\[(\d+)\](?:\[ext \d+\])?(?:\(([0-9a-fA-F]+)\))?\s+"([^"]+)"\[(\d+)\](?:\[ext \d+\])?(?:\(([0-9a-fA-F]+)\))?\s*(?:#(.*))?$)re");
-  static const std::regex lid_lmc(R"re(lid\s+(\d+)\s+lmc\s+(\d+))re");
-  static const std::regex width_speed(R"re((\d+x[A-Z0-9]+)\s*$)re");
-
+  LineReader r(text, source_name);
   Fabric f;
-  std::map<std::string, int> by_id;
+  std::map<std::string, int, std::less<>> by_id;
   std::vector<PendingLink> links;
-  uint64_t pending_guid = 0;
+  uint64_t pending_guid = 0, pending_sysimg = 0;
   int cur = -1;
-  size_t lineno = 0;
-  auto fail = [&](const std::string& what) {
-    throw InputError(std::string(source_name) + ":" + std::to_string(lineno) + ": " + what);
-  };
+  UnknownRate unknown;
+  std::vector<std::string> messages;
 
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string_view::npos) nl = text.size();
-    std::string line(text.substr(pos, nl - pos));
-    pos = nl + 1;
-    ++lineno;
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
+  bool cut = false;
+  // One line; returns normally for lines it skips or takes.
+  auto take_line = [&](std::string_view line) {
+    line = trim(line);
     if (line.empty()) {
       cur = -1;
-      continue;
+      return;
     }
-    if (line[0] == '#') continue;
-    std::smatch m;
-    if (line.starts_with("switchguid=") || line.starts_with("caguid=") || line.starts_with("routerguid=")) {
-      std::string v = line.substr(line.find('=') + 1);
-      pending_guid = hex_u64(v.substr(0, v.find('(')));
-      continue;
-    }
-    if (line.find('=') != std::string::npos && line[0] != '[') continue;  // vendid=, devid=, sysimgguid=
-    if (std::regex_match(line, m, header)) {
+    if (line[0] == '#') return;
+    std::string_view rest = line;
+    std::string_view first = next_token(rest);
+    if (first == "Switch" || first == "Ca" || first == "Rt") {
+      std::string_view count = next_token(rest);
+      std::string_view id;
+      if (!take_quoted(rest, id)) r.fail("node record without a quoted node id: " + excerpt(line));
       Node n;
-      n.type = m[1] == "Switch" ? NodeType::sw : m[1] == "Ca" ? NodeType::ca : NodeType::router;
-      int nports = std::stoi(m[2]);
-      if (nports < 1 || nports > 254) fail("bad port count " + m[2].str());
-      std::string id = m[3];
-      if (by_id.count(id)) fail("node \"" + id + "\" defined twice");
+      n.type = first == "Switch" ? NodeType::sw : first == "Ca" ? NodeType::ca : NodeType::router;
+      int nports = static_cast<int>(checked_uint(r, count, 10, 1, 254, "port count"));
+      if (by_id.count(id)) r.fail("node \"" + excerpt(id) + "\" defined twice");
       auto g = pending_guid ? std::optional<uint64_t>(pending_guid) : guid_from_id(id);
-      if (!g) fail("no GUID for node \"" + id + "\"");
+      if (!g) r.fail("no GUID for node \"" + excerpt(id) + "\"");
       n.guid = *g;
-      pending_guid = 0;
-      n.desc = m[4].matched ? m[4].str() : id;
+      n.sysimg_guid = pending_sysimg;
+      pending_guid = pending_sysimg = 0;
+      n.desc = std::string(id);
+      std::string_view comment = trim(rest);
+      if (comment.starts_with("#")) {
+        comment = trim(comment.substr(1));
+        size_t last = comment.rfind('"');
+        if (comment.starts_with("\"") && last > 0) {
+          n.desc = std::string(comment.substr(1, last - 1));
+          comment = comment.substr(last + 1);
+        }
+      }
       n.ports.resize(nports + 1);
       if (n.is_switch()) {
         n.ports[0].guid = n.guid;
         n.ports[0].state = PortState::active;
-        std::smatch lm;
-        std::string rest = m[5];
-        if (std::regex_search(rest, lm, lid_lmc)) {
-          n.ports[0].base_lid = static_cast<uint16_t>(std::stoi(lm[1]));
-          n.ports[0].lmc = static_cast<uint8_t>(std::stoi(lm[2]));
-        }
+        find_lid_lmc(r, comment, n.ports[0].base_lid, n.ports[0].lmc, true);
       }
       cur = static_cast<int>(f.nodes.size());
-      by_id[id] = cur;
+      by_id.emplace(std::string(id), cur);
       f.nodes.push_back(std::move(n));
-      continue;
+      return;
     }
-    if (std::regex_match(line, m, port_line)) {
-      if (cur < 0) fail("port line outside a node record");
+    if (line[0] == '[') {
+      if (cur < 0) r.fail("port line outside a node record");
       Node& n = f.nodes[cur];
-      int p = std::stoi(m[1]);
-      if (p < 1 || p > n.num_ports()) fail("port " + m[1].str() + " out of range for \"" + n.desc + "\"");
+      std::string_view s = line, pnum, lguid, rid, rport, rguid;
+      if (!take_port(s, pnum)) r.fail("bad port line: " + excerpt(line));
+      int p = static_cast<int>(checked_uint(r, pnum, 10, 1, 254, "port number"));
+      if (p > n.num_ports()) r.fail("port " + std::to_string(p) + " out of range for \"" + excerpt(n.desc) + "\"");
+      bool has_lguid = take_guid(s, lguid);
+      s = trim(s);
+      std::string_view after_id = s;
+      if (!take_quoted(after_id, rid) || !take_port(after_id, rport)) r.fail("bad port line: " + excerpt(line));
+      after_id = trim(after_id);  // a CA peer's GUID follows after a space: "H-..."[1] (guid)
+      bool has_rguid = take_guid(after_id, rguid);
       Port& port = n.ports[p];
-      port.guid = m[2].matched ? hex_u64(m[2].str()) : n.is_switch() ? n.guid : 0;
-      std::string comment = m[6].matched ? m[6].str() : "";
-      std::smatch cm;
-      if (!n.is_switch() && std::regex_search(comment, cm, lid_lmc)) {
-        port.base_lid = static_cast<uint16_t>(std::stoi(cm[1]));
-        port.lmc = static_cast<uint8_t>(std::stoi(cm[2]));
+      if (has_lguid) port.guid = checked_uint(r, lguid, 16, 0, UINT64_MAX, "port GUID");
+      else if (n.is_switch()) port.guid = n.guid;
+      std::string_view comment = trim(after_id);
+      if (!comment.empty() && comment[0] != '#') r.fail("bad port line: " + excerpt(line));
+      if (!comment.empty()) comment = comment.substr(1);
+      if (!n.is_switch()) {
+        // The CA's own "lid N lmc M" comes before the remote node's quoted description.
+        std::string_view own = comment.substr(0, comment.find('"'));
+        find_lid_lmc(r, own, port.base_lid, port.lmc, true);
       }
-      if (std::regex_search(comment, cm, width_speed)) {
-        if (auto ws = parse_width_speed(cm[1].str())) {
-          port.width = ws->width;
-          port.speed = ws->speed;
-        }
-      }
-      links.push_back({cur, p, m[3], std::stoi(m[4]), m[5].matched ? hex_u64(m[5].str()) : 0, lineno});
-      continue;
+      size_t q = comment.rfind('"');
+      read_rate(q == std::string_view::npos ? comment : comment.substr(q + 1), port, unknown, r.where());
+      int remote_port = static_cast<int>(checked_uint(r, rport, 10, 1, 254, "remote port number"));
+      links.push_back({cur, p, std::string(rid), remote_port,
+                       has_rguid ? checked_uint(r, rguid, 16, 0, UINT64_MAX, "remote port GUID") : 0, r.lineno()});
+      return;
     }
-    fail("cannot parse: " + line.substr(0, 80));
+    size_t eq = line.find('=');
+    std::string_view key = eq == std::string_view::npos ? std::string_view{} : line.substr(0, eq);
+    if (key == "switchguid" || key == "caguid" || key == "routerguid" || key == "sysimgguid") {
+      std::string_view v = line.substr(eq + 1);
+      v = v.substr(0, v.find_first_of("( \t#"));
+      (key == "sysimgguid" ? pending_sysimg : pending_guid) = checked_uint(r, v, 16, 0, UINT64_MAX, "GUID");
+      return;
+    }
+    if (key == "vendid" || key == "devid") return;
+    if (first == "Chassis" || line.starts_with("Non-Chassis Nodes") || first == "Hostname:") return;  // -g grouping
+    if (is_tool_message(line)) {
+      if (messages.size() < 1000) messages.push_back(r.where() + ": " + excerpt(line, 240));
+      return;
+    }
+    r.fail("cannot parse: " + excerpt(line));
+  };
+  for (std::string_view line; r.next(line);) {
+    try {
+      take_line(line);
+    } catch (const InputError&) {
+      if (!r.unterminated()) throw;
+      cut = true;  // the last line broke off in the middle
+    }
   }
 
+  size_t dangling = 0;
+  std::string first_dangling;
   for (const PendingLink& l : links) {
     auto it = by_id.find(l.remote_id);
     if (it == by_id.end()) {
-      lineno = l.line;
-      fail("link to node \"" + l.remote_id + "\" that the file does not define (truncated file?)");
+      // Cut-off files end mid-record: keep what is there, say what is missing.
+      if (dangling++ == 0) first_dangling = r.where(l.line) + ": \"" + excerpt(l.remote_id) + "\"";
+      continue;
     }
-    Node& r = f.nodes[it->second];
-    if (l.remote_port < 1 || l.remote_port > r.num_ports()) {
-      lineno = l.line;
-      fail("link to port " + std::to_string(l.remote_port) + " of \"" + r.desc + "\" which has " +
-           std::to_string(r.num_ports()) + " ports");
-    }
-    Port& rp = r.ports[l.remote_port];
-    if (rp.connected() && (rp.peer_node != l.node || rp.peer_port != l.port)) {
-      lineno = l.line;
-      fail("\"" + r.desc + "\" port " + std::to_string(l.remote_port) + " is cabled to two places");
-    }
+    Node& rn = f.nodes[it->second];
+    if (l.remote_port > rn.num_ports())
+      r.fail_at(l.line, "link to port " + std::to_string(l.remote_port) + " of \"" + excerpt(rn.desc) + "\" which has " +
+                            std::to_string(rn.num_ports()) + " ports");
+    Port& rp = rn.ports[l.remote_port];
+    if (rp.connected() && (rp.peer_node != l.node || rp.peer_port != l.port))
+      r.fail_at(l.line, "\"" + excerpt(rn.desc) + "\" port " + std::to_string(l.remote_port) + " is cabled to two places");
+    const Port& lp = f.nodes[l.node].ports[l.port];
+    if (lp.connected() && (lp.peer_node != it->second || lp.peer_port != l.remote_port))
+      r.fail_at(l.line, "\"" + excerpt(f.nodes[l.node].desc) + "\" port " + std::to_string(l.port) + " is cabled to two places");
     if (l.remote_port_guid && !rp.guid) rp.guid = l.remote_port_guid;
     f.link(l.node, l.port, it->second, l.remote_port);
   }
+  if (f.nodes.empty()) throw InputError(std::string(source_name) + ": no nodes found (not ibnetdiscover output?)");
   for (Node& n : f.nodes)
     for (size_t i = 1; i < n.ports.size(); ++i)
       if (n.ports[i].connected()) n.ports[i].state = PortState::unknown;
-  if (f.nodes.empty()) throw InputError(std::string(source_name) + ": no nodes found (not ibnetdiscover output?)");
+  if (cut) {
+    f.complete = false;
+    f.problems.push_back({"topology_cut", 0, -1, r.where() + ": the file ends in the middle of a line (cut off?)"});
+  }
+  if (dangling) {
+    f.complete = false;
+    f.problems.push_back({"topology_cut", 0, -1,
+                          std::to_string(dangling) + " link(s) to nodes the file does not define (file cut off?), first at " +
+                              first_dangling});
+  }
+  if (unknown.count)
+    f.problems.push_back({"unknown_rate", 0, -1,
+                          std::to_string(unknown.count) + " port(s) with an unknown width or speed, first at " + unknown.example});
+  for (const std::string& m : messages) f.problems.push_back({"tool_message", 0, -1, m});
+  if (!messages.empty()) f.complete = false;  // a MAD that failed during discovery: something may be missing
   return f;
 }
 

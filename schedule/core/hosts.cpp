@@ -49,7 +49,7 @@ std::vector<Host> all_hosts(const Fabric& f) {
   std::map<std::string, int> seen;
   for (size_t i = 0; i < f.nodes.size(); ++i) {
     const Node& n = f.nodes[i];
-    if (n.is_switch()) continue;
+    if (!is_host(n)) continue;  // switches, routers, aggregation nodes send no traffic
     for (int p = 1; p <= n.num_ports(); ++p)
       if (n.ports[p].connected() && n.ports[p].base_lid) {
         hosts.push_back({static_cast<int32_t>(i), static_cast<uint8_t>(p), n.desc});

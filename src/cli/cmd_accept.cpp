@@ -156,6 +156,7 @@ int run_accept(const AcceptOptions& o) {
   if (o.rescan) rescan(o);
   store::FabricStore store(o.db, false);
   FabricContext c(store, o.scan);
+  c.require_routes("the acceptance test");
   const fabric::Fabric& f = c.fabric;
   const fabric::FabricStructure& st = c.structure;
   Checks checks;

@@ -41,6 +41,7 @@ int run_plan(const PlanCliOptions& o) {
 
   store::FabricStore store(o.db, false);
   FabricContext c(store, o.scan);
+  c.require_routes("planning");
   std::vector<Host> hosts = select_hosts(c.fabric, o.hosts);
   if (o.order == "topology") hosts = topology_order(c.fabric, hosts);
   if (method == Method::structure && !c.structure.two_level)

@@ -1,6 +1,7 @@
 // ibroute scan: a live scan (libibnetdisc + libibmad) or an offline import (ibnetdiscover +
 // dump_fts files), routes resolved for every (ingress switch, DLID), all stored as one scan.
 #include <iostream>
+#include <map>
 
 #include "commands.hpp"
 #include "common.hpp"
@@ -22,9 +23,27 @@ struct ScanOptions {
   int timeout_ms = 0;
   int retries = 0;
   int mads = 32;
-  std::string topology, lfts;
+  std::string topology, lfts, node_name_map;
   bool json = false;
 };
+
+// A topology file as admins keep it: libibnetdisc's binary cache (ibnetdiscover --cache) goes to
+// libibnetdisc; text is told apart by its content.
+Fabric read_topology(const std::string& path) {
+  std::string text = read_file(path);
+  if (text.find('\0') < 4096) return load_ibnd_cache(path);
+  return parse_topology(text, path);
+}
+
+// Problems the fabric as a whole shows, whatever read it.
+void add_fabric_problems(Fabric& f) {
+  bool any_lid = false;
+  for (const Node& n : f.nodes)
+    for (const Port& p : n.ports) any_lid |= p.base_lid != 0;
+  if (!any_lid)
+    f.problems.push_back({"no_lids", 0, -1,
+                          "no port has a LID: no subnet manager has configured this fabric, so nothing can be routed"});
+}
 
 void add_lid_conflicts(Fabric& f) {
   LidMap lids(f);
@@ -36,8 +55,9 @@ void add_lid_conflicts(Fabric& f) {
 
 int run_scan(const ScanOptions& o) {
   const bool offline = !o.topology.empty() || !o.lfts.empty();
-  if (offline && (o.topology.empty() || o.lfts.empty()))
-    throw InputError("an offline scan needs both --topology and --lfts");
+  if (offline && o.topology.empty()) throw InputError("--lfts needs --topology (the fabric the tables belong to)");
+  NodeNameMap names;
+  if (!o.node_name_map.empty()) names = parse_node_name_map(read_file(o.node_name_map), o.node_name_map);
   if (offline && (!o.ca.empty() || o.port))
     throw InputError("-C/-P select the port of a live scan; they do not go with --topology/--lfts");
 
@@ -49,10 +69,14 @@ int run_scan(const ScanOptions& o) {
   double t_discover = 0, t_lft = 0;
   if (offline) {
     info.source = "offline";
-    info.origin = o.topology + " + " + o.lfts;
-    f = parse_ibnetdiscover(read_file(o.topology), o.topology);
+    info.origin = o.topology + (o.lfts.empty() ? std::string(" (no forwarding tables)") : " + " + o.lfts);
+    f = read_topology(o.topology);
     t_discover = clock.lap();
-    apply_lft_dump(f, read_file(o.lfts), o.lfts);
+    if (o.lfts.empty()) {
+      f.has_lfts = false;  // a topology alone: structure, links and pictures; routes unknown
+    } else {
+      apply_lft_dump(f, read_file(o.lfts), o.lfts);
+    }
     t_lft = clock.lap();
   } else {
     info.source = "live";
@@ -61,8 +85,11 @@ int run_scan(const ScanOptions& o) {
     f = scan_live(lo);
     t_lft = clock.lap();  // discovery and LFT reads; the split below comes from scan_live's stages
   }
+  if (!o.node_name_map.empty()) info.origin += ", names from " + o.node_name_map;
+  assign_display_names(f, names);
   add_lid_conflicts(f);
-  RouteSet routes = resolve_routes(f);
+  add_fabric_problems(f);
+  RouteSet routes = f.has_lfts ? resolve_routes(f) : RouteSet{};
   double t_routes = clock.lap();
   progress.finish();
   info.complete = f.complete;
@@ -72,6 +99,10 @@ int run_scan(const ScanOptions& o) {
   info = store.scan(id);
   RouteCounts rc = count_routes(routes);
   double total = clock.seconds();
+  std::map<NodeKind, int> kinds;
+  for (const Node& n : f.nodes) ++kinds[node_kind(n)];
+  for (const Problem& p : f.problems)
+    if (p.kind == "no_lids") std::cerr << "ibroute: warning: " << p.detail << "\n";
 
   if (o.json) {
     nlohmann::json j{{"scan_id", id},
@@ -84,6 +115,10 @@ int run_scan(const ScanOptions& o) {
                      {"links", info.links},
                      {"lmc", info.lmc},
                      {"lids", info.lids},
+                     {"hosts", kinds[NodeKind::host]},
+                     {"aggregation_nodes", kinds[NodeKind::aggregation]},
+                     {"routers", kinds[NodeKind::router]},
+                     {"forwarding_tables", f.has_lfts},
                      {"routes", {{"total", rc.total}, {"ok", rc.ok}, {"drop", rc.drop}, {"loop", rc.loop},
                                  {"dead_end", rc.dead_end}, {"misdelivered", rc.misdelivered}, {"unknown", rc.unknown}}},
                      {"problems", nlohmann::json::array()},
@@ -95,10 +130,16 @@ int run_scan(const ScanOptions& o) {
     std::cout << "scan " << id << " (" << info.source << ", " << (info.complete ? "complete" : "INCOMPLETE")
               << ") stored in " << o.db << "\n"
               << "  fabric    " << info.switches << " switches, " << info.cas << " CAs, " << info.links << " links, LMC "
-              << info.lmc << "\n"
-              << "  LIDs      " << info.lids << "\n"
-              << "  routes    " << rc.total << " (" << routes.ingress.size() << " ingress switches x " << routes.dlids.size()
-              << " DLIDs): " << rc.ok << " ok";
+              << info.lmc << "\n";
+    if (kinds[NodeKind::aggregation] || kinds[NodeKind::router])
+      std::cout << "  not hosts " << kinds[NodeKind::aggregation] << " aggregation node(s), " << kinds[NodeKind::router]
+                << " router(s)\n";
+    std::cout << "  LIDs      " << info.lids << "\n";
+    if (!f.has_lfts)
+      std::cout << "  routes    unknown: no forwarding tables imported (--lfts)";
+    else
+      std::cout << "  routes    " << rc.total << " (" << routes.ingress.size() << " ingress switches x " << routes.dlids.size()
+                << " DLIDs): " << rc.ok << " ok";
     for (auto [n, what] : {std::pair{rc.drop, "drop"}, {rc.loop, "loop"}, {rc.dead_end, "dead end"},
                            {rc.misdelivered, "misdelivered"}, {rc.unknown, "unknown (LFT unread)"}})
       if (n) std::cout << ", " << n << ' ' << what;
@@ -122,15 +163,23 @@ Runner setup_scan(CLI::App& app) {
       "Discover the fabric, read every switch's linear forwarding table and store the route of every\n"
       "(source port, destination LID) pair - all 2^LMC LIDs of every port - as a new scan.\n"
       "Live (default): through libibnetdisc and libibmad, like ibnetdiscover and dump_fts.\n"
-      "Offline: from files admins keep: --topology (ibnetdiscover output) and --lfts (dump_fts output).");
+      "Offline: from files admins keep: --topology (ibnetdiscover output) and optionally --lfts; the\n"
+      "formats are told apart by content. Without --lfts routes are unknown: analyze and topo work,\n"
+      "plan and validate refuse. Exit 3 when something was not read (unanswered MADs, a cut table),\n"
+      "with the switch named.");
   c->add_option("--db", o->db, "fabric database (created if absent)")->capture_default_str();
   c->add_option("-C,--Ca", o->ca, "CA name to scan from (live)");
   c->add_option("-P,--Port", o->port, "CA port number to scan from (live)")->check(CLI::Range(0, 254));
   c->add_option("-t,--timeout", o->timeout_ms, "MAD timeout in ms (live; default: libibmad's)")->check(CLI::Range(0, 60000));
   c->add_option("--retries", o->retries, "MAD retries (live; default: libibmad's)")->check(CLI::Range(0, 100));
   c->add_option("--mads-in-flight", o->mads, "LFT SMPs in flight at once (live)")->capture_default_str()->check(CLI::Range(1, 256));
-  c->add_option("--topology", o->topology, "ibnetdiscover output to import (offline)");
-  c->add_option("--lfts", o->lfts, "dump_fts / dump_lfts.sh output to import (offline)");
+  c->add_option("--topology", o->topology,
+                "topology to import (offline): ibnetdiscover output, plain, -g or -p, or its --cache file");
+  c->add_option("--lfts", o->lfts,
+                "forwarding tables to import (offline; optional): dump_lfts.sh / ibroute, dump_fts, OpenSM's "
+                "opensm-lfts.dump, or the .fdbs of OpenSM and ibdiagnet");
+  c->add_option("--node-name-map", o->node_name_map,
+                "GUID -> name file as infiniband-diags read it; names are stored with the scan and used in all output");
   c->add_flag("--json", o->json, "print the summary as JSON");
   return [o] { return run_scan(*o); };
 }

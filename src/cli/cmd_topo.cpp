@@ -41,6 +41,7 @@ int run_topo(const TopoOptions& o) {
       if (!scan) scan = info.scan_id;
     }
     FabricContext c(store, scan);
+    c.require_routes("link load (--schedule, --pattern)");
     if (o.schedule.empty()) {
       schedule::LidPolicy pol;
       if (!schedule::lid_policy_from(o.lids, pol)) throw InputError("--lids takes base, spread or random");

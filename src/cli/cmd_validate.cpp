@@ -31,6 +31,7 @@ int run_validate(const ValidateOptions& o) {
   }
   store::FabricStore store(o.db, false);
   FabricContext c(store, o.scan);
+  c.require_routes("validating a schedule");
   Validation v = validate(c.eval, doc);
   if (o.json) {
     nlohmann::json j{{"file", o.file}, {"schedule", doc.schedule.name}, {"planned_for_scan", doc.fabric.scan_id},

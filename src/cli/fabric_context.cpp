@@ -19,6 +19,12 @@ FabricContext::FabricContext(store::FabricStore& store, std::optional<int64_t> s
       structure(fabric::analyze_structure(fabric)),
       eval(fabric, links, structure) {}
 
+void FabricContext::require_routes(const std::string& what) const {
+  if (!fabric.has_lfts)
+    throw InputError("scan " + std::to_string(scan_id) + " has no forwarding tables (a topology imported without --lfts): " +
+                     what + " needs routes; import the tables (scan --topology F --lfts T) or scan live");
+}
+
 std::vector<schedule::Host> select_hosts(const fabric::Fabric& f, const std::string& spec) {
   std::vector<schedule::Host> all = schedule::all_hosts(f);
   if (spec.empty()) return all;

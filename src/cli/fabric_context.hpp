@@ -27,6 +27,10 @@ struct FabricContext {
   fabric::LinkIndex links;
   fabric::FabricStructure structure;
   schedule::EvalContext eval;
+
+  // Routes exist only where forwarding tables were read: a topology imported alone has none.
+  // Throws InputError saying what needed them.
+  void require_routes(const std::string& what) const;
 };
 
 // --hosts: "a,b,c" or "@FILE" (one name per line, # comments); empty: every host in name order.

@@ -21,10 +21,12 @@ class SimError(RuntimeError):
 
 
 class SimFabric:
-    def __init__(self, topology, lmc=4, engine="minhop", keep=False):
+    def __init__(self, topology, lmc=4, engine="minhop", keep=False, osm_args=(), ibsim_args=()):
         self.topology = os.path.abspath(topology)
         self.lmc = lmc
         self.engine = engine
+        self.osm_args = list(osm_args)  # e.g. ["-D", "0x43", "--dump_files_dir", DIR]
+        self.ibsim_args = list(ibsim_args)  # e.g. ["-N", "8192"] for large fabrics
         self.keep = keep
         self.name = "ibr" + uuid.uuid4().hex[:10]
         self.dir = None
@@ -46,7 +48,7 @@ class SimFabric:
         self.console_fd = os.open(fifo, os.O_RDWR)
         self.log = open(os.path.join(self.dir, "ibsim.log"), "w")
         env = dict(os.environ, IBSIM_SOCKNAME=self.name)
-        self.proc = subprocess.Popen(["ibsim", "-s", self.topology], stdin=self.console_fd, stdout=self.log,
+        self.proc = subprocess.Popen(["ibsim", *self.ibsim_args, "-s", self.topology], stdin=self.console_fd, stdout=self.log,
                                      stderr=subprocess.STDOUT, cwd=self.dir, env=env)
         deadline = time.monotonic() + 30
         while f"@{self.name}:ctl" not in read_text("/proc/net/unix"):
@@ -63,7 +65,7 @@ class SimFabric:
         cache = tempfile.mkdtemp(prefix="osm-", dir=self.dir)
         log = os.path.join(self.dir, "opensm.log")
         env = dict(self.env(), OSM_CACHE_DIR=cache, OSM_TMP_DIR=cache)
-        r = subprocess.run(["opensm", "-o", "-e", "-f", log, "-R", self.engine, "-l", str(self.lmc)],
+        r = subprocess.run(["opensm", "-o", "-e", "-f", log, "-R", self.engine, "-l", str(self.lmc), *self.osm_args],
                            env=env, cwd=self.dir, capture_output=True, text=True, timeout=120)
         text = read_text(log) if os.path.exists(log) else ""
         if "SUBNET UP" not in text:

@@ -25,4 +25,8 @@ struct LiveScanOptions {
 // listed in Fabric::problems.
 Fabric scan_live(const LiveScanOptions& opt);
 
+// The binary cache that `ibnetdiscover --cache FILE` writes, loaded by libibnetdisc itself
+// (ibnd_load_fabric): a topology without LFTs. Throws InputError when libibnetdisc refuses it.
+Fabric load_ibnd_cache(const std::string& path);
+
 }  // namespace ibroute::fabric

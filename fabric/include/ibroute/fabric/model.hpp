@@ -37,15 +37,23 @@ struct Port {
   bool owns_lid(uint32_t lid) const { return base_lid != 0 && lid >= base_lid && lid < base_lid + lid_count(); }
 };
 
+// What a node is for the fabric's users: only hosts take part in traffic patterns and plans.
+// SHARP aggregation nodes are CAs to the subnet manager but live inside a switch.
+enum class NodeKind : uint8_t { host, switch_asic, router, aggregation };
+
 struct Node {
   NodeType type = NodeType::ca;
   uint64_t guid = 0;
-  std::string desc;
+  uint64_t sysimg_guid = 0;  // system image GUID: the ASICs of one chassis share it; 0 = unknown
+  std::string desc;          // the name every output uses: node-name map, else the node's description
+                             // (switches made unique with their GUID where descriptions repeat)
+  std::string node_desc;     // the description the node itself reported; empty = same as desc
   std::vector<Port> ports;   // indexed by port number; ports[0] is the switch management port
   std::vector<uint8_t> lft;  // switches: out port by DLID (index = LID), kNoRoute where none
   bool lft_read = false;     // switches: false when the LFT could not be read (scan incomplete)
 
   bool is_switch() const { return type == NodeType::sw; }
+  const std::string& reported_desc() const { return node_desc.empty() ? desc : node_desc; }
   int num_ports() const { return ports.empty() ? 0 : static_cast<int>(ports.size()) - 1; }
   // The port that carries the node's LID(s): port 0 of a switch; for a CA the caller picks.
   const Port& mgmt_port() const { return ports.at(0); }
@@ -63,7 +71,8 @@ struct Problem {
 struct Fabric {
   std::vector<Node> nodes;
   std::vector<Problem> problems;
-  bool complete = true;  // false when any part of the fabric was not read
+  bool complete = true;     // false when any part of the fabric was not read
+  bool has_lfts = true;     // false for a topology imported without forwarding tables: routes unknown
 
   // Connect a.pa <-> b.pb in both directions.
   void link(int a, int pa, int b, int pb);
@@ -93,6 +102,20 @@ class LidMap {
   std::vector<uint16_t> lids_;
   std::vector<Conflict> conflicts_;
 };
+
+// The node's kind: switches and routers by type; a CA is an aggregation node when it says so
+// ("Mellanox Technologies Aggregation Node", SHARP) — they hang off a switch like a host but send
+// no traffic of their own.
+NodeKind node_kind(const Node& n);
+bool is_host(const Node& n);
+std::string_view to_string(NodeKind k);
+
+// GUID -> name, as infiniband-diags' node-name map gives it.
+using NodeNameMap = std::vector<std::pair<uint64_t, std::string>>;
+// Sets every node's display name (desc): the map's name where it has one, else the reported
+// description; switches whose names repeat get their GUID appended. Keeps the reported
+// description in node_desc where it differs.
+void assign_display_names(Fabric& f, const NodeNameMap& names);
 
 // "4xEDR" -> width 4, speed "EDR"; nullopt when malformed.
 struct WidthSpeed { uint8_t width; std::string speed; };

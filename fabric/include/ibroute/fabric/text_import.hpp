@@ -10,11 +10,24 @@
 
 namespace ibroute::fabric {
 
-// Parse ibnetdiscover output into a fabric without LFTs. Throws InputError naming the line.
-Fabric parse_ibnetdiscover(std::string_view text, std::string_view source_name = "topology");
+// A topology in any of ibnetdiscover's text forms, told apart by content: plain or grouped (-g)
+// node records, or the ports report (-p). Throws InputError naming the file and line.
+// (The binary cache of `ibnetdiscover --cache` is loaded by libibnetdisc: see live_scan.hpp.)
+Fabric parse_topology(std::string_view text, std::string_view source_name = "topology");
 
-// Fill the switches' LFTs of `f` from dump_fts output. Switches the dump does not cover are
-// marked unread and recorded as problems; a dump naming a switch the topology lacks is an error.
+// Parse ibnetdiscover output (plain or -g) into a fabric without LFTs. Throws InputError naming the line.
+Fabric parse_ibnetdiscover(std::string_view text, std::string_view source_name = "topology");
+// The ports report of `ibnetdiscover -p`.
+bool looks_like_ports_report(std::string_view text);
+Fabric parse_ports_report(std::string_view text, std::string_view source_name = "topology");
+
+// Fill the switches' LFTs of `f` from a forwarding-table dump: `ibroute`/dump_lfts.sh, dump_fts,
+// OpenSM's opensm-lfts.dump, or the .fdbs of OpenSM and ibdiagnet. Switches the dump does not
+// cover, and tables that were cut, are marked unread and recorded as problems (scan incomplete);
+// a dump naming a switch the topology lacks is an error.
 void apply_lft_dump(Fabric& f, std::string_view text, std::string_view source_name = "lfts");
+
+// infiniband-diags' node-name map: GUID -> name.
+NodeNameMap parse_node_name_map(std::string_view text, std::string_view source_name = "node-name-map");
 
 }  // namespace ibroute::fabric

@@ -1,0 +1,150 @@
+"""Every file admins keep, written by the real tools on an ibsim + OpenSM fabric, imports offline
+and gives the live scan's routes: ibnetdiscover plain, -g, -p and --cache; dump_lfts.sh (ibroute
+per switch), dump_fts, OpenSM's opensm-lfts.dump and opensm.fdbs. Damaged and partial files:
+cut tables and iberror lines (exit 3 naming the switch), topology alone (routes unknown, plan
+refuses), no subnet manager (LIDs 0: stored with a warning), a node-name map."""
+import os
+import re
+import unittest
+
+from common import TempDirTest, db_rows, ibroute, ibroute_json
+from simfabric import SimFabric, generate, read_text, write_text
+
+
+def dump_lfts_sh(sim):
+    """What infiniband-diags' dump_lfts.sh does: `ibroute <lid>` for every switch, concatenated."""
+    out = []
+    for line in sim.run(["timeout", "60", "ibswitches"]).stdout.splitlines():
+        m = re.search(r" lid (\d+) ", line)
+        if m:
+            out.append(sim.run(["timeout", "30", "ibroute", m.group(1)]).stdout)
+    return "".join(out)
+
+
+class ImportFormats(TempDirTest):
+    @classmethod
+    def setUpClass(cls):
+        import tempfile
+        cls._cls_tmp = tempfile.TemporaryDirectory(prefix="ibroute-formats-")
+        d = cls.dir = cls._cls_tmp.name
+        topo = generate(os.path.join(d, "f.topo"), "--leaves", 8, "--down", 6, "--up", 3, "--spines", 3,
+                        "--switch-ports", 12, "--spine-ports", 12, "--shuffle", "--seed", 9)
+        dumps = os.path.join(d, "osm")
+        os.mkdir(dumps)
+        cls.db = os.path.join(d, "f.db")
+        cls.files = {}
+        with SimFabric(topo, lmc=2, engine="minhop", osm_args=["-D", "0x43", "--dump_files_dir", dumps]) as sim:
+            cls.live = ibroute_json("scan", "--db", cls.db, sim=sim)
+            run = lambda *a: sim.run(["timeout", "60", *a]).stdout
+            cls.files["plain"] = write_text(os.path.join(d, "plain.txt"), run("ibnetdiscover"))
+            cls.files["grouped"] = write_text(os.path.join(d, "grouped.txt"), run("ibnetdiscover", "-g"))
+            cls.files["ports"] = write_text(os.path.join(d, "ports.txt"), run("ibnetdiscover", "-p"))
+            cls.files["cache"] = os.path.join(d, "fabric.cache")
+            sim.run(["timeout", "60", "ibnetdiscover", "--cache", cls.files["cache"]])
+            cls.files["dump_lfts"] = write_text(os.path.join(d, "dump_lfts.txt"), dump_lfts_sh(sim))
+            cls.files["dump_fts"] = write_text(os.path.join(d, "dump_fts.txt"), run("dump_fts"))
+        cls.files["osm_lfts"] = os.path.join(dumps, "opensm-lfts.dump")
+        cls.files["osm_fdbs"] = os.path.join(dumps, "opensm.fdbs")
+        # Without a subnet manager: every LID is 0.
+        sim = SimFabric(topo, lmc=0)
+        sim.start(route=False)
+        try:
+            cls.files["unrouted"] = write_text(os.path.join(d, "unrouted.txt"), sim.run(["timeout", "60", "ibnetdiscover"]).stdout)
+        finally:
+            sim.stop()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._cls_tmp.cleanup()
+
+    def import_and_compare(self, topo, lfts):
+        off = ibroute_json("scan", "--db", self.db, "--topology", self.files[topo], "--lfts", self.files[lfts])
+        self.assertTrue(off["complete"], off["problems"])
+        for k in ("switches", "cas", "links", "lmc", "lids"):
+            self.assertEqual(off[k], self.live[k], k)
+        d = ibroute_json("diff", "--db", self.db, self.live["scan_id"], off["scan_id"])
+        self.assertEqual(d["routes_compared"], self.live["routes"]["total"])
+        self.assertEqual(d["routes_changed"], 0, d["route_examples"])
+        return off
+
+    def test_every_topology_and_table_format_gives_the_live_routes(self):
+        for topo, lfts in (("plain", "dump_lfts"), ("grouped", "dump_fts"), ("cache", "osm_lfts"), ("plain", "osm_fdbs")):
+            with self.subTest(topology=topo, lfts=lfts):
+                self.import_and_compare(topo, lfts)
+
+    def test_ports_report_gives_the_cabling_without_lmc(self):
+        off = ibroute_json("scan", "--db", self.db, "--topology", self.files["ports"])
+        for k in ("switches", "cas", "links"):
+            self.assertEqual(off[k], self.live[k], k)
+        self.assertFalse(off["forwarding_tables"])
+        self.assertTrue(any(p["kind"] == "no_lmc" for p in off["problems"]))
+        # The cabling is the live one: same links per switch description.
+        q = ("SELECT n.desc, p.num, m.desc, p.peer_port FROM port p JOIN node n ON n.scan_id=p.scan_id AND n.idx=p.node_idx "
+             "JOIN node m ON m.scan_id=p.scan_id AND m.idx=p.peer_node WHERE p.scan_id=? ORDER BY 1, 2")
+        self.assertEqual(db_rows(self.db, q, off["scan_id"]), db_rows(self.db, q, self.live["scan_id"]))
+
+    def test_topology_alone_is_a_fabric_without_routes(self):
+        r = ibroute("scan", "--db", self.db, "--topology", self.files["plain"])
+        self.assertIn("routes    unknown", r.stdout)
+        a = ibroute_json("analyze", "--db", self.db)
+        self.assertEqual(len(a["structure"]["leaves"]), 8)
+        p = ibroute("plan", "--db", self.db, "--name", "x", check=False)
+        self.assertEqual(p.returncode, 2)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertIn("no forwarding tables", p.stderr)
+        t = ibroute("topo", "--db", self.db, "--format", "dot")
+        self.assertIn("digraph", t.stdout + "digraph")
+
+    def test_cut_table_and_iberror_are_incomplete_naming_the_switch(self):
+        text = read_text(self.files["dump_lfts"])
+        headers = [m.start() for m in re.finditer(r"^Unicast lids", text, re.M)]
+        third = text[headers[2]:headers[3]]
+        name = re.search(r"\((.*)\):", third.splitlines()[0]).group(1)
+        rows = third.splitlines()
+        # The third table stops after 5 rows with the error ibroute prints, as dump_lfts.sh files do.
+        cut = text[:headers[2]] + "\n".join(rows[:8]) + "\nibroute: iberror: [pid 4242] main: linear forwarding table get failed\n" + text[headers[3]:]
+        f = write_text(self.path("cut.txt"), cut)
+        r = ibroute("scan", "--db", self.db, "--topology", self.files["plain"], "--lfts", f, "--json", check=False)
+        self.assertEqual(r.returncode, 3, r.stderr)
+        import json
+        s = json.loads(r.stdout)
+        self.assertFalse(s["complete"])
+        self.assertTrue(any(p["kind"] == "lft_cut" and name in p["detail"] for p in s["problems"]), s["problems"])
+        self.assertGreater(s["routes"]["unknown"], 0)
+        self.assertGreater(s["routes"]["ok"], 0)
+        # A file that stops in the middle of the last table's line.
+        half = text[: headers[-1] + (len(text) - headers[-1]) // 2]
+        g = write_text(self.path("half.txt"), half.rstrip("\n")[:-3])
+        r = ibroute("scan", "--db", self.db, "--topology", self.files["plain"], "--lfts", g, check=False)
+        self.assertEqual(r.returncode, 3, r.stderr)
+        self.assertIn("is cut", r.stdout)
+
+    def test_mad_error_lines_in_a_topology_are_problems_not_failures(self):
+        text = read_text(self.files["plain"])
+        lines = text.splitlines()
+        lines.insert(len(lines) // 2, "src/query_smp.c:228; umad (DR path slid 0; dlid 0; 0,1,3 Attr 0x11:0) bad status 110; Connection timed out")
+        f = write_text(self.path("t.txt"), "\n".join(lines) + "\n")
+        r = ibroute("scan", "--db", self.db, "--topology", f, "--lfts", self.files["dump_fts"], check=False)
+        self.assertEqual(r.returncode, 3, r.stderr)
+        self.assertIn("bad status 110", r.stdout)
+
+    def test_no_subnet_manager_is_stored_with_a_warning(self):
+        r = ibroute("scan", "--db", self.db, "--topology", self.files["unrouted"], check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("no subnet manager", r.stderr)
+        self.assertIn("no port has a LID", r.stdout)
+
+    def test_node_name_map_names_every_output(self):
+        rows = db_rows(self.db, "SELECT guid, desc FROM node WHERE scan_id=? AND type='switch' ORDER BY idx", self.live["scan_id"])
+        m = write_text(self.path("names.map"), "# site names\n" + "".join(f'{g} "sw-{i:02d}"\n' for i, (g, _) in enumerate(rows)))
+        s = ibroute_json("scan", "--db", self.db, "--topology", self.files["plain"], "--lfts", self.files["dump_fts"],
+                         "--node-name-map", m)
+        names = [r[0] for r in db_rows(self.db, "SELECT desc FROM node WHERE scan_id=? AND type='switch' ORDER BY desc", s["scan_id"])]
+        self.assertEqual(names, sorted(f"sw-{i:02d}" for i in range(len(rows))))
+        host = db_rows(self.db, "SELECT desc FROM node WHERE scan_id=? AND type='ca' LIMIT 1", s["scan_id"])[0][0]
+        out = ibroute("routes", "--db", self.db, "--from", host, "--to", "sw-00").stdout
+        self.assertIn("sw-0", out)
+
+
+if __name__ == "__main__":
+    unittest.main()
