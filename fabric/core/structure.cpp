@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <map>
 
 #include "ibroute/fabric/links.hpp"
@@ -17,6 +18,98 @@ K mode(const std::map<K, int>& counts, K fallback) {
     if (c > n) best = k, n = c;
   return best;
 }
+
+using Adjacency = std::vector<std::vector<int32_t>>;
+
+// Switch neighbours of every switch over usable links, sorted, without duplicates or loopbacks.
+Adjacency switch_neighbours(const Fabric& f) {
+  Adjacency adj(f.nodes.size());
+  for (size_t i = 0; i < f.nodes.size(); ++i) {
+    const Node& n = f.nodes[i];
+    if (!n.is_switch()) continue;
+    for (int p = 1; p <= n.num_ports(); ++p) {
+      const Port& port = n.ports[p];
+      if (port_usable(port) && port.peer_node != static_cast<int32_t>(i) && f.nodes[port.peer_node].is_switch())
+        adj[i].push_back(port.peer_node);
+    }
+    std::sort(adj[i].begin(), adj[i].end());
+    adj[i].erase(std::unique(adj[i].begin(), adj[i].end()), adj[i].end());
+  }
+  return adj;
+}
+
+std::vector<int> bfs(const Adjacency& adj, const std::vector<int32_t>& sources) {
+  std::vector<int> d(adj.size(), -1);
+  std::deque<int32_t> q;
+  for (int32_t s : sources)
+    if (d[s] < 0) d[s] = 0, q.push_back(s);
+  while (!q.empty()) {
+    int32_t x = q.front();
+    q.pop_front();
+    for (int32_t y : adj[x])
+      if (d[y] < 0) d[y] = d[x] + 1, q.push_back(y);
+  }
+  return d;
+}
+
+// Mellanox director ASICs describe themselves "MF0;NAME:MODEL/L05/U1" (line) or ".../S12/U1" (spine).
+struct AsicName {
+  std::string name, model;
+  char role = 0;  // 'L', 'S' or 0
+};
+AsicName asic_name(const std::string& desc) {
+  AsicName a;
+  size_t semi = desc.find(';'), colon = desc.find(':'), slash = desc.find('/');
+  if (semi == std::string::npos || colon == std::string::npos || slash == std::string::npos || !(semi < colon && colon < slash))
+    return a;
+  a.name = desc.substr(semi + 1, colon - semi - 1);
+  a.model = desc.substr(colon + 1, slash - colon - 1);
+  if (slash + 1 < desc.size() && (desc[slash + 1] == 'L' || desc[slash + 1] == 'S')) a.role = desc[slash + 1];
+  return a;
+}
+
+// Switch levels as fat-tree routers rank them: leaves are the switches that carry hosts, level =
+// 1 + distance from the nearest leaf. A switch whose hosts are fewer than those of a neighbouring
+// host-carrying switch is not a leaf: a spine with a few hosts, or a director's line card with a
+// few hosts between edge switches, stays where its cabling puts it (its hosts are "above level 1").
+void rank_levels(const Fabric& f, const Adjacency& adj, const std::vector<int>& host_ports, FabricStructure& s) {
+  std::vector<int32_t> leaves, switches;
+  for (size_t i = 0; i < f.nodes.size(); ++i) {
+    if (!f.nodes[i].is_switch()) continue;
+    switches.push_back(i);
+    if (host_ports[i] == 0) continue;
+    bool outranked = false;
+    for (int32_t y : adj[i]) outranked |= host_ports[y] > host_ports[i];
+    if (!outranked) leaves.push_back(i);
+  }
+  if (leaves.empty()) leaves = switches;  // no hosts at all: one level
+  std::vector<int> d = bfs(adj, leaves);
+  for (int32_t sw : switches) s.level[sw] = d[sw] < 0 ? -1 : d[sw] + 1;
+}
+
+void find_chassis(const Fabric& f, FabricStructure& s) {
+  std::map<uint64_t, std::vector<int32_t>> by_sysimg;
+  for (size_t i = 0; i < f.nodes.size(); ++i)
+    if (f.nodes[i].is_switch() && f.nodes[i].sysimg_guid) by_sysimg[f.nodes[i].sysimg_guid].push_back(i);
+  int in_chassis = 0, switches = 0;
+  for (const Node& n : f.nodes) switches += n.is_switch();
+  for (auto& [guid, asics] : by_sysimg) {
+    if (asics.size() < 2) continue;
+    Chassis c;
+    c.sysimg_guid = guid;
+    c.asics = asics;
+    for (int32_t a : asics) {
+      AsicName an = asic_name(f.nodes[a].reported_desc());
+      if (c.name.empty()) c.name = an.name, c.model = an.model;
+      c.line_asics += an.role == 'L';
+      c.spine_asics += an.role == 'S';
+    }
+    if (c.name.empty()) c.name = guid_hex(guid);
+    in_chassis += static_cast<int>(asics.size());
+    s.chassis.push_back(std::move(c));
+  }
+  s.standalone_switches = switches - in_chassis;
+}
 }  // namespace
 
 FabricStructure analyze_structure(const Fabric& f) {
@@ -24,44 +117,51 @@ FabricStructure analyze_structure(const Fabric& f) {
   const size_t n = f.nodes.size();
   s.level.assign(n, -1);
   LinkIndex links(f);
+  Adjacency adj = switch_neighbours(f);
   std::map<double, int> host_rates, link_rates;
   std::map<std::pair<uint8_t, std::string>, int> widths;
-  std::vector<int32_t> frontier;
+
+  // Hosts and the nodes that are not hosts; host ports per switch.
+  std::vector<int> host_ports(n, 0);
   for (size_t i = 0; i < n; ++i) {
     const Node& node = f.nodes[i];
     if (node.is_switch()) continue;
+    bool cabled = false;
+    for (int p = 1; p <= node.num_ports(); ++p) cabled |= node.ports[p].connected();
+    if (!is_host(node)) {
+      if (cabled || node.type == NodeType::router) s.not_hosts.push_back(i);
+      continue;
+    }
+    if (!cabled) continue;
     s.level[i] = 0;
+    s.hosts.push_back(i);
     for (int p = 1; p <= node.num_ports(); ++p)
       if (node.ports[p].connected()) {
-        if (std::find(s.hosts.begin(), s.hosts.end(), static_cast<int32_t>(i)) == s.hosts.end()) s.hosts.push_back(i);
-        int32_t sw = node.ports[p].peer_node;
         ++host_rates[links.gbps(links.id(i, p))];
-        if (f.nodes[sw].is_switch() && s.level[sw] != 1) s.level[sw] = 1, frontier.push_back(sw);
+        if (f.nodes[node.ports[p].peer_node].is_switch() && port_usable(node.ports[p])) ++host_ports[node.ports[p].peer_node];
       }
   }
-  // Levels by breadth-first search upwards from the leaves.
-  for (int lvl = 2; !frontier.empty(); ++lvl) {
-    std::vector<int32_t> next;
-    for (int32_t sw : frontier)
-      for (const Port& p : f.nodes[sw].ports)
-        if (p.connected() && f.nodes[p.peer_node].is_switch() && s.level[p.peer_node] == -1) {
-          s.level[p.peer_node] = lvl;
-          next.push_back(p.peer_node);
-        }
-    frontier.swap(next);
-  }
+  rank_levels(f, adj, host_ports, s);
+  find_chassis(f, s);
   for (size_t i = 0; i < n; ++i) {
     s.levels = std::max(s.levels, s.level[i]);
-    if (s.level[i] == 1) s.leaves.push_back(i);
+    if (f.nodes[i].is_switch() && s.level[i] == 1) s.leaves.push_back(i);
   }
   for (size_t i = 0; i < n; ++i)
     if (f.nodes[i].is_switch() && s.level[i] == s.levels && s.levels >= 2) s.top.push_back(i);
+  for (int32_t h : s.hosts)
+    for (const Port& p : f.nodes[h].ports)
+      if (p.connected() && f.nodes[p.peer_node].is_switch() && s.level[p.peer_node] > 1) {
+        s.hosts_above.push_back(h);
+        break;
+      }
 
-  // Per leaf: hosts, up-links; link rates; pairs of (leaf, spine) and their link counts.
+  // Every switch port: up, down, lateral; loopbacks; rates and widths of switch links.
+  s.per_level.resize(std::max(s.levels, 0));
+  for (int l = 0; l < s.levels; ++l) s.per_level[l].level = l + 1;
+  std::vector<int> up_count(n, 0), down_count(n, 0);
+  std::vector<double> up_cap(n, 0), down_cap(n, 0);
   std::map<std::pair<int32_t, int32_t>, int> pair_links;
-  std::map<int, int> pair_count_hist;
-  double max_ratio = 0;
-  s.two_level = s.levels == 2;
   for (size_t i = 0; i < n; ++i) {
     const Node& node = f.nodes[i];
     if (!node.is_switch()) continue;
@@ -71,52 +171,83 @@ FabricStructure analyze_structure(const Fabric& f) {
         ++s.ports_down;
         continue;
       }
-      const Node& peer = f.nodes[port.peer_node];
+      const int32_t peer = port.peer_node;
+      const Node& pn = f.nodes[peer];
+      if (peer == static_cast<int32_t>(i)) {
+        if (p < port.peer_port) s.loopbacks.push_back({peer, p, peer, port.peer_port});
+        continue;
+      }
       if (port.state != PortState::active && port.state != PortState::unknown)
-        if (static_cast<int32_t>(i) < port.peer_node || !peer.is_switch())
-          s.inactive.push_back({static_cast<int32_t>(i), p, port.peer_node, port.peer_port});
-      if (peer.is_switch() && static_cast<int32_t>(i) < port.peer_node) {
+        if (static_cast<int32_t>(i) < peer || !pn.is_switch()) s.inactive.push_back({static_cast<int32_t>(i), p, peer, port.peer_port});
+      if (pn.is_switch() && static_cast<int32_t>(i) < peer) {
         ++link_rates[links.gbps(links.id(i, p))];
         ++widths[{port.width, port.speed}];
+        if (s.level[i] > 0 && s.level[peer] > 0 && std::abs(s.level[i] - s.level[peer]) != 1)
+          s.lateral.push_back({static_cast<int32_t>(i), p, peer, port.peer_port});
+      }
+      if (!port_usable(port) || s.level[i] <= 0) continue;
+      const double r = links.gbps(links.id(i, p));
+      if (pn.is_switch() && s.level[peer] == s.level[i] + 1) {
+        ++up_count[i], up_cap[i] += r;
+        ++pair_links[{static_cast<int32_t>(i), peer}];
+      } else if ((pn.is_switch() && s.level[peer] == s.level[i] - 1) || s.level[peer] == 0) {
+        ++down_count[i], down_cap[i] += r;
       }
     }
   }
+  s.tree = s.lateral.empty();
   s.host_gbps = mode(host_rates, 0.0);
   s.link_gbps = mode(link_rates, s.host_gbps);
   auto cw = mode(widths, std::pair<uint8_t, std::string>{0, ""});
   s.common_width = cw.first;
   s.common_speed = cw.second;
 
-  for (int32_t leaf : s.leaves) {
-    const Node& node = f.nodes[leaf];
-    int hosts = 0, up = 0;
-    double down_cap = 0, up_cap = 0;
-    for (int p = 1; p <= node.num_ports(); ++p) {
-      const Port& port = node.ports[p];
-      if (!port_usable(port)) continue;
-      int32_t peer = port.peer_node;
-      double r = links.gbps(links.id(leaf, p));
-      if (s.level[peer] == 0) ++hosts, down_cap += r;
-      else if (s.level[peer] > 1) {
-        ++up, up_cap += r;
-        ++pair_links[{leaf, peer}];
-        if (s.level[peer] != s.levels) s.two_level = false;
-      }
+  // Per level: totals, the usual up/down counts, and the bound. The design ratio takes the
+  // largest down count against the largest up count (a switch that lost cables does not redefine
+  // what the fabric was built for); the bound compounds upwards.
+  double below = 0;  // transfers each down-link of the next level carries
+  for (LevelInfo& lv : s.per_level) {
+    std::map<int, int> ups, downs;
+    int max_up = 0, max_down = 0, max_hosts = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (!f.nodes[i].is_switch() || s.level[i] != lv.level) continue;
+      ++lv.switches;
+      lv.up_links += up_count[i], lv.down_links += down_count[i];
+      lv.up_gbps += up_cap[i], lv.down_gbps += down_cap[i];
+      lv.hosts += host_ports[i];
+      ++ups[up_count[i]], ++downs[down_count[i]];
+      max_up = std::max(max_up, up_count[i]), max_down = std::max(max_down, down_count[i]);
+      max_hosts = std::max(max_hosts, host_ports[i]);
     }
-    s.hosts_per_leaf.push_back(hosts);
-    s.uplinks_per_leaf.push_back(up);
-    if (up_cap > 0) max_ratio = std::max(max_ratio, down_cap / up_cap);
+    lv.common_up = mode(ups, 0);
+    lv.common_down = mode(downs, 0);
+    if (max_up == 0 || s.link_gbps <= 0) {
+      lv.bound = std::max(1, static_cast<int>(std::ceil(below - 1e-9)));
+      continue;
+    }
+    double exact = lv.level == 1 ? max_hosts * s.host_gbps / (max_up * s.link_gbps) : below * max_down / max_up;
+    lv.bound = std::max(1, static_cast<int>(std::ceil(exact - 1e-9)));
+    s.transfer_bound = std::max(s.transfer_bound, lv.bound);
+    below = exact;
   }
-  // The design ratio: the largest host count against the largest up-link count (a leaf that lost
-  // cables does not redefine what the fabric was built for).
-  int max_hosts = 0, max_up = 0;
-  for (size_t i = 0; i < s.leaves.size(); ++i)
-    max_hosts = std::max(max_hosts, s.hosts_per_leaf[i]), max_up = std::max(max_up, s.uplinks_per_leaf[i]);
+
+  double max_ratio = 0;
+  for (int32_t leaf : s.leaves) {
+    s.hosts_per_leaf.push_back(host_ports[leaf]);
+    s.uplinks_per_leaf.push_back(up_count[leaf]);
+    double hosts_cap = 0;
+    for (int p = 1; p <= f.nodes[leaf].num_ports(); ++p) {
+      const Port& port = f.nodes[leaf].ports[p];
+      if (port_usable(port) && s.level[port.peer_node] == 0) hosts_cap += links.gbps(links.id(leaf, p));
+    }
+    if (up_cap[leaf] > 0) max_ratio = std::max(max_ratio, hosts_cap / up_cap[leaf]);
+  }
   s.oversubscription = max_ratio > 0 ? max_ratio : 1;
-  if (max_up > 0 && s.link_gbps > 0)
-    s.transfer_bound = std::max(1, static_cast<int>(std::ceil(max_hosts * s.host_gbps / (max_up * s.link_gbps) - 1e-9)));
+  s.two_level = s.levels == 2;
 
   if (s.two_level) {
+    // Every (leaf, spine) pair should have the common number of links.
+    std::map<int, int> pair_count_hist;
     for (auto& [pr, c] : pair_links) ++pair_count_hist[c];
     int common = mode(pair_count_hist, 1);
     for (int32_t leaf : s.leaves)
@@ -126,47 +257,91 @@ FabricStructure analyze_structure(const Fabric& f) {
         for (int k = c; k < common; ++k) s.missing.push_back({leaf, -1, spine, -1});
         for (int k = common; k < c; ++k) s.extra.push_back({leaf, -1, spine, -1});
       }
+  } else if (s.levels > 2) {
+    // Above two levels pairs need not all be cabled (pods): every switch below the top should
+    // have its level's usual number of up-links.
+    for (size_t i = 0; i < n; ++i) {
+      if (!f.nodes[i].is_switch() || s.level[i] < 1 || s.level[i] >= s.levels) continue;
+      const int common = s.per_level[s.level[i] - 1].common_up;
+      for (int k = up_count[i]; k < common; ++k) s.missing.push_back({static_cast<int32_t>(i), -1, -1, -1});
+      for (int k = common; k < up_count[i]; ++k) s.extra.push_back({static_cast<int32_t>(i), -1, -1, -1});
+    }
   }
   for (size_t i = 0; i < n; ++i) {
     const Node& node = f.nodes[i];
     for (int p = 1; p <= node.num_ports(); ++p) {
       const Port& port = node.ports[p];
-      if (!port.connected() || static_cast<int32_t>(i) > port.peer_node) continue;
+      if (!port.connected() || static_cast<int32_t>(i) >= port.peer_node) continue;  // once; loopbacks apart
+      if (s.level[i] < 0 && s.level[port.peer_node] < 0) continue;
       bool sw_link = node.is_switch() && f.nodes[port.peer_node].is_switch();
       double r = links.gbps(links.id(i, p));
-      if (r + 1e-9 < (sw_link ? s.link_gbps : s.host_gbps))
-        s.slow.push_back({static_cast<int32_t>(i), p, port.peer_node, port.peer_port});
+      if (r + 1e-9 < (sw_link ? s.link_gbps : s.host_gbps)) s.slow.push_back({static_cast<int32_t>(i), p, port.peer_node, port.peer_port});
     }
   }
   return s;
 }
 
+std::string describe_chassis(const FabricStructure& s) {
+  std::map<std::string, std::pair<int, size_t>> models;  // model -> (chassis, ASICs)
+  for (const Chassis& c : s.chassis) {
+    auto& m = models[c.model.empty() ? "chassis" : c.model];
+    ++m.first;
+    m.second += c.asics.size();
+  }
+  std::string out;
+  for (auto& [model, m] : models)
+    out += (out.empty() ? "" : " + ") + std::to_string(m.first) + " " + model + (model == "chassis" ? "" : " director") +
+           (m.first > 1 ? "s" : "") + " (" + std::to_string(m.second) + " ASICs)";
+  if (s.standalone_switches)
+    out += (out.empty() ? "" : " + ") + std::to_string(s.standalone_switches) + (s.chassis.empty() ? " switch" : " edge switch") +
+           (s.standalone_switches > 1 ? "es" : "");
+  out += ", " + std::to_string(s.levels) + " switch level" + (s.levels == 1 ? "" : "s");
+  return out;
+}
+
 RoutingBalance routing_balance(const Fabric& f, const FabricStructure& s) {
   RoutingBalance b;
   LidMap lids(f);
+  std::vector<uint16_t> host_lids;
+  for (uint16_t lid : lids.lids()) {
+    const LidOwner* o = lids.owner(lid);
+    if (is_host(f.nodes[o->node])) host_lids.push_back(lid);
+  }
   std::map<int32_t, long> through;
   for (int32_t t : s.top) through[t] = 0;
-  for (int32_t leaf : s.leaves) {
-    const Node& node = f.nodes[leaf];
+  if (s.levels > 2) b.upper.resize(s.levels - 2);
+  b.idle_per_level.assign(std::max(s.levels - 1, 0), 0);
+  for (size_t sw = 0; sw < f.nodes.size(); ++sw) {
+    const Node& node = f.nodes[sw];
+    const int lvl = s.level[sw];
+    if (!node.is_switch() || lvl < 1 || lvl >= s.levels) continue;
     std::map<int, int> per_port;
     for (int p = 1; p <= node.num_ports(); ++p)
-      if (port_usable(node.ports[p]) && s.level[node.ports[p].peer_node] > 1) per_port[p] = 0;
-    for (uint16_t lid : lids.lids()) {
-      const LidOwner* o = lids.owner(lid);
-      const Node& dst = f.nodes[o->node];
-      if (dst.is_switch() || dst.ports[o->port].peer_node == leaf || lid >= node.lft.size()) continue;
-      auto it = per_port.find(node.lft[lid]);
-      if (it == per_port.end()) continue;
-      ++it->second;
-      int32_t up = node.ports[it->first].peer_node;
-      if (through.count(up)) ++through[up];
-    }
-    RoutingBalance::Leaf l{leaf, {per_port.begin(), per_port.end()}, 0, 0};
+      if (port_usable(node.ports[p]) && node.ports[p].peer_node != static_cast<int32_t>(sw) &&
+          s.level[node.ports[p].peer_node] == lvl + 1)
+        per_port[p] = 0;
+    long routed_up = 0;
+    if (node.lft_read)
+      for (uint16_t lid : host_lids) {
+        if (lid >= node.lft.size()) continue;
+        auto it = per_port.find(node.lft[lid]);
+        if (it == per_port.end()) continue;
+        ++it->second, ++routed_up;
+        int32_t up = node.ports[it->first].peer_node;
+        if (lvl == s.levels - 1 && through.count(up)) ++through[up];
+      }
+    RoutingBalance::Leaf l{static_cast<int32_t>(sw), {per_port.begin(), per_port.end()}, 0, 0};
     if (!l.ports.empty()) {
       l.min = l.max = l.ports[0].second;
       for (auto& [p, c] : l.ports) l.min = std::min(l.min, c), l.max = std::max(l.max, c);
     }
-    b.leaves.push_back(std::move(l));
+    if (routed_up > 0)
+      for (auto& [p, c] : l.ports)
+        if (c == 0) {
+          b.idle.push_back({static_cast<int32_t>(sw), p, node.ports[p].peer_node, node.ports[p].peer_port});
+          ++b.idle_per_level[lvl - 1];
+        }
+    (lvl == 1 ? b.leaves : b.upper[lvl - 2]).push_back(std::move(l));
   }
   b.top.assign(through.begin(), through.end());
   return b;

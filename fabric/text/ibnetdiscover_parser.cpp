@@ -195,6 +195,8 @@ Fabric parse_ibnetdiscover(std::string_view text, std::string_view source_name) 
       }
       size_t q = comment.rfind('"');
       read_rate(q == std::string_view::npos ? comment : comment.substr(q + 1), port, unknown, r.where());
+      // ibnetdiscover ends every line; a last line without its end that lost its rate was cut.
+      if (r.unterminated() && port.width == 0 && port.speed.empty()) r.fail("the last line is cut");
       int remote_port = static_cast<int>(checked_uint(r, rport, 10, 1, 254, "remote port number"));
       links.push_back({cur, p, std::string(rid), remote_port,
                        has_rguid ? checked_uint(r, rguid, 16, 0, UINT64_MAX, "remote port GUID") : 0, r.lineno()});
@@ -202,7 +204,7 @@ Fabric parse_ibnetdiscover(std::string_view text, std::string_view source_name) 
     }
     size_t eq = line.find('=');
     std::string_view key = eq == std::string_view::npos ? std::string_view{} : line.substr(0, eq);
-    if (key == "switchguid" || key == "caguid" || key == "routerguid" || key == "sysimgguid") {
+    if (key == "switchguid" || key == "caguid" || key == "rtguid" || key == "routerguid" || key == "sysimgguid") {
       std::string_view v = line.substr(eq + 1);
       v = v.substr(0, v.find_first_of("( \t#"));
       (key == "sysimgguid" ? pending_sysimg : pending_guid) = checked_uint(r, v, 16, 0, UINT64_MAX, "GUID");
@@ -210,6 +212,7 @@ Fabric parse_ibnetdiscover(std::string_view text, std::string_view source_name) 
     }
     if (key == "vendid" || key == "devid") return;
     if (first == "Chassis" || line.starts_with("Non-Chassis Nodes") || first == "Hostname:") return;  // -g grouping
+    if (is_progress_line(line)) return;  // -s
     if (is_tool_message(line)) {
       if (messages.size() < 1000) messages.push_back(r.where() + ": " + excerpt(line, 240));
       return;

@@ -27,7 +27,7 @@ using namespace text;
 
 namespace {
 
-constexpr std::string_view kFdbsHeader = "dump_ucast_routes: Switch ";  // after "osm_ucast_mgr_" in older OpenSM
+constexpr std::string_view kFdbsHeader = "dump_ucast_routes: Switch ";
 
 enum class Section { none, unicast, fdbs, multicast };
 
@@ -71,7 +71,9 @@ class LftDumpReader {
   void take(std::string_view line) {
     if (line.empty()) return;
     if (line.starts_with("Unicast lids [")) return open_unicast(line);
-    if (line.starts_with(kFdbsHeader) || line.starts_with("osm_ucast_mgr_dump_ucast_routes: Switch ")) return open_fdbs(line);
+    // "dump_ucast_routes: Switch 0x…", "osm_ucast_mgr_…" (ibdiagnet) or "__osm_ucast_mgr_…" (OpenSM before 2009).
+    if (line.find(kFdbsHeader) != std::string_view::npos && line.find(kFdbsHeader) < 40) return open_fdbs(line);
+    if (line.starts_with("PLFT_NUM")) return;  // ibdiagnet2
     if (line.starts_with("Multicast mlids")) {
       close_section(false);
       section_ = Section::multicast;

@@ -1,9 +1,10 @@
 // Parser for infiniband-diags' node-name map (ibnetdiscover --node-name-map, ibroute, OpenSM):
 //   # comment
 //   0x0002c90300a1b2c0 "leaf-r01-u40"
-//   0x0002c90300a1b2d0 spine-r02-u20
-// A GUID (hex with 0x, as the tools write it, or decimal), then the name: quoted, or the rest of
-// the line.
+//   0x0002c90300a1b2d0 spine-r02-u20   # unquoted names end at '#'
+// A GUID (hex with 0x, as the tools write it, or decimal), then the name: quoted (to the next
+// quote), or the rest of the line. Unlike the C parser, one bad line is an error naming it, not a
+// silently ignored map.
 #include <string>
 
 #include "ibroute/fabric/text_import.hpp"
@@ -27,9 +28,11 @@ NodeNameMap parse_node_name_map(std::string_view text, std::string_view source_n
     rest = trim(rest);
     std::string_view name = rest;
     if (name.starts_with("\"")) {
-      size_t e = name.rfind('"');
-      if (e == 0) r.fail("name without its closing quote");
+      size_t e = name.find('"', 1);
+      if (e == std::string_view::npos) r.fail("name without its closing quote");
       name = name.substr(1, e - 1);
+    } else {
+      name = trim(name.substr(0, name.find('#')));  // an unquoted name ends at a comment
     }
     if (name.empty()) r.fail("GUID " + guid_hex(guid) + " without a name");
     if (name.size() > 256) r.fail("name longer than 256 characters");

@@ -92,13 +92,22 @@ inline uint64_t checked_uint(const LineReader& r, std::string_view s, int base, 
 //   ibwarn: [1234] mad_rpc: _do_madrpc failed; dport (DR path slid 0; dlid 0; 0,1)
 //   ibroute: iberror: [pid 1234] main: linear forwarding table get failed
 inline bool is_tool_message(std::string_view line) {
-  for (std::string_view p : {"ibwarn", "iberror", "ibpanic", "ibnetdiscover:", "ibroute:", "dump_fts:", "ibdiag", "ERR ", "WARN "})
+  for (std::string_view p : {"ibwarn", "iberror", "ibpanic", "ibdebug", "ibnetdiscover:", "ibroute:", "dump_fts:",
+                             "dump_lfts", "ibdiag", "ERR ", "WARN", "*** WARNING", "Duplicate Node", "Duplicate Port",
+                             "Failed to", "can't open MAD port", "umad_recv failed", "SubnGet"})
     if (line.starts_with(p)) return true;
   if (line.find("iberror:") != std::string_view::npos || line.find("ibwarn:") != std::string_view::npos) return true;
-  // "file.c:123; message" as libibmad logs it.
+  // "path/to/file.c:123; message" as libibnetdisc logs it (the path differs from build to build).
   size_t c = line.find(".c:");
-  if (c != std::string_view::npos && c < 64 && line.find(';', c) != std::string_view::npos) return true;
+  if (c != std::string_view::npos && c < 240 && line.substr(0, c).find(' ') == std::string_view::npos &&
+      line.find("; ", c) != std::string_view::npos)
+    return true;
   return false;
+}
+
+// ibnetdiscover -s progress: "DR path slid 0; dlid 0; 0,1,19 -> new Switch {...} portnum 0 lid 12-12 "desc"".
+inline bool is_progress_line(std::string_view line) {
+  return line.starts_with("DR path ") && line.find(" -> ") != std::string_view::npos;
 }
 
 }  // namespace ibroute::fabric::text

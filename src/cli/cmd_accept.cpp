@@ -4,6 +4,7 @@
 // (docs/acceptance.md); a self-contained HTML report and the same data as JSON.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
@@ -163,9 +164,18 @@ int run_accept(const AcceptOptions& o) {
 
   // 1. Is the fabric what was ordered?
   if (e.contains("topology")) {
-    std::string got = st.two_level ? "two-level" : st.levels == 3 ? "three-level" : std::to_string(st.levels) + " levels";
-    checks.add("topology", got == e["topology"], got, e["topology"],
-               std::to_string(st.leaves.size()) + " leaves, " + std::to_string(st.top.size()) + " top switches");
+    // "two-level", "three-level", "4-level" or a number: the switch levels counted from the hosts up.
+    const json& want = e["topology"];
+    int want_levels = -1;
+    if (want.is_number_integer()) want_levels = want.get<int>();
+    else if (want.is_string()) {
+      std::string w = want.get<std::string>();
+      want_levels = w == "single-level" || w == "one-level" ? 1 : w == "two-level" ? 2 : w == "three-level" ? 3 : std::atoi(w.c_str());
+    }
+    std::string got = st.levels == 2 ? "two-level" : st.levels == 3 ? "three-level" : std::to_string(st.levels) + "-level";
+    checks.add("topology", st.levels == want_levels && st.tree, got + (st.tree ? "" : ", not a tree"), want,
+               fabric::describe_chassis(st) + "; " + std::to_string(st.leaves.size()) + " leaves, " + std::to_string(st.top.size()) +
+                   " top switches");
   }
   if (e.contains("hosts")) checks.add("hosts", st.hosts.size() == e["hosts"].get<size_t>(), st.hosts.size(), e["hosts"]);
   if (e.contains("link_width") || e.contains("link_speed")) {
@@ -203,14 +213,26 @@ int run_accept(const AcceptOptions& o) {
   if (e.contains("lmc")) checks.add("lmc", f.max_lmc() == e["lmc"].get<int>(), f.max_lmc(), e["lmc"]);
   // 2. Is the routing balanced?
   if (e.contains("max_routing_imbalance")) {
+    // At every level below the top: host LIDs per up-port, max/min; an up-link no route uses at all
+    // (while its switch routes up) is unbounded imbalance.
     fabric::RoutingBalance b = fabric::routing_balance(f, st);
     double worst = 1;
     std::string where;
-    for (const auto& l : b.leaves)
+    auto consider = [&](const fabric::RoutingBalance::Leaf& l) {
       if (l.min > 0 && static_cast<double>(l.max) / l.min > worst) worst = static_cast<double>(l.max) / l.min, where = f.nodes[l.leaf].desc;
-      else if (l.min == 0 && l.max > 0) worst = INFINITY, where = f.nodes[l.leaf].desc + " has an unused up-port";
+    };
+    for (const auto& l : b.leaves) consider(l);
+    for (const auto& level : b.upper)
+      for (const auto& l : level) consider(l);
+    if (!b.idle.empty()) {
+      worst = INFINITY;
+      where = std::to_string(b.idle.size()) + " up-link(s) carry no route, e.g. " + port_name(f, b.idle[0].a_node, b.idle[0].a_port) +
+              " - " + port_name(f, b.idle[0].b_node, b.idle[0].b_port);
+      for (size_t l = 0; l < b.idle_per_level.size(); ++l)
+        if (b.idle_per_level[l]) where += "; level " + std::to_string(l + 1) + ": " + std::to_string(b.idle_per_level[l]);
+    }
     checks.add("routing_balance", worst <= e["max_routing_imbalance"].get<double>(), std::isinf(worst) ? json("unbounded") : json(worst),
-               "max/min DLIDs per up-port <= " + text_or(e["max_routing_imbalance"]), where);
+               "max/min host LIDs per up-port <= " + text_or(e["max_routing_imbalance"]) + " at every level", where);
   }
 
   // 3. Does a congestion-free all-to-all exist?

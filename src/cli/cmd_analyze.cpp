@@ -36,7 +36,7 @@ struct PatternResult {
 };
 
 nlohmann::json link_ref(const Fabric& f, const LinkRef& l) {
-  nlohmann::json j{{"a", f.nodes[l.a_node].desc}, {"b", f.nodes[l.b_node].desc}};
+  nlohmann::json j{{"a", f.nodes[l.a_node].desc}, {"b", l.b_node >= 0 ? nlohmann::json(f.nodes[l.b_node].desc) : nlohmann::json()}};
   if (l.a_port >= 0) j["a_port"] = l.a_port, j["b_port"] = l.b_port;
   return j;
 }
@@ -50,7 +50,7 @@ std::string pattern_title(const std::string& p) {
 }
 
 int run_analyze(const AnalyzeOptions& o) {
-  store::FabricStore store(o.db, false);
+  store::FabricStore store(o.db, store::Access::read_only);
   FabricContext c(store, o.scan);
   const Fabric& f = c.fabric;
   const FabricStructure& s = c.structure;
@@ -66,7 +66,7 @@ int run_analyze(const AnalyzeOptions& o) {
       throw InputError("--patterns takes rr-name, rr-topo, perm, bisect, not '" + p + "'");
 
   std::vector<PatternResult> results;
-  for (const std::string& p : o.patterns) {
+  for (const std::string& p : f.has_lfts ? o.patterns : std::vector<std::string>{}) {  // no tables, no routes
     std::vector<Host> ranks = p == "rr-topo" ? topology_order(f, hosts) : hosts;
     std::vector<Phase> phases = p == "perm"     ? random_permutations(ranks.size(), o.samples, o.seed)
                                 : p == "bisect" ? random_bisections(ranks.size(), o.samples, o.seed)
@@ -77,7 +77,7 @@ int run_analyze(const AnalyzeOptions& o) {
     }
   }
   const double bound_gbps = all_to_all_bound_gbps(c.eval, hosts);
-  RoutingBalance rb = routing_balance(f, s);
+  RoutingBalance rb = f.has_lfts ? routing_balance(f, s) : RoutingBalance{};
 
   nlohmann::json j;
   j["scan_id"] = c.scan_id;
@@ -112,7 +112,28 @@ int run_analyze(const AnalyzeOptions& o) {
                     {"extra", refs(s.extra)},
                     {"slow", refs(s.slow)},
                     {"inactive", refs(s.inactive)},
-                    {"ports_down", s.ports_down}};
+                    {"ports_down", s.ports_down},
+                    {"tree", s.tree},
+                    {"lateral", refs(s.lateral)},
+                    {"loopbacks", refs(s.loopbacks)},
+                    {"hosts_above_lowest_level", names(s.hosts_above)},
+                    {"summary", describe_chassis(s)}};
+  nlohmann::json levels = nlohmann::json::array();
+  for (const LevelInfo& lv : s.per_level)
+    levels.push_back({{"level", lv.level}, {"switches", lv.switches}, {"hosts", lv.hosts}, {"up_links", lv.up_links},
+                      {"down_links", lv.down_links}, {"up_gbps", lv.up_gbps}, {"down_gbps", lv.down_gbps},
+                      {"common_up", lv.common_up}, {"common_down", lv.common_down}, {"bound", lv.bound}});
+  j["structure"]["per_level"] = levels;
+  nlohmann::json chassis = nlohmann::json::array();
+  for (const Chassis& ch : s.chassis)
+    chassis.push_back({{"name", ch.name}, {"model", ch.model}, {"system_image_guid", guid_hex(ch.sysimg_guid)},
+                       {"asics", names(ch.asics)}, {"line_asics", ch.line_asics}, {"spine_asics", ch.spine_asics}});
+  j["structure"]["chassis"] = chassis;
+  j["structure"]["standalone_switches"] = s.standalone_switches;
+  nlohmann::json others = nlohmann::json::array();
+  for (int32_t x : s.not_hosts) others.push_back({{"name", f.nodes[x].desc}, {"kind", to_string(node_kind(f.nodes[x]))}});
+  j["not_hosts"] = others;
+  j["forwarding_tables"] = f.has_lfts;
   nlohmann::json leaves = nlohmann::json::array();
   int gmin = INT32_MAX, gmax = 0;
   for (const auto& l : rb.leaves) {
@@ -123,7 +144,14 @@ int run_analyze(const AnalyzeOptions& o) {
   }
   nlohmann::json top = nlohmann::json::object();
   for (auto& [t, n] : rb.top) top[f.nodes[t].desc] = n;
-  j["routing_balance"] = {{"leaves", leaves}, {"top", top}};
+  nlohmann::json upper = nlohmann::json::array();
+  for (size_t u = 0; u < rb.upper.size(); ++u) {
+    int lo = INT32_MAX, hi = 0;
+    for (const auto& l : rb.upper[u])
+      if (!l.ports.empty()) lo = std::min(lo, l.min), hi = std::max(hi, l.max);
+    upper.push_back({{"level", u + 2}, {"switches", rb.upper[u].size()}, {"min", lo == INT32_MAX ? 0 : lo}, {"max", hi}});
+  }
+  j["routing_balance"] = {{"leaves", leaves}, {"top", top}, {"upper_levels", upper}, {"idle_up_links", refs(rb.idle)}};
   j["all_to_all_bound_gbps"] = bound_gbps;
   j["patterns"] = nlohmann::json::array();
   for (const PatternResult& r : results) {
@@ -143,10 +171,21 @@ int run_analyze(const AnalyzeOptions& o) {
     return kExitOk;
   }
 
-  std::printf("scan %lld: %zu hosts analysed; %lld switches in %d levels (%zu leaves, %zu at the top)%s\n",
-              static_cast<long long>(c.scan_id), hosts.size(), static_cast<long long>(c.info.switches), s.levels,
-              s.leaves.size(), s.top.size(), s.two_level ? ", a two-level tree" : "");
+  std::printf("scan %lld: %zu hosts analysed; %s (%zu leaves, %zu at the top)%s%s\n", static_cast<long long>(c.scan_id),
+              hosts.size(), describe_chassis(s).c_str(), s.leaves.size(), s.top.size(),
+              s.two_level ? ", a two-level tree" : "", s.tree ? "" : ", NOT a tree (links within a level or across levels)");
   std::printf("structure\n");
+  std::printf("  %-6s %9s %7s %9s %10s %13s %6s\n", "level", "switches", "hosts", "up-links", "down-links", "up/down Gb/s", "bound");
+  for (const LevelInfo& lv : s.per_level)
+    std::printf("  %-6d %9d %7d %9ld %10ld %6.0f/%-6.0f %6d\n", lv.level, lv.switches, lv.hosts, lv.up_links, lv.down_links,
+                lv.up_gbps, lv.down_gbps, lv.bound);
+  if (!s.not_hosts.empty()) {
+    std::printf("  not hosts           %zu:", s.not_hosts.size());
+    for (size_t i = 0; i < s.not_hosts.size() && i < 4; ++i)
+      std::printf(" %s (%s)", f.nodes[s.not_hosts[i]].desc.c_str(), std::string(to_string(node_kind(f.nodes[s.not_hosts[i]]))).c_str());
+    std::printf("%s\n", s.not_hosts.size() > 4 ? " ..." : "");
+  }
+  if (!s.hosts_above.empty()) std::printf("  hosts above level 1 %zu (on switches that also carry traffic between leaves)\n", s.hosts_above.size());
   std::printf("  hosts per leaf      %d..%d\n  up-links per leaf   %d..%d\n", hmin, hmax, umin, umax);
   std::printf("  oversubscription    %.2f:1 -> at most %d transfer(s) per link direction at once\n", s.oversubscription,
               s.transfer_bound);
@@ -156,7 +195,10 @@ int run_analyze(const AnalyzeOptions& o) {
     std::printf("  %-19s %s", what, v.empty() ? "none\n" : (std::to_string(v.size()) + "\n").c_str());
     for (size_t i = 0; i < v.size() && i < 8; ++i) {
       const LinkRef& l = v[i];
-      if (l.a_port >= 0)
+      if (l.b_node < 0)
+        std::printf("    %s: an up-link short of its level's %d\n", f.nodes[l.a_node].desc.c_str(),
+                    s.per_level[std::max(s.level[l.a_node], 1) - 1].common_up);
+      else if (l.a_port >= 0)
         std::printf("    %s[%d] -- %s[%d]\n", f.nodes[l.a_node].desc.c_str(), l.a_port, f.nodes[l.b_node].desc.c_str(), l.b_port);
       else
         std::printf("    %s -- %s\n", f.nodes[l.a_node].desc.c_str(), f.nodes[l.b_node].desc.c_str());
@@ -167,8 +209,11 @@ int run_analyze(const AnalyzeOptions& o) {
   list("extra links", s.extra);
   list("slow links", s.slow);
   list("links not active", s.inactive);
+  list("loopback cables", s.loopbacks);
+  if (!s.tree) list("lateral links", s.lateral);
   std::printf("  switch ports down   %d (not cabled or down)\n", s.ports_down);
-  if (!rb.leaves.empty()) {
+  if (!f.has_lfts) std::printf("routing: unknown (the scan has no forwarding tables); traffic patterns need them\n");
+  if (!rb.leaves.empty() && gmax > 0 && gmin <= gmax) {
     std::printf("routing balance: CA LIDs per leaf up-port, min..max over all leaves %d..%d\n", gmin, gmax);
     auto worst = rb.leaves;
     std::sort(worst.begin(), worst.end(), [](auto& a, auto& b) { return a.max - a.min > b.max - b.min; });
@@ -177,10 +222,18 @@ int run_analyze(const AnalyzeOptions& o) {
                   worst[i].ports.size());
     if (!rb.top.empty()) {
       auto [lo, hi] = std::minmax_element(rb.top.begin(), rb.top.end(), [](auto& a, auto& b) { return a.second < b.second; });
-      std::printf("  top switches carry %ld..%ld leaf-to-DLID routes (%s least, %s most)\n", lo->second, hi->second,
+      std::printf("  top switches carry %ld..%ld routes from the level below (%s least, %s most)\n", lo->second, hi->second,
                   f.nodes[lo->first].desc.c_str(), f.nodes[hi->first].desc.c_str());
     }
+    for (size_t u = 0; u < rb.upper.size(); ++u) {
+      int lo = INT32_MAX, hi = 0;
+      for (const auto& l : rb.upper[u])
+        if (!l.ports.empty()) lo = std::min(lo, l.min), hi = std::max(hi, l.max);
+      if (lo <= hi) std::printf("  level %zu up-ports carry %d..%d host LIDs each\n", u + 2, lo, hi);
+    }
+    list("idle up-links", rb.idle);
   }
+  if (results.empty()) return kExitOk;
   std::printf("traffic on %zu hosts (bound %d per link direction; all-to-all bound %.1f Gb/s per node)\n", hosts.size(),
               s.transfer_bound, bound_gbps);
   std::printf("  %-30s %-7s %7s %6s %5s %10s %s\n", "pattern", "LIDs", "phases", "mean", "max", "congested",

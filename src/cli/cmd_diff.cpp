@@ -29,7 +29,7 @@ nlohmann::json link_json(const LinkChange& c) {
 }
 
 int run_diff(const DiffOptions& o) {
-  store::FabricStore store(o.db, false);
+  store::FabricStore store(o.db, store::Access::read_only);
   int64_t a = 0, b = 0;
   if (o.scans.size() == 2) {
     a = o.scans[0], b = o.scans[1];

@@ -35,7 +35,7 @@ std::string file_safe(std::string s) {
 }
 
 int run_export(const ExportOptions& o) {
-  store::FabricStore store(o.db, false);
+  store::FabricStore store(o.db, store::Access::read_only);
   store::ScheduleInfo info = store.schedule_info(o.schedule);
   ScheduleDoc doc;
   doc.schedule = store.load_schedule(info.id);

@@ -54,7 +54,7 @@ nlohmann::json port_json(const Fabric& f, int node, int port) {
 }
 
 int run_routes(const RoutesOptions& o) {
-  store::FabricStore store(o.db, false);
+  store::FabricStore store(o.db, store::Access::read_only);
   int64_t scan = pick_scan(store, o.scan);
   Fabric f = store.load_fabric(scan, false);
   PortSel src = find_port(f, o.from);

@@ -23,7 +23,7 @@ nlohmann::json scan_json(const store::ScanInfo& s) {
 }
 
 int run_scans(const ScansOptions& o) {
-  store::FabricStore store(o.db, false);
+  store::FabricStore store(o.db, store::Access::read_only);
   if (o.problems) {
     Fabric f = store.load_fabric(*o.problems, false);
     nlohmann::json j = nlohmann::json::array();

@@ -26,7 +26,7 @@ struct TopoOptions {
 };
 
 int run_topo(const TopoOptions& o) {
-  store::FabricStore store(o.db, false);
+  store::FabricStore store(o.db, store::Access::read_only);
   DotOptions opt{.fold_hosts = !o.hosts};
   std::string text;
   if (o.schedule.empty() && o.pattern.empty()) {

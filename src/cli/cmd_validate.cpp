@@ -29,7 +29,7 @@ int run_validate(const ValidateOptions& o) {
   } catch (const InputError& e) {
     throw InputError(o.file + ": " + e.what());
   }
-  store::FabricStore store(o.db, false);
+  store::FabricStore store(o.db, store::Access::read_only);
   FabricContext c(store, o.scan);
   c.require_routes("validating a schedule");
   Validation v = validate(c.eval, doc);

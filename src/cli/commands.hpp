@@ -21,5 +21,6 @@ Runner setup_export(CLI::App& app);
 Runner setup_validate(CLI::App& app);
 Runner setup_run(CLI::App& app);
 Runner setup_accept(CLI::App& app);
+Runner setup_migrate(CLI::App& app);
 
 }  // namespace ibroute::cli

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,7 +15,15 @@
 
 namespace ibroute::store {
 
-constexpr int kSchemaVersion = 3;  // 1: scans; 2: + schedules; 3: + runs (older ones migrate on open)
+// 1: scans; 2: + schedules; 3: + runs; 4: + node.sysimg_guid, node.node_desc, scan.has_lfts.
+// Older databases are migrated by the commands that write (and by `ibroute migrate`), never by those
+// that only read.
+constexpr int kSchemaVersion = 4;
+
+// How a command opens the database. read_only: SQLITE_OPEN_READONLY, the file is never changed (an
+// older schema is refused, naming `ibroute migrate`); read_write: an older schema is migrated;
+// create: read_write, and an absent or empty file becomes a new database.
+enum class Access { read_only, read_write, create };
 
 struct ScanInfo {
   int64_t id = 0;
@@ -22,6 +31,7 @@ struct ScanInfo {
   std::string source;      // "live" | "offline"
   std::string origin;      // CA/port, or the imported files
   bool complete = true;
+  bool has_lfts = true;    // false: a topology imported without forwarding tables (no routes)
   double duration_s = 0;
   int lmc = 0;
   int64_t switches = 0, cas = 0, links = 0, lids = 0, routes = 0;
@@ -54,10 +64,19 @@ struct ScheduleInfo {
   double seconds = 0;
 };
 
+// Everything read is validated before use: a row that cannot be right (an index beyond the table
+// it points into, a value outside its set, a blob of the wrong size) throws InputError
+// "database damaged: scan 3, port row 17 (node 5 port 2): peer node 256 of 48"; SQLite's own
+// corruption errors become DamagedError (an InputError) of one line.
 class FabricStore {
  public:
-  // create=false: the file must already be an ibroute database.
-  FabricStore(const std::string& path, bool create);
+  FabricStore(const std::string& path, Access access);
+  // create=false: the file must already be an ibroute database (read_write: migrated when older).
+  FabricStore(const std::string& path, bool create) : FabricStore(path, create ? Access::create : Access::read_write) {}
+
+  // The schema version the file had when opened, and whether opening migrated it to kSchemaVersion.
+  int found_version() const { return found_version_; }
+  bool migrated() const { return migrated_; }
 
   int64_t save_scan(ScanInfo info, const fabric::Fabric& f, const fabric::RouteSet& routes);
   std::vector<ScanInfo> scans();
@@ -83,10 +102,24 @@ class FabricStore {
   Db& db() { return db_; }
 
  private:
+  struct NodeShape {
+    fabric::NodeType type;
+    int nports;
+  };
   std::string path_;
   Db db_;
-  void check_or_create_schema(bool create);
-  void migrate_from(int version);
+  int found_version_ = 0;
+  bool migrated_ = false;
+  std::map<int64_t, std::vector<NodeShape>> shapes_;  // per scan, once its nodes were read
+
+  void check_or_create_schema(Access access);
+  bool migrate_from(int version);  // false: someone else did it meanwhile
+  bool has_column(const char* table, const char* column);
+  std::vector<fabric::Node> load_nodes(int64_t scan);
+  const std::vector<NodeShape>& shape(int64_t scan);
+  void remember_shape(int64_t scan, const std::vector<fabric::Node>& nodes);
+  std::vector<fabric::Hop> checked_hops(const std::vector<NodeShape>& nodes, int32_t ingress, std::string_view text,
+                                        const std::string& where);
 };
 
 // Now as ISO 8601 UTC ("2026-11-22T03:44:00Z"), as the tables store times.

@@ -1,8 +1,50 @@
 #include "sqlite.hpp"
 
+#include <algorithm>
+
 namespace ibroute::store {
 
-Db::Db(const std::string& path, int flags) {
+namespace {
+// What SQLite says when the file is damaged rather than the statement wrong.
+bool is_damage(int rc, std::string_view msg) {
+  const int primary = rc & 0xff;
+  if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB || primary == SQLITE_FORMAT) return true;
+  if (msg.find("malformed") != std::string_view::npos) return true;
+  // Tables or columns that ibroute's own statements need are missing: a damaged schema.
+  return primary == SQLITE_ERROR && (msg.starts_with("no such table") || msg.starts_with("no such column"));
+}
+}  // namespace
+
+std::string one_line(std::string_view text, size_t max) {
+  std::string out;
+  out.reserve(std::min(text.size(), max) + 3);
+  for (size_t i = 0; i < text.size();) {
+    if (out.size() >= max) {
+      out += "...";
+      break;
+    }
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {  // control characters as spaces
+      out += c < 0x20 || c == 0x7f ? ' ' : static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    // Whole UTF-8 sequences pass; any other byte becomes '?'.
+    const size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    bool ok = len && i + len <= text.size();
+    for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
+    if (ok) {
+      out.append(text.substr(i, len));
+      i += len;
+    } else {
+      out += '?';
+      ++i;
+    }
+  }
+  return out;
+}
+
+Db::Db(const std::string& path, int flags) : path_(path) {
   int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
     std::string msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
@@ -17,7 +59,12 @@ Db::Db(const std::string& path, int flags) {
 Db::~Db() { sqlite3_close_v2(db_); }
 
 void Db::fail(int rc, std::string_view what) const {
-  throw SqliteError(rc, std::string(what) + ": " + sqlite3_errmsg(db_));
+  std::string msg = sqlite3_errmsg(db_);
+  if (is_damage(rc, msg)) throw DamagedError(rc, "database damaged: " + path_ + ": " + one_line(msg));
+  if (rc == SQLITE_READONLY_ROLLBACK)
+    throw InputError(path_ + ": an interrupted write left a journal that a reading command cannot roll back; run 'ibroute migrate --db " +
+                     path_ + "' (it rolls it back)");
+  throw SqliteError(rc, std::string(what) + ": " + one_line(msg, 400));
 }
 
 void Db::exec(const char* sql) {
@@ -26,7 +73,8 @@ void Db::exec(const char* sql) {
   if (rc != SQLITE_OK) {
     std::string msg = err ? err : sqlite3_errstr(rc);
     sqlite3_free(err);
-    throw SqliteError(rc, "database: " + msg);
+    if (is_damage(rc, msg)) throw DamagedError(rc, "database damaged: " + path_ + ": " + one_line(msg));
+    throw SqliteError(rc, "database: " + one_line(msg, 400));
   }
 }
 

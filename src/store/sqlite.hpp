@@ -1,4 +1,6 @@
-// Thin RAII owners for sqlite3 handles. Errors carry the SQLite result code.
+// Thin RAII owners for sqlite3 handles. Errors carry the SQLite result code; errors that mean the
+// file itself is damaged (SQLITE_CORRUPT, SQLITE_NOTADB, a malformed schema) are DamagedError, an
+// InputError of one line: "database damaged: <path>: <what SQLite said>".
 #pragma once
 
 #include <sqlite3.h>
@@ -9,6 +11,8 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+
+#include "ibroute/fabric/error.hpp"
 
 namespace ibroute::store {
 
@@ -21,12 +25,26 @@ class SqliteError : public std::runtime_error {
   int code_;
 };
 
+// The file is not a (whole) SQLite database, or not the one ibroute wrote: exit code 2.
+class DamagedError : public InputError {
+ public:
+  DamagedError(int code, const std::string& what) : InputError(what), code_(code) {}
+  int code() const { return code_; }
+
+ private:
+  int code_;
+};
+
+// `text` on one line (control characters as spaces) and at most `max` bytes, for error messages
+// that quote what a database holds.
+std::string one_line(std::string_view text, size_t max = 200);
+
 class Stmt;
 
 class Db {
  public:
   Db(const std::string& path, int flags);
-  Db(Db&& o) noexcept : db_(o.db_) { o.db_ = nullptr; }
+  Db(Db&& o) noexcept : path_(std::move(o.path_)), db_(o.db_) { o.db_ = nullptr; }
   Db(const Db&) = delete;
   Db& operator=(const Db&) = delete;
   ~Db();
@@ -36,8 +54,10 @@ class Db {
   int64_t last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }
   [[noreturn]] void fail(int rc, std::string_view what) const;
   sqlite3* raw() const { return db_; }
+  const std::string& path() const { return path_; }
 
  private:
+  std::string path_;
   sqlite3* db_ = nullptr;
 };
 
@@ -63,6 +83,7 @@ class Stmt {
   std::string_view text_view(int col) const;
   std::span<const uint8_t> blob(int col) const;
   bool is_null(int col) const { return sqlite3_column_type(st_, col) == SQLITE_NULL; }
+  int type(int col) const { return sqlite3_column_type(st_, col); }  // SQLITE_INTEGER, _FLOAT, _TEXT, _BLOB, _NULL
 
  private:
   const Db* db_;

@@ -1,5 +1,6 @@
 """Bad input: one clear error line, a non-zero exit code, and the database as it was."""
 import hashlib
+import json
 import os
 import shutil
 import signal
@@ -57,22 +58,33 @@ class BadInput(TempDirTest):
         return ["scan", "--db", self.db, "--topology", t, "--lfts", l]
 
     def test_truncated_topology(self):
+        # A cut-off file is imported for what it holds, marked incomplete (exit 3), naming where.
         cut = self.topo[: len(self.topo) // 2]
         cut = cut[: cut.rfind("\n")]
-        self.assert_error(self.scan_files(topo_text=cut), 2, "t2.txt:")
-        self.assert_db_intact()
+        r = ibroute(*self.scan_files(topo_text=cut), check=False)
+        self.assertEqual(r.returncode, 3, r.stderr)
+        self.assertIn("INCOMPLETE", r.stdout)
+        self.assertIn("file cut off?), first at ", r.stdout)
+        self.assertIn("t2.txt:", r.stdout)
 
     def test_garbled_topology(self):
         lines = self.topo.splitlines()
         lines[len(lines) // 3] = "[7]\tgarbage here %%%"
-        self.assert_error(self.scan_files(topo_text="\n".join(lines)), 2, "cannot parse")
+        self.assert_error(self.scan_files(topo_text="\n".join(lines)), 2, f"t2.txt:{len(lines) // 3 + 1}: ")
         self.assert_db_intact()
 
     def test_truncated_lfts(self):
+        # The table that was cut is unread (its switch named), later switches missing: exit 3.
         cut = self.lfts[: int(len(self.lfts) * 0.6)]
         cut = cut[: cut.rfind("\n")]
-        self.assert_error(self.scan_files(lft_text=cut), 2, "truncated")
-        self.assert_db_intact()
+        r = ibroute(*self.scan_files(lft_text=cut), "--json", check=False)
+        self.assertEqual(r.returncode, 3, r.stderr)
+        s = json.loads(r.stdout)
+        self.assertFalse(s["complete"])
+        cut_problems = [p for p in s["problems"] if p["kind"] == "lft_cut"]
+        self.assertEqual(len(cut_problems), 1, s["problems"])
+        self.assertIn("l2.txt:", cut_problems[0]["detail"])
+        self.assertGreater(s["routes"]["unknown"], 0)
 
     def test_garbled_lfts(self):
         lines = self.lfts.splitlines()
@@ -130,7 +142,7 @@ class BadInput(TempDirTest):
         self.assert_db_intact()
 
     def test_bad_options(self):
-        self.assert_error(["scan", "--db", self.db, "--topology", self.topo_file], 2, "both --topology and --lfts")
+        self.assert_error(["scan", "--db", self.db, "--lfts", self.lft_file], 2, "--lfts needs --topology")
         self.assert_error(["routes", "--db", self.db, "--from", "node1-001", "--to", "node1-002", "--lid", "x"], 2,
                           "--lid")
         self.assert_error(["routes", "--db", self.db, "--from", "node1-001"], 2, "--to")

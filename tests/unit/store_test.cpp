@@ -2,6 +2,7 @@
 #include <sqlite3.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "fabric_store.hpp"
 #include "fabrics.hpp"
@@ -108,4 +109,188 @@ TEST(FabricStore, HopsEncoding) {
   EXPECT_EQ(ibroute::store::decode_hops("3:1 40:13 7:0"), h);
   EXPECT_TRUE(ibroute::store::decode_hops("").empty());
   EXPECT_THROW(ibroute::store::decode_hops("3:1 x"), ibroute::InputError);
+}
+
+namespace {
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+void exec_sql(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+  std::string msg = err ? err : "";
+  sqlite3_free(err);
+  sqlite3_close(db);
+  ASSERT_EQ(rc, SQLITE_OK) << msg;
+}
+}  // namespace
+
+TEST(FabricStore, Version4Fields) {
+  TempDb tmp;
+  TwoLeaves t;
+  t.f.nodes[t.l1].sysimg_guid = 0xabc0000000000001;
+  t.f.nodes[t.h[0]].node_desc = "mlx5_0 HCA-1";
+  FabricStore s(tmp.path, true);
+  int64_t a = s.save_scan({.source = "offline", .origin = "unit"}, t.f, resolve_routes(t.f));
+  t.f.has_lfts = false;
+  int64_t b = s.save_scan({.source = "offline", .origin = "unit"}, t.f, RouteSet{});
+  EXPECT_TRUE(s.scan(a).has_lfts);
+  EXPECT_FALSE(s.scan(b).has_lfts);
+  Fabric g = s.load_fabric(a, true);
+  EXPECT_TRUE(g.has_lfts);
+  EXPECT_EQ(g.nodes[t.l1].sysimg_guid, 0xabc0000000000001u);
+  EXPECT_EQ(g.nodes[t.l2].sysimg_guid, 0u);
+  EXPECT_EQ(g.nodes[t.h[0]].node_desc, "mlx5_0 HCA-1");
+  EXPECT_EQ(g.nodes[t.h[1]].node_desc, "");
+  EXPECT_FALSE(s.load_fabric(b, false).has_lfts);
+  EXPECT_TRUE(s.load_routes(b).ingress.empty());
+}
+
+TEST(FabricStore, ReadOnlyRefusesOlderSchemaAndMigrateUpgrades) {
+  TempDb tmp;
+  TwoLeaves t;
+  {
+    FabricStore s(tmp.path, true);
+    s.save_scan({.source = "offline", .origin = "unit"}, t.f, resolve_routes(t.f));
+  }
+  exec_sql(tmp.path, "ALTER TABLE node DROP COLUMN sysimg_guid; ALTER TABLE node DROP COLUMN node_desc;"
+                     "ALTER TABLE scan DROP COLUMN has_lfts; UPDATE meta SET value='3' WHERE key='schema_version'");
+  const std::string before = file_bytes(tmp.path);
+  try {
+    FabricStore s(tmp.path, ibroute::store::Access::read_only);
+    ADD_FAILURE();
+  } catch (const ibroute::InputError& e) {
+    EXPECT_EQ(std::string(e.what()), tmp.path + " has schema version 3; run 'ibroute migrate --db " + tmp.path +
+                                         "' (this ibroute reads version 4)");
+  }
+  EXPECT_EQ(file_bytes(tmp.path), before);
+  EXPECT_FALSE(std::filesystem::exists(tmp.path + "-journal"));
+  {
+    FabricStore s(tmp.path, ibroute::store::Access::read_write);
+    EXPECT_TRUE(s.migrated());
+    EXPECT_EQ(s.found_version(), 3);
+  }
+  FabricStore s(tmp.path, ibroute::store::Access::read_only);
+  EXPECT_FALSE(s.migrated());
+  EXPECT_EQ(s.found_version(), 4);
+  Fabric g = s.load_fabric(1, true);
+  EXPECT_TRUE(g.has_lfts);
+  EXPECT_EQ(g.nodes[t.l1].sysimg_guid, 0u);
+  EXPECT_EQ(s.load_routes(1).dlids.size(), 12u);
+  // A read-only store cannot write.
+  EXPECT_ANY_THROW(s.save_scan({.source = "offline", .origin = "unit"}, t.f, resolve_routes(t.f)));
+}
+
+// Each damage: an UPDATE on a good database, what reads it, and what the one-line error says.
+TEST(FabricStore, DamagedRowsAreInputErrors) {
+  struct Case {
+    const char* sql;
+    const char* needle;
+  };
+  // h1..h4 = nodes 0..3, L1 = 4, L2 = 5, S1 = 6, S2 = 7 (TwoLeaves)
+  const Case cases[] = {
+      {"UPDATE port SET peer_node = 256 WHERE node_idx = 0 AND num = 1", "peer node 256 of 8"},
+      {"UPDATE port SET peer_port = 9 WHERE node_idx = 0 AND num = 1", "peer port 9 of node 4 with 4 ports"},
+      {"UPDATE port SET peer_port = 2 WHERE node_idx = 0 AND num = 1", "points to node 1 port 1"},
+      {"UPDATE port SET peer_node = NULL, peer_port = NULL WHERE node_idx = 4 AND num = 1", "points nowhere"},
+      {"UPDATE port SET base_lid = 65538 WHERE node_idx = 0", "base LID 65538"},
+      {"UPDATE port SET lmc = 40 WHERE node_idx = 0", "LMC 40"},
+      {"UPDATE port SET width = 3 WHERE node_idx = 0", "width 3"},
+      {"UPDATE port SET speed = 'WARP' WHERE node_idx = 0", "speed 'WARP'"},
+      {"UPDATE port SET state = 'sleepy' WHERE node_idx = 0", "state 'sleepy'"},
+      {"UPDATE port SET guid = '0x12zz' WHERE node_idx = 0", "GUID '0x12zz'"},
+      {"UPDATE node SET nports = 300 WHERE idx = 0", "nports 300"},
+      {"UPDATE node SET type = 'toaster' WHERE idx = 0", "type 'toaster'"},
+      {"UPDATE node SET guid = 'x' || guid WHERE idx = 3", "is not a GUID"},
+      {"UPDATE node SET idx = 9 WHERE idx = 7", "indices have gaps"},
+      {"UPDATE lft SET ports = x'0109' WHERE node_idx = 4", "LID 1 to port 9 of 4"},
+      {"UPDATE lft SET ports = zeroblob(50000) WHERE node_idx = 4", "table of 50000 LIDs"},
+      {"UPDATE lft SET node_idx = 0 WHERE node_idx = 4", "is not a switch"},
+      {"UPDATE scan SET lmc = 257", "scan 1: lmc 257"},
+  };
+  for (const Case& c : cases) {
+    TempDb tmp;
+    TwoLeaves t;
+    { FabricStore(tmp.path, true).save_scan({.source = "offline", .origin = "unit"}, t.f, resolve_routes(t.f)); }
+    exec_sql(tmp.path, c.sql);
+    FabricStore s(tmp.path, ibroute::store::Access::read_only);
+    try {
+      s.load_fabric(1, true);
+      ADD_FAILURE() << c.sql;
+    } catch (const ibroute::InputError& e) {
+      std::string what = e.what();
+      EXPECT_TRUE(what.starts_with("database damaged: ") || what.find("lmc 257") != std::string::npos) << what;
+      EXPECT_NE(what.find(c.needle), std::string::npos) << c.sql << " -> " << what;
+      EXPECT_EQ(what.find('\n'), std::string::npos);
+    }
+  }
+}
+
+TEST(FabricStore, DamagedRoutesAndLidsAreInputErrors) {
+  struct Case {
+    const char* sql;
+    const char* needle;
+  };
+  const Case cases[] = {
+      {"UPDATE route SET hops = '4:3 0:1' WHERE ingress = 4 AND dlid = 12", "not a switch"},
+      {"UPDATE route SET hops = '4:3 99:1' WHERE ingress = 4 AND dlid = 12", "hop to node 99 of 8"},
+      {"UPDATE route SET hops = '4:7' WHERE ingress = 4 AND dlid = 12", "port 7 of node 4 with 4 ports"},
+      {"UPDATE route SET hops = '4:3 junk' WHERE ingress = 4 AND dlid = 12", "not node:port"},
+      {"UPDATE route SET status = 9 WHERE ingress = 4 AND dlid = 12", "status 9"},
+      {"UPDATE route SET ingress = 0 WHERE ingress = 4", "not a switch"},
+      {"DELETE FROM route WHERE ingress = 4 AND dlid = 12", "routes do not cover the LIDs"},
+      {"UPDATE lid SET node_idx = 42 WHERE lid = 12", "owner node 42 of 8"},
+      {"UPDATE lid SET port = 3 WHERE lid = 12", "owner port 3"},
+  };
+  for (const Case& c : cases) {
+    TempDb tmp;
+    TwoLeaves t;
+    { FabricStore(tmp.path, true).save_scan({.source = "offline", .origin = "unit"}, t.f, resolve_routes(t.f)); }
+    exec_sql(tmp.path, c.sql);
+    FabricStore s(tmp.path, ibroute::store::Access::read_only);
+    try {
+      s.load_routes(1);
+      ADD_FAILURE() << c.sql;
+    } catch (const ibroute::InputError& e) {
+      std::string what = e.what();
+      EXPECT_TRUE(what.starts_with("database damaged: scan 1")) << what;
+      EXPECT_NE(what.find(c.needle), std::string::npos) << c.sql << " -> " << what;
+    }
+  }
+  // route() checks the one row it reads.
+  TempDb tmp;
+  TwoLeaves t;
+  { FabricStore(tmp.path, true).save_scan({.source = "offline", .origin = "unit"}, t.f, resolve_routes(t.f)); }
+  exec_sql(tmp.path, "UPDATE route SET hops = '4:3 2:1' WHERE ingress = 4 AND dlid = 12");
+  FabricStore s(tmp.path, ibroute::store::Access::read_only);
+  EXPECT_TRUE(s.route(1, t.l1, 14));
+  EXPECT_THROW(s.route(1, t.l1, 12), ibroute::InputError);
+}
+
+TEST(FabricStore, DamagedFileIsOneLineInputError) {
+  TempDb tmp;
+  TwoLeaves t;
+  { FabricStore(tmp.path, true).save_scan({.source = "offline", .origin = "unit"}, t.f, resolve_routes(t.f)); }
+  // Overwrite everything after the first page with garbage.
+  auto size = std::filesystem::file_size(tmp.path);
+  {
+    std::fstream f(tmp.path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(4096);
+    for (auto i = 4096u; i < size; ++i) f.put(static_cast<char>((i * 2654435761u) >> 13));
+  }
+  const std::string before = file_bytes(tmp.path);
+  try {
+    FabricStore s(tmp.path, ibroute::store::Access::read_only);
+    s.scans();
+    s.load_fabric(1, true);
+    ADD_FAILURE();
+  } catch (const ibroute::InputError& e) {
+    std::string what = e.what();
+    EXPECT_TRUE(what.starts_with("database damaged: ")) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  }
+  EXPECT_EQ(file_bytes(tmp.path), before);
 }

@@ -1,0 +1,106 @@
+"""Real fabric shapes replayed in ibsim and routed by OpenSM, then scanned live and analysed,
+planned and validated: a director chassis (line and spine ASICs) with edge switches that all
+share one description, hosts on line cards, a SHARP aggregation node, a router and a loopback
+cable; a three-level fat-tree (with cables missing above the leaves, and routing that leaves
+up-links idle); hosts on a spine."""
+import json
+import os
+import subprocess
+import unittest
+
+from common import SOURCE, TempDirTest, db_rows, ibroute, ibroute_json
+from simfabric import SimFabric, generate, write_text
+
+GEN = os.path.join(SOURCE, "examples", "gen_real_fabric.py")
+
+
+def gen_real(path, *args):
+    subprocess.run(["python3", GEN, *map(str, args), "-o", path], check=True)
+    return path
+
+
+class RealShapes(TempDirTest):
+    def scan(self, topo, lmc, engine):
+        db = self.path("f.db")
+        with SimFabric(topo, lmc=lmc, engine=engine) as sim:
+            s = ibroute_json("scan", "--db", db, sim=sim)
+        return db, s
+
+    def test_director_with_edge_switches_aggregation_node_router_loopback(self):
+        topo = gen_real(self.path("d.topo"), "director", "--edges", 4, "--edge-hosts", 20, "--line-hosts", 2,
+                        "--aggregation-node", "--router", "--loopback", "--seed", 3)
+        db, s = self.scan(topo, 2, "updn")
+        self.assertTrue(s["complete"], s["problems"])
+        self.assertEqual((s["hosts"], s["aggregation_nodes"], s["routers"]), (88, 1, 1))
+        a = ibroute_json("analyze", "--db", db, "--no-fair-share", "--patterns", "rr-name", "--lids", "base")
+        st = a["structure"]
+        self.assertEqual(st["summary"], "1 IS5600 director (6 ASICs) + 4 edge switches, 3 switch levels")
+        self.assertEqual(st["levels"], 3)
+        self.assertEqual(len(st["leaves"]), 4)
+        self.assertTrue(all(name.startswith("Infiniscale-IV Mellanox Technologies (0x") for name in st["leaves"]))
+        self.assertEqual(len(set(st["leaves"])), 4)  # one description, four names
+        self.assertEqual(sorted(x["kind"] for x in a["not_hosts"]), ["aggregation", "router"])
+        self.assertEqual(len(st["loopbacks"]), 1)
+        self.assertEqual(len(st["hosts_above_lowest_level"]), 8)
+        self.assertEqual(a["hosts"], 88)
+        # Plan, export, validate: the aggregation node and the router take no part.
+        ibroute("plan", "--db", db, "--name", "d", "--message-size", "64K")
+        out = self.path("d.json")
+        ibroute("export", "--db", db, "--schedule", "d", "-o", out)
+        with open(out) as f:
+            doc = json.load(f)
+        names = {h["name"] for h in doc["hosts"]}
+        self.assertEqual(len(names), 88)
+        self.assertFalse(any("Aggregation" in n or "router" in n for n in names))
+        v = ibroute("validate", "--db", db, out, check=False)
+        self.assertIn(v.returncode, (0, 1), v.stderr)
+        self.assertNotIn("ibroute:", v.stderr.replace("ibwarn", ""))
+
+    def test_three_levels_missing_cables_and_idle_up_links(self):
+        args = ["three-level", "--pods", 3, "--pod-leaves", 4, "--pod-aggs", 2, "--down", 4, "--up", 2, "--core-per-agg", 2]
+        topo = gen_real(self.path("t.topo"), *args, "--seed", 4)
+        db, s = self.scan(topo, 2, "minhop")
+        a = ibroute_json("analyze", "--db", db, "--no-fair-share", "--patterns", "rr-topo", "--lids", "spread")
+        st = a["structure"]
+        self.assertEqual(st["levels"], 3)
+        self.assertEqual([lv["switches"] for lv in st["per_level"]], [12, 6, 4])
+        self.assertEqual(st["missing"], [])
+        idle = a["routing_balance"]["idle_up_links"]
+        exp = write_text(self.path("e.json"), json.dumps({"topology": "three-level", "max_routing_imbalance": 4}))
+        r = ibroute("accept", "--db", db, "--expect", exp, "--simulate", "--json", "--report", self.path("r.html"), check=False)
+        checks = {c["check"]: c for c in json.loads(r.stdout)["checks"]}
+        self.assertEqual(checks["topology"]["result"], "pass", checks["topology"])
+        rb = checks["routing_balance"]
+        if idle:  # routing that leaves up-links unused above the leaves must fail, naming them
+            self.assertEqual(rb["result"], "fail", rb)
+            self.assertIn(f"{len(idle)} up-link(s) carry no route", rb["detail"])
+        # Two cables gone: each named at the switch that lost it.
+        cut = gen_real(self.path("c.topo"), *args, "--seed", 4, "--missing", 2)
+        db2, _ = self.scan(cut, 0, "minhop")
+        m = ibroute_json("analyze", "--db", db2, "--no-fair-share", "--patterns", "rr-name", "--lids", "base")["structure"]["missing"]
+        self.assertEqual(len(m), 2, m)
+
+    def test_hosts_on_a_spine(self):
+        topo = generate(self.path("h.topo"), "--leaves", 6, "--down", 4, "--up", 2, "--spines", 2,
+                        "--switch-ports", 8, "--spine-ports", 12, "--shuffle", "--seed", 5)
+        # Two hosts cabled to the first spine: it stays a spine.
+        with open(topo) as f:
+            text = f.read()
+        spine = "ibspine01"
+        extra = ""
+        for i, port in enumerate((11, 12)):
+            extra += f'\nHca\t1 "spinehost{i}"\n[1]\t"{spine}"[{port}]\t# lid 0 4xEDR\n'
+            text = text.replace(f'Switch\t12 "{spine}"', f'Switch\t12 "{spine}"\n[{port}]\t"spinehost{i}"[1]\t# lid 0 4xEDR', 1)
+        write_text(topo, text + extra)
+        db, s = self.scan(topo, 0, "minhop")
+        a = ibroute_json("analyze", "--db", db, "--no-fair-share", "--patterns", "rr-name", "--lids", "base")
+        st = a["structure"]
+        self.assertEqual(st["levels"], 2)
+        self.assertEqual(len(st["leaves"]), 6)
+        self.assertEqual(len(st["top"]), 2)
+        self.assertEqual(sorted(st["hosts_above_lowest_level"]), ["spinehost0", "spinehost1"])
+        self.assertEqual(st["missing"], [])
+
+
+if __name__ == "__main__":
+    unittest.main()
