@@ -51,8 +51,11 @@ def main():
     step("all 16 LIDs of a host: 16 paths over the spines",
          ["routes", "--db", args.db, "--from", "node1-001", "--to", "node5-036", "--lid", "all"])
     base = os.path.splitext(args.db)[0]
-    step("the fabric as a picture", ["topo", "--db", args.db, "--format", "svg", "-o", base + ".svg"])
-    print(f"wrote {base}.svg")
+    step("the fabric as a picture: switches per level, parallel links folded per switch pair",
+         ["topo", "--db", args.db, "--format", "svg", "-o", base + ".svg"])
+    step("the cabling as a leaf x spine matrix (missing and slow links stand out)",
+         ["topo", "--db", args.db, "--format", "matrix", "-o", base + "-cabling.svg"])
+    print(f"wrote {base}.svg and {base}-cabling.svg")
     step("structure, routing balance, and the link load of round-robin all-to-all",
          ["analyze", "--db", args.db, "--samples", "5"])
     step("a congestion-free all-to-all: the DLID (path) of every transfer",
@@ -62,9 +65,9 @@ def main():
     print(f"wrote {base}-schedule.json and {base}-slices/ (format: docs/schedule-format.md)")
     step("read it back and check it against the scan", ["validate", "--db", args.db, base + "-schedule.json"])
     step("link load of round-robin in name order (red: above the bound)",
-         ["topo", "--db", args.db, "--pattern", "rr-name", "--format", "svg", "-o", base + "-rr.svg"])
+         ["topo", "--db", args.db, "--pattern", "rr-name", "--format", "matrix", "-o", base + "-rr.svg"])
     step("link load of the plan (green: within the bound)",
-         ["topo", "--db", args.db, "--schedule", "demo", "--format", "svg", "-o", base + "-plan.svg"])
+         ["topo", "--db", args.db, "--schedule", "demo", "--format", "matrix", "-o", base + "-plan.svg"])
     print(f"wrote {base}-rr.svg and {base}-plan.svg")
     # The expectation describes the default fabric; another --topology is judged against it too.
     step("acceptance test: the plan played on the scanned fabric (max-min fair sharing), with a report",

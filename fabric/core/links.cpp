@@ -1,7 +1,9 @@
 #include "ibroute/fabric/links.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <limits>
+#include <thread>
 
 namespace ibroute::fabric {
 
@@ -44,6 +46,62 @@ RouteStatus PathFinder::from_switch(int32_t sw, uint16_t dlid, std::vector<int32
     if (h.out_port != 0 && h.out_port != kNoRoute && h.out_port <= f_.nodes[h.node].num_ports())
       out.push_back(links_.id(h.node, h.out_port));
   return s;
+}
+
+SwitchPaths::SwitchPaths(const Fabric& f, const LinkIndex& links, const std::vector<int32_t>& switches, unsigned threads)
+    : row_of_(f.nodes.size(), -1) {
+  for (const Node& n : f.nodes) cols_ = std::max(cols_, n.lft.size());
+  for (const Node& n : f.nodes)
+    for (const Port& p : n.ports)
+      if (p.base_lid) cols_ = std::max<size_t>(cols_, p.base_lid + p.lid_count());
+  cols_ = std::min<size_t>(cols_, kMaxLid + 1);
+  struct Row {
+    std::vector<uint32_t> len;
+    std::vector<int32_t> links;
+    std::vector<RouteStatus> status;
+  };
+  std::vector<Row> rows(switches.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    PathFinder finder(f, links);
+    std::vector<int32_t> path;
+    for (size_t r; (r = next.fetch_add(1)) < switches.size();) {
+      Row& row = rows[r];
+      row.len.resize(cols_);
+      row.status.resize(cols_);
+      for (size_t lid = 0; lid < cols_; ++lid) {
+        path.clear();
+        row.status[lid] = finder.from_switch(switches[r], static_cast<uint16_t>(lid), path);
+        row.len[lid] = static_cast<uint32_t>(path.size());
+        row.links.insert(row.links.end(), path.begin(), path.end());
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < std::max(1u, threads); ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  size_t longest = 0;
+  for (const Row& r : rows)
+    for (uint32_t n : r.len) longest = std::max<size_t>(longest, n);
+  stride_ = longest + 1;
+  if (stride_ > 9) {  // paths this long (loops, odd fabrics): walking is cheaper than the memory
+    std::fill(row_of_.begin(), row_of_.end(), -1);
+    return;
+  }
+  cells_.assign(switches.size() * cols_ * stride_, 0);
+  for (size_t r = 0; r < switches.size(); ++r) {
+    row_of_[switches[r]] = static_cast<int32_t>(r);
+    size_t at = 0;
+    for (size_t lid = 0; lid < cols_; ++lid) {
+      int32_t* cell = &cells_[(r * cols_ + lid) * stride_];
+      const uint32_t n = rows[r].len[lid];
+      cell[0] = static_cast<int32_t>((static_cast<uint32_t>(rows[r].status[lid]) << 16) | n);
+      std::copy_n(rows[r].links.begin() + at, n, cell + 1);
+      at += n;
+    }
+    rows[r] = Row{};
+  }
 }
 
 std::vector<double> max_min_rates(const std::vector<std::vector<int32_t>>& flows, const std::vector<double>& capacity) {

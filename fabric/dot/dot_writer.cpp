@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "ibroute/fabric/dot.hpp"
+#include "ibroute/fabric/structure.hpp"
 
 namespace ibroute::fabric {
 
@@ -31,27 +32,36 @@ std::pair<uint8_t, double> common_rate(const Fabric& f) {
 std::string to_dot(const Fabric& f, const DotOptions& opt) {
   std::ostringstream o;
   auto [width, gbps] = common_rate(f);
-  // Levels: 0 hosts, 1 switches with hosts (leaves), 2 other switches (spines). Edges run from
-  // the lower level to the higher one, so dot (rankdir=BT) draws the tree upright.
+  // Levels from the structure (hosts 0, leaves 1, up to the top); edges run from the lower level
+  // to the higher one, so dot (rankdir=BT) draws the tree upright, one row per level.
+  FabricStructure st = analyze_structure(f);
   std::vector<int> level(f.nodes.size(), 0), hosts(f.nodes.size(), 0);
   for (size_t i = 0; i < f.nodes.size(); ++i) {
     const Node& n = f.nodes[i];
     if (!n.is_switch()) continue;
     for (const Port& p : n.ports)
       if (p.connected() && !f.nodes[p.peer_node].is_switch()) ++hosts[i];
-    level[i] = hosts[i] ? 1 : 2;
+    level[i] = std::max(st.level[i], 1);
   }
+  // Beyond a few dozen switches, parallel links are drawn as one edge per switch pair.
+  size_t switches = 0;
+  for (const Node& n : f.nodes) switches += n.is_switch();
+  const bool per_pair = opt.aggregate == DotOptions::Aggregate::always ||
+                        (opt.aggregate == DotOptions::Aggregate::large && switches > DotOptions::kLargeFabric);
   long max_load = 1;
   for (auto& [k, v] : opt.load) max_load = std::max(max_load, v.first);
   auto load_of = [&](int node, int port) {
     auto it = opt.load.find({node, port});
     return it == opt.load.end() ? std::pair<long, long>{0, 0} : it->second;
   };
-  o << "graph fabric {\n  graph [rankdir=BT, splines=false, nodesep=0.15, ranksep=1.2, fontname=\"Helvetica\"";
+  o << "graph fabric {\n  graph [rankdir=BT, splines=false, nodesep=0.15, ranksep=" << (per_pair ? "3" : "1.2")
+    << ", fontname=\"Helvetica\"";
+  if (per_pair) o << ", size=\"13,8\"";  // a large fabric fits a screen; its detail is in --format matrix
   if (!opt.title.empty()) o << ", labelloc=t, label=" << quote(opt.title);
   o << "];\n"
-    << "  node [fontname=\"Helvetica\", fontsize=10];\n  edge [color=\"#555555\"];\n";
-  std::string rank[3];
+    << "  node [fontname=\"Helvetica\", fontsize=10];\n  edge [color=" << (per_pair ? "\"#5555554d\", penwidth=0.6" : "\"#555555\"")
+    << "];\n";
+  std::vector<std::string> rank(st.levels + 2);
   for (size_t i = 0; i < f.nodes.size(); ++i) {
     const Node& n = f.nodes[i];
     if (!n.is_switch()) {
@@ -61,9 +71,9 @@ std::string to_dot(const Fabric& f, const DotOptions& opt) {
       }
       continue;
     }
-    rank[level[i]] += " n" + std::to_string(i) + ";";
-    o << "  n" << i << " [label=" << quote(n.desc + "\nlid " + std::to_string(n.mgmt_port().base_lid))
-      << ", shape=box, style=filled, fillcolor=" << (hosts[i] ? "\"#dbe9f6\"" : "\"#f6e3c6\"")
+    rank[std::min<size_t>(level[i], rank.size() - 1)] += " n" + std::to_string(i) + ";";
+    o << "  n" << i << " [label=" << quote(per_pair ? n.desc : n.desc + "\nlid " + std::to_string(n.mgmt_port().base_lid))
+      << ", shape=box, style=filled, fillcolor=" << (level[i] == 1 ? "\"#dbe9f6\"" : level[i] == st.levels ? "\"#f6e3c6\"" : "\"#e4f2dc\"")
       << (n.lft_read ? "" : ", color=red, penwidth=2") << "];\n";
     if (opt.fold_hosts && hosts[i]) {
       o << "  h" << i << " [label=\"" << hosts[i] << " hosts\", shape=folder, fontsize=9];\n  h" << i << " -- n" << i << ";\n";
@@ -72,6 +82,14 @@ std::string to_dot(const Fabric& f, const DotOptions& opt) {
   }
   for (const std::string& r : rank)
     if (!r.empty()) o << "  {rank=same;" << r << "}\n";
+  // One edge per link, or per switch pair: the pair's link count, its worst load each way.
+  struct Edge {
+    size_t a, b;
+    int pa, pb, links = 0, slow = 0, down = 0;
+    long la = 0, lb = 0, ca = 0, cb = 0;
+  };
+  std::map<std::pair<size_t, size_t>, size_t> pair_edge;
+  std::vector<Edge> edges;
   for (size_t i = 0; i < f.nodes.size(); ++i) {
     const Node& n = f.nodes[i];
     for (size_t p = 1; p < n.ports.size(); ++p) {
@@ -81,24 +99,44 @@ std::string to_dot(const Fabric& f, const DotOptions& opt) {
       if (opt.fold_hosts && (!n.is_switch() || !f.nodes[j].is_switch())) continue;
       // Each link once: from its lower end (or, on one level, from the smaller index).
       if (level[j] < level[i] || (level[j] == level[i] && (j < i || (j == i && port.peer_port < p)))) continue;
-      bool slow = width && (port.width != width || lane_gbps(port.speed) != gbps);
-      bool down = port.state != PortState::active && port.state != PortState::unknown;
-      o << "  n" << i << " -- n" << j << " [taillabel=\"" << p << "\", headlabel=\"" << int(port.peer_port)
-        << "\", fontsize=7";
-      if (level[i] == level[j]) o << ", constraint=false";
-      if (!opt.load.empty() && !down) {
-        auto [la, ca] = load_of(static_cast<int>(i), static_cast<int>(p));
-        auto [lb, cb] = load_of(static_cast<int>(j), port.peer_port);
-        bool over = (ca && la > ca) || (cb && lb > cb);
-        double share = static_cast<double>(std::max(la, lb)) / (ca && cb ? std::max(ca, cb) : max_load);
-        const char* colour = over ? "#d62728" : share >= 0.999 ? "#1a7f37" : share >= 0.5 ? "#57ab5a" : share > 0 ? "#a6d3a0" : "#cccccc";
-        o << ", color=\"" << colour << "\", penwidth=" << 1 + 3 * std::min(1.0, static_cast<double>(std::max(la, lb)) / max_load)
-          << ", xlabel=\"" << la << "/" << lb << "\"";
-        if (slow) o << ", style=bold";
-      } else if (down) o << ", color=red, style=dashed";
-      else if (slow) o << ", color=orange, penwidth=2, label=" << quote(format_width_speed(port.width, port.speed));
-      o << "];\n";
+      Edge* e;
+      if (per_pair && i != j) {
+        auto [it, fresh] = pair_edge.try_emplace({i, j}, edges.size());
+        if (fresh) edges.push_back({i, j, static_cast<int>(p), port.peer_port});
+        e = &edges[it->second];
+      } else {
+        edges.push_back({i, j, static_cast<int>(p), port.peer_port});
+        e = &edges.back();
+      }
+      ++e->links;
+      e->slow += width && (port.width != width || lane_gbps(port.speed) != gbps);
+      e->down += port.state != PortState::active && port.state != PortState::unknown;
+      auto [la, ca] = load_of(static_cast<int>(i), static_cast<int>(p));
+      auto [lb, cb] = load_of(static_cast<int>(j), port.peer_port);
+      e->la = std::max(e->la, la), e->lb = std::max(e->lb, lb), e->ca = std::max(e->ca, ca), e->cb = std::max(e->cb, cb);
     }
+  }
+  for (const Edge& e : edges) {
+    o << "  n" << e.a << " -- n" << e.b << " [";
+    if (per_pair) o << "label=\"" << (e.links > 1 ? "x" + std::to_string(e.links) : std::string()) << "\", fontsize=7";
+    else o << "taillabel=\"" << e.pa << "\", headlabel=\"" << e.pb << "\", fontsize=7";
+    if (level[e.a] == level[e.b]) o << ", constraint=false";
+    const bool down = e.down == e.links;
+    if (!opt.load.empty() && !down) {
+      bool over = (e.ca && e.la > e.ca) || (e.cb && e.lb > e.cb);
+      double share = static_cast<double>(std::max(e.la, e.lb)) / (e.ca && e.cb ? std::max(e.ca, e.cb) : max_load);
+      const char* colour = over ? "#d62728" : share >= 0.999 ? "#1a7f37" : share >= 0.5 ? "#57ab5a" : share > 0 ? "#a6d3a0" : "#cccccc";
+      o << ", color=\"" << colour << "\", penwidth=" << 1 + 3 * std::min(1.0, static_cast<double>(std::max(e.la, e.lb)) / max_load);
+      if (!per_pair) o << ", xlabel=\"" << e.la << "/" << e.lb << "\"";
+      if (e.slow) o << ", style=bold";
+    } else if (e.down) {
+      o << ", color=red, style=dashed";
+    } else if (e.slow && !per_pair) {
+      o << ", color=orange, penwidth=2, label=" << quote(format_width_speed(f.nodes[e.a].ports[e.pa].width, f.nodes[e.a].ports[e.pa].speed));
+    } else if (e.slow) {
+      o << ", color=orange, penwidth=2";
+    }
+    o << "];\n";
   }
   o << "}\n";
   return o.str();

@@ -1,7 +1,9 @@
 #include "ibroute/schedule/evaluate.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <limits>
+#include <thread>
 
 namespace ibroute::schedule {
 
@@ -20,76 +22,170 @@ EvalContext::EvalContext(const Fabric& f, const LinkIndex& l, const FabricStruct
   }
 }
 
+const SwitchPaths* EvalContext::switch_paths() const {
+  std::call_once(paths_once_, [this] {
+    std::vector<int32_t> ingress;
+    std::vector<char> seen(fabric.nodes.size(), 0);
+    size_t lids = 1;
+    for (const Node& n : fabric.nodes) lids = std::max(lids, n.lft.size());
+    for (const Node& n : fabric.nodes) {
+      if (n.is_switch()) continue;
+      for (size_t p = 1; p < n.ports.size(); ++p)
+        if (n.ports[p].connected() && fabric.nodes[n.ports[p].peer_node].is_switch() && !seen[n.ports[p].peer_node])
+          seen[n.ports[p].peer_node] = 1, ingress.push_back(n.ports[p].peer_node);
+    }
+    if (!ingress.empty() && ingress.size() * lids <= SwitchPaths::kMaxCells)
+      paths_ = std::make_unique<SwitchPaths>(fabric, links, ingress, std::max(1u, std::thread::hardware_concurrency()));
+  });
+  return paths_.get();
+}
+
+namespace {
+
+// The path of a transfer as PathFinder::path gives it, the switch part from the table when it
+// has the ingress switch.
+RouteStatus transfer_path(const EvalContext& ctx, const SwitchPaths* table, PathFinder& finder, const Host& h, uint16_t dlid,
+                          std::vector<int32_t>& out) {
+  const Port& src = ctx.fabric.nodes[h.node].ports[h.port];
+  if (!table || !src.connected() || !table->has(src.peer_node) || src.owns_lid(dlid) || !port_usable(src))
+    return finder.path(h.node, h.port, dlid, out);
+  out.clear();
+  out.push_back(ctx.links.id(h.node, h.port));
+  return table->append(src.peer_node, dlid, out);
+}
+
+// Links above capacity kept per phase: enough to name them, few enough that an all-to-all of
+// thousands of phases does not keep millions.
+constexpr size_t kOverPerPhase = 16;
+
+// What one phase contributes; phases are evaluated on all cores and merged in phase order, so
+// the report is the same for any number of threads.
+struct PhaseResult {
+  int worst = 0;
+  std::vector<OverLink> over;  // its first kOverPerPhase links above capacity, and its worst one last
+  double sum_rate = 0, min_rate = std::numeric_limits<double>::infinity();
+  size_t rated = 0;
+};
+
+// Per thread: commutative tallies (sums and maxima) and the scratch space of the path walks.
+struct Worker {
+  std::vector<uint32_t> link_total;
+  std::vector<int> link_worst, load;
+  std::vector<size_t> histogram;  // by load
+  size_t transfers = 0, broken = 0, congested = 0, over_count = 0, load_samples = 0;
+  double load_sum = 0;
+  std::vector<int32_t> used, flat, path;
+  std::vector<uint32_t> begin;
+  std::vector<std::vector<int32_t>> flows;
+  explicit Worker(size_t nl) : link_total(nl, 0), link_worst(nl, 0), load(nl, 0) {}
+};
+
+void evaluate_phase(const EvalContext& ctx, const SwitchPaths* table, const std::vector<Host>& hosts, const Phase& ph, int k,
+                    bool fair_share, PathFinder& finder, Worker& w, PhaseResult& out) {
+  w.flat.clear();
+  w.begin.assign(1, 0);
+  for (size_t i = 0; i < ph.dst.size(); ++i) {
+    if (ph.dst[i] < 0) continue;
+    ++w.transfers;
+    if (transfer_path(ctx, table, finder, hosts[i], ph.dlid[i], w.path) != RouteStatus::ok) {
+      ++w.broken;
+      continue;
+    }
+    for (int32_t l : w.path)
+      if (w.load[l]++ == 0) w.used.push_back(l);
+    w.flat.insert(w.flat.end(), w.path.begin(), w.path.end());
+    w.begin.push_back(static_cast<uint32_t>(w.flat.size()));
+  }
+  OverLink worst_over{-1, k, 0, 0};
+  for (int32_t l : w.used) {
+    const int load = w.load[l];
+    w.link_total[l] += load;
+    w.link_worst[l] = std::max(w.link_worst[l], load);
+    if (ctx.switch_link(l)) {
+      out.worst = std::max(out.worst, load);
+      if (w.histogram.size() <= static_cast<size_t>(load)) w.histogram.resize(load + 1, 0);
+      ++w.histogram[load];
+      w.load_sum += load;
+      ++w.load_samples;
+    }
+    if (load > ctx.capacity[l]) {
+      ++w.over_count;
+      OverLink o{l, k, load, ctx.capacity[l]};
+      if (out.over.size() < kOverPerPhase) out.over.push_back(o);
+      if (worst_over.link < 0 || o.load - o.capacity > worst_over.load - worst_over.capacity) worst_over = o;
+    }
+  }
+  if (worst_over.link >= 0 && out.over.size() == kOverPerPhase) out.over.push_back(worst_over);
+  for (size_t t = 0; t + 1 < w.begin.size(); ++t) {
+    bool hot = false;
+    for (uint32_t x = w.begin[t]; x < w.begin[t + 1] && !hot; ++x) hot = w.load[w.flat[x]] > ctx.capacity[w.flat[x]];
+    w.congested += hot;
+  }
+  if (fair_share) {
+    w.flows.clear();
+    for (size_t t = 0; t + 1 < w.begin.size(); ++t)
+      if (w.begin[t + 1] > w.begin[t]) w.flows.emplace_back(w.flat.begin() + w.begin[t], w.flat.begin() + w.begin[t + 1]);
+    for (double x : max_min_rates(w.flows, ctx.gbps)) {
+      out.sum_rate += x;
+      out.min_rate = std::min(out.min_rate, x);
+      ++out.rated;
+    }
+  }
+  for (int32_t l : w.used) w.load[l] = 0;
+  w.used.clear();
+}
+
+}  // namespace
+
 LoadReport evaluate(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<Phase>& phases,
                     bool fair_share) {
   LoadReport r;
   r.fair_share = fair_share;
   r.phases = phases.size();
   const size_t nl = ctx.links.size();
+  // Max-min fair sharing costs far more than the loads: on many phases it is estimated from an
+  // evenly spaced sample of them (the loads are always counted on every phase).
+  const size_t stride = std::max<size_t>(1, (phases.size() + kFairSharePhases - 1) / kFairSharePhases);
+  std::vector<PhaseResult> results(phases.size());
+  // The table pays off when phases repeat (ingress switch, DLID) pairs: an all-to-all, not a sample.
+  const SwitchPaths* table = phases.size() >= 64 ? ctx.switch_paths() : nullptr;
+  const unsigned threads = static_cast<unsigned>(
+      std::max<size_t>(1, std::min<size_t>({std::max(1u, std::thread::hardware_concurrency()), 16, phases.size() / 8 + 1})));
+  std::vector<Worker> workers;
+  workers.reserve(threads);
+  for (unsigned t = 0; t < threads; ++t) workers.emplace_back(nl);
+  std::atomic<size_t> next{0};
+  auto work = [&](Worker& w) {
+    PathFinder finder(ctx.fabric, ctx.links);
+    for (size_t k; (k = next.fetch_add(1)) < phases.size();)
+      evaluate_phase(ctx, table, hosts, phases[k], static_cast<int>(k), fair_share && k % stride == 0, finder, w, results[k]);
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work, std::ref(workers[t]));
+  work(workers[0]);
+  for (std::thread& t : pool) t.join();
+
   r.link_total.assign(nl, 0);
   r.link_worst.assign(nl, 0);
-  PathFinder finder(ctx.fabric, ctx.links);
-  std::vector<int> load(nl, 0);
-  std::vector<int32_t> used;
-  // This phase's paths, flat: transfer t's links are flat[begin[t] .. begin[t+1]).
-  std::vector<int32_t> flat, path;
-  std::vector<uint32_t> begin;
-  std::vector<std::vector<int32_t>> flows;
-  double sum_rate = 0, min_rate = std::numeric_limits<double>::infinity();
-  size_t rated = 0, load_samples = 0;
+  size_t load_samples = 0;
   double load_sum = 0;
-  for (size_t k = 0; k < phases.size(); ++k) {
-    const Phase& ph = phases[k];
-    flat.clear();
-    begin.assign(1, 0);
-    for (size_t i = 0; i < ph.dst.size(); ++i) {
-      if (ph.dst[i] < 0) continue;
-      ++r.transfers;
-      if (finder.path(hosts[i].node, hosts[i].port, ph.dlid[i], path) != RouteStatus::ok) {
-        ++r.broken;
-        continue;
-      }
-      for (int32_t l : path)
-        if (load[l]++ == 0) used.push_back(l);
-      flat.insert(flat.end(), path.begin(), path.end());
-      begin.push_back(static_cast<uint32_t>(flat.size()));
+  for (const Worker& w : workers) {
+    for (size_t l = 0; l < nl; ++l) r.link_total[l] += w.link_total[l], r.link_worst[l] = std::max(r.link_worst[l], w.link_worst[l]);
+    for (size_t k = 0; k < w.histogram.size(); ++k)
+      if (w.histogram[k]) r.histogram[static_cast<int>(k)] += w.histogram[k];
+    r.transfers += w.transfers, r.broken += w.broken, r.congested += w.congested, r.over_count += w.over_count;
+    load_samples += w.load_samples, load_sum += w.load_sum;
+  }
+  double sum_rate = 0, min_rate = std::numeric_limits<double>::infinity();
+  size_t rated = 0;
+  for (const PhaseResult& p : results) {
+    r.phase_max.push_back(p.worst);
+    r.max_load = std::max(r.max_load, p.worst);
+    for (const OverLink& o : p.over) {
+      if (r.over.size() < LoadReport::kMaxOver) r.over.push_back(o);
+      else if (o.load - o.capacity > r.over.back().load - r.over.back().capacity) r.over.back() = o;
     }
-    int worst = 0;
-    for (int32_t l : used) {
-      r.link_total[l] += load[l];
-      r.link_worst[l] = std::max(r.link_worst[l], load[l]);
-      if (ctx.switch_link(l)) {
-        worst = std::max(worst, load[l]);
-        ++r.histogram[load[l]];
-        load_sum += load[l];
-        ++load_samples;
-      }
-      if (load[l] > ctx.capacity[l]) {
-        ++r.over_count;
-        OverLink o{l, static_cast<int>(k), load[l], ctx.capacity[l]};
-        if (r.over.size() < LoadReport::kMaxOver) r.over.push_back(o);
-        else if (o.load - o.capacity > r.over.back().load - r.over.back().capacity) r.over.back() = o;
-      }
-    }
-    r.phase_max.push_back(worst);
-    r.max_load = std::max(r.max_load, worst);
-    for (size_t t = 0; t + 1 < begin.size(); ++t) {
-      bool hot = false;
-      for (uint32_t x = begin[t]; x < begin[t + 1]; ++x) hot |= load[flat[x]] > ctx.capacity[flat[x]];
-      r.congested += hot;
-    }
-    if (fair_share) {
-      flows.clear();
-      for (size_t t = 0; t + 1 < begin.size(); ++t)
-        if (begin[t + 1] > begin[t]) flows.emplace_back(flat.begin() + begin[t], flat.begin() + begin[t + 1]);
-      for (double x : max_min_rates(flows, ctx.gbps)) {
-        sum_rate += x;
-        min_rate = std::min(min_rate, x);
-        ++rated;
-      }
-    }
-    for (int32_t l : used) load[l] = 0;
-    used.clear();
+    sum_rate += p.sum_rate, min_rate = std::min(min_rate, p.min_rate), rated += p.rated;
   }
   r.mean_load = load_samples ? load_sum / load_samples : 0;
   if (rated) {

@@ -30,7 +30,8 @@ int run_topo(const TopoOptions& o) {
   DotOptions opt{.fold_hosts = !o.hosts};
   std::string text;
   if (o.schedule.empty() && o.pattern.empty()) {
-    text = to_dot(store.load_fabric(pick_scan(store, o.scan), false), opt);
+    Fabric f = store.load_fabric(pick_scan(store, o.scan), false);
+    text = o.format == "matrix" ? matrix_svg(f, opt) : to_dot(f, opt);
   } else {
     if (!o.schedule.empty() && !o.pattern.empty()) throw InputError("--schedule and --pattern exclude each other");
     std::optional<int64_t> scan = o.scan;
@@ -59,7 +60,7 @@ int run_topo(const TopoOptions& o) {
     opt.title = s.name + ": " + (worst ? "most transfers at once per link direction (a/b: each direction), worst " +
                                              std::to_string(r.max_load) + ", bound " + std::to_string(c.structure.transfer_bound)
                                        : "transfers per link direction over all " + std::to_string(s.phases.size()) + " phases");
-    text = to_dot(c.fabric, opt);
+    text = o.format == "matrix" ? matrix_svg(c.fabric, opt) : to_dot(c.fabric, opt);
   }
   if (o.format == "svg") text = render_svg(text);
   if (o.output.empty() || o.output == "-") {
@@ -78,10 +79,17 @@ Runner setup_topo(CLI::App& app) {
   auto* c = app.add_subcommand("topo", "The fabric as a Graphviz picture (DOT or SVG).");
   c->footer(
       "Draw the fabric: switches as boxes (leaves blue, spines orange), hosts folded per leaf,\n"
-      "links at reduced width or speed orange, links down red, switches with unread LFTs red.");
+      "links at reduced width or speed orange, links down red, switches with unread LFTs red; one row\n"
+      "per switch level. --format matrix draws the links between adjacent levels as a grid instead:\n"
+      "link counts (missing and slow links stand out) or, with --schedule/--pattern, the worst load\n"
+      "per link direction against the capacity (over capacity red).");
   c->add_option("--db", o->db, "fabric database")->capture_default_str();
   c->add_option("--scan", o->scan, "scan id (default: the newest)");
-  c->add_option("--format", o->format, "dot or svg")->check(CLI::IsMember({"dot", "svg"}))->capture_default_str();
+  c->add_option("--format", o->format,
+                "dot, svg (Graphviz; parallel links folded per switch pair beyond 40 switches) or matrix (SVG: per "
+                "pair of levels, lower x upper switches, a cell per switch pair - readable at any size)")
+      ->check(CLI::IsMember({"dot", "svg", "matrix"}))
+      ->capture_default_str();
   c->add_option("-o,--output", o->output, "output file (default: standard output)");
   c->add_flag("--hosts", o->hosts, "draw every host instead of one box per leaf");
   c->add_option("--schedule", o->schedule, "colour links by the load of this stored schedule (name or id)");

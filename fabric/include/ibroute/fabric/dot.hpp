@@ -18,9 +18,18 @@ struct DotOptions {
   // colour follows the share of the largest load. Labels give both directions' loads.
   std::map<std::pair<int, int>, std::pair<long, long>> load;
   std::string title;
+  // Parallel links as one edge per switch pair ("x3"): always, never, or beyond kLargeFabric switches.
+  enum class Aggregate { never, large, always } aggregate = Aggregate::large;
+  static constexpr size_t kLargeFabric = 40;
 };
 
 std::string to_dot(const Fabric& f, const DotOptions& opt = {});
+
+// What fabric engineers read on a large fabric: per pair of adjacent levels, a matrix of lower x
+// upper switches. Each cell is one switch pair: with a load, its worst load up (upper-left
+// triangle) and down (lower-right) against the capacity; without, its link count against the
+// usual count (missing, extra and slow links stand out). Self-contained SVG, no Graphviz.
+std::string matrix_svg(const Fabric& f, const DotOptions& opt = {});
 
 // Lay out and render DOT text as SVG with Graphviz's libgvc. Throws std::runtime_error.
 std::string render_svg(const std::string& dot);

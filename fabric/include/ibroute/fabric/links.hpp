@@ -41,6 +41,32 @@ class PathFinder {
   std::vector<Hop> hops_;
 };
 
+// The path of every DLID from each of a set of switches (the ones hosts attach to), walked once
+// and kept flat: an all-to-all evaluates the same (ingress switch, DLID) paths in every phase.
+// Built on `threads` threads; switches outside the set are answered by walking.
+class SwitchPaths {
+ public:
+  SwitchPaths(const Fabric& f, const LinkIndex& links, const std::vector<int32_t>& switches, unsigned threads);
+  // Cells (switches x LIDs) beyond which building is not worth its memory.
+  static constexpr size_t kMaxCells = size_t{8} << 20;
+  bool has(int32_t sw) const { return sw >= 0 && static_cast<size_t>(sw) < row_of_.size() && row_of_[sw] >= 0; }
+  // Appends the links from `sw` towards `dlid` to `out`; returns the route's status.
+  RouteStatus append(int32_t sw, uint16_t dlid, std::vector<int32_t>& out) const {
+    if (dlid >= cols_) return RouteStatus::unknown;
+    // One cell holds the whole path (a cache line for trees of up to 7 switch hops): one memory
+    // access per transfer, which is what an all-to-all evaluation is bound by.
+    const int32_t* cell = &cells_[(static_cast<size_t>(row_of_[sw]) * cols_ + dlid) * stride_];
+    const auto n = static_cast<uint32_t>(cell[0]) & 0xffff;
+    out.insert(out.end(), cell + 1, cell + 1 + n);
+    return static_cast<RouteStatus>(static_cast<uint32_t>(cell[0]) >> 16);
+  }
+
+ private:
+  std::vector<int32_t> row_of_;
+  size_t cols_ = 0, stride_ = 1;
+  std::vector<int32_t> cells_;  // per (row, LID): (status << 16 | length), then the links
+};
+
 // Max-min fair rates (progressive filling) of flows over directed links with capacities.
 // flows[i] lists flow i's links; returns each flow's rate in the capacities' unit.
 std::vector<double> max_min_rates(const std::vector<std::vector<int32_t>>& flows, const std::vector<double>& capacity);

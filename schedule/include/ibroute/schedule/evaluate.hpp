@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "ibroute/fabric/links.hpp"
@@ -25,7 +27,8 @@ struct LoadReport {
   double mean_load = 0;          // over link directions in use, per phase (switch links only)
   std::map<int, size_t> histogram;  // load -> number of (switch link direction, phase) pairs
   std::vector<int> phase_max;    // worst switch-link load per phase
-  std::vector<OverLink> over;    // (link, phase) pairs above capacity: the first kMaxOver, then the worst ones
+  std::vector<OverLink> over;    // (link, phase) pairs above capacity: a sample in phase order (up to 16 per
+                                 // phase, kMaxOver in all), the last replaced by the worst ones
   size_t over_count = 0;         // all of them
   static constexpr size_t kMaxOver = 1000;
   std::vector<uint32_t> link_total;  // transfers per directed link over all phases
@@ -45,8 +48,19 @@ struct EvalContext {
   std::vector<char> between_switches;  // per directed link: both ends are switches
   EvalContext(const fabric::Fabric& f, const fabric::LinkIndex& l, const fabric::FabricStructure& s);
   bool switch_link(int32_t link) const { return between_switches[link]; }
+  // The paths from every host-carrying switch, built on first use by evaluate() (null when the
+  // fabric is too large for the table): phases of an all-to-all reuse them.
+  const fabric::SwitchPaths* switch_paths() const;
+
+ private:
+  mutable std::once_flag paths_once_;
+  mutable std::unique_ptr<fabric::SwitchPaths> paths_;
 };
 
+// Phases are evaluated on all cores; the report does not depend on the number of threads.
+// With fair_share, max-min fair rates are computed on at most kFairSharePhases evenly spaced
+// phases (every phase when there are fewer): an estimate of the mean and minimum rate.
+constexpr size_t kFairSharePhases = 64;
 LoadReport evaluate(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<Phase>& phases,
                     bool fair_share);
 
