@@ -15,6 +15,8 @@ PACKAGES=(
   qemu-system-x86 linux-image-amd64 busybox-static kmod rdma-core ibverbs-utils perftest iproute2
   # ibroute accept: its HTML report is checked in a real browser
   chromium
+  # the fuzz targets (tests/fuzz): libFuzzer, ASan and UBSan come with clang's runtime
+  clang libclang-rt-14-dev
 )
 
 missing=()

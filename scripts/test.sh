@@ -2,7 +2,9 @@
 # Install what the tests need, then run every test suite twice: built with warnings as errors
 # (preset ci), and built with AddressSanitizer + UndefinedBehaviorSanitizer (preset debug).
 # Suites: unit tests (label unit), integration tests on ibsim + OpenSM (label sim), and the
-# runner on Soft-RoCE in a qemu VM (label vm; not in the sanitizer pass).
+# runner on Soft-RoCE in a qemu VM (label vm; not in the sanitizer pass), the fuzz targets' replay
+# of their seeds and regressions (label fuzz); then, after the ci pass, each fuzz target under
+# libFuzzer for 45 s (tests/fuzz/run_fuzz.sh, clang; 6 targets: ~5 minutes).
 # Extra arguments go to ctest, e.g. `scripts/test.sh -L unit`. IBROUTE_NO_SANITIZE=1 skips the
 # sanitizer pass (it takes a few minutes more on 2 cores).
 set -euo pipefail
@@ -10,6 +12,11 @@ cd "$(dirname "$0")/.."
 scripts/deps.sh
 scripts/build.sh ci
 ctest --preset ci "$@"
+# Every parser of outside input under libFuzzer for 45 s each, after replaying the seeds and the
+# regressions (tests/fuzz, docs/robustness.md); only on a full run. IBROUTE_NO_FUZZ=1 skips it.
+if [ $# -eq 0 ] && [ "${IBROUTE_NO_FUZZ:-0}" != 1 ]; then
+  tests/fuzz/run_fuzz.sh 45
+fi
 if [ "${IBROUTE_NO_SANITIZE:-0}" != 1 ]; then
   scripts/build.sh debug
   ctest --preset debug "$@"

@@ -108,6 +108,7 @@ LidMap::LidMap(const Fabric& f) {
 std::optional<WidthSpeed> parse_width_speed(std::string_view s) {
   size_t x = s.find('x');
   if (x == 0 || x == std::string_view::npos || x + 1 >= s.size()) return std::nullopt;
+  if (x > 2) return std::nullopt;  // widths have one or two digits (a longer run would overflow)
   int w = 0;
   for (char c : s.substr(0, x)) {
     if (c < '0' || c > '9') return std::nullopt;

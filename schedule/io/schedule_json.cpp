@@ -1,4 +1,6 @@
 #include <charconv>
+#include <cstdint>
+#include <unordered_map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -33,25 +35,69 @@ json header(const ScheduleDoc& doc, const char* format) {
           {"method", s.method}, {"bound", s.bound}, {"fabric", fabric_json(doc.fabric)}, {"timing", timing_json(s.timing)}};
 }
 
-uint64_t parse_guid(const std::string& s) {
-  std::string_view v = s;
-  if (!v.starts_with("0x")) throw InputError("GUID '" + s + "' does not start with 0x");
-  v.remove_prefix(2);
-  uint64_t g = 0;
-  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), g, 16);
-  if (ec != std::errc() || p != v.data() + v.size()) throw InputError("bad GUID '" + s + "'");
-  return g;
+// Reading: every value is checked where it is read, and every failure is an InputError naming the
+// JSON pointer of the value (RFC 6901), e.g. "/phases/3/7/dlid: 65550 is not a unicast LID
+// (1..49151)". nlohmann's own type_error/out_of_range never reach the caller.
+constexpr int64_t kMaxUnicastLid = 0xBFFF;
+
+// A value as quoted in a message: short and on one line (dump() escapes control characters).
+std::string shown(const json& v) {
+  if (v.is_object()) return "an object";
+  if (v.is_array()) return "a list";
+  std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (s.size() > 40) s = s.substr(0, 37) + "...";
+  return s;
 }
 
-template <class T>
-T get(const json& j, const char* key, const std::string& where) {
-  if (!j.is_object() || !j.contains(key)) throw InputError(where + ": missing \"" + key + "\"");
-  try {
-    return j.at(key).get<T>();
-  } catch (const json::exception&) {
-    throw InputError(where + ": \"" + key + "\" has the wrong type");
+[[noreturn]] void fail(const std::string& at, const std::string& what) { throw InputError((at.empty() ? "/" : at) + ": " + what); }
+
+// A JSON value and where it is in the document.
+struct At {
+  const json& v;
+  std::string path;
+
+  At operator[](const char* key) const {
+    if (!v.is_object()) fail(path, shown(v) + " is not an object");
+    auto it = v.find(key);
+    if (it == v.end()) fail(path + "/" + key, std::string("\"") + key + "\" is missing");
+    return {*it, path + "/" + key};
   }
-}
+  At operator[](size_t i) const { return {v[i], path + "/" + std::to_string(i)}; }
+  const json& list() const {
+    if (!v.is_array()) fail(path, shown(v) + " is not a list");
+    return v;
+  }
+  int64_t integer(int64_t lo, int64_t hi, const std::string& what) const {
+    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) fail(path, shown(v) + " is not " + what);
+    if (!v.is_number_integer()) fail(path, shown(v) + " is not an integer (" + what + ")");
+    const int64_t x = v.get<int64_t>();
+    if (x < lo || x > hi) fail(path, shown(v) + " is not " + what);
+    return x;
+  }
+  double number(double lo, double hi, const std::string& what) const {
+    if (!v.is_number()) fail(path, shown(v) + " is not a number (" + what + ")");
+    const double x = v.get<double>();
+    if (!(x >= lo && x <= hi)) fail(path, shown(v) + " is not " + what);
+    return x;
+  }
+  std::string text() const {
+    if (!v.is_string()) fail(path, shown(v) + " is not a string");
+    const std::string& s = v.get_ref<const std::string&>();
+    for (char c : s)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) fail(path, shown(v) + " contains a control character");
+    return s;
+  }
+  uint64_t guid() const {
+    std::string s = text();
+    std::string_view d = s;
+    if (!d.starts_with("0x")) fail(path, shown(v) + " is not a GUID (0x and hex digits)");
+    d.remove_prefix(2);
+    uint64_t g = 0;
+    auto [p, ec] = std::from_chars(d.data(), d.data() + d.size(), g, 16);
+    if (d.empty() || ec != std::errc() || p != d.data() + d.size()) fail(path, shown(v) + " is not a GUID (0x and up to 16 hex digits)");
+    return g;
+  }
+};
 
 }  // namespace
 
@@ -73,54 +119,79 @@ ScheduleDoc from_json(std::string_view text) {
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
     throw InputError(std::string("not valid JSON (truncated or corrupted?): ") + e.what());
   }
-  const std::string w = "schedule";
-  if (!j.is_object() || j.value("format", "") != "ibroute-schedule")
+  const At root{j, ""};
+  if (!j.is_object() || !j.contains("format") || j["format"] != "ibroute-schedule")
     throw InputError("not an ibroute schedule (\"format\" is not \"ibroute-schedule\")");
-  int version = get<int>(j, "version", w);
-  if (version != kFormatVersion)
-    throw InputError("schedule format version " + std::to_string(version) + "; this ibroute reads version " + std::to_string(kFormatVersion));
+  const At ver = root["version"];
+  if (!ver.v.is_number_integer() || ver.v != kFormatVersion)
+    fail(ver.path, "schedule format version " + shown(ver.v) + "; this ibroute reads version " + std::to_string(kFormatVersion));
   ScheduleDoc doc;
   Schedule& s = doc.schedule;
-  s.name = get<std::string>(j, "name", w);
-  doc.created_at = get<std::string>(j, "created_at", w);
-  s.method = get<std::string>(j, "method", w);
-  s.bound = get<int>(j, "bound", w);
-  const json& fab = j.contains("fabric") ? j["fabric"] : json();
-  doc.fabric.scan_id = get<int64_t>(fab, "scan_id", "fabric");
-  doc.fabric.scan_started_at = get<std::string>(fab, "scan_started_at", "fabric");
-  doc.fabric.lmc = get<uint8_t>(fab, "lmc", "fabric");
-  const json& tim = j.contains("timing") ? j["timing"] : json();
-  s.timing.message_size = get<uint64_t>(tim, "message_size", "timing");
-  s.timing.rate = get<double>(tim, "rate", "timing");
-  s.timing.slot_s = get<double>(tim, "slot_s", "timing");
-  const json& hosts = j.contains("hosts") ? j["hosts"] : json();
-  if (!hosts.is_array() || hosts.empty()) throw InputError("schedule: \"hosts\" is missing or empty");
-  for (size_t r = 0; r < hosts.size(); ++r) {
-    const std::string where = "hosts[" + std::to_string(r) + "]";
-    if (get<size_t>(hosts[r], "rank", where) != r) throw InputError(where + ": ranks must be 0, 1, 2, ... in order");
-    HostIdentity id{get<std::string>(hosts[r], "name", where), parse_guid(get<std::string>(hosts[r], "node_guid", where)),
-                    parse_guid(get<std::string>(hosts[r], "port_guid", where)), get<uint16_t>(hosts[r], "base_lid", where),
-                    get<uint8_t>(hosts[r], "lmc", where)};
+  s.name = root["name"].text();
+  doc.created_at = root["created_at"].text();
+  s.method = root["method"].text();
+  s.bound = static_cast<int>(root["bound"].integer(0, 1 << 20, "a transfer bound (0..1048576)"));
+  const At fab = root["fabric"];
+  doc.fabric.scan_id = fab["scan_id"].integer(0, INT64_MAX, "a scan id (0 or more)");
+  doc.fabric.scan_started_at = fab["scan_started_at"].text();
+  doc.fabric.lmc = static_cast<uint8_t>(fab["lmc"].integer(0, 7, "an LMC (0..7)"));
+  const At tim = root["timing"];
+  s.timing.message_size = static_cast<uint64_t>(tim["message_size"].integer(0, INT64_MAX, "a message size in bytes (0 or more)"));
+  s.timing.rate = tim["rate"].number(0, 1e15, "a rate in bytes per second (0..1e15)");
+  s.timing.slot_s = tim["slot_s"].number(0, 1e6, "a slot in seconds (0..1e6)");
+
+  const At hosts = root["hosts"];
+  if (!hosts.v.is_array() || hosts.v.empty()) fail(hosts.path, "\"hosts\" is missing or empty");
+  const size_t n = hosts.v.size();
+  std::unordered_map<uint64_t, size_t> rank_of_port;
+  for (size_t r = 0; r < n; ++r) {
+    const At h = hosts[r];
+    if (static_cast<size_t>(h["rank"].integer(0, INT64_MAX, "a rank")) != r) fail(h.path + "/rank", "ranks must be 0, 1, 2, ... in order");
+    const int64_t base = h["base_lid"].integer(1, kMaxUnicastLid, "a unicast LID (1..49151)");
+    const int64_t lmc = h["lmc"].integer(0, 7, "an LMC (0..7)");
+    if (base + (int64_t{1} << lmc) - 1 > kMaxUnicastLid)
+      fail(h.path + "/lmc", "LIDs " + std::to_string(base) + " + 2^" + std::to_string(lmc) + " go beyond the unicast range (1..49151)");
+    HostIdentity id{h["name"].text(), h["node_guid"].guid(), h["port_guid"].guid(), static_cast<uint16_t>(base), static_cast<uint8_t>(lmc)};
+    if (auto [it, fresh] = rank_of_port.emplace(id.port_guid, r); !fresh)
+      fail(h.path + "/port_guid", shown(h["port_guid"].v) + " is already rank " + std::to_string(it->second));
     s.hosts.push_back({-1, 0, id.name});
     doc.identities.push_back(std::move(id));
   }
-  const size_t n = hosts.size();
-  const json& phases = j.contains("phases") ? j["phases"] : json();
-  if (!phases.is_array()) throw InputError("schedule: \"phases\" is missing");
-  for (size_t k = 0; k < phases.size(); ++k) {
-    const std::string where = "phases[" + std::to_string(k) + "]";
-    if (!phases[k].is_array()) throw InputError(where + " is not a list of transfers");
+
+  // Memory follows what the file holds: a phase is stored as one entry per host, so the file must
+  // not claim more than an all-to-all has (N-1 phases), and its phases must be mostly listed — a
+  // small file of empty phases over many hosts would otherwise take gigabytes.
+  const At phases = root["phases"];
+  if (!phases.v.is_array()) fail(phases.path, "\"phases\" is missing or not a list");
+  const size_t k_max = n - 1;
+  if (phases.v.size() > k_max)
+    fail(phases.path, std::to_string(phases.v.size()) + " phases; an all-to-all of " + std::to_string(n) + " hosts has " +
+                          std::to_string(k_max));
+  size_t listed = 0;
+  for (size_t k = 0; k < phases.v.size(); ++k) listed += phases[k].list().size();
+  const size_t cells = n * phases.v.size();
+  if (cells > 65536 && listed < cells / 2)
+    fail(phases.path, std::to_string(phases.v.size()) + " phases of " + std::to_string(n) + " hosts list only " + std::to_string(listed) +
+                          " of their " + std::to_string(cells) + " transfers");
+  auto rank = [n](const At& a) {
+    if (!a.v.is_number_integer()) fail(a.path, shown(a.v) + " is not an integer (a rank)");
+    if (a.v.is_number_unsigned() ? a.v.get<uint64_t>() >= n : (a.v.get<int64_t>() < 0 || static_cast<uint64_t>(a.v.get<int64_t>()) >= n))
+      fail(a.path, shown(a.v) + ": rank out of range (0.." + std::to_string(n - 1) + ")");
+    return a.v.get<int64_t>();
+  };
+  for (size_t k = 0; k < phases.v.size(); ++k) {
+    const At ph_at = phases[k];
     Phase ph{std::vector<int32_t>(n, -1), std::vector<uint16_t>(n, 0)};
-    for (const json& t : phases[k]) {
-      size_t src = get<size_t>(t, "src", where);
-      int64_t dst = get<int64_t>(t, "dst", where);
-      if (src >= n || dst < 0 || static_cast<size_t>(dst) >= n) throw InputError(where + ": rank out of range");
-      if (ph.dst[src] >= 0) throw InputError(where + ": rank " + std::to_string(src) + " sends twice");
-      ph.dst[src] = static_cast<int32_t>(dst);
-      ph.dlid[src] = get<uint16_t>(t, "dlid", where);
+    for (size_t i = 0; i < ph_at.v.size(); ++i) {
+      const At t = ph_at[i];
+      const auto src = static_cast<size_t>(rank(t["src"]));
+      const auto dst = static_cast<int32_t>(rank(t["dst"]));
+      if (ph.dst[src] >= 0) fail(t.path + "/src", "rank " + std::to_string(src) + " sends twice in phase " + std::to_string(k));
+      ph.dst[src] = dst;
+      ph.dlid[src] = static_cast<uint16_t>(t["dlid"].integer(1, kMaxUnicastLid, "a unicast LID (1..49151)"));
     }
     s.phases.push_back(std::move(ph));
   }

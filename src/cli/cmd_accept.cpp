@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "accept_html.hpp"
+#include "accept_input.hpp"
 #include "commands.hpp"
 #include "common.hpp"
 #include "fabric_context.hpp"
@@ -49,38 +50,6 @@ struct AcceptOptions {
   std::string report = "accept-report.html";
   bool json = false;
 };
-
-// The expectation file: what "accepted" means. Every key optional; an unknown key is an error
-// (a typo must not silently drop a check).
-struct Expectation {
-  json doc;
-  static constexpr const char* kKeys[] = {"topology",        "hosts",
-                                          "link_width",      "link_speed",
-                                          "lmc",             "max_broken_links",
-                                          "max_routing_imbalance", "congestion_free",
-                                          "min_rate_per_node",     "max_skipped_share",
-                                          "max_clock_uncertainty_us", "message_size"};
-};
-
-Expectation read_expectation(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError("cannot read " + path);
-  Expectation e;
-  try {
-    e.doc = json::parse(in);
-  } catch (const json::exception& x) {
-    throw InputError(path + ": not JSON (" + std::string(x.what()) + ")");
-  }
-  if (!e.doc.is_object()) throw InputError(path + ": expected a JSON object");
-  for (auto it = e.doc.begin(); it != e.doc.end(); ++it) {
-    bool known = false;
-    for (const char* k : Expectation::kKeys) known = known || it.key() == k;
-    if (!known) throw InputError(path + ": unknown key '" + it.key() + "' (see docs/acceptance.md)");
-  }
-  if (e.doc.contains("topology") && e.doc["topology"] != "two-level" && e.doc["topology"] != "three-level")
-    throw InputError(path + ": topology must be \"two-level\" or \"three-level\"");
-  return e;
-}
 
 struct Checks {
   json list = json::array();
@@ -123,8 +92,8 @@ void rescan(const AcceptOptions& o) {
   if (rc != 0) throw InputError("the scan failed (exit status " + std::to_string(WEXITSTATUS(rc)) + "): " + cmd);
 }
 
-// Runs `LAUNCH ibroute run ...` and returns its report (the launcher starts one rank per host).
-json launch_run(const AcceptOptions& o, const std::string& schedule, size_t ranks) {
+// Runs `LAUNCH ibroute run ...` and returns the text of its report (the launcher starts one rank per host).
+std::string launch_run(const AcceptOptions& o, const std::string& schedule, size_t ranks) {
   const std::string self = own_executable();
   char tmpl[] = "/tmp/ibroute-accept-XXXXXX";
   int fd = mkstemp(tmpl);
@@ -137,16 +106,12 @@ json launch_run(const AcceptOptions& o, const std::string& schedule, size_t rank
   cmd += " 1>&2";  // the run's summary is progress here; accept's own output stays parseable
   std::cerr << "accept: " << cmd << "\n";
   int rc = std::system(cmd.c_str());
-  std::ifstream in(tmpl);
-  json r;
-  try {
-    r = json::parse(in);
-  } catch (const json::exception&) {
-    std::remove(tmpl);
-    throw std::runtime_error("the run left no report (exit status " + std::to_string(rc) + "): " + cmd);
-  }
+  std::ifstream in(tmpl, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
   std::remove(tmpl);
-  return r;
+  if (text.str().empty()) throw std::runtime_error("the run left no report (exit status " + std::to_string(rc) + "): " + cmd);
+  return text.str();
 }
 
 int run_accept(const AcceptOptions& o) {
@@ -168,10 +133,7 @@ int run_accept(const AcceptOptions& o) {
     const json& want = e["topology"];
     int want_levels = -1;
     if (want.is_number_integer()) want_levels = want.get<int>();
-    else if (want.is_string()) {
-      std::string w = want.get<std::string>();
-      want_levels = w == "single-level" || w == "one-level" ? 1 : w == "two-level" ? 2 : w == "three-level" ? 3 : std::atoi(w.c_str());
-    }
+    else if (want.is_string()) want_levels = topology_levels(want.get<std::string>());
     std::string got = st.levels == 2 ? "two-level" : st.levels == 3 ? "three-level" : std::to_string(st.levels) + "-level";
     checks.add("topology", st.levels == want_levels && st.tree, got + (st.tree ? "" : ", not a tree"), want,
                fabric::describe_chassis(st) + "; " + std::to_string(st.leaves.size()) + " leaves, " + std::to_string(st.top.size()) +
@@ -257,55 +219,34 @@ int run_accept(const AcceptOptions& o) {
                load.over.empty() ? "" : "e.g. " + link_name(c, load.over[0].link) + " carries " + std::to_string(load.over[0].load));
 
   // 4. Does the fabric deliver it?
-  json run, clock = json::array(), suspects = json::array(), not_ok = json::array();
+  json clock = json::array(), suspects = json::array(), not_ok = json::array();
   std::vector<float> pair(hosts.size() * hosts.size(), 0.f);
   double node_rate = 0;  // bytes/s, the slowest node
   std::optional<double> skipped_share, clock_unc_us;
+  std::optional<size_t> missing_ranks;
   std::string mode = o.simulate ? "simulate" : "run";
   if (o.simulate) {
     Simulation sim = simulate(c.eval, plan, message_size);
     pair = sim.pair_gbps;
     node_rate = sim.node_bytes_per_s;
   } else {
+    // The report is checked value by value (accept_input.hpp): a damaged one is exit 2, one line.
+    RunReportInput run;
     if (!o.launch.empty()) {
       store.save_schedule(c.scan_id, plan, load.max_load, static_cast<int64_t>(load.congested), plan_s, true);
-      run = launch_run(o, plan.name, hosts.size());
+      run = parse_run_report(launch_run(o, plan.name, hosts.size()), "the report of the run", hosts.size());
     } else {
-      std::ifstream in(o.run_report);
-      if (!in) throw InputError("cannot read " + o.run_report);
-      try {
-        run = json::parse(in);
-      } catch (const json::exception& x) {
-        throw InputError(o.run_report + ": not JSON (" + std::string(x.what()) + ")");
-      }
-      if (run.value("format", "") != "ibroute-run") throw InputError(o.run_report + ": not an ibroute run report");
-      plan.name = run.value("schedule", plan.name);
+      run = parse_run_report(read_file(o.run_report), o.run_report, hosts.size());
+      plan.name = run.schedule;
     }
-    node_rate = INFINITY;
-    for (const json& n : run["nodes"]) node_rate = std::min(node_rate, n["send_gbps"].get<double>() * 1e9 / 8);
-    if (run["nodes"].empty()) node_rate = 0;
-    skipped_share = run["totals"]["skipped_share"].get<double>();
-    clock_unc_us = run["clock"]["max_uncertainty_ns"].get<double>() / 1000;
-    for (const json& rc : run["clock"]["ranks"])
-      clock.push_back({{"host", rc["host"]}, {"offset_ns", rc["offset_ns"]}, {"uncertainty_ns", rc["uncertainty_ns"]},
-                       {"min_rtt_ns", rc["min_rtt_ns"]}, {"drift_ppm", rc.contains("after") ? rc["after"]["drift_ppm"] : json()}});
-    if (run.contains("suspect_links")) suspects = run["suspect_links"];
-    not_ok = run["not_ok"];
-    const size_t n = run["ranks"].get<size_t>();
-    if (n == hosts.size()) {
-      std::vector<double> bytes(n * n, 0);
-      std::vector<int64_t> span(n * n, 0);
-      const auto& cols = run["transfer_columns"];
-      auto col = [&](const char* name) { return static_cast<size_t>(std::find(cols.begin(), cols.end(), name) - cols.begin()); };
-      const size_t cs = col("src"), cd = col("dst"), cst = col("status"), cp = col("posted_ns"), cc = col("completed_ns");
-      for (const json& t : run["transfers"]) {
-        if (t[cst] != "ok") continue;
-        size_t k = t[cs].get<size_t>() * n + t[cd].get<size_t>();
-        bytes[k] += static_cast<double>(run["message_size"].get<uint64_t>());
-        span[k] += t[cc].get<int64_t>() - t[cp].get<int64_t>();
-      }
-      for (size_t k = 0; k < n * n; ++k) pair[k] = span[k] > 0 ? static_cast<float>(bytes[k] * 8 / static_cast<double>(span[k])) : 0.f;
-    }
+    node_rate = run.node_rate;
+    skipped_share = run.skipped_share;
+    clock_unc_us = run.max_uncertainty_ns / 1000;
+    clock = std::move(run.clock);
+    suspects = std::move(run.suspects);
+    not_ok = std::move(run.not_ok);
+    missing_ranks = run.missing_ranks;
+    if (run.ranks == hosts.size()) pair = std::move(run.pair_gbps);
   }
   if (e.contains("min_rate_per_node")) {
     double want = parse_quantity(e["min_rate_per_node"].get<std::string>(), false, "min_rate_per_node");
@@ -319,8 +260,7 @@ int run_accept(const AcceptOptions& o) {
     checks.add("clock_sync", clock_unc_us ? std::optional<bool>(*clock_unc_us <= e["max_clock_uncertainty_us"].get<double>()) : std::nullopt,
                clock_unc_us ? json(std::to_string(*clock_unc_us) + " us") : json("simulated: no clocks"),
                "at most " + text_or(e["max_clock_uncertainty_us"]) + " us");
-  if (!o.simulate && run.contains("missing_ranks"))
-    checks.add("ranks_alive", run["missing_ranks"].empty(), run["missing_ranks"].size(), "none missing");
+  if (!o.simulate && missing_ranks) checks.add("ranks_alive", *missing_ranks == 0, *missing_ranks, "none missing");
 
   const bool accepted = checks.failed == 0;
   json report{{"format", "ibroute-accept"},

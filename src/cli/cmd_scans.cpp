@@ -19,7 +19,7 @@ struct ScansOptions {
 nlohmann::json scan_json(const store::ScanInfo& s) {
   return {{"id", s.id}, {"started_at", s.started_at}, {"source", s.source}, {"origin", s.origin}, {"complete", s.complete},
           {"duration_s", s.duration_s}, {"lmc", s.lmc}, {"switches", s.switches}, {"cas", s.cas}, {"links", s.links},
-          {"lids", s.lids}, {"routes", s.routes}};
+          {"lids", s.lids}, {"routes", s.routes}, {"forwarding_tables", s.has_lfts}};
 }
 
 int run_scans(const ScansOptions& o) {
@@ -39,7 +39,8 @@ int run_scans(const ScansOptions& o) {
     j.push_back(scan_json(s));
     if (!o.json)
       std::cout << s.id << "\t" << s.started_at << "\t" << s.source << "\t" << (s.complete ? "complete" : "INCOMPLETE") << "\t"
-                << s.switches << " switches, " << s.cas << " CAs, LMC " << s.lmc << ", " << s.routes << " routes\t"
+                << s.switches << " switches, " << s.cas << " CAs, LMC " << s.lmc << ", "
+                << (s.has_lfts ? std::to_string(s.routes) + " routes" : std::string("routes unknown (no tables)")) << "\t"
                 << s.origin << "\n";
   }
   if (o.json) print_json(j);

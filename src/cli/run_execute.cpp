@@ -1,5 +1,6 @@
 // ibroute-run: executes a schedule on the fabric, one process per host under srun or mpirun.
 // Every rank loads the schedule; rank 0 measures the clocks, gathers the results and reports.
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -32,6 +33,23 @@ struct Inputs {
   std::unique_ptr<FabricContext> fabric;  // scan the routes come from
   std::vector<int32_t> placement;
 };
+
+// A line of a file as quoted in a message: control characters escaped, at most 60 characters,
+// so that the message stays one line whatever the file holds.
+std::string printable(const std::string& s) {
+  std::string o;
+  for (unsigned char c : s) {
+    if (o.size() >= 60) return o + "...";
+    if (c < 0x20 || c == 0x7f) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\x%02x", c);
+      o += b;
+    } else {
+      o += static_cast<char>(c);
+    }
+  }
+  return o;
+}
 
 void load_inputs(const RunOptions& o, int world, Inputs& in) {
   if (o.schedule.empty() == o.schedule_file.empty()) throw InputError("give one of --schedule (with --db) or --schedule-file");
@@ -73,9 +91,9 @@ void load_inputs(const RunOptions& o, int world, Inputs& in) {
       int32_t r = -1;
       for (size_t i = 0; i < n && r < 0; ++i)
         if (in.doc.identities[i].name == line || in.doc.schedule.hosts[i].name == line) r = static_cast<int32_t>(i);
-      if (r < 0) throw InputError(o.placement + ": '" + line + "' is not a host of the schedule");
+      if (r < 0) throw InputError(o.placement + ": '" + printable(line) + "' is not a host of the schedule");
       if (seen[static_cast<size_t>(r)] >= 0)
-        throw InputError(o.placement + ": '" + line + "' given for ranks " + std::to_string(seen[static_cast<size_t>(r)]) + " and " +
+        throw InputError(o.placement + ": '" + printable(line) + "' given for ranks " + std::to_string(seen[static_cast<size_t>(r)]) + " and " +
                          std::to_string(in.placement.size()));
       seen[static_cast<size_t>(r)] = static_cast<int32_t>(in.placement.size());
       in.placement.push_back(r);
