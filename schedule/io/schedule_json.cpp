@@ -7,6 +7,7 @@
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/fabric/model.hpp"
 #include "ibroute/schedule/format.hpp"
+#include "json_input.hpp"
 
 namespace ibroute::schedule {
 
@@ -40,64 +41,9 @@ json header(const ScheduleDoc& doc, const char* format) {
 // (1..49151)". nlohmann's own type_error/out_of_range never reach the caller.
 constexpr int64_t kMaxUnicastLid = 0xBFFF;
 
-// A value as quoted in a message: short and on one line (dump() escapes control characters).
-std::string shown(const json& v) {
-  if (v.is_object()) return "an object";
-  if (v.is_array()) return "a list";
-  std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (s.size() > 40) s = s.substr(0, 37) + "...";
-  return s;
-}
-
-[[noreturn]] void fail(const std::string& at, const std::string& what) { throw InputError((at.empty() ? "/" : at) + ": " + what); }
-
-// A JSON value and where it is in the document.
-struct At {
-  const json& v;
-  std::string path;
-
-  At operator[](const char* key) const {
-    if (!v.is_object()) fail(path, shown(v) + " is not an object");
-    auto it = v.find(key);
-    if (it == v.end()) fail(path + "/" + key, std::string("\"") + key + "\" is missing");
-    return {*it, path + "/" + key};
-  }
-  At operator[](size_t i) const { return {v[i], path + "/" + std::to_string(i)}; }
-  const json& list() const {
-    if (!v.is_array()) fail(path, shown(v) + " is not a list");
-    return v;
-  }
-  int64_t integer(int64_t lo, int64_t hi, const std::string& what) const {
-    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) fail(path, shown(v) + " is not " + what);
-    if (!v.is_number_integer()) fail(path, shown(v) + " is not an integer (" + what + ")");
-    const int64_t x = v.get<int64_t>();
-    if (x < lo || x > hi) fail(path, shown(v) + " is not " + what);
-    return x;
-  }
-  double number(double lo, double hi, const std::string& what) const {
-    if (!v.is_number()) fail(path, shown(v) + " is not a number (" + what + ")");
-    const double x = v.get<double>();
-    if (!(x >= lo && x <= hi)) fail(path, shown(v) + " is not " + what);
-    return x;
-  }
-  std::string text() const {
-    if (!v.is_string()) fail(path, shown(v) + " is not a string");
-    const std::string& s = v.get_ref<const std::string&>();
-    for (char c : s)
-      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) fail(path, shown(v) + " contains a control character");
-    return s;
-  }
-  uint64_t guid() const {
-    std::string s = text();
-    std::string_view d = s;
-    if (!d.starts_with("0x")) fail(path, shown(v) + " is not a GUID (0x and hex digits)");
-    d.remove_prefix(2);
-    uint64_t g = 0;
-    auto [p, ec] = std::from_chars(d.data(), d.data() + d.size(), g, 16);
-    if (d.empty() || ec != std::errc() || p != d.data() + d.size()) fail(path, shown(v) + " is not a GUID (0x and up to 16 hex digits)");
-    return g;
-  }
-};
+using json_input::At;
+using json_input::fail;
+using json_input::shown;
 
 }  // namespace
 

@@ -145,7 +145,7 @@ TEST(ExpectationInput, RangesAreCheckedWhereRead) {
   EXPECT_NE(expectation_error(R"({"hosts": "96"})").find("/hosts: \"96\" is not an integer"), std::string::npos);
   EXPECT_NE(expectation_error(R"({"link_width": 3})").find("/link_width"), std::string::npos);
   EXPECT_NE(expectation_error(R"({"link_speed": "FAST"})").find("/link_speed"), std::string::npos);
-  EXPECT_NE(expectation_error(R"({"topology": 2})").find("/topology"), std::string::npos);
+  EXPECT_NE(expectation_error(R"({"topology": "flat"})").find("/topology"), std::string::npos);
   EXPECT_NE(expectation_error(R"({"congestion_free": "yes"})").find("/congestion_free"), std::string::npos);
   EXPECT_NE(expectation_error(R"({"min_rate_per_node": 5000000000})").find("/min_rate_per_node"), std::string::npos);
   EXPECT_NE(expectation_error(R"({"min_rate_per_node": "5Q"})").find("/min_rate_per_node: min_rate_per_node '5Q': unknown unit"),
