@@ -106,6 +106,8 @@ double parse_quantity(const std::string& text, bool binary, const char* what) {
       throw InputError(std::string(what) + " '" + text + "': unknown unit '" + unit + "'");
   }
   if (!(v > 0) || !std::isfinite(v)) throw InputError(std::string(what) + " must be more than 0");
+  // Callers turn sizes into 64-bit integers: anything near that is a typo, not a message size or rate.
+  if (v * mult > 1e18) throw InputError(std::string(what) + " '" + text + "' is beyond any size or rate (at most 1e18)");
   return v * mult;
 }
 
