@@ -21,8 +21,11 @@ def gen_real(path, *args):
 
 class RealShapes(TempDirTest):
     def scan(self, topo, lmc, engine):
+        return self.scan_with(topo, engine, [], lmc)
+
+    def scan_with(self, topo, engine, osm_args, lmc=0):
         db = self.path("f.db")
-        with SimFabric(topo, lmc=lmc, engine=engine) as sim:
+        with SimFabric(topo, lmc=lmc, engine=engine, osm_args=osm_args) as sim:
             s = ibroute_json("scan", "--db", db, sim=sim)
         return db, s
 
@@ -79,6 +82,34 @@ class RealShapes(TempDirTest):
         db2, _ = self.scan(cut, 0, "minhop")
         m = ibroute_json("analyze", "--db", db2, "--no-fair-share", "--patterns", "rr-name", "--lids", "base")["structure"]["missing"]
         self.assertEqual(len(m), 2, m)
+
+    def test_idle_up_links_above_the_leaves_fail_routing_balance(self):
+        # Routing that leaves an aggregation->core link unused (as minhop did on a 3 456-host tree):
+        # OpenSM's own tables with one aggregation switch's host traffic moved off its second
+        # up-link, loaded back by OpenSM's file engine, scanned live.
+        from test_import_formats_sim import dump_lfts_sh
+        import re
+        topo = gen_real(self.path("i.topo"), "three-level", "--pods", 2, "--pod-leaves", 4, "--pod-aggs", 2, "--down", 4,
+                        "--up", 2, "--core-per-agg", 2, "--seed", 4)
+        with SimFabric(topo, lmc=0, engine="minhop") as sim:
+            text = dump_lfts_sh(sim)
+        blocks = re.split(r"(?m)^(?=Unicast lids)", text)
+        moved = [re.sub(r"(?m)^(0x[0-9a-f]{4}) 006 : \(Channel Adapter", r"\1 005 : (Channel Adapter", b)
+                 if "(agg-p1-01)" in b.split("\n", 1)[0] else b for b in blocks]
+        self.assertNotEqual(moved, blocks)
+        tables = write_text(self.path("tables.dump"), "".join(moved))
+        db, s = self.scan_with(topo, "file", ["-U", tables])
+        self.assertEqual(s["routes"]["total"], s["routes"]["ok"], s["routes"])
+        a = ibroute_json("analyze", "--db", db, "--no-fair-share", "--patterns", "rr-name", "--lids", "base")
+        idle = a["routing_balance"]["idle_up_links"]
+        self.assertEqual(idle, [{"a": "agg-p1-01", "a_port": 6, "b": idle[0]["b"], "b_port": idle[0]["b_port"]}])
+        exp = write_text(self.path("e.json"), json.dumps({"topology": 3, "max_routing_imbalance": 2}))
+        r = ibroute("accept", "--db", db, "--expect", exp, "--simulate", "--json", "--report", self.path("r.html"), check=False)
+        self.assertEqual(r.returncode, 1)
+        rb = {c["check"]: c for c in json.loads(r.stdout)["checks"]}["routing_balance"]
+        self.assertEqual(rb["result"], "fail", rb)
+        self.assertIn("1 up-link(s) carry no route, e.g. agg-p1-01[6]", rb["detail"])
+        self.assertIn("level 2: 1", rb["detail"])
 
     def test_hosts_on_a_spine(self):
         topo = generate(self.path("h.topo"), "--leaves", 6, "--down", 4, "--up", 2, "--spines", 2,
