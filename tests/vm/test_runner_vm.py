@@ -177,13 +177,16 @@ class RunnerInVm(unittest.TestCase):
         self.assertEqual(t["skipped"] + t["timeout"] + t["ok"], t["planned"])
         cols = r["transfer_columns"]
         bad = [dict(zip(cols, x)) for x in r["transfers"] if x[cols.index("status")] != "ok"]
-        # Transfers to the stalled host suffer most. (With 4 ranks on 2 emulated CPUs a busy host may
-        # also make a healthy receiver late now and then: the stalled one must dominate, not be alone.)
+        # Transfers to the stalled host suffer most, and most of them fail. (With 4 ranks on 2
+        # emulated CPUs a busy host also makes healthy receivers late now and then: measured here,
+        # up to 5 of their 15 transfers each, so the stalled one must stand out, not be alone.)
         per_dst = {}
         for x in bad:
             per_dst[self.hosts[x["dst"]]] = per_dst.get(self.hosts[x["dst"]], 0) + 1
-        self.assertEqual(max(per_dst, key=per_dst.get), stalled, f"transfers to the stalled host suffer most: {per_dst}")
-        self.assertGreaterEqual(2 * per_dst[stalled], len(bad), f"most of them: {per_dst}")
+        others = [n for h, n in per_dst.items() if h != stalled]
+        self.assertGreater(per_dst.get(stalled, 0), max(others, default=0), f"transfers to the stalled host suffer most: {per_dst}")
+        to_stalled = sum(1 for x in r["transfers"] if self.hosts[x[cols.index("dst")]] == stalled)
+        self.assertGreaterEqual(2 * per_dst[stalled], to_stalled, f"most transfers to it fail: {per_dst} of {to_stalled}")
         self.assertIn(stalled, r["suspect_links"][0]["link"].split(" -> ")[1], "the link into it tops the suspects")
         node = next(n for n in r["nodes"] if n["host"] == stalled)
         self.assertEqual(node["skipped"], 0, "its own sends go on")
