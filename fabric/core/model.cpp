@@ -115,7 +115,7 @@ std::optional<WidthSpeed> parse_width_speed(std::string_view s) {
     w = w * 10 + (c - '0');
   }
   std::string_view sp = s.substr(x + 1);
-  if (!(w == 1 || w == 2 || w == 4 || w == 8 || w == 12) || lane_gbps(sp) == 0) return std::nullopt;
+  if (!is_link_width(w) || lane_gbps(sp) == 0) return std::nullopt;
   return WidthSpeed{static_cast<uint8_t>(w), std::string(sp)};
 }
 

@@ -106,7 +106,7 @@ void read_rate(std::string_view after_desc, Port& port, UnknownRate& unknown, co
   size_t x = rate.starts_with("??") ? 1 : rate.find('x');
   if (x != std::string_view::npos) {
     uint64_t w = 0;
-    if (parse_uint(rate.substr(0, x), 10, w) && (w == 1 || w == 2 || w == 4 || w == 8 || w == 12)) port.width = static_cast<uint8_t>(w);
+    if (parse_uint(rate.substr(0, x), 10, w) && is_link_width(static_cast<int64_t>(w))) port.width = static_cast<uint8_t>(w);
     if (lane_gbps(rate.substr(x + 1)) > 0) port.speed = std::string(rate.substr(x + 1));
   }
   if (unknown.count++ == 0) unknown.example = where + " '" + excerpt(rate) + "'";

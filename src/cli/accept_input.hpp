@@ -76,12 +76,11 @@ inline Expectation parse_expectation(std::string_view text, const std::string& s
     if (e.has("hosts")) e["hosts"].integer(1, int64_t{1} << 24, "a number of hosts (1 or more)");
     if (e.has("link_width")) {
       const int64_t w = e["link_width"].integer(1, 12, "a link width (1, 2, 4, 8 or 12 lanes)");
-      if (w != 1 && w != 2 && w != 4 && w != 8 && w != 12) fail("/link_width", std::to_string(w) + " is not a link width (1, 2, 4, 8 or 12 lanes)");
+      if (!fabric::is_link_width(w)) fail("/link_width", std::to_string(w) + " is not a link width (1, 2, 4, 8 or 12 lanes)");
     }
     if (e.has("link_speed")) {
       const std::string s = e["link_speed"].text();
-      static constexpr const char* kSpeeds[] = {"SDR", "DDR", "QDR", "FDR10", "FDR", "EDR", "HDR", "NDR", "XDR"};
-      if (std::none_of(std::begin(kSpeeds), std::end(kSpeeds), [&](const char* k) { return s == k; }))
+      if (fabric::lane_gbps(s) == 0)
         fail("/link_speed", shown(e["link_speed"].v) + " is not a lane speed (SDR DDR QDR FDR10 FDR EDR HDR NDR XDR)");
     }
     if (e.has("lmc")) e["lmc"].integer(0, 7, "an LMC (0..7)");

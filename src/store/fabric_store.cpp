@@ -171,7 +171,7 @@ std::span<const uint8_t> blob_col(const Stmt& q, int col, const std::string& whe
   return q.blob(col);
 }
 
-constexpr bool valid_width(int64_t w) { return w == 0 || w == 1 || w == 2 || w == 4 || w == 8 || w == 12; }
+constexpr bool valid_width(int64_t w) { return w == 0 || is_link_width(w); }  // 0: unknown
 
 ScanInfo read_scan_row(Stmt& q) {
   ScanInfo s;

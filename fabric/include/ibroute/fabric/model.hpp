@@ -121,6 +121,8 @@ void assign_display_names(Fabric& f, const NodeNameMap& names);
 struct WidthSpeed { uint8_t width; std::string speed; };
 std::optional<WidthSpeed> parse_width_speed(std::string_view s);
 std::string format_width_speed(uint8_t width, std::string_view speed);
+// The link widths InfiniBand knows: 1x, 2x (split ports), 4x, 8x, 12x.
+constexpr bool is_link_width(int64_t lanes) { return lanes == 1 || lanes == 2 || lanes == 4 || lanes == 8 || lanes == 12; }
 // Data rate of one lane in Gb/s (after encoding), 0 for unknown names.
 double lane_gbps(std::string_view speed);
 
