@@ -17,6 +17,7 @@
 // forwarding table get failed"), was cut: that switch is marked unread and the scan incomplete.
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "ibroute/fabric/text_import.hpp"
 #include "text_reader.hpp"
@@ -36,6 +37,7 @@ class LftDumpReader {
   LftDumpReader(Fabric& f, std::string_view text, std::string_view source) : f_(f), r_(text, source) {
     for (size_t i = 0; i < f.nodes.size(); ++i)
       if (f.nodes[i].is_switch()) by_guid_[f.nodes[i].guid] = static_cast<int>(i);
+    cut_.assign(f.nodes.size(), 0);
   }
 
   void read() {
@@ -50,7 +52,7 @@ class LftDumpReader {
     close_section(true);
     if (sections_ == 0) throw InputError(std::string(r_.source()) + ": no forwarding tables found (not an LFT dump?)");
     for (Node& n : f_.nodes)
-      if (n.is_switch() && !n.lft_read && !reported_[&n - f_.nodes.data()]) {
+      if (n.is_switch() && !n.lft_read && !cut_[&n - f_.nodes.data()]) {
         f_.complete = false;
         f_.problems.push_back({"lft_missing", n.guid, -1, "no forwarding table for " + n.desc + " in the dump"});
       }
@@ -60,7 +62,7 @@ class LftDumpReader {
   Fabric& f_;
   LineReader r_;
   std::unordered_map<uint64_t, int> by_guid_;
-  std::unordered_map<int, bool> reported_;
+  std::vector<char> cut_;  // per node: its table was cut (reported once, as lft_cut)
   Section section_ = Section::none;
   int cur_ = -1;  // node of the table being read
   size_t header_line_ = 0;
@@ -104,7 +106,7 @@ class LftDumpReader {
     }
     cur_ = it->second;
     Node& sw = f_.nodes[cur_];
-    if (sw.lft_read || reported_.count(cur_)) r_.fail("a second table for " + sw.desc);
+    if (sw.lft_read || cut_[cur_]) r_.fail("a second table for " + sw.desc);
     return sw;
   }
 
@@ -202,7 +204,7 @@ class LftDumpReader {
     Node& sw = f_.nodes[cur_];
     sw.lft.clear();
     sw.lft_read = false;
-    reported_[cur_] = true;
+    cut_[cur_] = 1;
     f_.complete = false;
     f_.problems.push_back({"lft_cut", sw.guid, -1, "forwarding table of " + sw.desc + " is cut: " + why});
   }
