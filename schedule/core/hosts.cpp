@@ -11,18 +11,6 @@ namespace ibroute::schedule {
 
 using namespace ibroute::fabric;
 
-std::vector<Phase> shift_phases(size_t n) {
-  std::vector<Phase> out;
-  for (size_t k = 1; k < n; ++k) {
-    Phase p;
-    p.dst.resize(n);
-    p.dlid.assign(n, 0);
-    for (size_t i = 0; i < n; ++i) p.dst[i] = static_cast<int32_t>((i + k) % n);
-    out.push_back(std::move(p));
-  }
-  return out;
-}
-
 bool natural_less(const std::string& a, const std::string& b) {
   size_t i = 0, j = 0;
   while (i < a.size() && j < b.size()) {
@@ -63,7 +51,7 @@ std::vector<Host> all_hosts(const Fabric& f) {
   return hosts;
 }
 
-std::vector<Host> pick_hosts(const std::vector<Host>& all, const std::vector<std::string>& names) {
+std::vector<Host> pick_hosts(const std::vector<Host>& all, const std::vector<std::string>& names, size_t at_least) {
   std::unordered_map<std::string, size_t> by_name;
   for (size_t i = 0; i < all.size(); ++i) by_name.emplace(all[i].name, i);
   std::vector<Host> out;
@@ -74,7 +62,8 @@ std::vector<Host> pick_hosts(const std::vector<Host>& all, const std::vector<std
     if (taken[it->second]++) throw InputError("host '" + n + "' is listed twice");
     out.push_back(all[it->second]);
   }
-  if (out.size() < 2) throw InputError("an all-to-all needs at least 2 hosts");
+  if (out.size() < at_least)
+    throw InputError(at_least == 2 ? "an all-to-all needs at least 2 hosts" : "a group needs at least " + std::to_string(at_least) + " host");
   return out;
 }
 

@@ -490,8 +490,15 @@ class PhaseSolver {
 }  // namespace
 
 Schedule plan_all_to_all(const EvalContext& ctx, const std::vector<Host>& hosts, const PlanOptions& opt, PlanStats* stats) {
+  return plan_groups(ctx, hosts, {}, {}, opt, stats);
+}
+
+Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<int32_t>& senders,
+                     const std::vector<int32_t>& receivers, const PlanOptions& opt, PlanStats* stats) {
   Schedule s;
   s.hosts = hosts;
+  s.senders = senders;
+  s.receivers = receivers;
   s.bound = ctx.structure.transfer_bound;
   const size_t n = hosts.size();
   OptionTable table(ctx, hosts);
@@ -500,7 +507,7 @@ Schedule plan_all_to_all(const EvalContext& ctx, const std::vector<Host>& hosts,
   if (primary == Method::automatic) primary = ctx.structure.two_level && !ctx.structure.top.empty() && n >= 64 ? Method::structure : Method::free;
   Method secondary = primary == Method::structure ? Method::free : (ctx.structure.two_level ? Method::structure : Method::free);
 
-  std::vector<Phase> phases = shift_phases(n);
+  std::vector<Phase> phases = s.all_to_all() ? shift_phases(n) : group_phases(n, senders, receivers);
   // Phases are independent: each thread takes the next unsolved one with a solver of its own,
   // so the schedule is the same for any number of threads.
   struct Tally {

@@ -47,22 +47,46 @@ std::vector<Host> resolve_hosts(const Fabric& f, const ScheduleDoc& doc, std::ve
 }
 
 std::string check_all_to_all(size_t n, const std::vector<Phase>& phases) {
-  std::vector<char> seen(n * n, 0);
+  Schedule s;
+  s.hosts.resize(n);
+  s.phases = phases;
+  return check_pairs(s);
+}
+
+std::string check_pairs(const Schedule& s) {
+  const size_t n = s.hosts.size();
+  const std::vector<int32_t> snd = sender_ranks(s), rcv = receiver_ranks(s);
+  // One byte per (sender, receiver) pair: the schedule itself holds as many transfers.
+  std::vector<int32_t> spos(n, -1), rpos(n, -1);
+  for (size_t i = 0; i < snd.size(); ++i) {
+    if (snd[i] < 0 || static_cast<size_t>(snd[i]) >= n || spos[snd[i]] >= 0) return "sender " + std::to_string(snd[i]) + " is not a rank or listed twice";
+    spos[snd[i]] = static_cast<int32_t>(i);
+  }
+  for (size_t j = 0; j < rcv.size(); ++j) {
+    if (rcv[j] < 0 || static_cast<size_t>(rcv[j]) >= n || rpos[rcv[j]] >= 0) return "receiver " + std::to_string(rcv[j]) + " is not a rank or listed twice";
+    rpos[rcv[j]] = static_cast<int32_t>(j);
+  }
+  std::vector<char> seen(snd.size() * rcv.size(), 0);
   std::vector<char> recv(n);
-  for (size_t k = 0; k < phases.size(); ++k) {
-    const Phase& ph = phases[k];
-    if (ph.dst.size() != n || ph.dlid.size() != n) return "phase " + std::to_string(k) + " does not list every rank";
+  for (size_t k = 0; k < s.phases.size(); ++k) {
+    const Phase& ph = s.phases[k];
+    const std::string at = "phase " + std::to_string(k) + ": ";
+    if (ph.dst.size() != n || ph.dlid.size() != n) return at + "does not list every rank";
     std::fill(recv.begin(), recv.end(), 0);
     for (size_t i = 0; i < n; ++i) {
-      int32_t d = ph.dst[i];
-      if (d < 0) return "phase " + std::to_string(k) + ": rank " + std::to_string(i) + " sends nothing";
-      if (static_cast<size_t>(d) >= n || static_cast<size_t>(d) == i)
-        return "phase " + std::to_string(k) + ": rank " + std::to_string(i) + " sends to " + std::to_string(d);
-      if (recv[d]++) return "phase " + std::to_string(k) + ": rank " + std::to_string(d) + " receives twice";
-      if (seen[i * n + d]++) return "pair " + std::to_string(i) + " -> " + std::to_string(d) + " appears twice";
+      const int32_t d = ph.dst[i];
+      if (d < 0) continue;
+      if (static_cast<size_t>(d) >= n || static_cast<size_t>(d) == i) return at + "rank " + std::to_string(i) + " sends to " + std::to_string(d);
+      if (spos[i] < 0) return at + "rank " + std::to_string(i) + " sends but is not a sender";
+      if (rpos[d] < 0) return at + "rank " + std::to_string(d) + " receives but is not a receiver";
+      if (recv[d]++) return at + "rank " + std::to_string(d) + " receives twice";
+      if (seen[static_cast<size_t>(spos[i]) * rcv.size() + rpos[d]]++)
+        return "pair " + std::to_string(i) + " -> " + std::to_string(d) + " appears twice";
     }
   }
-  if (phases.size() != n - 1) return std::to_string(phases.size()) + " phases, an all-to-all of " + std::to_string(n) + " hosts has " + std::to_string(n - 1);
+  for (size_t i = 0; i < snd.size(); ++i)
+    for (size_t j = 0; j < rcv.size(); ++j)
+      if (snd[i] != rcv[j] && !seen[i * rcv.size() + j]) return "pair " + std::to_string(snd[i]) + " -> " + std::to_string(rcv[j]) + " is missing";
   return "";
 }
 
@@ -74,9 +98,15 @@ Validation validate(const EvalContext& ctx, const ScheduleDoc& doc) {
   std::string first = problems.empty() ? "" : problems[0] + (problems.size() > 1 ? " (and " + std::to_string(problems.size() - 1) + " more)" : "");
   v.checks.push_back({"fabric", problems.empty(),
                       problems.empty() ? std::to_string(hosts.size()) + " hosts: same port GUIDs, LIDs and LMC" : first});
-  std::string a2a = check_all_to_all(s.hosts.size(), s.phases);
-  v.checks.push_back({"all_to_all", a2a.empty(),
-                      a2a.empty() ? std::to_string(s.phases.size()) + " phases, every ordered pair once, every phase a permutation" : a2a});
+  std::string pairs = check_pairs(s);
+  if (s.all_to_all())
+    v.checks.push_back({"all_to_all", pairs.empty(),
+                        pairs.empty() ? std::to_string(s.phases.size()) + " phases, every ordered pair once, every phase a permutation" : pairs});
+  else
+    v.checks.push_back({"groups", pairs.empty(),
+                        pairs.empty() ? std::to_string(s.phases.size()) + " phases, " + std::to_string(s.senders.size()) + " senders to " +
+                                            std::to_string(s.receivers.size()) + " receivers, every pair once, every rank at most once per phase"
+                                      : pairs});
   bool matched = true;
   for (const Host& h : hosts) matched &= h.node >= 0;
   if (!matched) return v;

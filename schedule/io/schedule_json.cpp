@@ -45,19 +45,135 @@ using json_input::At;
 using json_input::fail;
 using json_input::shown;
 
+// Offsets are hex digits: one per transfer while every LMC is at most 4, else two.
+int offset_digits(const ScheduleDoc& doc) {
+  for (const HostIdentity& h : doc.identities)
+    if (h.lmc > 4) return 2;
+  return 1;
+}
+// Every DLID is one of its destination's LIDs (else the compact form cannot say it).
+bool offsets_fit(const ScheduleDoc& doc) {
+  for (const Phase& ph : doc.schedule.phases)
+    for (size_t i = 0; i < ph.dst.size(); ++i) {
+      if (ph.dst[i] < 0) continue;
+      const HostIdentity& d = doc.identities[ph.dst[i]];
+      if (ph.dlid[i] < d.base_lid || ph.dlid[i] - d.base_lid >= (1 << d.lmc)) return false;
+    }
+  return true;
+}
+void append_hex(std::string& out, int v, int digits) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  if (digits == 2) out += kHex[(v >> 4) & 15];
+  out += kHex[v & 15];
+}
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+// In memory a phase has one entry per host: refuse a file whose phases take far more memory than
+// it lists transfers (a small file must not claim gigabytes; the pattern bounds the phases).
+void check_claim(const std::string& at, size_t n, size_t phases, size_t listed) {
+  const size_t cells = n * phases;
+  if (cells > (size_t{1} << 20) && listed * 64 < cells)
+    fail(at, std::to_string(phases) + " phases of " + std::to_string(n) + " hosts list only " + std::to_string(listed) + " transfers (" +
+                 std::to_string(cells) + " cells in memory)");
+}
+
+// A group: distinct ranks of 0..n-1, at least one.
+std::vector<int32_t> read_group(const At& a, size_t n) {
+  a.list();
+  if (a.size() == 0 || a.size() > n) fail(a.path, std::to_string(a.size()) + " ranks; a group has 1.." + std::to_string(n));
+  std::vector<int32_t> out;
+  std::vector<char> seen(n, 0);
+  for (size_t i = 0; i < a.size(); ++i) {
+    const auto r = static_cast<int32_t>(a[i].integer(0, static_cast<int64_t>(n) - 1, "a rank (0.." + std::to_string(n - 1) + ")"));
+    if (seen[r]++) fail(a[i].path, "rank " + std::to_string(r) + " is listed twice");
+    out.push_back(r);
+  }
+  return out;
+}
+
+// The compact form: per phase its shift and one offset per sender, checked against the groups.
+void read_shift_phases(const At& ph_at, ScheduleDoc& doc) {
+  Schedule& s = doc.schedule;
+  const size_t n = s.hosts.size();
+  const std::vector<int32_t> snd = sender_ranks(s), rcv = receiver_ranks(s);
+  const int64_t m = static_cast<int64_t>(std::max(snd.size(), rcv.size()));
+  if (ph_at["encoding"].text() != "shift") fail(ph_at.path + "/encoding", "unknown phase encoding (this ibroute reads \"shift\")");
+  const int digits = static_cast<int>(ph_at["offset_digits"].integer(1, 2, "1 or 2 (hex digits per offset)"));
+  const At shifts = ph_at["shifts"].list(), offsets = ph_at["offsets"].list();
+  if (shifts.size() > static_cast<size_t>(m))
+    fail(shifts.path, std::to_string(shifts.size()) + " phases; these groups have " + std::to_string(m) + " shifts");
+  if (offsets.size() != shifts.size())
+    fail(offsets.path, std::to_string(offsets.size()) + " offset lines for " + std::to_string(shifts.size()) + " shifts");
+  check_claim(shifts.path, n, shifts.size(), shifts.size() * std::min(snd.size(), rcv.size()));
+  std::vector<char> used(static_cast<size_t>(m), 0);
+  for (size_t k = 0; k < shifts.size(); ++k) {
+    const auto shift = static_cast<int32_t>(shifts[k].integer(0, m - 1, "a shift (0.." + std::to_string(m - 1) + ")"));
+    if (used[shift]++) fail(shifts[k].path, "shift " + std::to_string(shift) + " appears twice");
+    const std::string line = offsets[k].text();
+    if (line.size() != snd.size() * digits)
+      fail(offsets[k].path, std::to_string(line.size()) + " characters for " + std::to_string(snd.size()) + " senders of " +
+                                std::to_string(digits) + " digit(s)");
+    Phase ph = group_shift_phase(n, snd, rcv, shift);
+    for (size_t i = 0; i < snd.size(); ++i) {
+      const int32_t r = snd[i], d = ph.dst[r];
+      const char* c = line.data() + i * digits;
+      const std::string at = offsets[k].path + " (sender " + std::to_string(i) + ")";
+      if (d < 0) {
+        if (c[0] != '.' || c[digits - 1] != '.') fail(at, "an offset where shift " + std::to_string(shift) + " has no transfer (expected '.')");
+        continue;
+      }
+      int off = 0;
+      for (int x = 0; x < digits; ++x) {
+        const int h = hex_value(c[x]);
+        if (h < 0) fail(at, std::string("'") + (c[x] >= 0x20 && c[x] < 0x7f ? std::string(1, c[x]) : "?") + "' is not a hex digit");
+        off = off * 16 + h;
+      }
+      const HostIdentity& dst = doc.identities[d];
+      if (off >= (1 << dst.lmc))
+        fail(at, "offset " + std::to_string(off) + " beyond the " + std::to_string(1 << dst.lmc) + " LIDs of " + dst.name);
+      ph.dlid[r] = static_cast<uint16_t>(dst.base_lid + off);
+    }
+    s.phases.push_back(std::move(ph));
+  }
+}
+
 }  // namespace
 
 std::string to_json(const ScheduleDoc& doc) {
+  const Schedule& s = doc.schedule;
   json j = header(doc, "ibroute-schedule");
   j["hosts"] = hosts_json(doc);
-  json phases = json::array();
-  for (const Phase& ph : doc.schedule.phases) {
-    json p = json::array();
-    for (size_t i = 0; i < ph.dst.size(); ++i)
-      if (ph.dst[i] >= 0) p.push_back({{"src", i}, {"dst", ph.dst[i]}, {"dlid", ph.dlid[i]}});
-    phases.push_back(std::move(p));
+  if (!s.all_to_all()) j["groups"] = {{"senders", s.senders}, {"receivers", s.receivers}};
+  if (auto shifts = shifts_of(s); !shifts.empty() && offsets_fit(doc)) {
+    // Compact: the shift of each phase and one offset per sender: O(N) JSON values, not O(N^2).
+    const int digits = offset_digits(doc);
+    const std::vector<int32_t> snd = sender_ranks(s);
+    json offsets = json::array();
+    for (const Phase& ph : s.phases) {
+      std::string line;
+      line.reserve(snd.size() * digits);
+      for (int32_t r : snd) {
+        const int32_t d = ph.dst[r];
+        if (d < 0) line.append(digits, '.');
+        else append_hex(line, ph.dlid[r] - doc.identities[d].base_lid, digits);
+      }
+      offsets.push_back(std::move(line));
+    }
+    j["phases"] = {{"encoding", "shift"}, {"offset_digits", digits}, {"shifts", std::move(shifts)}, {"offsets", std::move(offsets)}};
+  } else {
+    json phases = json::array();
+    for (const Phase& ph : s.phases) {
+      json p = json::array();
+      for (size_t i = 0; i < ph.dst.size(); ++i)
+        if (ph.dst[i] >= 0) p.push_back({{"src", i}, {"dst", ph.dst[i]}, {"dlid", ph.dlid[i]}});
+      phases.push_back(std::move(p));
+    }
+    j["phases"] = std::move(phases);
   }
-  j["phases"] = std::move(phases);
   return j.dump(1) + "\n";
 }
 
@@ -72,8 +188,9 @@ ScheduleDoc from_json(std::string_view text) {
   if (!j.is_object() || !j.contains("format") || j["format"] != "ibroute-schedule")
     throw InputError("not an ibroute schedule (\"format\" is not \"ibroute-schedule\")");
   const At ver = root["version"];
-  if (!ver.v.is_number_integer() || ver.v != kFormatVersion)
-    fail(ver.path, "schedule format version " + shown(ver.v) + "; this ibroute reads version " + std::to_string(kFormatVersion));
+  if (!ver.v.is_number_integer() || ver.v < 1 || ver.v > kFormatVersion)
+    fail(ver.path, "schedule format version " + shown(ver.v) + "; this ibroute reads versions 1.." + std::to_string(kFormatVersion));
+  const bool v1 = ver.v == 1;
   ScheduleDoc doc;
   Schedule& s = doc.schedule;
   s.name = root["name"].text();
@@ -107,21 +224,29 @@ ScheduleDoc from_json(std::string_view text) {
     doc.identities.push_back(std::move(id));
   }
 
-  // Memory follows what the file holds: a phase is stored as one entry per host, so the file must
-  // not claim more than an all-to-all has (N-1 phases), and its phases must be mostly listed — a
-  // small file of empty phases over many hosts would otherwise take gigabytes.
+  if (!v1 && root.has("groups")) {
+    const At g = root["groups"];
+    s.senders = read_group(g["senders"], n);
+    s.receivers = read_group(g["receivers"], n);
+  }
   const At phases = root["phases"];
+  if (!v1 && phases.v.is_object()) {
+    read_shift_phases(phases, doc);
+    return doc;
+  }
+  // Memory follows what the file holds: a phase is stored as one entry per host, so the file must
+  // not claim more than its pattern has (N-1 phases for an all-to-all, max(|S|, |R|) for two
+  // groups), and its phases must be mostly listed — a small file of empty phases over many hosts
+  // would otherwise take gigabytes.
   if (!phases.v.is_array()) fail(phases.path, "\"phases\" is missing or not a list");
-  const size_t k_max = n - 1;
+  const size_t k_max = s.all_to_all() ? n - 1 : std::max(s.senders.size(), s.receivers.size());
   if (phases.v.size() > k_max)
-    fail(phases.path, std::to_string(phases.v.size()) + " phases; an all-to-all of " + std::to_string(n) + " hosts has " +
+    fail(phases.path, std::to_string(phases.v.size()) + " phases; " +
+                          (s.all_to_all() ? "an all-to-all of " + std::to_string(n) + " hosts has " : "these groups have ") +
                           std::to_string(k_max));
   size_t listed = 0;
   for (size_t k = 0; k < phases.v.size(); ++k) listed += phases[k].list().size();
-  const size_t cells = n * phases.v.size();
-  if (cells > 65536 && listed < cells / 2)
-    fail(phases.path, std::to_string(phases.v.size()) + " phases of " + std::to_string(n) + " hosts list only " + std::to_string(listed) +
-                          " of their " + std::to_string(cells) + " transfers");
+  check_claim(phases.path, n, phases.v.size(), listed);
   auto rank = [n](const At& a) {
     if (!a.v.is_number_integer()) fail(a.path, shown(a.v) + " is not an integer (a rank)");
     if (a.v.is_number_unsigned() ? a.v.get<uint64_t>() >= n : (a.v.get<int64_t>() < 0 || static_cast<uint64_t>(a.v.get<int64_t>()) >= n))
@@ -144,8 +269,7 @@ ScheduleDoc from_json(std::string_view text) {
   return doc;
 }
 
-std::string to_csv(const ScheduleDoc& doc) {
-  std::ostringstream o;
+void write_csv(std::ostream& o, const ScheduleDoc& doc) {
   o << "phase,src,dst,src_name,dst_name,dlid,dlid_offset\n";
   const auto& ids = doc.identities;
   for (size_t k = 0; k < doc.schedule.phases.size(); ++k) {
@@ -157,23 +281,41 @@ std::string to_csv(const ScheduleDoc& doc) {
         << int(ph.dlid[i]) - int(d.base_lid) << '\n';
     }
   }
+}
+
+std::string to_csv(const ScheduleDoc& doc) {
+  std::ostringstream o;
+  write_csv(o, doc);
   return o.str();
 }
 
-std::string node_slice_json(const ScheduleDoc& doc, size_t rank) {
-  json j = header(doc, "ibroute-schedule-slice");
-  j["rank"] = rank;
-  j["hosts"] = hosts_json(doc);
-  json sends = json::array(), receives = json::array();
+SliceWriter::SliceWriter(const ScheduleDoc& doc) : doc_(doc), n_(doc.schedule.hosts.size()) {
+  // Who sends to each rank in each phase: one pass over the schedule instead of one per rank.
+  src_of_.assign(doc.schedule.phases.size() * n_, -1);
   for (size_t k = 0; k < doc.schedule.phases.size(); ++k) {
     const Phase& ph = doc.schedule.phases[k];
-    if (ph.dst[rank] >= 0) sends.push_back({{"phase", k}, {"dst", ph.dst[rank]}, {"dlid", ph.dlid[rank]}});
     for (size_t i = 0; i < ph.dst.size(); ++i)
-      if (ph.dst[i] == static_cast<int32_t>(rank)) receives.push_back({{"phase", k}, {"src", i}, {"dlid", ph.dlid[i]}});
+      if (ph.dst[i] >= 0) src_of_[k * n_ + ph.dst[i]] = static_cast<int32_t>(i);
+  }
+  base_ = header(doc, "ibroute-schedule-slice");
+  base_["hosts"] = hosts_json(doc);
+  if (!doc.schedule.all_to_all()) base_["groups"] = {{"senders", doc.schedule.senders}, {"receivers", doc.schedule.receivers}};
+}
+
+std::string SliceWriter::slice(size_t rank) const {
+  json j = base_;
+  j["rank"] = rank;
+  json sends = json::array(), receives = json::array();
+  for (size_t k = 0; k < doc_.schedule.phases.size(); ++k) {
+    const Phase& ph = doc_.schedule.phases[k];
+    if (ph.dst[rank] >= 0) sends.push_back({{"phase", k}, {"dst", ph.dst[rank]}, {"dlid", ph.dlid[rank]}});
+    if (const int32_t i = src_of_[k * n_ + rank]; i >= 0) receives.push_back({{"phase", k}, {"src", i}, {"dlid", ph.dlid[i]}});
   }
   j["sends"] = std::move(sends);
   j["receives"] = std::move(receives);
   return j.dump(1) + "\n";
 }
+
+std::string node_slice_json(const ScheduleDoc& doc, size_t rank) { return SliceWriter(doc).slice(rank); }
 
 }  // namespace ibroute::schedule

@@ -47,17 +47,27 @@ int run_export(const ExportOptions& o) {
 
   if (!o.per_node.empty()) {
     std::filesystem::create_directories(o.per_node);
+    const SliceWriter slices(doc);
     for (size_t r = 0; r < doc.identities.size(); ++r) {
       char prefix[32];
       std::snprintf(prefix, sizeof prefix, "rank%05zu-", r);
-      write_file(std::filesystem::path(o.per_node) / (prefix + file_safe(doc.identities[r].name) + ".json"), node_slice_json(doc, r));
+      write_file(std::filesystem::path(o.per_node) / (prefix + file_safe(doc.identities[r].name) + ".json"), slices.slice(r));
     }
     std::cerr << "wrote " << doc.identities.size() << " per-node slices to " << o.per_node << "\n";
     if (o.output.empty()) return kExitOk;
   }
-  std::string text = o.format == "csv" ? to_csv(doc) : to_json(doc);
-  if (o.output.empty() || o.output == "-") std::cout << text;
-  else write_file(o.output, text);
+  auto write = [&](std::ostream& out) {
+    if (o.format == "csv") write_csv(out, doc);  // streamed: 10^8 lines must not sit in memory
+    else out << to_json(doc);                   // compact (format version 2): O(N) values per phase
+  };
+  if (o.output.empty() || o.output == "-") {
+    write(std::cout);
+    if (!std::cout.flush()) throw InputError("cannot write the standard output");
+  } else {
+    std::ofstream out(o.output, std::ios::binary);
+    write(out);
+    if (!out.flush()) throw InputError("cannot write " + o.output);
+  }
   return kExitOk;
 }
 

@@ -18,10 +18,23 @@ using namespace ibroute::schedule;
 
 namespace {
 
+// Two groups as ranks: senders first, then the receivers that do not send (groups may overlap).
+void join_groups(const std::vector<Host>& snd, const std::vector<Host>& rcv, std::vector<Host>& hosts, std::vector<int32_t>& senders,
+                 std::vector<int32_t>& receivers) {
+  auto rank_of = [&](const Host& h) {
+    for (size_t r = 0; r < hosts.size(); ++r)
+      if (hosts[r].node == h.node && hosts[r].port == h.port) return static_cast<int32_t>(r);
+    hosts.push_back(h);
+    return static_cast<int32_t>(hosts.size() - 1);
+  };
+  for (const Host& h : snd) senders.push_back(rank_of(h));
+  for (const Host& h : rcv) receivers.push_back(rank_of(h));
+}
+
 struct PlanCliOptions {
   std::string db = kDefaultDb;
   std::optional<int64_t> scan;
-  std::string hosts;
+  std::string hosts, senders, receivers;
   bool all = false;
   std::string order = "name";
   std::string message_size = "1M";
@@ -34,6 +47,9 @@ struct PlanCliOptions {
 
 int run_plan(const PlanCliOptions& o) {
   if (o.all && !o.hosts.empty()) throw InputError("--all and --hosts exclude each other");
+  const bool groups = !o.senders.empty() || !o.receivers.empty();
+  if (groups && (o.senders.empty() || o.receivers.empty())) throw InputError("--senders and --receivers go together");
+  if (groups && (o.all || !o.hosts.empty())) throw InputError("--senders/--receivers exclude --hosts and --all");
   Method method;
   if (!method_from(o.method, method)) throw InputError("--method takes auto, free or structure");
   const auto message_size = static_cast<uint64_t>(parse_quantity(o.message_size, true, "--message-size"));
@@ -42,31 +58,41 @@ int run_plan(const PlanCliOptions& o) {
   store::FabricStore store(o.db, false);
   FabricContext c(store, o.scan);
   c.require_routes("planning");
-  std::vector<Host> hosts = select_hosts(c.fabric, o.hosts);
-  if (o.order == "topology") hosts = topology_order(c.fabric, hosts);
+  std::vector<Host> hosts;
+  std::vector<int32_t> senders, receivers;
+  if (groups) {
+    std::vector<Host> snd = select_hosts(c.fabric, o.senders, 1), rcv = select_hosts(c.fabric, o.receivers, 1);
+    if (o.order == "topology") snd = topology_order(c.fabric, snd), rcv = topology_order(c.fabric, rcv);
+    join_groups(snd, rcv, hosts, senders, receivers);
+  } else {
+    hosts = select_hosts(c.fabric, o.hosts);
+    if (o.order == "topology") hosts = topology_order(c.fabric, hosts);
+  }
+  if (hosts.size() < 2) throw InputError("a plan needs at least two hosts");
   if (method == Method::structure && !c.structure.two_level)
     throw InputError("--method structure needs a two-level tree; this fabric has " + std::to_string(c.structure.levels) + " levels");
 
   Stopwatch clock;
   PlanStats st;
-  Schedule s = plan_all_to_all(c.eval, hosts, {.method = method}, &st);
+  Schedule s = plan_groups(c.eval, hosts, senders, receivers, {.method = method}, &st);
   const double seconds = clock.seconds();
   LoadReport load = evaluate(c.eval, s.hosts, s.phases, true);
   s.timing = make_timing(c.eval, load, message_size, rate);  // refuses a rate the fabric cannot carry
   RateLimit limit = max_rate(c.eval, load);
 
-  std::vector<Phase> rr = shift_phases(hosts.size());
+  std::vector<Phase> rr = groups ? group_phases(hosts.size(), senders, receivers) : shift_phases(hosts.size());
   apply_lid_policy(c.fabric, hosts, rr, LidPolicy::base);
   LoadReport naive = evaluate(c.eval, hosts, rr, false);
 
   s.name = o.name;
   if (s.name.empty()) {
-    s.name = "a2a-" + std::to_string(hosts.size()) + "-scan" + std::to_string(c.scan_id);
-    for (int k = 2; store.schedule_exists(s.name); ++k)
-      s.name = "a2a-" + std::to_string(hosts.size()) + "-scan" + std::to_string(c.scan_id) + "-" + std::to_string(k);
+    const std::string stem = (groups ? "groups-" + std::to_string(senders.size()) + "-" + std::to_string(receivers.size())
+                                     : "a2a-" + std::to_string(hosts.size())) + "-scan" + std::to_string(c.scan_id);
+    s.name = stem;
+    for (int k = 2; store.schedule_exists(s.name); ++k) s.name = stem + "-" + std::to_string(k);
   }
   int64_t id = store.save_schedule(c.scan_id, s, load.max_load, static_cast<int64_t>(load.congested), seconds, o.replace);
-  const double bound = all_to_all_bound_gbps(c.eval, hosts);
+  const double bound = groups ? 0 : all_to_all_bound_gbps(c.eval, hosts);  // the bisection bound is an all-to-all's
 
   nlohmann::json over = nlohmann::json::array();
   for (size_t i = 0; i < load.over.size() && i < 50; ++i)
@@ -77,6 +103,8 @@ int run_plan(const PlanCliOptions& o) {
                    {"name", s.name},
                    {"scan_id", c.scan_id},
                    {"hosts", hosts.size()},
+                   {"senders", groups ? senders.size() : hosts.size()},
+                   {"receivers", groups ? receivers.size() : hosts.size()},
                    {"phases", s.phases.size()},
                    {"method", s.method},
                    {"bound", s.bound},
@@ -94,9 +122,11 @@ int run_plan(const PlanCliOptions& o) {
   if (o.json) {
     print_json(j);
   } else {
-    std::printf("schedule '%s' (id %lld) for scan %lld: %zu hosts, %zu phases, method %s, planned in %.2f s\n", s.name.c_str(),
-                static_cast<long long>(id), static_cast<long long>(c.scan_id), hosts.size(), s.phases.size(), s.method.c_str(),
-                seconds);
+    const std::string who = groups ? std::to_string(senders.size()) + " senders to " + std::to_string(receivers.size()) + " receivers (" +
+                                         std::to_string(hosts.size()) + " hosts)"
+                                   : std::to_string(hosts.size()) + " hosts";
+    std::printf("schedule '%s' (id %lld) for scan %lld: %s, %zu phases, method %s, planned in %.2f s\n", s.name.c_str(),
+                static_cast<long long>(id), static_cast<long long>(c.scan_id), who.c_str(), s.phases.size(), s.method.c_str(), seconds);
     std::printf("  worst link load  %d (bound %d); %zu of %zu phases above the bound\n", load.max_load, s.bound, st.phases_over,
                 s.phases.size());
     std::printf("  congested        %zu transfers (%.1f %%)%s\n", load.congested, 100 * load.congested_share(),
@@ -104,8 +134,11 @@ int run_plan(const PlanCliOptions& o) {
     for (size_t i = 0; i < load.over.size() && i < 5; ++i)
       std::printf("    phase %d: %s carries %d (capacity %d)\n", load.over[i].phase, link_name(c, load.over[i].link).c_str(),
                   load.over[i].load, load.over[i].capacity);
-    std::printf("  per node         %.1f Gb/s by max-min fair sharing = %.0f %% of the all-to-all bound (%.1f Gb/s)\n",
-                load.mean_gbps, bound > 0 ? 100 * load.mean_gbps / bound : 0, bound);
+    if (groups)
+      std::printf("  per transfer     %.1f Gb/s by max-min fair sharing (lowest %.1f)\n", load.mean_gbps, load.min_gbps);
+    else
+      std::printf("  per node         %.1f Gb/s by max-min fair sharing = %.0f %% of the all-to-all bound (%.1f Gb/s)\n",
+                  load.mean_gbps, bound > 0 ? 100 * load.mean_gbps / bound : 0, bound);
     std::printf("  timing           %llu-byte messages at %s per node: a phase every %.1f us (at most %s: %s)\n",
                 static_cast<unsigned long long>(s.timing.message_size), format_rate(s.timing.rate).c_str(), s.timing.slot_s * 1e6,
                 format_rate(limit.max_rate).c_str(), limit.limited_by.c_str());
@@ -120,9 +153,11 @@ int run_plan(const PlanCliOptions& o) {
 
 Runner setup_plan(CLI::App& app) {
   auto o = std::make_shared<PlanCliOptions>();
-  auto* c = app.add_subcommand("plan", "Plan a congestion-free all-to-all schedule and store it.");
+  auto* c = app.add_subcommand("plan", "Plan a congestion-free all-to-all (or two-group) schedule and store it.");
   c->footer(
-      "N-1 phases; in phase k rank i sends to rank i+k mod N. For every transfer the planner picks the\n"
+      "N-1 phases; in phase k rank i sends to rank i+k mod N. Two groups (--senders, --receivers; they\n"
+      "may overlap): max(S, R) phases, in phase k sender i sends to receiver i+k mod max(S, R), each\n"
+      "receiver getting from at most one sender at a time. For every transfer the planner picks the\n"
       "destination LID (the path) so that no link direction carries more transfers at once than the\n"
       "fabric's bound (2 on a half fat-tree, 1 on a non-blocking tree). Methods: structure (edge colouring\n"
       "of leaf-to-leaf traffic by spine, for two-level trees), free (routes whose links are still free,\n"
@@ -133,6 +168,8 @@ Runner setup_plan(CLI::App& app) {
   c->add_option("--scan", o->scan, "scan id (default: the newest)");
   c->add_option("--hosts", o->hosts, "hosts in rank order: a,b,c or @FILE");
   c->add_flag("--all", o->all, "all hosts (the default), in name order");
+  c->add_option("--senders", o->senders, "two groups: the hosts that send (a,b,c or @FILE), with --receivers");
+  c->add_option("--receivers", o->receivers, "two groups: the hosts that receive; every sender sends to every receiver once");
   c->add_option("--order", o->order, "rank order: name (as given) or topology (by leaf and port)")
       ->check(CLI::IsMember({"name", "topology"}))->capture_default_str();
   c->add_option("--message-size", o->message_size, "bytes per transfer (K, M, G = 1024^n)")->capture_default_str();

@@ -25,7 +25,7 @@ void FabricContext::require_routes(const std::string& what) const {
                      what + " needs routes; import the tables (scan --topology F --lfts T) or scan live");
 }
 
-std::vector<schedule::Host> select_hosts(const fabric::Fabric& f, const std::string& spec) {
+std::vector<schedule::Host> select_hosts(const fabric::Fabric& f, const std::string& spec, size_t at_least) {
   std::vector<schedule::Host> all = schedule::all_hosts(f);
   if (spec.empty()) return all;
   std::vector<std::string> names;
@@ -43,7 +43,7 @@ std::vector<schedule::Host> select_hosts(const fabric::Fabric& f, const std::str
     for (std::string name; std::getline(ss, name, ',');)
       if (!name.empty()) names.push_back(name);
   }
-  return schedule::pick_hosts(all, names);
+  return schedule::pick_hosts(all, names, at_least);
 }
 
 std::string link_name(const FabricContext& c, int32_t link) { return schedule::describe_link(c.fabric, c.links, link); }

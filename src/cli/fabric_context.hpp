@@ -34,7 +34,7 @@ struct FabricContext {
 };
 
 // --hosts: "a,b,c" or "@FILE" (one name per line, # comments); empty: every host in name order.
-std::vector<schedule::Host> select_hosts(const fabric::Fabric& f, const std::string& spec);
+std::vector<schedule::Host> select_hosts(const fabric::Fabric& f, const std::string& spec, size_t at_least = 2);
 
 std::string link_name(const FabricContext& c, int32_t link);
 std::string format_rate(double bytes_per_s);  // "6.25 GB/s"

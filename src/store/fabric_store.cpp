@@ -4,6 +4,7 @@
 #include <cmath>
 #include <ctime>
 #include <filesystem>
+#include <span>
 
 #include "ibroute/fabric/error.hpp"
 
@@ -54,7 +55,9 @@ CREATE INDEX problem_scan ON problem(scan_id);
 )sql";
 
 // Version 2: schedules. Per phase, the destination rank (int32) and DLID (uint16) of every
-// source rank, little-endian, in two BLOBs.
+// source rank, little-endian, in two BLOBs. Version 5 adds two groups (senders and receivers: int32
+// rank BLOBs, NULL for an all-to-all) and the compact phase: `shift` set, `dst` empty and `dlid`
+// one byte per sender, the DLID offset from the destination's base LID (0xff: no transfer).
 constexpr const char* kSchemaV2 = R"sql(
 CREATE TABLE schedule(
   id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE,  -- ids are never reused
@@ -62,13 +65,16 @@ CREATE TABLE schedule(
   created_at TEXT NOT NULL, method TEXT NOT NULL, bound INTEGER NOT NULL,
   hosts INTEGER NOT NULL, phases INTEGER NOT NULL,
   message_size INTEGER NOT NULL, rate REAL NOT NULL, slot_s REAL NOT NULL,
-  max_load INTEGER NOT NULL, congested INTEGER NOT NULL, seconds REAL NOT NULL);
+  max_load INTEGER NOT NULL, congested INTEGER NOT NULL, seconds REAL NOT NULL,
+  senders BLOB, receivers BLOB);
 CREATE TABLE schedule_host(
   schedule_id INTEGER NOT NULL, rank INTEGER NOT NULL, node_idx INTEGER NOT NULL, port INTEGER NOT NULL,
   name TEXT NOT NULL, PRIMARY KEY (schedule_id, rank)) WITHOUT ROWID;
+-- A rowid table (unlike the others): a phase row of a few KB stays on its page, where a WITHOUT
+-- ROWID row spills everything beyond ~1 KB into an overflow page of its own (+35 % on disk).
 CREATE TABLE schedule_phase(
-  schedule_id INTEGER NOT NULL, phase INTEGER NOT NULL, dst BLOB NOT NULL, dlid BLOB NOT NULL,
-  PRIMARY KEY (schedule_id, phase)) WITHOUT ROWID;
+  schedule_id INTEGER NOT NULL, phase INTEGER NOT NULL, dst BLOB NOT NULL, dlid BLOB NOT NULL, shift INTEGER,
+  PRIMARY KEY (schedule_id, phase));
 )sql";
 
 // Version 3: runs of schedules, with the whole report as JSON.
@@ -91,6 +97,12 @@ constexpr AddedColumn kSchemaV4[] = {
     {"node", "sysimg_guid", "ALTER TABLE node ADD COLUMN sysimg_guid TEXT"},
     {"node", "node_desc", "ALTER TABLE node ADD COLUMN node_desc TEXT"},
     {"scan", "has_lfts", "ALTER TABLE scan ADD COLUMN has_lfts INTEGER NOT NULL DEFAULT 1"},
+};
+// Version 5: two-group schedules and compact phases (above).
+constexpr AddedColumn kSchemaV5[] = {
+    {"schedule", "senders", "ALTER TABLE schedule ADD COLUMN senders BLOB"},
+    {"schedule", "receivers", "ALTER TABLE schedule ADD COLUMN receivers BLOB"},
+    {"schedule_phase", "shift", "ALTER TABLE schedule_phase ADD COLUMN shift INTEGER"},
 };
 
 }  // namespace
@@ -169,6 +181,22 @@ std::string text_col(const Stmt& q, int col, const std::string& where, std::stri
 std::span<const uint8_t> blob_col(const Stmt& q, int col, const std::string& where, std::string_view name) {
   if (q.type(col) != SQLITE_BLOB) damaged(where, std::string(name) + " " + shown(q, col) + " is not a blob");
   return q.blob(col);
+}
+
+// A group of ranks: int32 little-endian, distinct, each below n.
+std::vector<int32_t> group_col(const Stmt& q, int col, size_t n, const std::string& where, std::string_view name) {
+  auto b = blob_col(q, col, where, name);
+  if (b.empty() || b.size() % 4 || b.size() / 4 > n)
+    damaged(where, std::string(name) + " of " + std::to_string(b.size()) + " bytes (1.." + std::to_string(n) + " ranks of 4 bytes)");
+  std::vector<int32_t> out(b.size() / 4);
+  std::vector<char> seen(n, 0);
+  for (size_t i = 0; i < out.size(); ++i) {
+    uint32_t x = 0;
+    for (size_t k = 0; k < 4; ++k) x |= uint32_t(b[i * 4 + k]) << (8 * k);
+    if (x >= n || seen[x]++) damaged(where, std::string(name) + ": rank " + std::to_string(x) + " out of range or repeated");
+    out[i] = static_cast<int32_t>(x);
+  }
+  return out;
 }
 
 constexpr bool valid_width(int64_t w) { return w == 0 || is_link_width(w); }  // 0: unknown
@@ -283,7 +311,7 @@ void FabricStore::check_or_create_schema(Access access) {
     found_version_ = kSchemaVersion;
     return;
   }
-  if (version == "1" || version == "2" || version == "3") {
+  if (version == "1" || version == "2" || version == "3" || version == "4") {
     found_version_ = version[0] - '0';
     if (access == Access::read_only)
       throw InputError(path_ + " has schema version " + version + "; run 'ibroute migrate --db " + path_ +
@@ -314,8 +342,9 @@ bool FabricStore::migrate_from(int version) {
   }
   if (version <= 1) db_.exec(kSchemaV2);
   if (version <= 2) db_.exec(kSchemaV3);
-  for (const AddedColumn& c : kSchemaV4)
-    if (!has_column(c.table, c.column)) db_.exec(c.sql);
+  for (std::span<const AddedColumn> added : {std::span<const AddedColumn>(kSchemaV4), std::span<const AddedColumn>(kSchemaV5)})
+    for (const AddedColumn& c : added)
+      if (!has_column(c.table, c.column)) db_.exec(c.sql);
   Stmt m(db_, "UPDATE meta SET value = ? WHERE key = 'schema_version'");
   m.bind(1, std::to_string(kSchemaVersion)).run();
   t.commit();
@@ -706,11 +735,46 @@ int64_t FabricStore::save_schedule(int64_t scan, const schedule::Schedule& s, in
   Stmt h(db_, "INSERT INTO schedule_host VALUES (?,?,?,?,?)");
   for (size_t r = 0; r < s.hosts.size(); ++r)
     h.bind(1, id).bind(2, int64_t(r)).bind(3, int64_t{s.hosts[r].node}).bind(4, int64_t{s.hosts[r].port}).bind(5, s.hosts[r].name).run();
-  Stmt p(db_, "INSERT INTO schedule_phase VALUES (?,?,?,?)");
-  for (size_t k = 0; k < s.phases.size(); ++k)
-    p.bind(1, id).bind(2, int64_t(k)).bind_blob(3, to_le_bytes(s.phases[k].dst)).bind_blob(4, to_le_bytes(s.phases[k].dlid)).run();
+  if (!s.all_to_all()) {
+    Stmt g(db_, "UPDATE schedule SET senders = ?, receivers = ? WHERE id = ?");
+    g.bind_blob(1, to_le_bytes(s.senders)).bind_blob(2, to_le_bytes(s.receivers)).bind(3, id).run();
+  }
+  Stmt p(db_, "INSERT INTO schedule_phase(schedule_id, phase, dst, dlid, shift) VALUES (?,?,?,?,?)");
+  const std::vector<int32_t> shifts = schedule::shifts_of(s);
+  const std::vector<uint16_t> base = shifts.empty() ? std::vector<uint16_t>{} : base_lids(scan, s.hosts, "schedule " + s.name);
+  const std::vector<int32_t> senders = schedule::sender_ranks(s);
+  for (size_t k = 0; k < s.phases.size(); ++k) {
+    const schedule::Phase& ph = s.phases[k];
+    p.bind(1, id).bind(2, int64_t(k));
+    std::vector<uint8_t> offsets;  // compact: one byte per sender, where every DLID is base + 0..254
+    for (size_t i = 0; i < senders.size() && !shifts.empty(); ++i) {
+      const int32_t d = ph.dst[senders[i]];
+      const int off = d < 0 ? 0xff : int(ph.dlid[senders[i]]) - int(base[d]);
+      if (base.empty() || (d >= 0 && (base[d] == 0 || off < 0 || off >= 0xff))) {
+        offsets.clear();
+        break;
+      }
+      offsets.push_back(static_cast<uint8_t>(off));
+    }
+    if (offsets.size() == senders.size() && !senders.empty())
+      p.bind_blob(3, {}).bind_blob(4, offsets).bind(5, int64_t{shifts[k]}).run();
+    else
+      p.bind_blob(3, to_le_bytes(ph.dst)).bind_blob(4, to_le_bytes(ph.dlid)).bind_null(5).run();
+  }
   t.commit();
   return id;
+}
+
+std::vector<uint16_t> FabricStore::base_lids(int64_t scan, const std::vector<schedule::Host>& hosts, const std::string& where) {
+  std::vector<uint16_t> out;
+  Stmt q(db_, "SELECT base_lid FROM port WHERE scan_id = ? AND node_idx = ? AND num = ?");
+  for (size_t r = 0; r < hosts.size(); ++r) {
+    q.bind(1, scan).bind(2, int64_t{hosts[r].node}).bind(3, int64_t{hosts[r].port});
+    if (!q.step()) damaged(where + ", host rank " + std::to_string(r), "no port row for node " + std::to_string(hosts[r].node) + " port " + std::to_string(hosts[r].port));
+    out.push_back(static_cast<uint16_t>(int_col(q, 0, 0, kMaxLid, where + ", host rank " + std::to_string(r), "base LID")));
+    q.reset();
+  }
+  return out;
 }
 
 std::vector<ScheduleInfo> FabricStore::schedules() {
@@ -760,7 +824,19 @@ schedule::Schedule FabricStore::load_schedule(int64_t id) {
   if (static_cast<int64_t>(s.hosts.size()) != info.hosts)
     damaged(sched_where, std::to_string(s.hosts.size()) + " host rows for " + std::to_string(info.hosts) + " hosts");
   const size_t n = s.hosts.size();
-  Stmt p(db_, "SELECT phase, dst, dlid FROM schedule_phase WHERE schedule_id = ? ORDER BY phase");
+  {
+    Stmt g(db_, "SELECT senders, receivers FROM schedule WHERE id = ?");
+    g.bind(1, id);
+    g.step();
+    if (!g.is_null(0) || !g.is_null(1)) {
+      s.senders = group_col(g, 0, n, sched_where, "senders");
+      s.receivers = group_col(g, 1, n, sched_where, "receivers");
+    }
+  }
+  const std::vector<int32_t> senders = schedule::sender_ranks(s), receivers = schedule::receiver_ranks(s);
+  const size_t m = std::max(senders.size(), receivers.size());
+  std::vector<uint16_t> base;  // read when the first compact phase needs it
+  Stmt p(db_, "SELECT phase, dst, dlid, shift FROM schedule_phase WHERE schedule_id = ? ORDER BY phase");
   p.bind(1, id);
   while (p.step()) {
     std::string where = sched_where + ", phase row " + std::to_string(s.phases.size() + 1);
@@ -768,6 +844,23 @@ schedule::Schedule FabricStore::load_schedule(int64_t id) {
     if (k != static_cast<int64_t>(s.phases.size()))
       damaged(where, "phase " + std::to_string(k) + ", expected " + std::to_string(s.phases.size()) + " (phases have gaps)");
     where = sched_where + ", phase " + std::to_string(k);
+    if (s.phases.size() >= std::max<size_t>(m, 1)) damaged(where, "more phases than " + std::to_string(m) + " shifts of its groups");
+    if (!p.is_null(3)) {
+      const auto shift = static_cast<int32_t>(int_col(p, 3, 0, static_cast<int64_t>(m) - 1, where, "shift"));
+      auto offsets = blob_col(p, 2, where, "dlid");
+      if (offsets.size() != senders.size())
+        damaged(where, "offsets of " + std::to_string(offsets.size()) + " bytes for " + std::to_string(senders.size()) + " senders");
+      if (base.empty()) base = base_lids(info.scan_id, s.hosts, sched_where);
+      schedule::Phase ph = schedule::group_shift_phase(n, senders, receivers, shift);
+      for (size_t i = 0; i < senders.size(); ++i) {
+        const int32_t d = ph.dst[senders[i]];
+        if ((d < 0) != (offsets[i] == 0xff))
+          damaged(where, "sender " + std::to_string(i) + ": offset " + std::to_string(offsets[i]) + " does not match shift " + std::to_string(shift));
+        if (d >= 0) ph.dlid[senders[i]] = static_cast<uint16_t>(std::min<int>(base[d] + offsets[i], kMaxLid));
+      }
+      s.phases.push_back(std::move(ph));
+      continue;
+    }
     auto dst = blob_col(p, 1, where, "dst");
     if (dst.size() != n * 4) damaged(where, "dst of " + std::to_string(dst.size()) + " bytes for " + std::to_string(n) + " hosts");
     auto dlid = blob_col(p, 2, where, "dlid");

@@ -15,10 +15,11 @@
 
 namespace ibroute::store {
 
-// 1: scans; 2: + schedules; 3: + runs; 4: + node.sysimg_guid, node.node_desc, scan.has_lfts.
+// 1: scans; 2: + schedules; 3: + runs; 4: + node.sysimg_guid, node.node_desc, scan.has_lfts;
+// 5: + two-group schedules (schedule.senders/receivers) and compact phases (schedule_phase.shift).
 // Older databases are migrated by the commands that write (and by `ibroute migrate`), never by those
 // that only read.
-constexpr int kSchemaVersion = 4;
+constexpr int kSchemaVersion = 5;
 
 // How a command opens the database. read_only: SQLITE_OPEN_READONLY, the file is never changed (an
 // older schema is refused, naming `ibroute migrate`); read_write: an older schema is migrated;
@@ -114,6 +115,8 @@ class FabricStore {
 
   void check_or_create_schema(Access access);
   bool migrate_from(int version);  // false: someone else did it meanwhile
+  // The base LID of each host's port in a scan (compact phases store offsets from it).
+  std::vector<uint16_t> base_lids(int64_t scan, const std::vector<schedule::Host>& hosts, const std::string& where);
   bool has_column(const char* table, const char* column);
   std::vector<fabric::Node> load_nodes(int64_t scan);
   const std::vector<NodeShape>& shape(int64_t scan);

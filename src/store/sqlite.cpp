@@ -98,7 +98,9 @@ Stmt& Stmt::bind(int i, std::string_view v) {
   return *this;
 }
 Stmt& Stmt::bind_blob(int i, std::span<const uint8_t> v) {
-  sqlite3_bind_blob(st_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  // An empty span is an empty blob, not NULL (what sqlite3_bind_blob makes of a null pointer).
+  if (v.empty()) sqlite3_bind_zeroblob(st_, i, 0);
+  else sqlite3_bind_blob(st_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
   return *this;
 }
 Stmt& Stmt::bind_null(int i) {

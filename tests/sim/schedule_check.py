@@ -11,12 +11,69 @@ def load_schedule(path):
         return json.load(f)
 
 
+def groups_of(doc):
+    n = len(doc["hosts"])
+    g = doc.get("groups")
+    return (g["senders"], g["receivers"]) if g else (list(range(n)), list(range(n)))
+
+
+def phases_of(doc):
+    """Every phase as a list of {src, dst, dlid}: the compact encoding (format version 2, docs/
+    schedule-format.md) decoded here from its description, independently of ibroute's reader."""
+    ph = doc["phases"]
+    if isinstance(ph, list):
+        return ph
+    assert ph["encoding"] == "shift"
+    senders, receivers = groups_of(doc)
+    m = max(len(senders), len(receivers))
+    d = ph["offset_digits"]
+    out = []
+    for k, line in zip(ph["shifts"], ph["offsets"], strict=True):
+        assert len(line) == d * len(senders)
+        phase = []
+        for i, s in enumerate(senders):
+            j = (i + k) % m
+            code = line[i * d:(i + 1) * d]
+            if j >= len(receivers) or receivers[j] == s:
+                assert code == "." * d, f"shift {k}, sender {i}: {code!r} where there is no transfer"
+                continue
+            dst = receivers[j]
+            phase.append({"src": s, "dst": dst, "dlid": doc["hosts"][dst]["base_lid"] + int(code, 16)})
+        out.append(phase)
+    return out
+
+
+def explicit(doc):
+    """The same all-to-all schedule in format version 1: every transfer an object."""
+    assert "groups" not in doc
+    old = dict(doc)
+    old["version"] = 1
+    old["phases"] = phases_of(doc)
+    return old
+
+
+def check_groups(doc):
+    """Every (sender, receiver) pair once (none to itself), nobody sending or receiving twice in a
+    phase, max(senders, receivers) phases (less one when a shift would only send to self)."""
+    senders, receivers = groups_of(doc)
+    phases = phases_of(doc)
+    assert len(phases) <= max(len(senders), len(receivers))
+    pairs = collections.Counter()
+    for k, phase in enumerate(phases):
+        assert len({t["src"] for t in phase}) == len(phase), f"phase {k}: a rank sends twice"
+        assert len({t["dst"] for t in phase}) == len(phase), f"phase {k}: a rank receives twice"
+        pairs.update((t["src"], t["dst"]) for t in phase)
+    want = {(s, r) for s in senders for r in receivers if s != r}
+    assert set(pairs) == want and all(c == 1 for c in pairs.values())
+
+
 def check_all_to_all(doc):
     """Each ordered pair exactly once, each phase a permutation."""
     n = len(doc["hosts"])
     pairs = set()
-    assert len(doc["phases"]) == n - 1, f"{len(doc['phases'])} phases for {n} hosts"
-    for k, phase in enumerate(doc["phases"]):
+    phases = phases_of(doc)
+    assert len(phases) == n - 1, f"{len(phases)} phases for {n} hosts"
+    for k, phase in enumerate(phases):
         srcs = [t["src"] for t in phase]
         dsts = [t["dst"] for t in phase]
         assert sorted(srcs) == list(range(n)), f"phase {k}: not every rank sends once"
@@ -40,7 +97,7 @@ def link_loads(db, scan, doc):
     hosts = [ports[h["port_guid"]] for h in doc["hosts"]]
     statuses = collections.Counter()
     maxima = []
-    for phase in doc["phases"]:
+    for phase in phases_of(doc):
         load = collections.Counter()
         for t in phase:
             node, num, base, lmc, ingress = hosts[t["src"]]

@@ -10,7 +10,6 @@ import os
 import random
 import shutil
 import sqlite3
-import struct
 import unittest
 
 from common import TempDirTest, ibroute
@@ -43,12 +42,15 @@ def blob_edit(column, edit):
     return damage
 
 
-def set_i32(i, v):
-    return lambda b: b[: 4 * i] + struct.pack("<i", v) + b[4 * i + 4:]
-
-
-def set_u16(i, v):
-    return lambda b: b[: 2 * i] + struct.pack("<H", v) + b[2 * i + 2:]
+def explicit_row_sending_to(rank):
+    """Phase 0 rewritten as an explicit row (destination and DLID per rank), rank 0 sending to `rank`."""
+    def damage(path):
+        with sqlite3.connect(path) as c:
+            n = c.execute("SELECT hosts FROM schedule").fetchone()[0]
+            dst = rank.to_bytes(4, "little", signed=True) + bytes(4 * (n - 1))
+            c.execute("UPDATE schedule_phase SET shift = NULL, dst = ?, dlid = ? WHERE phase = 0", (dst, bytes(2 * n)))
+        c.close()
+    return damage
 
 
 def garbage_over_page(table):
@@ -226,11 +228,12 @@ class DamagedDatabase(TempDirTest):
                                            "node 9999"),
             "schedule_host_port": (sql("UPDATE schedule_host SET port = 99 WHERE rank = 1"), {"export"}, "port 99"),
             "schedule_hosts_negative": (sql("UPDATE schedule SET hosts = -5"), {"export"}, "hosts -5"),
-            "phase_blob_short": (sql("UPDATE schedule_phase SET dst = substr(dst, 1, 5) WHERE phase = 0"), {"export"},
-                                 "dst of 5 bytes"),
+            "phase_offsets_short": (sql("UPDATE schedule_phase SET dlid = substr(dlid, 1, 5) WHERE phase = 0"), {"export"},
+                                    "offsets of 5 bytes"),
             "phase_missing": (sql("DELETE FROM schedule_phase WHERE phase = 1"), {"export"}, "phases have gaps"),
-            "dst_rank_out_of_range": (blob_edit("dst", set_i32(1, 4000)), {"export"}, "sends to rank 4000"),
-            "dlid_0xffff": (blob_edit("dlid", set_u16(2, 0xFFFF)), {"export"}, "DLID 65535"),
+            "shift_out_of_range": (sql("UPDATE schedule_phase SET shift = 4000 WHERE phase = 0"), {"export"}, "shift 4000"),
+            "offset_where_no_transfer": (blob_edit("dlid", lambda b: b[:2] + b"\xff" + b[3:]), {"export"}, "does not match shift"),
+            "explicit_dst_out_of_range": (explicit_row_sending_to(4000), {"export"}, "sends to rank 4000"),
             "table_dropped": (sql("DROP TABLE lft"), LFT, "no such table: lft"),
             "column_dropped": (sql("ALTER TABLE node DROP COLUMN node_desc"), FABRIC, "no such column"),
             "garbage_over_node_page": (garbage_over_page("node"), FABRIC, "database damaged"),
@@ -257,18 +260,18 @@ class DamagedDatabase(TempDirTest):
             c.execute("ALTER TABLE scan DROP COLUMN has_lfts")
             c.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
         c.close()
-        want = f"ibroute: {db} has schema version 3; run 'ibroute migrate --db {db}' (this ibroute reads version 4)"
+        want = f"ibroute: {db} has schema version 3; run 'ibroute migrate --db {db}' (this ibroute reads version 5)"
         failed = self.read_all(db, self.READERS)
         for name, line in failed.items():
             self.assertEqual(line, want, name)
         r = ibroute("migrate", "--db", db)
-        self.assertEqual(r.stdout, f"migrated {db} from version 3 to 4\n")
+        self.assertEqual(r.stdout, f"migrated {db} from version 3 to 5\n")
         self.assertEqual(r.stderr, "")
         r = ibroute("migrate", "--db", db)
-        self.assertEqual(r.stdout, f"{db} is already at version 4\n")
+        self.assertEqual(r.stdout, f"{db} is already at version 5\n")
         import json
         self.assertEqual(json.loads(ibroute("migrate", "--db", db, "--json").stdout),
-                         {"db": db, "from_version": 4, "version": 4, "migrated": False})
+                         {"db": db, "from_version": 5, "version": 5, "migrated": False})
         before = digest(db)
         for name, args in self.commands(db).items():
             r = ibroute(*args, check=False)
@@ -317,11 +320,16 @@ os._exit(0)
         with sqlite3.connect(db) as c:
             c.execute("DROP TABLE run")
             c.execute("ALTER TABLE scan DROP COLUMN has_lfts")
+            for table in ("schedule_phase", "schedule_host", "schedule"):
+                c.execute(f"DELETE FROM {table}")
+            for table, column in (("schedule", "senders"), ("schedule", "receivers"), ("schedule_phase", "shift")):
+                c.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
             c.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
         c.close()
         ibroute("plan", "--db", db, "--name", "again")
         with sqlite3.connect(db) as c:
-            self.assertEqual(c.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0], "4")
+            self.assertEqual(c.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0], "5")
+            self.assertEqual(c.execute("SELECT count(shift), count(*) FROM schedule_phase").fetchone(), (15, 15))  # compact
             self.assertEqual(c.execute("SELECT count(*) FROM scan WHERE has_lfts = 1").fetchone()[0], 2)
         c.close()
 

@@ -5,7 +5,7 @@ import os
 import unittest
 
 from common import EXAMPLES, TempDirTest, db_rows, ibroute, ibroute_json
-from schedule_check import check_all_to_all, link_loads, load_schedule
+from schedule_check import check_all_to_all, check_groups, explicit, link_loads, load_schedule, phases_of
 from simfabric import SimFabric, generate, read_text
 
 
@@ -100,7 +100,7 @@ class PlanOnSimulatedFabrics(TempDirTest):
             s = json.load(f)
         r = s["rank"]
         self.assertEqual(s["hosts"], whole["hosts"])
-        self.assertEqual([t["dst"] for t in s["sends"]], [t["dst"] for ph in whole["phases"] for t in ph if t["src"] == r])
+        self.assertEqual([t["dst"] for t in s["sends"]], [t["dst"] for ph in phases_of(whole) for t in ph if t["src"] == r])
         self.assertEqual(len(s["receives"]), 95)
 
 
@@ -159,9 +159,17 @@ class PlanBadInput(TempDirTest):
         with open(cut, "w") as f:
             f.write(text[: len(text) // 2])
         self.one_error(["validate", "--db", self.db, cut], 2, "not valid JSON")
-        doc = json.loads(text)
-        doc["phases"][3][0]["dst"] = 5000
         bad = self.path("bad.json")
+        doc = json.loads(text)  # compact (version 2): a damaged offset line is named
+        doc["phases"]["offsets"][3] = doc["phases"]["offsets"][3][:-1] + "x"
+        with open(bad, "w") as f:
+            json.dump(doc, f)
+        self.one_error(["validate", "--db", self.db, bad], 2, "/phases/offsets/3 (sender 95): 'x' is not a hex digit")
+        doc = explicit(json.loads(text))  # version 1: every transfer an object, still read
+        with open(bad, "w") as f:
+            json.dump(doc, f)
+        self.assertIn("ok", ibroute("validate", "--db", self.db, "--scan", "1", bad).stdout)
+        doc["phases"][3][0]["dst"] = 5000
         with open(bad, "w") as f:
             json.dump(doc, f)
         self.one_error(["validate", "--db", self.db, bad], 2, "rank out of range")
@@ -170,7 +178,7 @@ class PlanBadInput(TempDirTest):
         with open(bad, "w") as f:
             json.dump(doc, f)
         self.one_error(["validate", "--db", self.db, bad], 2, "format version 7")
-        doc = json.loads(text)
+        doc = explicit(json.loads(text))
         doc["phases"][3][0]["dst"], doc["phases"][3][1]["dst"] = doc["phases"][3][1]["dst"], doc["phases"][3][0]["dst"]
         doc["phases"][4][0]["dst"] = doc["phases"][3][0]["dst"]
         with open(bad, "w") as f:

@@ -98,9 +98,9 @@ TEST(Format, RejectsBrokenFiles) {
   auto fails = [](const std::string& t, const std::string& needle) { expect_input_error([&] { from_json(t); }, needle); };
   fails(text.substr(0, text.size() / 2), "not valid JSON");
   fails("{\"format\": \"other\"}", "not an ibroute schedule");
-  std::string v2 = text;
-  v2.replace(v2.find("\"version\": 1"), 12, "\"version\": 2");
-  fails(v2, "format version 2");
+  std::string v3 = text;
+  v3.replace(v3.find("\"version\": 2"), 12, "\"version\": 3");
+  fails(v3, "format version 3");
   std::string no_hosts = text;
   no_hosts.replace(no_hosts.find("\"hosts\""), 7, "\"hostz\"");
   fails(no_hosts, "\"hosts\" is missing");

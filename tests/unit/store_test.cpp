@@ -164,7 +164,7 @@ TEST(FabricStore, ReadOnlyRefusesOlderSchemaAndMigrateUpgrades) {
     ADD_FAILURE();
   } catch (const ibroute::InputError& e) {
     EXPECT_EQ(std::string(e.what()), tmp.path + " has schema version 3; run 'ibroute migrate --db " + tmp.path +
-                                         "' (this ibroute reads version 4)");
+                                         "' (this ibroute reads version " + std::to_string(ibroute::store::kSchemaVersion) + ")");
   }
   EXPECT_EQ(file_bytes(tmp.path), before);
   EXPECT_FALSE(std::filesystem::exists(tmp.path + "-journal"));
@@ -175,7 +175,7 @@ TEST(FabricStore, ReadOnlyRefusesOlderSchemaAndMigrateUpgrades) {
   }
   FabricStore s(tmp.path, ibroute::store::Access::read_only);
   EXPECT_FALSE(s.migrated());
-  EXPECT_EQ(s.found_version(), 4);
+  EXPECT_EQ(s.found_version(), ibroute::store::kSchemaVersion);
   Fabric g = s.load_fabric(1, true);
   EXPECT_TRUE(g.has_lfts);
   EXPECT_EQ(g.nodes[t.l1].sysimg_guid, 0u);

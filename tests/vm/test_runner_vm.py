@@ -47,6 +47,11 @@ class RunnerInVm(unittest.TestCase):
                 f.write("\n".join(hosts[:n]) + "\n")
             ibroute("plan", "--db", db, "--hosts", ",".join(hosts[:n]), "--message-size", "64K", "--rate", rate,
                     "--name", f"vm{n}")
+        # Two groups (the event builder's shape): 2 senders to 4 receivers, which send nothing.
+        with open(os.path.join(cls.job, "p6.txt"), "w") as f:
+            f.write("\n".join(hosts[:6]) + "\n")
+        ibroute("plan", "--db", db, "--senders", ",".join(hosts[:2]), "--receivers", ",".join(hosts[2:6]), "--message-size", "64K",
+                "--rate", "10M", "--name", "vmgroups")
         # A schedule for another fabric: the same file with port GUIDs this fabric does not have.
         ibroute("export", "--db", db, "--schedule", "vm4", "-o", os.path.join(cls.job, "vm4.json"))
         with open(os.path.join(cls.job, "vm4.json")) as f:
@@ -63,6 +68,7 @@ class RunnerInVm(unittest.TestCase):
             "n2": f"mpirun -np 2 {run} --schedule vm2 --placement /job/p2.txt --rounds 3 --skip-after 8 -o /job/n2.json",
             "n4": f"mpirun -np 4 {run} --schedule vm4 --placement /job/p4.txt --rounds 3 --skip-after 8 -o /job/n4.json --svg /job/n4.svg",
             "n8": f"mpirun -np 8 {run} --schedule vm8 --placement /job/p8.txt --rounds 2 --skip-after 8 --test-clock-skew-us {skews} -o /job/n8.json",
+            "groups": f"mpirun -np 6 {run} --schedule vmgroups --placement /job/p6.txt --rounds 3 --skip-after 8 -o /job/groups.json",
             "stall": f"mpirun -np 4 {run} --schedule vm4 --placement /job/p4.txt --rounds 5 --skip-after 2 --drain 1 "
                      f"--test-stall-rank {STALLED} -o /job/stall.json",
             # Open MPI aborts the whole job when one process dies unless told not to.
@@ -128,6 +134,18 @@ class RunnerInVm(unittest.TestCase):
         self.check_clean("n2", 2, 3)
         self.check_clean("n4", 4, 3)
         self.check_clean("n8", 8, 2)
+
+    def test_two_group_schedule_delivers_every_pair(self):
+        rc, err, r = self.result("groups")
+        self.assertEqual(rc, 0, err[-2000:])
+        t = r["totals"]
+        self.assertEqual(t["planned"], 2 * 4 * 3)
+        self.assertEqual(t["ok"], t["planned"])
+        rows = [dict(zip(r["transfer_columns"], x)) for x in r["transfers"]]
+        self.assertTrue(all(x["verified"] == 1 for x in rows))
+        pairs = Counter((x["src"], x["dst"]) for x in rows)
+        self.assertEqual(set(pairs), {(s, d) for s in (0, 1) for d in range(2, 6)}, "senders 0, 1; receivers 2-5 send nothing")
+        self.assertEqual(set(pairs.values()), {3})
 
     def test_injected_clock_offsets_recovered_within_uncertainty(self):
         r = self.check_clean("n8", 8, 2)

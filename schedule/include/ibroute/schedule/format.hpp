@@ -3,6 +3,8 @@
 // spreadsheets; per-node slices for peers that need only their own part.
 #pragma once
 
+#include <nlohmann/json.hpp>
+#include <ostream>
 #include <string>
 #include <string_view>
 
@@ -10,16 +12,32 @@
 
 namespace ibroute::schedule {
 
-constexpr int kFormatVersion = 1;
+// 2: two groups ("groups"), and phases as shifts plus one DLID offset per sender (O(N) values
+// per phase instead of N objects). Version 1 files are still read.
+constexpr int kFormatVersion = 2;
 
 std::string to_json(const ScheduleDoc& doc);
 // Throws InputError naming what is wrong (not JSON, another format or version, missing fields,
 // ranks out of range, truncated).
 ScheduleDoc from_json(std::string_view text);
 
+// One transfer per line, written as it goes (an all-to-all of 10 000 hosts has 10^8 lines).
+void write_csv(std::ostream& out, const ScheduleDoc& doc);
 std::string to_csv(const ScheduleDoc& doc);
 
 // One host's part: its sends and receives per phase, with every host's identity (to connect).
+// Built once per schedule: each slice then costs O(phases), not O(phases x hosts).
+class SliceWriter {
+ public:
+  explicit SliceWriter(const ScheduleDoc& doc);
+  std::string slice(size_t rank) const;
+
+ private:
+  const ScheduleDoc& doc_;
+  size_t n_;
+  std::vector<int32_t> src_of_;  // per (phase, rank): the rank sending to it, or -1
+  nlohmann::json base_;          // what every slice repeats
+};
 std::string node_slice_json(const ScheduleDoc& doc, size_t rank);
 
 }  // namespace ibroute::schedule

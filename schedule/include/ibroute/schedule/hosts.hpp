@@ -14,8 +14,9 @@ namespace ibroute::schedule {
 // the GUID where descriptions repeat), in natural name order ("node2-..." before "node10-...").
 std::vector<Host> all_hosts(const fabric::Fabric& f);
 
-// The hosts named in `names`, in that order. Throws InputError for an unknown or repeated name.
-std::vector<Host> pick_hosts(const std::vector<Host>& all, const std::vector<std::string>& names);
+// The hosts named in `names`, in that order. Throws InputError for an unknown or repeated name,
+// or fewer than `at_least` names (an all-to-all needs two, a group of a two-group plan one).
+std::vector<Host> pick_hosts(const std::vector<Host>& all, const std::vector<std::string>& names, size_t at_least = 2);
 
 // The same hosts ordered by the cabling: by leaf switch (in GUID order), then by leaf port.
 std::vector<Host> topology_order(const fabric::Fabric& f, std::vector<Host> hosts);

@@ -43,4 +43,9 @@ struct PlanStats {
 Schedule plan_all_to_all(const EvalContext& ctx, const std::vector<Host>& hosts, const PlanOptions& opt,
                          PlanStats* stats = nullptr);
 
+// Plans two groups (ranks into `hosts`, distinct within each group, groups may overlap): every
+// sender sends to every receiver once, in the phases of group_phases(). Both empty: all-to-all.
+Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<int32_t>& senders,
+                     const std::vector<int32_t>& receivers, const PlanOptions& opt, PlanStats* stats = nullptr);
+
 }  // namespace ibroute::schedule

@@ -37,7 +37,15 @@ struct Schedule {
   std::string method;  // which planner made it ("structure", "free", or a pattern name)
   int bound = 0;       // concurrent transfers a regular link direction may carry
   Timing timing;
+  // Two groups: the ranks that send and those that receive, each in rank order (they may overlap).
+  // Both empty: all-to-all, every rank sends to every other.
+  std::vector<int32_t> senders, receivers;
+  bool all_to_all() const { return senders.empty() && receivers.empty(); }
 };
+
+// The senders (receivers) of a schedule: its groups, or every rank for an all-to-all.
+std::vector<int32_t> sender_ranks(const Schedule& s);
+std::vector<int32_t> receiver_ranks(const Schedule& s);
 
 // How a schedule file names a host: by port GUID, with the LIDs it was planned for.
 struct HostIdentity {
@@ -67,5 +75,17 @@ struct ScheduleDoc {
 // Phase k (k = 1 .. N-1): rank i sends to rank (i + k) mod N. Every ordered pair once, every
 // phase a permutation. DLIDs are left 0.
 std::vector<Phase> shift_phases(size_t n);
+
+// Two groups S and R over n ranks, M = max(|S|, |R|): in shift k (0 .. M-1) the sender at position
+// i sends to the receiver at position (i + k) mod M, where there is one and it is not the sender
+// itself. Every (sender, receiver) pair once, each phase a partial matching, M phases (a shift with
+// no transfer, shift 0 of equal groups, is left out). S = R = all ranks gives shift_phases(n).
+std::vector<Phase> group_phases(size_t n, const std::vector<int32_t>& senders, const std::vector<int32_t>& receivers);
+
+// The shift of every phase when the phases are group_phases of the schedule's groups in some
+// order (what the compact formats store); empty when they are not.
+std::vector<int32_t> shifts_of(const Schedule& s);
+// The phase of shift k, DLIDs 0.
+Phase group_shift_phase(size_t n, const std::vector<int32_t>& senders, const std::vector<int32_t>& receivers, int32_t k);
 
 }  // namespace ibroute::schedule

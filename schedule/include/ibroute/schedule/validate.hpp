@@ -13,7 +13,7 @@
 namespace ibroute::schedule {
 
 struct Check {
-  std::string name;  // "fabric", "all_to_all", "dlids", "routes", "congestion"
+  std::string name;  // "fabric", "all_to_all" (or "groups"), "dlids", "routes", "congestion"
   bool ok;
   std::string detail;
 };
@@ -29,8 +29,10 @@ std::vector<Host> resolve_hosts(const fabric::Fabric& f, const ScheduleDoc& doc,
 // The identity of each host as the fabric knows it.
 std::vector<HostIdentity> identify_hosts(const fabric::Fabric& f, const std::vector<Host>& hosts);
 
-// Structure only: each ordered pair exactly once, each phase a permutation. Empty when fine.
-std::string check_all_to_all(size_t hosts, const std::vector<Phase>& phases);
+// Structure only: every (sender, receiver) pair of the schedule's groups (all ranks when it has
+// none) exactly once, no other transfer, no rank receiving twice in a phase. Empty when fine.
+std::string check_pairs(const Schedule& s);
+std::string check_all_to_all(size_t hosts, const std::vector<Phase>& phases);  // check_pairs of an all-to-all
 
 Validation validate(const EvalContext& ctx, const ScheduleDoc& doc);
 

@@ -1,0 +1,77 @@
+// Who sends to whom in which phase: the all-to-all shifts and their two-group generalisation.
+#include <numeric>
+
+#include "ibroute/schedule/schedule.hpp"
+
+namespace ibroute::schedule {
+
+std::vector<Phase> shift_phases(size_t n) {
+  std::vector<Phase> out;
+  for (size_t k = 1; k < n; ++k) {
+    Phase p;
+    p.dst.resize(n);
+    p.dlid.assign(n, 0);
+    for (size_t i = 0; i < n; ++i) p.dst[i] = static_cast<int32_t>((i + k) % n);
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+namespace {
+std::vector<int32_t> every_rank(size_t n) {
+  std::vector<int32_t> all(n);
+  std::iota(all.begin(), all.end(), 0);
+  return all;
+}
+}  // namespace
+
+std::vector<int32_t> sender_ranks(const Schedule& s) { return s.all_to_all() ? every_rank(s.hosts.size()) : s.senders; }
+std::vector<int32_t> receiver_ranks(const Schedule& s) { return s.all_to_all() ? every_rank(s.hosts.size()) : s.receivers; }
+
+Phase group_shift_phase(size_t n, const std::vector<int32_t>& senders, const std::vector<int32_t>& receivers, int32_t k) {
+  const size_t m = std::max(senders.size(), receivers.size());
+  Phase p{std::vector<int32_t>(n, -1), std::vector<uint16_t>(n, 0)};
+  for (size_t i = 0; i < senders.size(); ++i) {
+    const size_t j = (i + static_cast<size_t>(k)) % m;
+    if (j < receivers.size() && receivers[j] != senders[i]) p.dst[senders[i]] = receivers[j];
+  }
+  return p;
+}
+
+std::vector<Phase> group_phases(size_t n, const std::vector<int32_t>& senders, const std::vector<int32_t>& receivers) {
+  std::vector<Phase> out;
+  const size_t m = std::max(senders.size(), receivers.size());
+  for (size_t k = 0; k < m; ++k) {
+    Phase p = group_shift_phase(n, senders, receivers, static_cast<int32_t>(k));
+    bool any = false;
+    for (int32_t d : p.dst) any |= d >= 0;
+    if (any) out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::vector<int32_t> shifts_of(const Schedule& s) {
+  const std::vector<int32_t> snd = sender_ranks(s), rcv = receiver_ranks(s);
+  const size_t n = s.hosts.size(), m = std::max(snd.size(), rcv.size());
+  if (m == 0) return {};
+  std::vector<int32_t> pos(n, -1);  // receiver position of each rank
+  for (size_t j = 0; j < rcv.size(); ++j)
+    if (rcv[j] >= 0 && static_cast<size_t>(rcv[j]) < n) pos[rcv[j]] = static_cast<int32_t>(j);
+  std::vector<int32_t> shifts;
+  for (const Phase& ph : s.phases) {
+    if (ph.dst.size() != n) return {};
+    // The shift is read off the first transfer, then every cell must agree with it.
+    int32_t k = -1;
+    for (size_t i = 0; i < snd.size() && k < 0; ++i) {
+      if (snd[i] < 0 || static_cast<size_t>(snd[i]) >= n) return {};
+      const int32_t d = ph.dst[snd[i]];
+      if (d >= 0 && static_cast<size_t>(d) < n && pos[d] >= 0)
+        k = static_cast<int32_t>((static_cast<size_t>(pos[d]) + m - i) % m);
+    }
+    if (k < 0 || group_shift_phase(n, snd, rcv, k).dst != ph.dst) return {};
+    shifts.push_back(k);
+  }
+  return shifts;
+}
+
+}  // namespace ibroute::schedule

@@ -1,0 +1,270 @@
+// Two-group schedules (senders -> receivers) and the compact format that stores shifts and offsets.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <numeric>
+#include <set>
+
+#include "fabric_store.hpp"
+#include "fabrics.hpp"
+#include "ibroute/fabric/synthetic.hpp"
+#include "ibroute/schedule/admission.hpp"
+#include "ibroute/schedule/format.hpp"
+#include "ibroute/schedule/hosts.hpp"
+#include "ibroute/schedule/patterns.hpp"
+#include "ibroute/schedule/planner.hpp"
+#include "ibroute/schedule/validate.hpp"
+
+using namespace ibroute::fabric;
+using namespace ibroute::schedule;
+using ibroute::test::expect_input_error;
+using ibroute::test::World;
+
+namespace {
+
+std::vector<int32_t> ranks(int from, int to) {  // from .. to-1
+  std::vector<int32_t> r(to - from);
+  std::iota(r.begin(), r.end(), from);
+  return r;
+}
+
+// Every (sender, receiver) pair exactly once, counted here without check_pairs.
+void expect_each_pair_once(size_t n, const std::vector<int32_t>& snd, const std::vector<int32_t>& rcv, const std::vector<Phase>& phases) {
+  std::multiset<std::pair<int, int>> seen;
+  for (const Phase& ph : phases) {
+    std::set<int> receiving;
+    for (size_t i = 0; i < n; ++i)
+      if (ph.dst[i] >= 0) {
+        seen.emplace(static_cast<int>(i), ph.dst[i]);
+        EXPECT_TRUE(receiving.insert(ph.dst[i]).second) << "rank " << ph.dst[i] << " receives twice in a phase";
+      }
+  }
+  std::multiset<std::pair<int, int>> want;
+  for (int32_t s : snd)
+    for (int32_t r : rcv)
+      if (s != r) want.emplace(s, r);
+  EXPECT_EQ(seen, want);
+}
+
+FatTreeSpec half_fat_tree(uint8_t lmc) {
+  FatTreeSpec t;
+  t.leaves = 8, t.hosts_per_leaf = 6, t.uplinks = 3, t.spines = 3, t.lmc = lmc, t.shuffle_names = true, t.seed = 5;
+  return t;
+}
+
+ScheduleDoc doc_of(const World& w, Schedule s) {
+  ScheduleDoc d;
+  s.name = "g";
+  LoadReport r = evaluate(w.ctx, s.hosts, s.phases, false);
+  s.timing = make_timing(w.ctx, r, 1 << 20, 0);
+  d.schedule = std::move(s);
+  d.identities = identify_hosts(w.f, d.schedule.hosts);
+  d.fabric = {1, "2026-11-22T00:00:00Z", w.f.max_lmc()};
+  d.created_at = "2026-11-22T00:00:01Z";
+  return d;
+}
+
+}  // namespace
+
+TEST(Groups, PhasesCoverEveryPairOnceInMaxPhases) {
+  struct Case {
+    size_t n;
+    std::vector<int32_t> snd, rcv;
+    size_t phases;
+  };
+  const std::vector<Case> cases = {
+      {10, ranks(0, 5), ranks(5, 10), 5},   // disjoint halves
+      {8, ranks(0, 2), ranks(2, 8), 6},     // 1:3
+      {8, ranks(0, 6), ranks(6, 8), 6},     // 3:1
+      {10, ranks(0, 6), ranks(3, 10), 7},   // overlapping: 3 ranks in both
+      {6, ranks(0, 6), ranks(0, 6), 5},     // the same group: shift 0 has no transfer
+      {7, {6, 2, 4}, {1, 3, 5, 0}, 4},      // any rank order
+  };
+  for (const Case& c : cases) {
+    std::vector<Phase> ph = group_phases(c.n, c.snd, c.rcv);
+    EXPECT_EQ(ph.size(), c.phases);
+    expect_each_pair_once(c.n, c.snd, c.rcv, ph);
+    Schedule s;
+    s.hosts.resize(c.n);
+    s.senders = c.snd, s.receivers = c.rcv, s.phases = ph;
+    EXPECT_EQ(check_pairs(s), "");
+    EXPECT_EQ(shifts_of(s).size(), ph.size());
+  }
+  // Equal groups over every rank are the all-to-all shifts.
+  EXPECT_EQ(group_phases(6, ranks(0, 6), ranks(0, 6)), shift_phases(6));
+}
+
+TEST(Groups, CheckPairsNamesWhatIsWrong) {
+  Schedule s;
+  s.hosts.resize(6);
+  s.senders = ranks(0, 3), s.receivers = ranks(3, 6);
+  s.phases = group_phases(6, s.senders, s.receivers);
+  Schedule missing = s;
+  missing.phases[1].dst[0] = -1;
+  EXPECT_NE(check_pairs(missing).find("is missing"), std::string::npos);
+  Schedule wrong = s;
+  wrong.phases[0].dst[3] = 0;  // a receiver that sends
+  EXPECT_NE(check_pairs(wrong).find("is not a sender"), std::string::npos);
+  Schedule twice = s;
+  twice.phases[0].dst[1] = twice.phases[0].dst[0];
+  EXPECT_NE(check_pairs(twice).find("receives twice"), std::string::npos);
+  EXPECT_TRUE(shifts_of(twice).empty());  // not a shift pattern any more
+}
+
+TEST(Groups, PlannedCongestionFreeOnAHalfFatTree) {
+  World w(build_fat_tree(half_fat_tree(2)));
+  std::vector<Host> hosts = topology_order(w.f, all_hosts(w.f));
+  const int n = static_cast<int>(hosts.size());
+  ASSERT_EQ(n, 48);
+  struct Case {
+    std::vector<int32_t> snd, rcv;
+  };
+  for (const Case& c : {Case{ranks(0, 24), ranks(24, 48)}, Case{ranks(0, 12), ranks(12, 48)}, Case{ranks(0, 36), ranks(36, 48)},
+                        Case{ranks(0, 32), ranks(16, 48)}}) {
+    PlanStats st;
+    Schedule s = plan_groups(w.ctx, hosts, c.snd, c.rcv, {}, &st);
+    EXPECT_EQ(s.phases.size(), std::max(c.snd.size(), c.rcv.size()));
+    expect_each_pair_once(hosts.size(), c.snd, c.rcv, s.phases);
+    LoadReport r = evaluate(w.ctx, s.hosts, s.phases, false);
+    EXPECT_LE(r.max_load, w.s.transfer_bound) << c.snd.size() << " -> " << c.rcv.size();
+    EXPECT_EQ(st.phases_over, 0u);
+    ScheduleDoc d = doc_of(w, s);
+    EXPECT_TRUE(validate(w.ctx, d).ok());
+  }
+}
+
+TEST(Format, TwoGroupsRoundTripCompactly) {
+  World w(build_fat_tree(half_fat_tree(2)));
+  std::vector<Host> hosts = all_hosts(w.f);
+  ScheduleDoc d = doc_of(w, plan_groups(w.ctx, hosts, ranks(0, 12), ranks(12, 48), {}));
+  const std::string text = to_json(d);
+  EXPECT_NE(text.find("\"version\": 2"), std::string::npos);
+  EXPECT_NE(text.find("\"encoding\": \"shift\""), std::string::npos);
+  EXPECT_EQ(text.find("\"src\""), std::string::npos);  // no transfer objects
+  ScheduleDoc back = from_json(text);
+  EXPECT_EQ(back.schedule.senders, d.schedule.senders);
+  EXPECT_EQ(back.schedule.receivers, d.schedule.receivers);
+  EXPECT_EQ(back.schedule.phases, d.schedule.phases);
+  EXPECT_EQ(to_json(back), text);  // byte for byte
+  // A slice names the groups; a receiver that sends nothing has no sends.
+  const std::string slice = SliceWriter(d).slice(40);
+  EXPECT_NE(slice.find("\"groups\""), std::string::npos);
+  EXPECT_NE(slice.find("\"sends\": []"), std::string::npos);
+}
+
+TEST(Format, ExplicitPhasesAndVersion1StillRead) {
+  World w(build_fat_tree(half_fat_tree(1)));
+  std::vector<Host> hosts = all_hosts(w.f);
+  Schedule s;
+  s.hosts = hosts;
+  s.phases = random_permutations(hosts.size(), 3, 7);  // not a shift pattern: written transfer by transfer
+  apply_lid_policy(w.f, hosts, s.phases, LidPolicy::spread);
+  ScheduleDoc d = doc_of(w, s);
+  const std::string text = to_json(d);
+  EXPECT_NE(text.find("\"src\""), std::string::npos);
+  EXPECT_EQ(from_json(text).schedule.phases, d.schedule.phases);
+  // A version-1 file (explicit phases, no groups) reads as before.
+  ScheduleDoc a2a = doc_of(w, plan_all_to_all(w.ctx, hosts, {}));
+  std::string v1 = to_json(a2a);
+  nlohmann::json j = nlohmann::json::parse(v1);
+  j["version"] = 1;
+  nlohmann::json phases = nlohmann::json::array();
+  for (const Phase& ph : a2a.schedule.phases) {
+    nlohmann::json p = nlohmann::json::array();
+    for (size_t i = 0; i < ph.dst.size(); ++i) p.push_back({{"src", i}, {"dst", ph.dst[i]}, {"dlid", ph.dlid[i]}});
+    phases.push_back(p);
+  }
+  j["phases"] = phases;
+  ScheduleDoc old = from_json(j.dump(1));
+  EXPECT_EQ(old.schedule.phases, a2a.schedule.phases);
+  EXPECT_TRUE(old.schedule.all_to_all());
+  EXPECT_EQ(to_json(old), v1);  // re-exported compactly
+}
+
+TEST(Format, DamagedCompactPhasesAreRefusedByPlace) {
+  World w(build_fat_tree(half_fat_tree(2)));
+  ScheduleDoc d = doc_of(w, plan_groups(w.ctx, all_hosts(w.f), ranks(0, 24), ranks(24, 48), {}));
+  const nlohmann::json good = nlohmann::json::parse(to_json(d));
+  auto fails = [&](const std::function<void(nlohmann::json&)>& damage, const std::string& needle) {
+    nlohmann::json j = good;
+    damage(j);
+    expect_input_error([&] { from_json(j.dump()); }, needle);
+  };
+  fails([](auto& j) { j["phases"]["offsets"][2] = std::string(24, 'z'); }, "/phases/offsets/2 (sender 0): 'z' is not a hex digit");
+  fails([](auto& j) { j["phases"]["offsets"][2] = "01"; }, "/phases/offsets/2: 2 characters for 24 senders");
+  fails([](auto& j) { j["phases"]["offsets"][0] = std::string(24, '7'); }, "offset 7 beyond the 4 LIDs");
+  fails([](auto& j) { j["phases"]["shifts"][1] = j["phases"]["shifts"][0]; }, "/phases/shifts/1: shift 0 appears twice");
+  fails([](auto& j) { j["phases"]["shifts"][1] = 24; }, "/phases/shifts/1: 24 is not a shift (0..23)");
+  fails([](auto& j) { j["phases"]["offsets"].erase(0); }, "23 offset lines for 24 shifts");
+  fails([](auto& j) { j["groups"]["senders"][3] = 0; }, "/groups/senders/3: rank 0 is listed twice");
+  fails([](auto& j) { j["groups"]["receivers"][0] = 48; }, "/groups/receivers/0: 48 is not a rank (0..47)");
+  fails([](auto& j) { j["phases"]["encoding"] = "zip"; }, "unknown phase encoding");
+  // Overlapping groups: a sender's own receiver position is '.', and a digit there is refused.
+  ScheduleDoc o = doc_of(w, plan_groups(w.ctx, all_hosts(w.f), ranks(0, 30), ranks(20, 48), {}));
+  nlohmann::json j = nlohmann::json::parse(to_json(o));
+  for (size_t k = 0; k < j["phases"]["offsets"].size(); ++k) {
+    std::string line = j["phases"]["offsets"][k];
+    if (size_t dot = line.find('.'); dot != std::string::npos) {
+      line[dot] = '0';
+      j["phases"]["offsets"][k] = line;
+      expect_input_error([&] { from_json(j.dump()); }, "has no transfer (expected '.')");
+      break;
+    }
+  }
+}
+
+TEST(ScheduleStore, TwoGroupsStoredCompactly) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("ibroute-groups-" + std::to_string(::getpid()) + ".db")).string();
+  std::filesystem::remove(path);
+  World w(build_fat_tree(half_fat_tree(2)));
+  Schedule s = plan_groups(w.ctx, all_hosts(w.f), ranks(10, 20), ranks(0, 48), {});
+  s.name = "g";
+  {
+    ibroute::store::FabricStore st(path, true);
+    st.save_scan({.source = "offline", .origin = "unit"}, w.f, resolve_routes(w.f));
+    st.save_schedule(1, s, 2, 0, 0.1, false);
+    Schedule back = st.load_schedule(st.schedule_info("g").id);
+    EXPECT_EQ(back.senders, s.senders);
+    EXPECT_EQ(back.receivers, s.receivers);
+    EXPECT_EQ(back.phases, s.phases);
+    // One byte per sender and phase, no destination blob.
+    ibroute::store::Stmt q(st.db(), "SELECT sum(length(dst)), sum(length(dlid)), count(shift) FROM schedule_phase");
+    ASSERT_TRUE(q.step());
+    EXPECT_EQ(q.i64(0), 0);
+    EXPECT_EQ(q.i64(1), static_cast<int64_t>(10 * s.phases.size()));
+    EXPECT_EQ(q.i64(2), static_cast<int64_t>(s.phases.size()));
+    // A damaged offset is named, not used.
+    st.db().exec("UPDATE schedule_phase SET dlid = zeroblob(3) WHERE phase = 4");
+    expect_input_error([&] { st.load_schedule(1); }, "database damaged: schedule 1, phase 4: offsets of 3 bytes for 10 senders");
+    st.db().exec("UPDATE schedule SET senders = zeroblob(2) WHERE id = 1");
+    expect_input_error([&] { st.load_schedule(1); }, "senders of 2 bytes");
+  }
+  std::filesystem::remove(path);
+}
+
+TEST(ScheduleStore, ExplicitRowsOfAVersion4DatabaseStillLoad) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("ibroute-v4-" + std::to_string(::getpid()) + ".db")).string();
+  std::filesystem::remove(path);
+  World w(build_fat_tree(half_fat_tree(1)));
+  Schedule s;
+  s.name = "perm";
+  s.hosts = all_hosts(w.f);
+  s.phases = random_permutations(s.hosts.size(), 4, 3);  // no shift pattern: stored row by row, as version 4 did
+  apply_lid_policy(w.f, s.hosts, s.phases, LidPolicy::random);
+  {
+    ibroute::store::FabricStore st(path, true);
+    st.save_scan({.source = "offline", .origin = "unit"}, w.f, resolve_routes(w.f));
+    st.save_schedule(1, s, 2, 0, 0.1, false);
+    st.db().exec("ALTER TABLE schedule DROP COLUMN senders; ALTER TABLE schedule DROP COLUMN receivers;"
+                 "ALTER TABLE schedule_phase DROP COLUMN shift; UPDATE meta SET value='4' WHERE key='schema_version'");
+  }
+  ibroute::store::FabricStore st(path, ibroute::store::Access::read_write);
+  EXPECT_TRUE(st.migrated());
+  Schedule back = st.load_schedule(st.schedule_info("perm").id);
+  EXPECT_EQ(back.phases, s.phases);
+  EXPECT_TRUE(back.all_to_all());
+  std::filesystem::remove(path);
+}
