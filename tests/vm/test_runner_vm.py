@@ -20,6 +20,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "sim"))
 sys.path.insert(0, HERE)
 
 from common import EXAMPLES, IBROUTE, db_rows, ibroute  # noqa: E402
+from schedule_check import explicit  # noqa: E402
 from simfabric import SimFabric  # noqa: E402
 import softroce_vm  # noqa: E402
 
@@ -52,6 +53,12 @@ class RunnerInVm(unittest.TestCase):
             f.write("\n".join(hosts[:6]) + "\n")
         ibroute("plan", "--db", db, "--senders", ",".join(hosts[:2]), "--receivers", ",".join(hosts[2:6]), "--message-size", "64K",
                 "--rate", "10M", "--name", "vmgroups")
+        # A file of format version 1 (every transfer an object) still runs.
+        ibroute("export", "--db", db, "--schedule", "vm2", "-o", os.path.join(cls.job, "vm2.json"))
+        with open(os.path.join(cls.job, "vm2.json")) as f:
+            v1 = explicit(json.load(f))
+        with open(os.path.join(cls.job, "vm2-v1.json"), "w") as f:
+            json.dump(v1, f)
         # A schedule for another fabric: the same file with port GUIDs this fabric does not have.
         ibroute("export", "--db", db, "--schedule", "vm4", "-o", os.path.join(cls.job, "vm4.json"))
         with open(os.path.join(cls.job, "vm4.json")) as f:
@@ -68,6 +75,7 @@ class RunnerInVm(unittest.TestCase):
             "n2": f"mpirun -np 2 {run} --schedule vm2 --placement /job/p2.txt --rounds 3 --skip-after 8 -o /job/n2.json",
             "n4": f"mpirun -np 4 {run} --schedule vm4 --placement /job/p4.txt --rounds 3 --skip-after 8 -o /job/n4.json --svg /job/n4.svg",
             "n8": f"mpirun -np 8 {run} --schedule vm8 --placement /job/p8.txt --rounds 2 --skip-after 8 --test-clock-skew-us {skews} -o /job/n8.json",
+            "v1": f"mpirun -np 2 {run} --schedule-file /job/vm2-v1.json --placement /job/p2.txt --rounds 2 --skip-after 8 -o /job/v1.json",
             "groups": f"mpirun -np 6 {run} --schedule vmgroups --placement /job/p6.txt --rounds 3 --skip-after 8 -o /job/groups.json",
             "stall": f"mpirun -np 4 {run} --schedule vm4 --placement /job/p4.txt --rounds 5 --skip-after 2 --drain 1 "
                      f"--test-stall-rank {STALLED} -o /job/stall.json",
@@ -134,6 +142,9 @@ class RunnerInVm(unittest.TestCase):
         self.check_clean("n2", 2, 3)
         self.check_clean("n4", 4, 3)
         self.check_clean("n8", 8, 2)
+
+    def test_format_version_1_file_runs(self):
+        self.check_clean("v1", 2, 2)
 
     def test_two_group_schedule_delivers_every_pair(self):
         rc, err, r = self.result("groups")
