@@ -10,6 +10,7 @@
 #include "ibroute/fabric/links.hpp"
 #include "ibroute/fabric/structure.hpp"
 #include "ibroute/fabric/synthetic.hpp"
+#include "ibroute/schedule/evaluate.hpp"
 #include "ibroute/schedule/hosts.hpp"
 #include "ibroute/schedule/planner.hpp"
 
@@ -42,6 +43,8 @@ int main(int argc, char** argv) {
   auto t2 = now();
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
+  const long plan_rss = ru.ru_maxrss;
+  LoadReport load = evaluate(ctx, plan.hosts, plan.phases, false);  // quality: after the peak-memory reading
   size_t switches = 0;
   for (const Node& n : f.nodes) switches += n.is_switch();
   std::cout << nlohmann::json{{"hosts", hosts.size()},       {"switches", switches},
@@ -51,7 +54,8 @@ int main(int argc, char** argv) {
                               {"build_s", std::chrono::duration<double>(t1 - t0).count()},
                               {"plan_s", std::chrono::duration<double>(t2 - t1).count()},
                               {"phases_over", st.phases_over}, {"worst_overflow", st.worst_overflow},
-                              {"peak_rss_mib", ru.ru_maxrss / 1024}}
+                              {"max_load", load.max_load}, {"congested_share", load.congested_share()},
+                              {"peak_rss_mib", plan_rss / 1024}}
                    .dump()
             << "\n";
 }
