@@ -8,6 +8,7 @@
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/schedule/admission.hpp"
 #include "ibroute/schedule/hosts.hpp"
+#include "ibroute/schedule/lower_bound.hpp"
 #include "ibroute/schedule/patterns.hpp"
 #include "ibroute/schedule/planner.hpp"
 
@@ -77,6 +78,9 @@ int run_plan(const PlanCliOptions& o) {
   Schedule s = plan_groups(c.eval, hosts, senders, receivers, {.method = method}, &st);
   const double seconds = clock.seconds();
   LoadReport load = evaluate(c.eval, s.hosts, s.phases, true);
+  Stopwatch lb_clock;
+  const LowerBound least = worst_load_lower_bound(c.eval, s.hosts, s.phases);  // how far from the best possible
+  const double lb_seconds = lb_clock.seconds();
   s.timing = make_timing(c.eval, load, message_size, rate);  // refuses a rate the fabric cannot carry
   RateLimit limit = max_rate(c.eval, load);
 
@@ -109,6 +113,7 @@ int run_plan(const PlanCliOptions& o) {
                    {"method", s.method},
                    {"bound", s.bound},
                    {"max_load", load.max_load},
+                   {"lower_bound", {{"worst", least.worst}, {"phase", least.phase}, {"where", least.where}, {"seconds", lb_seconds}}},
                    {"phases_over_bound", st.phases_over},
                    {"congested", load.congested},
                    {"congested_share", load.congested_share()},
@@ -127,8 +132,10 @@ int run_plan(const PlanCliOptions& o) {
                                    : std::to_string(hosts.size()) + " hosts";
     std::printf("schedule '%s' (id %lld) for scan %lld: %s, %zu phases, method %s, planned in %.2f s\n", s.name.c_str(),
                 static_cast<long long>(id), static_cast<long long>(c.scan_id), who.c_str(), s.phases.size(), s.method.c_str(), seconds);
-    std::printf("  worst link load  %d (bound %d); %zu of %zu phases above the bound\n", load.max_load, s.bound, st.phases_over,
-                s.phases.size());
+    std::printf("  worst link load  %d (bound %d, least possible %d); %zu of %zu phases above the bound\n", load.max_load, s.bound,
+                least.worst, st.phases_over, s.phases.size());
+    if (load.max_load > s.bound && least.worst > s.bound)
+      std::printf("  least possible   %d with these tables: phase %d, %s\n", least.worst, least.phase, least.where.c_str());
     std::printf("  congested        %zu transfers (%.1f %%)%s\n", load.congested, 100 * load.congested_share(),
                 st.unroutable ? (", " + std::to_string(st.unroutable) + " with no working route").c_str() : "");
     for (size_t i = 0; i < load.over.size() && i < 5; ++i)

@@ -1,0 +1,26 @@
+// How far a plan is from the best possible: a lower bound on the worst switch-link load that any
+// choice of DLIDs can reach for given phases, on the fabric's forwarding tables.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ibroute/schedule/evaluate.hpp"
+#include "ibroute/schedule/schedule.hpp"
+
+namespace ibroute::schedule {
+
+struct LowerBound {
+  int worst = 0;      // no choice of DLIDs gets the worst switch-link load of these phases below this
+  int phase = -1;     // a phase where it is reached (-1 when nothing crosses a switch link)
+  std::string where;  // what forces it, e.g. "leaf-3: 6 transfers leave over 2 links"
+};
+
+// Phases are given by their destinations (Phase::dst; DLIDs are ignored): a transfer may take the
+// route to any LID of its destination's port. Per phase and switch, the transfers whose every
+// route passes the switch each leave it (and enter it) over one of the links their routes use
+// there; the least worst load of that assignment (a b-matching) bounds the phase. Phases are
+// bounded on all cores; the result does not depend on their number.
+LowerBound worst_load_lower_bound(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<Phase>& phases);
+
+}  // namespace ibroute::schedule
