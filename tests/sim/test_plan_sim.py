@@ -46,6 +46,8 @@ class PlanOnSimulatedFabrics(TempDirTest):
         else:
             self.assertGreater(plan["max_load"], 2)
             self.assertTrue(plan["over"], "links over the bound are reported")
+        # The lower bound (from the tables, independent of the planner's choices) is never above it.
+        self.assertLessEqual(plan["lower_bound"]["worst"], plan["max_load"])
         # Never worse than round-robin with base LIDs in the same order.
         self.assertLessEqual(plan["max_load"], plan["round_robin_base"]["max_load"])
         v = ibroute("validate", "--db", db, out, "--json", check=False)
@@ -78,6 +80,8 @@ class PlanOnSimulatedFabrics(TempDirTest):
         topo = generate(self.path("deg.topo"), "--shuffle", "--seed", "7", "--missing", "1")  # 1 of 48 leaf-spine links
         db, plan, a = self.pipeline(topo, 4, "minhop", False)
         self.assertEqual(plan["max_load"], 3)  # one leaf lost a quarter of its up-links: 3 is the least possible
+        self.assertEqual(plan["lower_bound"]["worst"], 3)  # and the lower bound proves it
+        self.assertIn("transfers leave over", plan["lower_bound"]["where"])
 
     def test_hft864_shuffled_lmc4(self):
         db, plan, a = self.pipeline(f"{EXAMPLES}/hft864-shuffled.topo", 4, "minhop", True)
