@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <climits>
 #include <thread>
 
+#include "ibroute/schedule/admission.hpp"
 #include "option_table.hpp"
 
 namespace ibroute::schedule {
@@ -12,19 +14,23 @@ using namespace ibroute::fabric;
 
 namespace {
 
-// Places every route of a transfer may have to cross, as dense keys: leaving switch s (2s),
-// entering it (2s + 1), and crossing between tree levels l and l+1 upwards (2n + 2l) or
-// downwards (2n + 2l + 1), n the number of nodes.
+// A transfer's possible link where it leaves its ingress switch (key 2s) or enters its egress
+// switch (2s + 1): every route of it passes both.
 struct Step {
   uint32_t key;
   uint32_t transfer;
   int32_t link;
 };
 
+// Where a phase's bound comes from: a switch side (key >= 0: 2s leaving, 2s + 1 entering), a
+// level cut (key -2 - c, c = 2l upwards or 2l + 1 downwards between levels l and l + 1), or one
+// link every route of some transfers takes (key -1, transfers on it).
 struct PhaseResult {
   int worst = 0;
-  int64_t key = -1;  // -1: nothing crosses a switch link
+  int64_t key = kNowhere;
   size_t transfers = 0, links = 0;
+  int32_t link = -1;
+  static constexpr int64_t kNowhere = INT64_MIN;
 };
 
 // Whether the transfers can each take one of their candidate links with at most `cap` on any
@@ -61,67 +67,87 @@ class BMatching {
   std::vector<char> seen_;
 };
 
-// Counting and grouping with arrays over all keys and links, reset through touched lists: a phase
-// costs what its routes hold, with no sorting (3 456 hosts: ~10^5 steps per phase, 3 455 phases).
+// Three bounds per phase, each cheap: (1) links that every route of a transfer takes, counted;
+// (2) per level boundary, the transfers that must cross it over the links their routes use there
+// (the even share); (3) per ingress and egress switch, the least worst load of its transfers'
+// first (last) switch links, a b-matching. Arrays over all switches, links and cuts are reset
+// through touched lists: a phase costs what its routes hold, with no sorting.
 class PhaseBounder {
  public:
-  PhaseBounder(const EvalContext& ctx, const OptionTable& t, const std::vector<int32_t>& cut_of)
-      : ctx_(ctx), t_(t), cut_of_(cut_of), nodes_(ctx.fabric.nodes.size()), keys_(2 * nodes_ + 2 * (ctx.structure.levels + 1)),
-        routes_at_(keys_, 0), last_route_(keys_, UINT32_MAX), bucket_size_(keys_, 0), bucket_start_(keys_ + 1, 0),
-        link_slot_(ctx.links.size(), -1) {}
+  PhaseBounder(const EvalContext& ctx, const OptionTable& t, const std::vector<int32_t>& cut_of, int cuts)
+      : ctx_(ctx), t_(t), cut_of_(cut_of), cuts_(static_cast<size_t>(cuts)), forced_(ctx.links.size(), 0),
+        mark_(ctx.links.size(), 0), bucket_size_(2 * ctx.fabric.nodes.size(), 0), bucket_start_(bucket_size_.size(), 0),
+        fill_(bucket_size_.size(), 0), link_slot_(ctx.links.size(), -1), cut_routes_(cuts_, 0), cut_last_(cuts_, UINT32_MAX), cut_links_(cuts_),
+        cut_transfers_(cuts_, 0), cut_union_(cuts_, 0) {}
 
   PhaseResult bound(const Phase& ph) {
     steps_.clear();
+    ++stamp_;
+    std::fill(cut_transfers_.begin(), cut_transfers_.end(), 0);
+    std::fill(cut_union_.begin(), cut_union_.end(), 0);
+    PhaseResult best;
     for (size_t i = 0; i < ph.dst.size(); ++i) {
       if (ph.dst[i] < 0) continue;
       auto [a, b] = t_.range(i, static_cast<size_t>(ph.dst[i]));
       if (a == b) continue;  // no working route: it loads nothing
-      collect(static_cast<uint32_t>(i), a, b);
+      collect(static_cast<uint32_t>(i), a, b, best);
     }
-    // Group by key, keeping transfer order within a key (a counting sort).
+    for (int32_t l : forced_links_) forced_[l] = 0;
+    forced_links_.clear();
+    for (size_t c = 0; c < cuts_; ++c)
+      if (cut_union_[c]) {
+        const int even = static_cast<int>((cut_transfers_[c] + cut_union_[c] - 1) / cut_union_[c]);
+        if (even > best.worst) best = {even, -2 - static_cast<int64_t>(c), cut_transfers_[c], cut_union_[c], -1};
+      }
+    // Group the steps by switch side, keeping transfer order within one (a counting sort).
     for (uint32_t k : used_keys_) bucket_size_[k] = 0;
     used_keys_.clear();
     for (const Step& st : steps_)
       if (bucket_size_[st.key]++ == 0) used_keys_.push_back(st.key);
-    // Level cuts first: their even share is cheap and lifts the bar the switch matchings must pass.
-    std::sort(used_keys_.begin(), used_keys_.end(), [&](uint32_t x, uint32_t y) { return (x >= 2 * nodes_) != (y >= 2 * nodes_) ? x >= 2 * nodes_ : x < y; });
     uint32_t at = 0;
     for (uint32_t k : used_keys_) bucket_start_[k] = at, at += bucket_size_[k];
     grouped_.resize(steps_.size());
-    fill_ = bucket_start_;
+    for (uint32_t k : used_keys_) fill_[k] = bucket_start_[k];
     for (const Step& st : steps_) grouped_[fill_[st.key]++] = st;
-    PhaseResult best;
     for (uint32_t k : used_keys_) bucket(k, best);
     return best;
   }
 
  private:
-  // The places every route of transfer i crosses, with the links its routes take there.
-  void collect(uint32_t i, uint32_t a, uint32_t b) {
-    mine_.clear();
+  void collect(uint32_t i, uint32_t a, uint32_t b, PhaseResult& best) {
+    const uint32_t routes = b - a;
     for (uint32_t k = a; k < b; ++k) {
       const int32_t* ls = t_.links(k);
       const uint16_t len = t_.opt(k).len;
-      auto note = [&](uint32_t key, int32_t link) {
-        if (last_route_[key] != k) last_route_[key] = k, ++routes_at_[key];  // a route counts once per place
-        mine_.push_back({key, i, link});
-      };
+      if (len >= 2 && ctx_.switch_link(ls[0])) add_step(2 * static_cast<uint32_t>(ctx_.links.node(ls[0])), i, ls[0]);
+      if (len >= 2 && ctx_.switch_link(ls[len - 2])) add_step(2 * static_cast<uint32_t>(ctx_.links.node(ls[len - 1])) + 1, i, ls[len - 2]);
       for (uint16_t x = 0; x < len; ++x) {
-        const auto node = static_cast<uint32_t>(ctx_.links.node(ls[x]));
-        if (ctx_.switch_link(ls[x])) {
-          note(2 * node, ls[x]);
-          if (const int32_t cut = cut_of_[ls[x]]; cut >= 0) note(static_cast<uint32_t>(cut), ls[x]);
+        if (routes == 1 && ctx_.switch_link(ls[x])) {  // the only route: every link of it is taken
+          if (forced_[ls[x]]++ == 0) forced_links_.push_back(ls[x]);
+          if (forced_[ls[x]] > best.worst) best = {forced_[ls[x]], -1, static_cast<size_t>(forced_[ls[x]]), 1, ls[x]};
         }
-        if (x > 0 && ctx_.switch_link(ls[x - 1])) note(2 * node + 1, ls[x - 1]);
+        const int32_t c = cut_of_[ls[x]];
+        if (c < 0) continue;
+        if (cut_last_[c] != k) cut_last_[c] = k, ++cut_routes_[c], touched_cuts_.push_back(c);
+        cut_links_[c].push_back(ls[x]);
       }
     }
-    const uint32_t routes = b - a;
-    for (const Step& st : mine_)
-      if (routes_at_[st.key] == routes) steps_.push_back(st);
-    for (const Step& st : mine_) routes_at_[st.key] = 0, last_route_[st.key] = UINT32_MAX;
+    for (int32_t c : touched_cuts_) {
+      if (cut_routes_[c] == routes) {  // every route crosses this boundary: the transfer must
+        ++cut_transfers_[c];
+        for (int32_t l : cut_links_[c])
+          if (mark_[l] != stamp_) mark_[l] = stamp_, ++cut_union_[c];
+      }
+      cut_routes_[c] = 0, cut_last_[c] = UINT32_MAX, cut_links_[c].clear();
+    }
+    touched_cuts_.clear();
+  }
+  void add_step(uint32_t key, uint32_t i, int32_t link) {
+    if (!steps_.empty() && steps_.back().key == key && steps_.back().transfer == i && steps_.back().link == link) return;
+    steps_.push_back({key, i, link});
   }
 
-  // The least worst load of one place's transfers, where it is above the best so far.
+  // The least worst load of one switch side's transfers, where it is above the best so far.
   void bucket(uint32_t key, PhaseResult& best) {
     const Step* st = grouped_.data() + bucket_start_[key];
     const uint32_t n = bucket_size_[key];
@@ -135,31 +161,35 @@ class PhaseBounder {
     }
     for (int32_t l : links_) link_slot_[l] = -1;
     const int even = static_cast<int>((cand_.size() + links_.size() - 1) / links_.size());  // ceil(|T| / |U|)
-    if (key >= 2 * nodes_) {  // a level cut: thousands of transfers; the even share is bound enough
-      if (even > best.worst) best = {even, key, cand_.size(), links_.size()};
-      return;
-    }
     if (even <= best.worst && matching_.feasible(cand_, links_.size(), best.worst)) return;
     int w = std::max(even, best.worst + 1);
     while (!matching_.feasible(cand_, links_.size(), w)) ++w;
-    best = {w, key, cand_.size(), links_.size()};
+    best = {w, key, cand_.size(), links_.size(), -1};
   }
 
   const EvalContext& ctx_;
   const OptionTable& t_;
-  const std::vector<int32_t>& cut_of_;  // per link: its level-cut key, or -1
-  const size_t nodes_, keys_;
-  std::vector<uint32_t> routes_at_, last_route_, bucket_size_, bucket_start_, fill_, used_keys_;
+  const std::vector<int32_t>& cut_of_;  // per link: its level cut, or -1
+  const size_t cuts_;
+  std::vector<int> forced_;
+  std::vector<int32_t> forced_links_;
+  std::vector<uint32_t> mark_;
+  uint32_t stamp_ = 0;
+  std::vector<uint32_t> bucket_size_, bucket_start_, used_keys_;
+  std::vector<uint32_t> fill_;
   std::vector<int32_t> link_slot_, links_;
-  std::vector<Step> steps_, mine_, grouped_;
+  std::vector<uint32_t> cut_routes_, cut_last_;
+  std::vector<std::vector<int32_t>> cut_links_;
+  std::vector<int32_t> touched_cuts_;
+  std::vector<size_t> cut_transfers_, cut_union_;
+  std::vector<Step> steps_, grouped_;
   std::vector<std::vector<uint32_t>> cand_;
   BMatching matching_;
 };
 
-// Per directed link: the dense key of the level boundary it crosses (see Step), or -1 within a
-// level, off the tree, or not between switches.
+// Per directed link its level cut, c = 2l upwards or 2l + 1 downwards between levels l and l + 1
+// (switch levels from 1), or -1 within a level, off the tree, or not between switches.
 std::vector<int32_t> level_cuts(const EvalContext& ctx) {
-  const size_t n = ctx.fabric.nodes.size();
   const auto& level = ctx.structure.level;
   std::vector<int32_t> cut(ctx.links.size(), -1);
   for (size_t l = 0; l < cut.size(); ++l) {
@@ -168,8 +198,8 @@ std::vector<int32_t> level_cuts(const EvalContext& ctx) {
     const Port& p = ctx.fabric.nodes[ctx.links.node(link)].ports[ctx.links.port(link)];
     const int a = level[ctx.links.node(link)], b = level[p.peer_node];
     if (a < 1 || b < 1 || a > ctx.structure.levels || b > ctx.structure.levels) continue;
-    if (b == a + 1) cut[l] = static_cast<int32_t>(2 * n + 2 * static_cast<size_t>(a));
-    if (b == a - 1) cut[l] = static_cast<int32_t>(2 * n + 2 * static_cast<size_t>(b) + 1);
+    if (b == a + 1) cut[l] = 2 * a;
+    if (b == a - 1) cut[l] = 2 * b + 1;
   }
   return cut;
 }
@@ -184,7 +214,7 @@ LowerBound worst_load_lower_bound(const EvalContext& ctx, const std::vector<Host
   std::vector<PhaseResult> results(phases.size());
   std::atomic<size_t> next{0};
   auto work = [&] {
-    PhaseBounder b(ctx, table, cut_of);
+    PhaseBounder b(ctx, table, cut_of, 2 * ctx.structure.levels + 2);
     for (size_t p; (p = next.fetch_add(1, std::memory_order_relaxed)) < phases.size();) results[p] = b.bound(phases[p]);
   };
   const unsigned threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), static_cast<unsigned>(phases.size() / 8 + 1)));
@@ -194,13 +224,14 @@ LowerBound worst_load_lower_bound(const EvalContext& ctx, const std::vector<Host
   for (std::thread& t : pool) t.join();
   for (size_t p = 0; p < results.size(); ++p) {
     const PhaseResult& r = results[p];
-    if (r.key < 0 || r.worst <= out.worst) continue;
+    if (r.key == PhaseResult::kNowhere || r.worst <= out.worst) continue;
     out.worst = r.worst;
     out.phase = static_cast<int>(p);
     const std::string over = " over " + std::to_string(r.links) + (r.links == 1 ? " link" : " links");
-    const size_t n = ctx.fabric.nodes.size();
-    if (static_cast<size_t>(r.key) >= 2 * n) {
-      const size_t cut = static_cast<size_t>(r.key) - 2 * n;
+    if (r.key == -1) {
+      out.where = describe_link(ctx.fabric, ctx.links, r.link) + ": the only route of " + std::to_string(r.transfers) + " transfers";
+    } else if (r.key < -1) {
+      const int64_t cut = -2 - r.key;
       const int lower = static_cast<int>(cut / 2);
       out.where = "level " + std::to_string(cut & 1 ? lower + 1 : lower) + " to " + std::to_string(cut & 1 ? lower : lower + 1) +
                   ": " + std::to_string(r.transfers) + " transfers cross" + over + " that their routes use";

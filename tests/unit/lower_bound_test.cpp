@@ -59,7 +59,7 @@ TEST(LowerBound, LmcZeroForcesTwoTransfersOntoOneLink) {
   LowerBound lb = worst_load_lower_bound(w.ctx, hosts, across(hosts.size()));
   EXPECT_EQ(lb.worst, 2);
   EXPECT_EQ(lb.phase, 0);
-  EXPECT_NE(lb.where.find("over 1 link"), std::string::npos) << lb.where;
+  EXPECT_NE(lb.where.find("the only route of 2 transfers"), std::string::npos) << lb.where;
 }
 
 TEST(LowerBound, LeafMissingAnUpLinkNeedsThree) {
