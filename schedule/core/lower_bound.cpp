@@ -206,18 +206,23 @@ std::vector<int32_t> level_cuts(const EvalContext& ctx) {
 
 }  // namespace
 
-LowerBound worst_load_lower_bound(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<Phase>& phases) {
+LowerBound worst_load_lower_bound(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<Phase>& all,
+                                  size_t at_most) {
   LowerBound out;
-  if (phases.empty() || hosts.empty()) return out;
+  if (all.empty() || hosts.empty()) return out;
+  std::vector<size_t> index;  // which phases are bounded
+  const size_t count = at_most && at_most < all.size() ? at_most : all.size();
+  for (size_t k = 0; k < count; ++k) index.push_back(k * all.size() / count);
+  out.phases = count;
   const OptionTable table(ctx, hosts);
   const std::vector<int32_t> cut_of = level_cuts(ctx);
-  std::vector<PhaseResult> results(phases.size());
+  std::vector<PhaseResult> results(index.size());
   std::atomic<size_t> next{0};
   auto work = [&] {
     PhaseBounder b(ctx, table, cut_of, 2 * ctx.structure.levels + 2);
-    for (size_t p; (p = next.fetch_add(1, std::memory_order_relaxed)) < phases.size();) results[p] = b.bound(phases[p]);
+    for (size_t p; (p = next.fetch_add(1, std::memory_order_relaxed)) < index.size();) results[p] = b.bound(all[index[p]]);
   };
-  const unsigned threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), static_cast<unsigned>(phases.size() / 8 + 1)));
+  const unsigned threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), static_cast<unsigned>(index.size() / 8 + 1)));
   std::vector<std::thread> pool;
   for (unsigned k = 1; k < threads; ++k) pool.emplace_back(work);
   work();
@@ -226,7 +231,7 @@ LowerBound worst_load_lower_bound(const EvalContext& ctx, const std::vector<Host
     const PhaseResult& r = results[p];
     if (r.key == PhaseResult::kNowhere || r.worst <= out.worst) continue;
     out.worst = r.worst;
-    out.phase = static_cast<int>(p);
+    out.phase = static_cast<int>(index[p]);
     const std::string over = " over " + std::to_string(r.links) + (r.links == 1 ? " link" : " links");
     if (r.key == -1) {
       out.where = describe_link(ctx.fabric, ctx.links, r.link) + ": the only route of " + std::to_string(r.transfers) + " transfers";
@@ -238,6 +243,8 @@ LowerBound worst_load_lower_bound(const EvalContext& ctx, const std::vector<Host
     } else {
       out.where = ctx.fabric.nodes[static_cast<size_t>(r.key / 2)].desc + ": " + std::to_string(r.transfers) + " transfers " +
                   (r.key & 1 ? "enter" : "leave") + over;
+      if (static_cast<size_t>(r.worst) > (r.transfers + r.links - 1) / r.links)
+        out.where += " their routes allow, but too few of them differ to carry fewer than " + std::to_string(r.worst) + " on one";
     }
   }
   return out;

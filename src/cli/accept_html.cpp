@@ -166,12 +166,28 @@ std::string accept_html(const json& r, const std::string& fabric_svg, const Heat
     << "; colour from blue (0) to red (" << text_of(json(heat.max_gbps)) << " Gb/s, the highest); grey: no transfer.</p><div class=\"fig\">" << heatmap_svg(heat) << "</div>";
   o << "<h2>Transfers per link: round-robin against the plan</h2><div class=\"fig\">"
     << histogram_svg(r["load"]["round_robin"]["histogram"], r["load"]["plan"]["histogram"]) << "</div>";
+  const json& plan = r["load"]["plan"];
   o << table(json::array({json{{"pattern", "round-robin (name order, base LIDs)"},
                                {"worst link", r["load"]["round_robin"]["max_load"]},
                                {"congested share", r["load"]["round_robin"]["congested_share"]}},
-                          json{{"pattern", "plan"}, {"worst link", r["load"]["plan"]["max_load"]},
-                               {"congested share", r["load"]["plan"]["congested_share"]}}}),
-             {"pattern", "worst link", "congested share"});
+                          json{{"pattern", "plan (" + r["plan"]["order"].get<std::string>() + " order)"},
+                               {"worst link", plan["max_load"]},
+                               {"least possible", plan["lower_bound"]["worst"]},
+                               {"congested share", plan["congested_share"]}}}),
+             {"pattern", "worst link", "least possible", "congested share"}, "loads");
+  o << "<p id=\"plan-order\">Plan: ranks in " << esc(r["plan"]["order"].get<std::string>()) << " order";
+  for (const json& t : r["plan"]["orders_tried"])
+    if (t["order"] != r["plan"]["order"])
+      o << " (" << esc(t["order"].get<std::string>()) << " order tried: worst link " << t["max_load"].get<int>() << ", "
+        << t["phases_over"].get<size_t>() << " phases over the bound)";
+  o << ". No choice of DLIDs gets the worst link of these phases below " << plan["lower_bound"]["worst"].get<int>();
+  if (!plan["lower_bound"]["where"].get<std::string>().empty())
+    o << " (phase " << plan["lower_bound"]["phase"].get<int>() << ": " << esc(plan["lower_bound"]["where"].get<std::string>()) << ")";
+  o << ".</p>";
+  if (!plan["worst_links"].empty()) {
+    o << "<h3>Links over the bound in the plan, worst first (" << plan["links_over"].get<size_t>() << " in all)</h3>";
+    o << table(plan["worst_links"], {"link", "load", "capacity", "transfers"}, "worst-links");
+  }
   o << "<h2>Clock synchronisation</h2>";
   if (r["clock"].empty()) o << "<p id=\"clock\">Not measured: no run on hardware (simulated).</p>";
   else o << table(r["clock"], {"host", "offset_ns", "uncertainty_ns", "min_rtt_ns", "drift_ppm"}, "clock");

@@ -1,6 +1,7 @@
 """ibroute accept --simulate on ibsim + OpenSM fabrics: a healthy fabric passes; a link at 1x, an
-unlinked link and LMC 0 make the right checks fail with the right values. The HTML report is
-opened in headless Chromium and checked from the DOM it renders."""
+unlinked link and LMC 0 make the right checks fail with the right values; a three-level tree routed
+by ftree at LMC 0 passes through the topology order. The HTML report is opened in headless Chromium
+and checked from the DOM it renders."""
 import json
 import os
 import re
@@ -10,6 +11,7 @@ import unittest
 
 from common import EXAMPLES, TempDirTest, ibroute
 from simfabric import SimFabric, generate
+from test_real_shapes_sim import gen_real
 
 GEN = ["--leaves", "12", "--down", "8", "--up", "4", "--spines", "4", "--switch-ports", "12", "--spine-ports", "12",
        "--shuffle", "--seed", "96"]  # the 96-host half fat-tree of examples/hft96-shuffled.topo
@@ -37,15 +39,15 @@ def chromium():
 
 
 class AcceptOnSimulatedFabrics(TempDirTest):
-    def accept(self, topo, lmc=4, expect=None):
+    def accept(self, topo, lmc=4, expect=None, engine="minhop", args=()):
         """accept --rescan: it scans the simulated fabric itself (through the simulator's preload)."""
         db = self.path("f.db")
         exp = self.path("expect.json")
         with open(exp, "w") as f:
             json.dump(expect or EXPECT, f)
         report = self.path("report.html")
-        with SimFabric(topo, lmc=lmc) as sim:
-            r = ibroute("accept", "--rescan", "--db", db, "--expect", exp, "--simulate", "--report", report, "--json",
+        with SimFabric(topo, lmc=lmc, engine=engine) as sim:
+            r = ibroute("accept", "--rescan", "--db", db, "--expect", exp, "--simulate", "--report", report, "--json", *args,
                         sim=sim, check=False)
         self.assertIn(r.returncode, (0, 1), r.stderr)
         j = json.loads(r.stdout)
@@ -63,6 +65,8 @@ class AcceptOnSimulatedFabrics(TempDirTest):
         self.assertEqual(checks["skipped_transfers"]["result"], "not measured")  # simulated: no run
         self.assertGreaterEqual(j["rate_per_node"], 5e9)
         self.assertGreater(j["load"]["round_robin"]["max_load"], j["load"]["plan"]["max_load"])
+        self.assertEqual(j["plan"]["order"], "name")  # within the bound: no second plan
+        self.assertLessEqual(j["load"]["plan"]["lower_bound"]["worst"], j["load"]["plan"]["max_load"])
         browser = chromium()
         if browser is None:
             self.fail("chromium is not installed (scripts/deps.sh installs it)")
@@ -81,6 +85,8 @@ class AcceptOnSimulatedFabrics(TempDirTest):
         heat = heat[:heat.index("</svg>")]
         self.assertEqual(heat.count("<rect "), 96 * 96)  # one cell per (source, destination)
         self.assertIn('id="clock"', dom)
+        self.assertIn("<th>least possible</th>", dom)
+        self.assertIn('id="plan-order"', dom)
 
     def test_link_at_1x_fails_the_width_check(self):
         topo = generate(self.path("narrow.topo"), *GEN, "--narrow", "1")
@@ -102,15 +108,63 @@ class AcceptOnSimulatedFabrics(TempDirTest):
         # A leaf with 3 of 4 up-links cannot carry 8 hosts' traffic at 2 per link: over the bound.
         self.assertEqual(checks["congestion_free"]["result"], "fail")
 
-    def test_lmc0_has_no_congestion_free_plan(self):
+    def test_lmc0_has_no_congestion_free_plan_in_name_order(self):
         expect = dict(EXPECT, lmc=0)
-        checks, j, _ = self.accept(os.path.join(EXAMPLES, "hft96-shuffled.topo"), lmc=0, expect=expect)
+        checks, j, _ = self.accept(os.path.join(EXAMPLES, "hft96-shuffled.topo"), lmc=0, expect=expect, args=["--order", "name"])
         self.assertFalse(j["accepted"])
         self.assertEqual(checks["lmc"]["result"], "pass")
         self.assertEqual(checks["congestion_free"]["result"], "fail")
-        worst = int(re.match(r"worst link (\d+)", checks["congestion_free"]["measured"]).group(1))
+        worst, least = map(int, re.match(r"worst link (\d+), least possible (\d+)", checks["congestion_free"]["measured"]).groups())
         self.assertGreater(worst, 2)
+        self.assertGreater(least, 2, "one path per pair: no DLID choice helps")
+        self.assertLessEqual(least, worst)
+        # The worst links are named, highest load first.
+        named = [int(x) for x in re.findall(r"carries (\d+) \(capacity", checks["congestion_free"]["detail"])]
+        self.assertEqual(named[0], worst)
+        self.assertEqual(named, sorted(named, reverse=True))
+        self.assertEqual([w["load"] for w in j["load"]["plan"]["worst_links"]], named)
         self.assertEqual(checks["rate_per_node"]["result"], "fail", "congestion costs bandwidth")
+        # By leaf and port, minhop's one path per pair spreads the shifts evenly: --order auto finds it.
+        r = ibroute("accept", "--db", self.path("f.db"), "--expect", self.path("expect.json"), "--simulate", "--json",
+                    "--report", self.path("auto.html"), check=False)
+        auto = json.loads(r.stdout)
+        self.assertEqual(auto["plan"]["order"], "topology")
+        self.assertEqual({c["check"]: c["result"] for c in auto["checks"]}["congestion_free"], "pass")
+
+    def test_three_level_ftree_lmc0_is_congestion_free_in_topology_order(self):
+        # Host names shuffled over the leaves: at LMC 0 the name order's shifts collide on
+        # ftree's routes whatever the DLIDs; the topology order's are what ftree makes contention-free.
+        topo = gen_real(self.path("t3.topo"), "three-level", "--pods", 4, "--pod-leaves", 4, "--pod-aggs", 4, "--down", 4,
+                        "--up", 4, "--core-per-agg", 4, "--seed", 7)
+        expect = {"topology": "three-level", "hosts": 64, "lmc": 0, "congestion_free": True}
+        checks, j, report = self.accept(topo, lmc=0, expect=expect, engine="ftree")
+        self.assertEqual(checks["congestion_free"]["result"], "pass", checks["congestion_free"])
+        self.assertTrue(j["accepted"], checks)
+        plan = j["plan"]
+        self.assertEqual(plan["order"], "topology")
+        self.assertEqual([t["order"] for t in plan["orders_tried"]], ["name", "topology"])
+        self.assertGreater(plan["orders_tried"][0]["phases_over"], 0)
+        bound = j["fabric"]["transfer_bound"]
+        self.assertEqual(j["load"]["plan"]["max_load"], bound)
+        self.assertEqual(j["load"]["plan"]["lower_bound"]["worst"], bound)  # the plan is optimal
+        self.assertEqual(j["load"]["plan"]["worst_links"], [])
+        with open(report) as f:
+            html = f.read()
+        self.assertIn('id="plan-order">Plan: ranks in topology order (name order tried', html)
+        self.assertIn("<th>least possible</th>", html)
+        # In name order: over the bound, and so is the least possible; the worst links are named.
+        db = self.path("f.db")
+        exp = self.path("expect.json")
+        r = ibroute("accept", "--db", db, "--expect", exp, "--simulate", "--order", "name", "--report", self.path("n.html"),
+                    check=False)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        m = re.search(r"worst link (\d+), least possible (\d+)", r.stdout)
+        self.assertGreater(int(m.group(2)), bound)
+        self.assertLessEqual(int(m.group(2)), int(m.group(1)))
+        self.assertRegex(r.stdout, r"congestion_free: worst: \S+\[\d+\] -> \S+\[\d+\] carries " + m.group(1) + " ")
+        r = ibroute("accept", "--db", db, "--expect", exp, "--simulate", "--order", "leaf", check=False)
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
 
     def test_bad_expectation_files(self):
         db = self.path("f.db")

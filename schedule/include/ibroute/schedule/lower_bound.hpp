@@ -14,6 +14,7 @@ struct LowerBound {
   int worst = 0;      // no choice of DLIDs gets the worst switch-link load of these phases below this
   int phase = -1;     // a phase where it is reached (-1 when nothing crosses a switch link)
   std::string where;  // what forces it, e.g. "leaf-3: 6 transfers leave over 2 links"
+  size_t phases = 0;  // how many phases were bounded
 };
 
 // Phases are given by their destinations (Phase::dst; DLIDs are ignored): a transfer may take the
@@ -21,6 +22,9 @@ struct LowerBound {
 // route passes the switch each leave it (and enter it) over one of the links their routes use
 // there; the least worst load of that assignment (a b-matching) bounds the phase. Phases are
 // bounded on all cores; the result does not depend on their number.
-LowerBound worst_load_lower_bound(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<Phase>& phases);
+// With `at_most` > 0, only that many evenly spaced phases are bounded: still a true lower bound
+// (the worst over some phases is at most the worst over all), cheaper and possibly lower.
+LowerBound worst_load_lower_bound(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<Phase>& phases,
+                                  size_t at_most = 0);
 
 }  // namespace ibroute::schedule
