@@ -117,6 +117,7 @@ struct RunReportInput {
   size_t ranks = 0;
   uint64_t message_size = 0;
   double node_rate = 0;  // bytes/s of the slowest node; 0 without nodes
+  std::vector<double> node_rates;  // bytes/s each rank sent
   double skipped_share = 0;
   double max_uncertainty_ns = 0;
   std::optional<size_t> missing_ranks;  // absent in the report: not checked
@@ -147,10 +148,12 @@ inline RunReportInput parse_run_report(std::string_view text, const std::string&
     if (nodes.size() != in.ranks)
       fail(nodes.path, "lists " + std::to_string(nodes.size()) + " ranks, the run had " + std::to_string(in.ranks));
     in.node_rate = nodes.size() ? INFINITY : 0;
+    in.node_rates.assign(in.ranks, 0);
     for (size_t i = 0; i < nodes.size(); ++i) {
       const At n = nodes[i];
-      n["rank"].integer(0, last, rank_what);
-      in.node_rate = std::min(in.node_rate, n["send_gbps"].number(0, 1e9, "a rate in Gb/s (0 or more)") * 1e9 / 8);
+      const auto rank = static_cast<size_t>(n["rank"].integer(0, last, rank_what));
+      in.node_rates[rank] = n["send_gbps"].number(0, 1e9, "a rate in Gb/s (0 or more)") * 1e9 / 8;
+      in.node_rate = std::min(in.node_rate, in.node_rates[rank]);
     }
 
     const At clock = r["clock"];

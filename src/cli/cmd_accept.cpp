@@ -40,7 +40,7 @@ struct AcceptOptions {
   std::string db = kDefaultDb;
   std::optional<int64_t> scan;
   std::string expect;
-  std::string hosts;
+  std::string hosts, senders, receivers;
   std::string order = "auto";
   bool simulate = false;
   std::string launch;
@@ -89,9 +89,14 @@ struct Attempt {
   auto rank() const { return std::tuple(stats.phases_over > 0, load.max_load, stats.phases_over, load.congested); }
 };
 
-Attempt plan_in(const FabricContext& c, const std::string& order, const std::vector<Host>& given) {
+Attempt plan_in(const FabricContext& c, const std::string& order, const std::vector<Host>& given, const AcceptOptions& o) {
   Attempt a{order, {}, {}, {}};
-  a.plan = plan_all_to_all(c.eval, order == "topology" ? topology_order(c.fabric, given) : given, {}, &a.stats);
+  if (!o.senders.empty() || !o.receivers.empty()) {
+    const Groups g = select_groups(c.fabric, o.senders, o.receivers, order == "topology");
+    a.plan = plan_groups(c.eval, g.hosts, g.senders, g.receivers, {}, &a.stats);
+  } else {
+    a.plan = plan_all_to_all(c.eval, order == "topology" ? topology_order(c.fabric, given) : given, {}, &a.stats);
+  }
   a.load = evaluate(c.eval, a.plan.hosts, a.plan.phases, false);
   return a;
 }
@@ -252,12 +257,16 @@ int run_accept(const AcceptOptions& o) {
   // 3. Does a congestion-free all-to-all exist? In the ranks' given (name) order, or by leaf and
   // port: routing engines such as ftree make the topology order's shifts congestion-free, which at
   // LMC 0 (one path per pair) no choice of DLIDs can do for another order.
-  const std::vector<Host> given = select_hosts(f, o.hosts);
+  const bool groups = !o.senders.empty() || !o.receivers.empty();
+  if (groups && !o.hosts.empty()) throw InputError("--senders/--receivers exclude --hosts");
+  Groups named;  // in the order given: the round-robin baseline's ranks
+  if (groups) named = select_groups(f, o.senders, o.receivers, false);
+  const std::vector<Host> given = groups ? named.hosts : select_hosts(f, o.hosts);
   if (given.size() < 2) throw InputError("an all-to-all needs at least 2 hosts");
   const auto message_size = static_cast<uint64_t>(parse_quantity(e.contains("message_size") ? e["message_size"].get<std::string>() : o.message_size, true, "message size"));
   Stopwatch sw;
-  std::vector<Attempt> tried{plan_in(c, o.order == "topology" ? "topology" : "name", given)};
-  if (o.order == "auto" && tried[0].stats.phases_over > 0) tried.push_back(plan_in(c, "topology", given));
+  std::vector<Attempt> tried{plan_in(c, o.order == "topology" ? "topology" : "name", given, o)};
+  if (o.order == "auto" && tried[0].stats.phases_over > 0) tried.push_back(plan_in(c, "topology", given, o));
   const Attempt& chosen = *std::min_element(tried.begin(), tried.end(), [](const Attempt& a, const Attempt& b) { return a.rank() < b.rank(); });
   Schedule plan = chosen.plan;
   const PlanStats& ps = chosen.stats;
@@ -267,7 +276,7 @@ int run_accept(const AcceptOptions& o) {
   plan.name = "accept-" + std::to_string(hosts.size()) + "-scan" + std::to_string(c.scan_id);
   const double plan_s = sw.lap();
   const LowerBound least = worst_load_lower_bound(c.eval, hosts, plan.phases);  // how far from the best possible
-  std::vector<Phase> rr = shift_phases(given.size());
+  std::vector<Phase> rr = groups ? group_phases(given.size(), named.senders, named.receivers) : shift_phases(given.size());
   apply_lid_policy(f, given, rr, LidPolicy::base);
   LoadReport rr_load = evaluate(c.eval, given, rr, false);
   const std::vector<int32_t> over = links_over(c.eval, load);
@@ -302,6 +311,10 @@ int run_accept(const AcceptOptions& o) {
       plan.name = run.schedule;
     }
     node_rate = run.node_rate;
+    if (groups && run.node_rates.size() == hosts.size()) {  // receivers need not send: the slowest sender
+      node_rate = INFINITY;
+      for (int32_t r : plan.senders) node_rate = std::min(node_rate, run.node_rates[static_cast<size_t>(r)]);
+    }
     skipped_share = run.skipped_share;
     clock_unc_us = run.max_uncertainty_ns / 1000;
     clock = std::move(run.clock);
@@ -355,6 +368,8 @@ int run_accept(const AcceptOptions& o) {
               {"plan",
                {{"name", plan.name},
                 {"hosts", hosts.size()},
+                {"senders", groups ? plan.senders.size() : hosts.size()},
+                {"receivers", groups ? plan.receivers.size() : hosts.size()},
                 {"order", chosen.order},
                 {"orders_tried", orders},
                 {"method", plan.method},
@@ -423,6 +438,8 @@ Runner setup_accept(CLI::App& app) {
   c->add_flag("--rescan", o->rescan, "scan the fabric first (ibroute scan into --db), then judge that scan");
   c->add_option("--scan-arg", o->scan_args, "extra argument for `ibroute scan` (repeatable), e.g. --scan-arg=-C --scan-arg=mlx5_0");
   c->add_option("--hosts", o->hosts, "hosts in rank order: a,b,c or @FILE (default: all, in name order)");
+  c->add_option("--senders", o->senders, "two groups instead of all-to-all: the hosts that send (as --hosts), with --receivers");
+  c->add_option("--receivers", o->receivers, "two groups: the hosts that receive from every sender");
   c->add_option("--order", o->order,
                 "rank order of the plan: name (as given), topology (by leaf and port), auto (name; topology when that "
                 "leaves a link over the bound, the better kept)")

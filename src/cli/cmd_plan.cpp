@@ -19,19 +19,6 @@ using namespace ibroute::schedule;
 
 namespace {
 
-// Two groups as ranks: senders first, then the receivers that do not send (groups may overlap).
-void join_groups(const std::vector<Host>& snd, const std::vector<Host>& rcv, std::vector<Host>& hosts, std::vector<int32_t>& senders,
-                 std::vector<int32_t>& receivers) {
-  auto rank_of = [&](const Host& h) {
-    for (size_t r = 0; r < hosts.size(); ++r)
-      if (hosts[r].node == h.node && hosts[r].port == h.port) return static_cast<int32_t>(r);
-    hosts.push_back(h);
-    return static_cast<int32_t>(hosts.size() - 1);
-  };
-  for (const Host& h : snd) senders.push_back(rank_of(h));
-  for (const Host& h : rcv) receivers.push_back(rank_of(h));
-}
-
 struct PlanCliOptions {
   std::string db = kDefaultDb;
   std::optional<int64_t> scan;
@@ -49,7 +36,6 @@ struct PlanCliOptions {
 int run_plan(const PlanCliOptions& o) {
   if (o.all && !o.hosts.empty()) throw InputError("--all and --hosts exclude each other");
   const bool groups = !o.senders.empty() || !o.receivers.empty();
-  if (groups && (o.senders.empty() || o.receivers.empty())) throw InputError("--senders and --receivers go together");
   if (groups && (o.all || !o.hosts.empty())) throw InputError("--senders/--receivers exclude --hosts and --all");
   Method method;
   if (!method_from(o.method, method)) throw InputError("--method takes auto, free or structure");
@@ -62,9 +48,8 @@ int run_plan(const PlanCliOptions& o) {
   std::vector<Host> hosts;
   std::vector<int32_t> senders, receivers;
   if (groups) {
-    std::vector<Host> snd = select_hosts(c.fabric, o.senders, 1), rcv = select_hosts(c.fabric, o.receivers, 1);
-    if (o.order == "topology") snd = topology_order(c.fabric, snd), rcv = topology_order(c.fabric, rcv);
-    join_groups(snd, rcv, hosts, senders, receivers);
+    Groups g = select_groups(c.fabric, o.senders, o.receivers, o.order == "topology");
+    hosts = std::move(g.hosts), senders = std::move(g.senders), receivers = std::move(g.receivers);
   } else {
     hosts = select_hosts(c.fabric, o.hosts);
     if (o.order == "topology") hosts = topology_order(c.fabric, hosts);

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "common.hpp"
@@ -44,6 +45,23 @@ std::vector<schedule::Host> select_hosts(const fabric::Fabric& f, const std::str
       if (!name.empty()) names.push_back(name);
   }
   return schedule::pick_hosts(all, names, at_least);
+}
+
+Groups select_groups(const fabric::Fabric& f, const std::string& senders, const std::string& receivers, bool topology) {
+  if (senders.empty() || receivers.empty()) throw InputError("--senders and --receivers go together");
+  std::vector<schedule::Host> snd = select_hosts(f, senders, 1), rcv = select_hosts(f, receivers, 1);
+  if (topology) snd = schedule::topology_order(f, snd), rcv = schedule::topology_order(f, rcv);
+  Groups g;
+  std::map<std::pair<int32_t, uint8_t>, int32_t> rank;
+  auto rank_of = [&](const schedule::Host& h) {
+    auto [it, fresh] = rank.emplace(std::pair{h.node, h.port}, static_cast<int32_t>(g.hosts.size()));
+    if (fresh) g.hosts.push_back(h);
+    return it->second;
+  };
+  for (const schedule::Host& h : snd) g.senders.push_back(rank_of(h));
+  for (const schedule::Host& h : rcv) g.receivers.push_back(rank_of(h));
+  if (g.hosts.size() < 2) throw InputError("a plan needs at least two hosts");
+  return g;
 }
 
 std::string link_name(const FabricContext& c, int32_t link) { return schedule::describe_link(c.fabric, c.links, link); }

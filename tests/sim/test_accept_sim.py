@@ -88,6 +88,17 @@ class AcceptOnSimulatedFabrics(TempDirTest):
         self.assertIn("<th>least possible</th>", dom)
         self.assertIn('id="plan-order"', dom)
 
+    def test_two_groups_are_accepted(self):
+        """The event builder's pattern: half the hosts send to the other half; receivers send nothing."""
+        with open(os.path.join(EXAMPLES, "hft96-shuffled.topo")) as f:
+            names = sorted({l.split('"')[1] for l in f if l.startswith("Hca")})
+        checks, j, _ = self.accept(os.path.join(EXAMPLES, "hft96-shuffled.topo"),
+                                   args=("--senders", ",".join(names[:48]), "--receivers", ",".join(names[48:])))
+        self.assertEqual(checks["congestion_free"]["result"], "pass", checks["congestion_free"])
+        self.assertEqual((j["plan"]["senders"], j["plan"]["receivers"], j["plan"]["hosts"]), (48, 48, 96))
+        self.assertEqual(checks["rate_per_node"]["result"], "pass", checks["rate_per_node"])
+        self.assertTrue(j["accepted"], [c for c in checks.values() if c["result"] == "fail"])
+
     def test_link_at_1x_fails_the_width_check(self):
         topo = generate(self.path("narrow.topo"), *GEN, "--narrow", "1")
         checks, j, _ = self.accept(topo)

@@ -1,5 +1,6 @@
 // Hostile and damaged JSON input (docs/robustness.md): every value range-checked where it is read,
 // one InputError naming the JSON pointer, memory bounded by what the file holds.
+#include <algorithm>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -176,6 +177,8 @@ TEST(RunReportInput, ValidReportReads) {
   EXPECT_EQ(r.pair_gbps[2 * 4 + 3], 0.f);  // skipped
   EXPECT_EQ(r.missing_ranks, std::optional<size_t>(0));
   EXPECT_EQ(r.clock.size(), 4u);
+  ASSERT_EQ(r.node_rates.size(), 4u);  // per rank: accept's two-group check takes the slowest sender
+  EXPECT_DOUBLE_EQ(r.node_rate, *std::min_element(r.node_rates.begin(), r.node_rates.end()));
   EXPECT_TRUE(cli::parse_run_report(run_report4().dump(), "run.json", 5).pair_gbps.empty());  // another plan: no matrix
 }
 
