@@ -80,8 +80,9 @@ std::string check_pairs(const Schedule& s) {
       if (spos[i] < 0) return at + "rank " + std::to_string(i) + " sends but is not a sender";
       if (rpos[d] < 0) return at + "rank " + std::to_string(d) + " receives but is not a receiver";
       if (recv[d]++) return at + "rank " + std::to_string(d) + " receives twice";
-      if (seen[static_cast<size_t>(spos[i]) * rcv.size() + rpos[d]]++)
-        return "pair " + std::to_string(i) + " -> " + std::to_string(d) + " appears twice";
+      const size_t pair = static_cast<size_t>(spos[i]) * rcv.size() + static_cast<size_t>(rpos[d]);
+      if (seen[pair]) return "pair " + std::to_string(i) + " -> " + std::to_string(d) + " appears twice";
+      seen[pair] = true;
     }
   }
   for (size_t i = 0; i < snd.size(); ++i)

@@ -89,10 +89,11 @@ struct Attempt {
   auto rank() const { return std::tuple(stats.phases_over > 0, load.max_load, stats.phases_over, load.congested); }
 };
 
-Attempt plan_in(const FabricContext& c, const std::string& order, const std::vector<Host>& given, const AcceptOptions& o) {
+// `named`: two groups in the order given (null: all-to-all among `given`).
+Attempt plan_in(const FabricContext& c, const std::string& order, const std::vector<Host>& given, const Groups* named) {
   Attempt a{order, {}, {}, {}};
-  if (!o.senders.empty() || !o.receivers.empty()) {
-    const Groups g = select_groups(c.fabric, o.senders, o.receivers, order == "topology");
+  if (named) {
+    const Groups g = order == "topology" ? topology_ordered(c.fabric, *named) : *named;
     a.plan = plan_groups(c.eval, g.hosts, g.senders, g.receivers, {}, &a.stats);
   } else {
     a.plan = plan_all_to_all(c.eval, order == "topology" ? topology_order(c.fabric, given) : given, {}, &a.stats);
@@ -265,8 +266,9 @@ int run_accept(const AcceptOptions& o) {
   if (given.size() < 2) throw InputError("an all-to-all needs at least 2 hosts");
   const auto message_size = static_cast<uint64_t>(parse_quantity(e.contains("message_size") ? e["message_size"].get<std::string>() : o.message_size, true, "message size"));
   Stopwatch sw;
-  std::vector<Attempt> tried{plan_in(c, o.order == "topology" ? "topology" : "name", given, o)};
-  if (o.order == "auto" && tried[0].stats.phases_over > 0) tried.push_back(plan_in(c, "topology", given, o));
+  const Groups* two = groups ? &named : nullptr;
+  std::vector<Attempt> tried{plan_in(c, o.order == "topology" ? "topology" : "name", given, two)};
+  if (o.order == "auto" && tried[0].stats.phases_over > 0) tried.push_back(plan_in(c, "topology", given, two));
   const Attempt& chosen = *std::min_element(tried.begin(), tried.end(), [](const Attempt& a, const Attempt& b) { return a.rank() < b.rank(); });
   Schedule plan = chosen.plan;
   const PlanStats& ps = chosen.stats;

@@ -47,10 +47,9 @@ std::vector<schedule::Host> select_hosts(const fabric::Fabric& f, const std::str
   return schedule::pick_hosts(all, names, at_least);
 }
 
-Groups select_groups(const fabric::Fabric& f, const std::string& senders, const std::string& receivers, bool topology) {
-  if (senders.empty() || receivers.empty()) throw InputError("--senders and --receivers go together");
-  std::vector<schedule::Host> snd = select_hosts(f, senders, 1), rcv = select_hosts(f, receivers, 1);
-  if (topology) snd = schedule::topology_order(f, snd), rcv = schedule::topology_order(f, rcv);
+namespace {
+// Ranks: the senders, then the receivers that do not send.
+Groups join_groups(const std::vector<schedule::Host>& snd, const std::vector<schedule::Host>& rcv) {
   Groups g;
   std::map<std::pair<int32_t, uint8_t>, int32_t> rank;
   auto rank_of = [&](const schedule::Host& h) {
@@ -62,6 +61,22 @@ Groups select_groups(const fabric::Fabric& f, const std::string& senders, const 
   for (const schedule::Host& h : rcv) g.receivers.push_back(rank_of(h));
   if (g.hosts.size() < 2) throw InputError("a plan needs at least two hosts");
   return g;
+}
+std::vector<schedule::Host> members(const Groups& g, const std::vector<int32_t>& ranks) {
+  std::vector<schedule::Host> out;
+  for (int32_t r : ranks) out.push_back(g.hosts[static_cast<size_t>(r)]);
+  return out;
+}
+}  // namespace
+
+Groups topology_ordered(const fabric::Fabric& f, const Groups& g) {
+  return join_groups(schedule::topology_order(f, members(g, g.senders)), schedule::topology_order(f, members(g, g.receivers)));
+}
+
+Groups select_groups(const fabric::Fabric& f, const std::string& senders, const std::string& receivers, bool topology) {
+  if (senders.empty() || receivers.empty()) throw InputError("--senders and --receivers go together");
+  Groups g = join_groups(select_hosts(f, senders, 1), select_hosts(f, receivers, 1));
+  return topology ? topology_ordered(f, g) : g;
 }
 
 std::string link_name(const FabricContext& c, int32_t link) { return schedule::describe_link(c.fabric, c.links, link); }

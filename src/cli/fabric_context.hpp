@@ -43,6 +43,8 @@ struct Groups {
   std::vector<int32_t> senders, receivers;
 };
 Groups select_groups(const fabric::Fabric& f, const std::string& senders, const std::string& receivers, bool topology);
+// The same groups, each ordered by leaf and port.
+Groups topology_ordered(const fabric::Fabric& f, const Groups& g);
 
 std::string link_name(const FabricContext& c, int32_t link);
 std::string format_rate(double bytes_per_s);  // "6.25 GB/s"
