@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 
 namespace ibroute::runner {
 
@@ -50,5 +51,59 @@ ClockModel fit_clock(const ClockEstimate& before, const ClockEstimate* after) {
     m.drift = static_cast<double>(after->offset_ns - before.offset_ns) / static_cast<double>(after->at_ns - before.at_ns);
   return m;
 }
+
+}  // namespace ibroute::runner
+
+namespace ibroute::runner {
+
+int64_t ClockTracker::add(const ClockEstimate& e, bool count_residual) {
+  int64_t residual = 0;
+  if (count_ > 0) residual = e.offset_ns - offset_at(e.at_ns);
+  if (count_ > 0 && count_residual) {
+    residual_max_ = std::max(residual_max_, residual < 0 ? -residual : residual);
+    residual_sq_ += static_cast<double>(residual) * static_cast<double>(residual);
+    ++residuals_;
+  }
+  ++count_;
+  points_.push_back({e.at_ns, e.offset_ns, e.uncertainty_ns});
+  if (points_.size() > kWindow) points_.erase(points_.begin());
+  // Least squares in coordinates relative to the newest point (keeps the doubles exact enough).
+  const Point& last = points_.back();
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const Point& p : points_) {
+    const double x = static_cast<double>(p.at_ns - last.at_ns), y = static_cast<double>(p.offset_ns - last.offset_ns);
+    sx += x, sy += y, sxx += x * x, sxy += x * y;
+  }
+  const double n = static_cast<double>(points_.size());
+  const double den = n * sxx - sx * sx;
+  // Half a second of span at least: over less, the offsets' noise would be read as drift.
+  const double span = static_cast<double>(last.at_ns - points_.front().at_ns);
+  if (points_.size() >= 2 && span >= 5e8 && den > 0) slope_ = (n * sxy - sx * sy) / den;
+  const double mean_x = sx / n, mean_y = sy / n;
+  anchor_at_ = last.at_ns;
+  anchor_offset_ = static_cast<double>(last.offset_ns) + mean_y - slope_ * mean_x;
+  return residual;
+}
+
+bool ClockTracker::plausible(const ClockEstimate& e) const {
+  if (points_.empty()) return true;
+  std::vector<int64_t> u;
+  for (const Point& p : points_) u.push_back(p.uncertainty_ns);
+  std::nth_element(u.begin(), u.begin() + static_cast<long>(u.size() / 2), u.end());
+  return e.uncertainty_ns <= 3 * u[u.size() / 2] + 10'000;
+}
+
+int64_t ClockTracker::offset_at(int64_t reference_ns) const {
+  if (count_ == 0) return 0;
+  return static_cast<int64_t>(std::llround(anchor_offset_ + slope_ * static_cast<double>(reference_ns - anchor_at_)));
+}
+
+int64_t ClockTracker::to_reference(int64_t local_ns) const {
+  // local = ref + offset(ref); offset changes by ppm, so two steps converge to the ns.
+  int64_t ref = local_ns - offset_at(local_ns);
+  return local_ns - offset_at(ref);
+}
+
+double ClockTracker::residual_rms_ns() const { return residuals_ ? std::sqrt(residual_sq_ / static_cast<double>(residuals_)) : 0.0; }
 
 }  // namespace ibroute::runner

@@ -14,21 +14,22 @@ std::vector<Channel> channels_of(const schedule::Schedule& s) {
   return ch;
 }
 
-std::vector<TimedSend> sends_of(const schedule::Schedule& s, const std::vector<Channel>& channels, int32_t rank,
-                                uint32_t rounds, int64_t slot_ns) {
-  std::vector<TimedSend> out;
-  const auto phases = static_cast<uint32_t>(s.phases.size());
-  for (uint32_t r = 0; r < rounds; ++r)
-    for (uint32_t k = 0; k < phases; ++k) {
-      const schedule::Phase& ph = s.phases[k];
-      int32_t dst = ph.dst[static_cast<size_t>(rank)];
-      if (dst < 0) continue;
-      Channel want{rank, dst, ph.dlid[static_cast<size_t>(rank)]};
-      auto it = std::lower_bound(channels.begin(), channels.end(), want);
-      uint32_t seq = r * phases + k;
-      out.push_back({seq, dst, want.dlid, static_cast<uint32_t>(it - channels.begin()), static_cast<int64_t>(seq) * slot_ns});
-    }
-  return out;
+SendPlan::SendPlan(const schedule::Schedule& s, const std::vector<Channel>& channels, int32_t rank, int64_t slot_ns)
+    : phases_(static_cast<uint32_t>(s.phases.size())), slot_ns_(slot_ns) {
+  for (uint32_t k = 0; k < phases_; ++k) {
+    const schedule::Phase& ph = s.phases[k];
+    int32_t dst = ph.dst[static_cast<size_t>(rank)];
+    if (dst < 0) continue;
+    Channel want{rank, dst, ph.dlid[static_cast<size_t>(rank)]};
+    auto it = std::lower_bound(channels.begin(), channels.end(), want);
+    entries_.push_back({k, dst, want.dlid, static_cast<uint32_t>(it - channels.begin())});
+  }
+}
+
+TimedSend SendPlan::at(uint64_t k) const {
+  const Entry& e = entries_[k % entries_.size()];
+  const uint64_t seq = k / entries_.size() * phases_ + e.phase;
+  return {seq, e.dst, e.dlid, e.channel, static_cast<int64_t>(seq) * slot_ns_};
 }
 
 }  // namespace ibroute::runner

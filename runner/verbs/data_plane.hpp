@@ -1,15 +1,19 @@
 // One rank of `ibroute run`: connects to its peers (MPI carries the connection data), measures
-// the clock offsets (rank 0 against everyone, by verbs round trips), posts every transfer at
-// its planned time on the common clock, skips by the skip rule, drains, reports to rank 0.
+// the clock offsets (rank 0 against everyone, by verbs round trips) and keeps its own clock
+// model current during the run, posts every transfer at its planned time on the common clock,
+// skips by the skip rule, drains, and sends its aggregated results to rank 0.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "bootstrap.hpp"
+#include "ibroute/runner/rate_search.hpp"
 #include "ibroute/runner/run_report.hpp"
+#include "ibroute/runner/run_stats.hpp"
 #include "ibroute/schedule/schedule.hpp"
 
 namespace ibroute::runner {
@@ -27,9 +31,21 @@ struct RunConfig {
   int64_t start_delay_ns = 200'000'000;        // t0 after the clock sync
   int sync_samples = 200;
   bool verify = true;        // receivers check every byte of what arrived
-  // Tests only: per MPI rank an artificial clock offset; a rank that stops taking receives; a
-  // rank that dies at its k-th send.
+  int64_t resync_interval_ns = 1'000'000'000;  // each rank re-measures its clock this often; 0: never
+  int resync_samples = 16;
+  int64_t progress_interval_ns = 5'000'000'000;  // rank 0 prints a progress line this often; 0: never
+  size_t anomaly_cap = 1000;     // single records kept per rank (skipped, failed, late, corrupt)
+  int64_t late_threshold_ns = 0; // a post later than this is an anomaly; 0: one slot
+  std::string trace_dir;         // "": no trace files
+  std::string schedule_name;     // for the trace files' first line
+  bool find_rate = false;        // a rate search (rate_search.hpp) starting at slot_ns
+  double max_skipped_share = 0;
+  int find_rate_steps = 10;
+  int64_t find_rate_step_ns = 2'000'000'000;
+  // Tests only: per MPI rank an artificial clock offset and rate error; a rank that stops
+  // taking receives; a rank that dies at its k-th send.
   std::vector<int64_t> test_clock_skew_ns;
+  std::vector<double> test_clock_ppm;
   int test_stall_rank = -1;
   int test_die_rank = -1;
   uint32_t test_die_at = 0;
@@ -46,13 +62,20 @@ struct RankMapping {
 
 struct RunOutcome {
   bool root = false;  // the rest is filled at MPI rank 0 only
-  std::vector<TransferRecord> records;
+  std::vector<Channel> channels;
+  std::unique_ptr<RunMerge> merged;
   std::vector<RankClock> clocks;
   std::vector<int32_t> missing;        // schedule ranks that never reported
   std::vector<int32_t> schedule_rank;  // per MPI rank
   std::string device;
   bool ethernet = false;
   int64_t t0_ns = 0;
+  uint32_t rounds_run = 0;
+  int stop_signal = 0;  // the signal that ended the run early (at a round boundary); 0: none
+  std::vector<std::pair<double, int64_t>> rss_kib;  // rank 0's resident memory: (seconds since t0, KiB)
+  int64_t slot_ns = 0;              // of the run, or of the rate search's best step
+  std::vector<RateStep> steps;      // a rate search's steps
+  size_t best_step = SIZE_MAX;
 };
 
 // `everywhere`: every rank throws it at the same point (an agreed error), so the ranks may meet
@@ -63,6 +86,10 @@ struct RunError : std::runtime_error {
 };
 
 RunOutcome run_schedule(Bootstrap& mpi, const schedule::Schedule& s, const RankMapping& map, const RunConfig& cfg);
+
+// SIGINT, SIGTERM and SIGUSR1 (which mpirun forwards to every rank) end a run at a round
+// boundary instead of killing it: rank 0 picks the round and tells every rank. Installed for
+// the duration of run_schedule; a second signal kills as usual.
 
 const char* wc_status_name(int status);
 

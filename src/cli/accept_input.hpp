@@ -34,7 +34,8 @@ struct Expectation {
                                           "lmc",             "max_broken_links",
                                           "max_routing_imbalance", "congestion_free",
                                           "min_rate_per_node",     "max_skipped_share",
-                                          "max_clock_uncertainty_us", "message_size"};
+                                          "max_clock_uncertainty_us", "message_size",
+                                          "min_sustainable_rate"};
 };
 
 inline constexpr uint64_t kMaxMessageSize = uint64_t{1} << 40;  // 1 TiB per transfer
@@ -87,10 +88,11 @@ inline Expectation parse_expectation(std::string_view text, const std::string& s
     if (e.has("max_broken_links")) e["max_broken_links"].integer(0, INT32_MAX, "a number of links (0 or more)");
     if (e.has("max_routing_imbalance")) e["max_routing_imbalance"].number(1, 1e9, "a ratio max/min (1 or more)");
     if (e.has("congestion_free")) e["congestion_free"].boolean();
-    if (e.has("min_rate_per_node")) {
-      const At r = e["min_rate_per_node"];
+    for (const char* key : {"min_rate_per_node", "min_sustainable_rate"}) {
+      if (!e.has(key)) continue;
+      const At r = e[key];
       try {
-        parse_quantity(r.text(), false, "min_rate_per_node");
+        parse_quantity(r.text(), false, key);
       } catch (const InputError& x) {
         fail(r.path, x.what());
       }
@@ -125,6 +127,7 @@ struct RunReportInput {
   nlohmann::json suspects = nlohmann::json::array();  // rows: link, failed, skipped, transfers, bad_share
   nlohmann::json not_ok = nlohmann::json::array();    // rows: src, dst, dlid, status, error, path
   std::vector<float> pair_gbps;                       // ranks x ranks, only when ranks == the hosts given
+  std::optional<double> sustainable_rate;             // bytes/s per node: a rate search's answer (run --find-rate)
 };
 
 inline constexpr int64_t kMaxRanks = int64_t{1} << 20;
@@ -136,7 +139,9 @@ inline RunReportInput parse_run_report(std::string_view text, const std::string&
     RunReportInput in;
     if (!r.has("format") || r.v["format"] != "ibroute-run") fail("/format", "not an ibroute run report (\"format\" is not \"ibroute-run\")");
     const At ver = r["version"];
-    if (!ver.v.is_number_integer() || ver.v != 1) fail(ver.path, "run report version " + shown(ver.v) + "; this ibroute reads version 1");
+    if (!ver.v.is_number_integer() || (ver.v != 1 && ver.v != 2))
+      fail(ver.path, "run report version " + shown(ver.v) + "; this ibroute reads versions 1 and 2");
+    const bool v1 = ver.v == 1;
     in.schedule = r["schedule"].text();
     in.ranks = static_cast<size_t>(r["ranks"].integer(1, kMaxRanks, "a number of ranks (1 or more)"));
     const int64_t last = static_cast<int64_t>(in.ranks) - 1;
@@ -207,7 +212,26 @@ inline RunReportInput parse_run_report(std::string_view text, const std::string&
       in.not_ok.push_back(std::move(row));
     }
 
-    // The transfers: a table, one row per transfer, its columns named once.
+    if (!v1 && r.has("find_rate")) in.sustainable_rate = r["find_rate"]["answer"].number(0, 1e15, "a rate in bytes/s (0 or more)");
+    const bool matrix = in.ranks == hosts;
+    const size_t n = in.ranks;
+    if (!v1) {
+      // Version 2: the pairs' rates as a matrix of Mb/s (absent above 2048 ranks).
+      if (!r.has("pair_mbps")) return in;
+      const At rows = r["pair_mbps"].list();
+      if (rows.size() != n) fail(rows.path, "has " + std::to_string(rows.size()) + " rows, the run had " + std::to_string(n) + " ranks");
+      if (matrix) in.pair_gbps.assign(n * n, 0.f);
+      for (size_t i = 0; i < n; ++i) {
+        const At row = rows[i].list();
+        if (row.size() != n) fail(row.path, "has " + std::to_string(row.size()) + " values, the run had " + std::to_string(n) + " ranks");
+        for (size_t k = 0; k < n; ++k) {
+          const double mbps = row[k].number(0, 1e9, "a rate in Mb/s (0 or more)");
+          if (matrix) in.pair_gbps[i * n + k] = static_cast<float>(mbps / 1e3);
+        }
+      }
+      return in;
+    }
+    // Version 1: the transfers as a table, one row per transfer, its columns named once.
     const At cols = r["transfer_columns"].list();
     auto column = [&](const char* name) {
       for (size_t i = 0; i < cols.size(); ++i)
@@ -215,8 +239,6 @@ inline RunReportInput parse_run_report(std::string_view text, const std::string&
       fail(cols.path, std::string("no column \"") + name + "\"");
     };
     const size_t cs = column("src"), cd = column("dst"), cst = column("status"), cp = column("posted_ns"), cc = column("completed_ns");
-    const bool matrix = in.ranks == hosts;
-    const size_t n = in.ranks;
     std::vector<double> bytes, span;
     if (matrix) bytes.assign(n * n, 0), span.assign(n * n, 0);
     const At rows = r["transfers"].list();

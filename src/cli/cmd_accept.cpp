@@ -151,7 +151,8 @@ void rescan(const AcceptOptions& o) {
 }
 
 // Runs `LAUNCH ibroute run ...` and returns the text of its report (the launcher starts one rank per host).
-std::string launch_run(const AcceptOptions& o, const std::string& schedule, size_t ranks) {
+// With `find_rate_limit`, the run searches the rate it can hold (--find-rate) within that skipped share.
+std::string launch_run(const AcceptOptions& o, const std::string& schedule, size_t ranks, std::optional<double> find_rate_limit) {
   const std::string self = own_executable();
   char tmpl[] = "/tmp/ibroute-accept-XXXXXX";
   int fd = mkstemp(tmpl);
@@ -161,6 +162,7 @@ std::string launch_run(const AcceptOptions& o, const std::string& schedule, size
   for (size_t p; (p = launch.find("{ranks}")) != std::string::npos;) launch.replace(p, 7, std::to_string(ranks));
   std::string cmd = launch + " " + quoted(self) + " run --db " + quoted(o.db) + " --schedule " + quoted(schedule) + " -o " + tmpl;
   for (const std::string& a : o.run_args) cmd += " " + quoted(a);
+  if (find_rate_limit) cmd += " --find-rate --max-skipped " + std::to_string(*find_rate_limit);
   cmd += " 1>&2";  // the run's summary is progress here; accept's own output stays parseable
   std::cerr << "accept: " << cmd << "\n";
   int rc = std::system(cmd.c_str());
@@ -297,6 +299,7 @@ int run_accept(const AcceptOptions& o) {
   double node_rate = 0;  // bytes/s, the slowest node
   std::optional<double> skipped_share, clock_unc_us;
   std::optional<size_t> missing_ranks;
+  std::optional<double> sustainable;  // bytes/s per node, from a rate search
   std::string mode = o.simulate ? "simulate" : "run";
   if (o.simulate) {
     Simulation sim = simulate(c.eval, plan, message_size);
@@ -307,7 +310,9 @@ int run_accept(const AcceptOptions& o) {
     RunReportInput run;
     if (!o.launch.empty()) {
       store.save_schedule(c.scan_id, plan, load.max_load, static_cast<int64_t>(load.congested), plan_s, true);
-      run = parse_run_report(launch_run(o, plan.name, hosts.size()), "the report of the run", hosts.size());
+      std::optional<double> limit;
+      if (e.contains("min_sustainable_rate")) limit = e.contains("max_skipped_share") ? e["max_skipped_share"].get<double>() : 0.0;
+      run = parse_run_report(launch_run(o, plan.name, hosts.size(), limit), "the report of the run", hosts.size());
     } else {
       run = parse_run_report(read_file(o.run_report), o.run_report, hosts.size());
       plan.name = run.schedule;
@@ -324,11 +329,19 @@ int run_accept(const AcceptOptions& o) {
     not_ok = std::move(run.not_ok);
     missing_ranks = run.missing_ranks;
     if (run.ranks == hosts.size()) pair = std::move(run.pair_gbps);
+    sustainable = run.sustainable_rate;
   }
   if (e.contains("min_rate_per_node")) {
     double want = parse_quantity(e["min_rate_per_node"].get<std::string>(), false, "min_rate_per_node");
     checks.add("rate_per_node", node_rate >= want, format_rate(node_rate) + (o.simulate ? " (simulated)" : " (slowest node)"),
                "at least " + format_rate(want), node_rate < want && !over.empty() ? "the plan is over the bound, " + why : "");
+  }
+  if (e.contains("min_sustainable_rate")) {
+    double want = parse_quantity(e["min_sustainable_rate"].get<std::string>(), false, "min_sustainable_rate");
+    checks.add("sustainable_rate", sustainable ? std::optional<bool>(*sustainable >= want) : std::nullopt,
+               sustainable ? json(format_rate(*sustainable) + " (the highest rate that held)")
+                           : json(o.simulate ? "simulated: not measured" : "not measured: the run was not a rate search (run --find-rate)"),
+               "at least " + format_rate(want));
   }
   if (e.contains("max_skipped_share"))
     checks.add("skipped_transfers", skipped_share ? std::optional<bool>(*skipped_share <= e["max_skipped_share"].get<double>()) : std::nullopt,

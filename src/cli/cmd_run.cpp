@@ -13,8 +13,13 @@ std::function<int()> setup_run_options(CLI::App& app) {
       "Rank 0 syncs the clocks by verbs round trips, every rank posts its transfers at the planned times,\n"
       "a destination with --skip-after unfinished transfers gets no more until they finish (counted as\n"
       "skipped), and rank 0 gathers the results: per transfer, per node, per link (links from the scan).\n"
+      "Each rank re-measures its clock against rank 0 every --resync seconds and posts by its drift model.\n"
+      "Results are aggregated per path and destination as the run goes (memory does not grow with its\n"
+      "length); single transfers are kept only when something went wrong (--max-anomalies), or all of them\n"
+      "in local files with --trace. SIGINT, SIGTERM or SIGUSR1 (mpirun forwards SIGUSR1 to every rank) end\n"
+      "the run at a round boundary with the full report; a second signal kills.\n"
       "Exit code 0 when every transfer arrived, 1 when some were skipped, failed or lost (or a rank died),\n"
-      "2 on bad input (on every rank).\n"
+      "2 on bad input (on every rank), 128+signal when a signal ended the run early (report written).\n"
       "Example: srun -N 64 --ntasks-per-node=1 ibroute run --db fabric.db --schedule a2a --rounds 10");
   c->add_option("--db", o->db, "fabric database: the schedule, the routes for per-link figures, and where the run is stored");
   c->add_option("--schedule", o->schedule, "schedule name or id in --db");
@@ -29,7 +34,24 @@ std::function<int()> setup_run_options(CLI::App& app) {
   c->add_option("--drain", o->drain_s, "seconds to wait for completions after the last start")->capture_default_str();
   c->add_option("--finish-timeout", o->finish_timeout_s, "seconds rank 0 waits for every rank's end before naming it missing")
       ->capture_default_str();
-  c->add_option("--sync-samples", o->sync_samples, "clock round trips per rank")->capture_default_str();
+  c->add_option("--sync-samples", o->sync_samples, "clock round trips per rank before and after the run")->capture_default_str();
+  c->add_option("--resync", o->resync_s,
+                "seconds between each rank's clock re-measurements during the run (0: never; clocks drift 10-50 ppm)")
+      ->capture_default_str();
+  c->add_option("--resync-samples", o->resync_samples, "round trips per re-measurement")->capture_default_str();
+  c->add_option("--progress", o->progress_s, "seconds between rank 0's progress lines on stderr (0: none)")->capture_default_str();
+  c->add_option("--max-anomalies", o->max_anomalies,
+                "transfers kept one by one per rank (skipped, failed, late, corrupt); the rest are counted")
+      ->capture_default_str();
+  c->add_option("--late-threshold", o->late_threshold, "a post this late is an anomaly, e.g. 500us (default: one slot)");
+  c->add_flag("--find-rate", o->find_rate,
+              "search the highest rate per node whose skipped share stays within --max-skipped: short runs (steps),\n"
+              "doubling from --rate while it holds, then bisecting; reports each step and the answer");
+  c->add_option("--max-skipped", o->max_skipped, "--find-rate: the skipped share a rate may have and still hold (0..1)")->capture_default_str();
+  c->add_option("--find-rate-steps", o->find_rate_steps, "--find-rate: at most this many steps")->capture_default_str();
+  c->add_option("--step-duration", o->step_s, "--find-rate: seconds of sending per step")->capture_default_str();
+  c->add_option("--trace", o->trace_dir,
+                "directory (on each node) where every rank writes each of its transfers to trace-RANK.csv (docs/run-report.md)");
   c->add_option("--device", o->device, "RDMA device (default: the first with an active port)");
   c->add_option("--port", o->port, "device port (default: the first active)");
   c->add_option("--gid-index", o->gid_index, "GID index on RoCE (default: the IPv4-mapped GID)");
@@ -39,6 +61,7 @@ std::function<int()> setup_run_options(CLI::App& app) {
   c->add_option("--svg", o->svg, "draw the fabric coloured by transfers per link (needs --db)");
   c->add_flag("--json", o->json, "print the report as JSON instead of the text summary");
   c->add_option("--test-clock-skew-us", o->test_skew_us, "tests: artificial clock offset per MPI rank, comma-separated")->group("");
+  c->add_option("--test-clock-ppm", o->test_ppm, "tests: artificial clock rate error per MPI rank (ppm), comma-separated")->group("");
   c->add_option("--test-stall-rank", o->test_stall_rank, "tests: this MPI rank takes no receives")->group("");
   c->add_option("--test-die-rank", o->test_die_rank, "tests: this MPI rank kills itself")->group("");
   c->add_option("--test-die-at", o->test_die_at, "tests: ... at its k-th send")->group("");

@@ -1,6 +1,8 @@
 // ibroute-run: executes a schedule on the fabric, one process per host under srun or mpirun.
 // Every rank loads the schedule; rank 0 measures the clocks, gathers the results and reports.
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -104,16 +106,41 @@ void load_inputs(const RunOptions& o, int world, Inputs& in) {
   }
 }
 
-std::vector<int64_t> parse_skews(const std::string& text) {
-  std::vector<int64_t> v;
+// A comma-separated list of numbers within +-limit (tests' clock hooks).
+std::vector<double> parse_numbers(const std::string& text, double limit, const char* option) {
+  std::vector<double> v;
   std::stringstream ss(text);
   std::string item;
-  try {
-    while (std::getline(ss, item, ',')) v.push_back(static_cast<int64_t>(std::stod(item) * 1000));
-  } catch (const std::exception&) {
-    throw InputError("--test-clock-skew-us: '" + item + "' is not a number");
+  while (std::getline(ss, item, ',')) {
+    size_t used = 0;
+    double x = 0;
+    try {
+      x = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || !(std::abs(x) <= limit))
+      throw InputError(std::string(option) + ": '" + printable(item) + "' is not a number within +-" + std::to_string(static_cast<int64_t>(limit)));
+    v.push_back(x);
   }
   return v;
+}
+
+// "500us", "2ms", "0.5s", or plain nanoseconds.
+int64_t parse_duration_ns(const std::string& text, const char* option) {
+  static const std::pair<const char*, double> units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+  for (const auto& [u, f] : units) {
+    const size_t n = std::strlen(u);
+    if (text.size() > n && text.compare(text.size() - n, n, u) == 0) {
+      const std::string num = text.substr(0, text.size() - n);
+      if (num.back() == 'u' || num.back() == 'm' || num.back() == 'n') continue;  // "ms" read as "s"
+      std::vector<double> v = parse_numbers(num, 1e6, option);
+      if (v.size() == 1 && v[0] >= 0) return static_cast<int64_t>(v[0] * f);
+    }
+  }
+  std::vector<double> v = parse_numbers(text, 1e15, option);
+  if (v.size() != 1 || v[0] < 0) throw InputError(std::string(option) + ": '" + printable(text) + "' is not a duration (e.g. 500us, 2ms, 1s)");
+  return static_cast<int64_t>(v[0]);
 }
 
 // The run's settings from the options and the schedule's timing; throws InputError.
@@ -133,7 +160,31 @@ RunConfig make_config(const RunOptions& o, const Schedule& s) {
   cfg.finish_timeout_ns = static_cast<int64_t>(o.finish_timeout_s * 1e9);
   cfg.sync_samples = o.sync_samples;
   cfg.verify = !o.no_verify;
-  cfg.test_clock_skew_ns = parse_skews(o.test_skew_us);
+  if (!(o.resync_s >= 0 && o.resync_s <= 3600)) throw InputError("--resync: give 0 (never) .. 3600 seconds");
+  if (!(o.progress_s >= 0 && o.progress_s <= 86400)) throw InputError("--progress: give 0 (none) .. 86400 seconds");
+  if (o.resync_samples < 1 || o.resync_samples > 1000) throw InputError("--resync-samples: give 1 .. 1000");
+  if (o.max_anomalies > 1'000'000) throw InputError("--max-anomalies: at most 1000000 per rank");
+  cfg.resync_interval_ns = static_cast<int64_t>(o.resync_s * 1e9);
+  cfg.resync_samples = o.resync_samples;
+  cfg.progress_interval_ns = static_cast<int64_t>(o.progress_s * 1e9);
+  cfg.anomaly_cap = o.max_anomalies;
+  if (!o.late_threshold.empty()) cfg.late_threshold_ns = parse_duration_ns(o.late_threshold, "--late-threshold");
+  cfg.trace_dir = o.trace_dir;
+  if (o.find_rate) {
+    if (!o.trace_dir.empty()) throw InputError("--trace and --find-rate: trace a run at the rate found, not the search");
+    if (!(o.max_skipped >= 0 && o.max_skipped <= 1)) throw InputError("--max-skipped: give a share 0..1");
+    if (o.find_rate_steps < 1 || o.find_rate_steps > 64) throw InputError("--find-rate-steps: give 1 .. 64");
+    if (!(o.step_s >= 0.01 && o.step_s <= 3600)) throw InputError("--step-duration: give 0.01 .. 3600 seconds");
+    cfg.find_rate = true;
+    cfg.max_skipped_share = o.max_skipped;
+    cfg.find_rate_steps = o.find_rate_steps;
+    cfg.find_rate_step_ns = static_cast<int64_t>(o.step_s * 1e9);
+    const double round_s = static_cast<double>(cfg.slot_ns) * 1e-9 * static_cast<double>(s.phases.size());
+    cfg.rounds = std::max<uint32_t>(2, static_cast<uint32_t>(o.step_s / round_s));
+  }
+  cfg.schedule_name = s.name;
+  for (double us : parse_numbers(o.test_skew_us, 1e12, "--test-clock-skew-us")) cfg.test_clock_skew_ns.push_back(static_cast<int64_t>(us * 1000));
+  cfg.test_clock_ppm = parse_numbers(o.test_ppm, 1e5, "--test-clock-ppm");
   cfg.test_stall_rank = o.test_stall_rank, cfg.test_die_rank = o.test_die_rank, cfg.test_die_at = o.test_die_at;
   cfg.test_bad_rkey_rank = o.test_bad_rkey_rank;
 
@@ -177,6 +228,7 @@ int execute_run(const RunOptions& o) {
   RunOutcome out;
   try {
     out = run_schedule(mpi, s, map, cfg);
+    if (out.root && !out.merged) throw RunError("the run left no results");
   } catch (const RunError& e) {
     if (e.everywhere) return fail_everywhere(e.what());
     throw InputError(e.what());
@@ -185,14 +237,15 @@ int execute_run(const RunOptions& o) {
 
   const fabric::Fabric* f = in.fabric ? &in.fabric->fabric : nullptr;
   const fabric::LinkIndex* links = in.fabric ? &in.fabric->links : nullptr;
-  RunSummary sum = summarise(s, out.records, out.missing, f, links);
-  RunJsonContext jc{s, cfg.message_size, cfg.slot_ns, cfg.rounds, cfg.skip_after, out, sum, in.fabric.get()};
+  RunSummary sum = summarise(s, *out.merged, out.missing, f, links);
+  RunJsonContext jc{s, cfg.message_size, out.slot_ns, cfg.find_rate ? out.rounds_run : cfg.rounds, cfg.skip_after, out, sum, in.fabric.get(),
+                    cfg.resync_interval_ns, cfg.max_skipped_share};
   nlohmann::json report = run_report_json(jc);
   if (in.store && !o.no_store) {
     store::RunRow row;
     row.schedule_id = in.schedule_id;
     if (in.fabric) row.scan_id = in.fabric->scan_id;
-    row.ranks = static_cast<int64_t>(s.hosts.size()), row.rounds = cfg.rounds;
+    row.ranks = static_cast<int64_t>(s.hosts.size()), row.rounds = out.rounds_run;
     row.planned = static_cast<int64_t>(sum.planned), row.ok = static_cast<int64_t>(sum.ok), row.skipped = static_cast<int64_t>(sum.skipped);
     row.failed = static_cast<int64_t>(sum.failed + sum.timeout + sum.lost), row.missing = static_cast<int64_t>(sum.missing_ranks.size());
     row.report_json = report.dump();
@@ -213,6 +266,8 @@ int execute_run(const RunOptions& o) {
   }
   if (o.json) print_json(report);
   else print_run_summary(jc, std::cout);
+  if (out.stop_signal) return 128 + out.stop_signal;
+  if (cfg.find_rate) return out.best_step < out.steps.size() ? kExitOk : kExitFailure;
   const bool clean = sum.ok == sum.planned && sum.corrupt == 0 && sum.missing_ranks.empty();
   return clean ? kExitOk : kExitFailure;
 }

@@ -27,8 +27,16 @@ struct RunOptions {
   int port = 0, gid_index = -1;
   bool no_verify = false, no_store = false, json = false;
   std::string output, svg;
+  double resync_s = 1, progress_s = 5;
+  int resync_samples = 16;
+  size_t max_anomalies = 1000;
+  std::string late_threshold;  // e.g. 500us; "" = one slot
+  std::string trace_dir;
+  bool find_rate = false;
+  double max_skipped = 0, step_s = 2;
+  int find_rate_steps = 10;
   // tests only
-  std::string test_skew_us;
+  std::string test_skew_us, test_ppm;
   int test_stall_rank = -1, test_die_rank = -1, test_bad_rkey_rank = -1;
   uint32_t test_die_at = 0;
 };

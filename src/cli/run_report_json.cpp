@@ -1,7 +1,9 @@
 #include "run_report_json.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <optional>
 
 namespace ibroute::cli {
@@ -16,14 +18,16 @@ constexpr size_t kMaxListed = 200;  // failed transfers listed one by one
 
 std::string host(const RunJsonContext& c, int32_t rank) { return c.schedule.hosts[static_cast<size_t>(rank)].name; }
 
-std::string path_of(const RunJsonContext& c, fabric::PathFinder& pf, const TransferRecord& t) {
-  const schedule::Host& h = c.schedule.hosts[static_cast<size_t>(t.src)];
+std::string path_of(const RunJsonContext& c, fabric::PathFinder& pf, int32_t src, uint16_t dlid) {
+  const schedule::Host& h = c.schedule.hosts[static_cast<size_t>(src)];
   std::vector<int32_t> path;
-  if (h.node < 0 || pf.path(h.node, h.port, t.dlid, path) != fabric::RouteStatus::ok) return "no route";
+  if (h.node < 0 || pf.path(h.node, h.port, dlid, path) != fabric::RouteStatus::ok) return "no route";
   std::string s;
   for (int32_t l : path) s += (s.empty() ? "" : " | ") + link_name(*c.fabric, l);
   return s;
 }
+
+json quantiles(const LogHistogram& h) { return {{"median", h.quantile(0.5)}, {"p99", h.quantile(0.99)}, {"max", h.max()}}; }
 
 // Links ordered by what went wrong on them: failed first, then skipped, then by share.
 std::vector<LinkStat> suspects(const RunSummary& s) {
@@ -57,13 +61,18 @@ json link_json(const RunJsonContext& c, const LinkStat& l) {
 
 json run_report_json(const RunJsonContext& c) {
   const RunSummary& s = c.summary;
+  const RunMerge& m = *c.outcome.merged;
+  const size_t n = c.schedule.hosts.size();
   json j;
   j["format"] = "ibroute-run";
-  j["version"] = 1;
+  j["version"] = 2;
   j["schedule"] = c.schedule.name;
-  j["ranks"] = c.schedule.hosts.size();
+  j["ranks"] = n;
   j["phases"] = c.schedule.phases.size();
   j["rounds"] = c.rounds;
+  j["rounds_run"] = c.outcome.rounds_run;
+  j["stopped_by"] = c.outcome.stop_signal ? json(sigabbrev_np(c.outcome.stop_signal) ? std::string("SIG") + sigabbrev_np(c.outcome.stop_signal) : "signal")
+                                          : json(nullptr);
   j["message_size"] = c.message_size;
   j["slot_ns"] = c.slot_ns;
   j["rate"] = static_cast<double>(c.message_size) / (static_cast<double>(c.slot_ns) * 1e-9);
@@ -74,12 +83,32 @@ json run_report_json(const RunJsonContext& c) {
                  {"lost", s.lost}, {"corrupt", s.corrupt}, {"bytes_ok", s.bytes_ok}, {"seconds", s.seconds},
                  {"aggregate_gbps", s.aggregate_gbps},
                  {"skipped_share", s.planned ? static_cast<double>(s.skipped) / static_cast<double>(s.planned) : 0.0}};
-  j["lateness_ns"] = {{"median", s.late_median_ns}, {"p99", s.late_p99_ns}, {"max", s.late_max_ns}};
+  j["lateness_ns"] = quantiles(m.late);
+  j["completion_ns"] = quantiles(m.completion);
+  json series = json::array();
+  const double interval_s = static_cast<double>(m.throughput.interval_ns()) * 1e-9;
+  for (uint64_t b : m.throughput.bytes()) series.push_back(static_cast<double>(b) * 8 / interval_s * 1e-9);
+  j["throughput"] = {{"interval_s", interval_s}, {"gbps", series}};
+  if (!c.outcome.steps.empty()) {
+    // The rate search: every step, and the answer (the report's other figures are its best step's).
+    json steps = json::array();
+    for (const RateStep& st : c.outcome.steps)
+      steps.push_back({{"rate", st.rate}, {"rounds", st.rounds}, {"planned", st.planned}, {"ok", st.ok}, {"skipped", st.skipped},
+                       {"failed", st.failed}, {"skipped_share", st.skipped_share}, {"gbps_per_node", st.gbps_per_node}, {"held", st.held}});
+    const bool found = c.outcome.best_step < c.outcome.steps.size();
+    j["find_rate"] = {{"max_skipped_share", c.max_skipped_share},
+                      {"steps", steps},
+                      {"answer", found ? c.outcome.steps[c.outcome.best_step].rate : 0.0},
+                      {"found", found}};
+  }
+  json rss = json::array();
+  for (const auto& [secs, kib] : c.outcome.rss_kib) rss.push_back({secs, kib});
+  j["rank0_memory"] = {{"columns", {"seconds", "resident_kib"}}, {"rows", rss}};
   json missing = json::array();
   for (int32_t r : s.missing_ranks) missing.push_back({{"rank", r}, {"host", host(c, r)}});
   j["missing_ranks"] = missing;
   json clocks = json::array();
-  int64_t worst_unc = 0;
+  int64_t worst_unc = 0, worst_residual = 0;
   for (const RankClock& rc : c.outcome.clocks) {
     worst_unc = std::max(worst_unc, rc.before.uncertainty_ns);
     json e{{"rank", rc.rank},
@@ -92,17 +121,40 @@ json run_report_json(const RunJsonContext& c) {
            {"kept", rc.before.kept}};
     if (rc.measured_after)
       e["after"] = {{"offset_ns", rc.after.offset_ns}, {"uncertainty_ns", rc.after.uncertainty_ns}, {"drift_ppm", rc.drift_ppm}};
+    const NodeTotals& t = m.nodes[static_cast<size_t>(rc.rank)];
+    if (t.reported) {
+      worst_residual = std::max(worst_residual, t.clock.residual_max_ns);
+      e["during"] = {{"offset_ns", t.clock.offset_ns},         {"drift_ppm", t.clock.drift_ppm},
+                     {"resyncs", t.clock.resyncs},             {"resync_failures", t.clock.resync_failures},
+                     {"residual_max_ns", t.clock.residual_max_ns}, {"residual_rms_ns", t.clock.residual_rms_ns}};
+    }
     clocks.push_back(e);
   }
   j["clock"] = {{"reference_rank", c.outcome.schedule_rank.empty() ? 0 : c.outcome.schedule_rank[0]},
                 {"max_uncertainty_ns", worst_unc},
+                {"resync_interval_s", static_cast<double>(c.resync_interval_ns) * 1e-9},
+                {"max_residual_ns", worst_residual},
                 {"ranks", clocks}};
+  if (m.truth.measured)
+    j["test_true_lateness_ns"] = {{"min", m.truth.min_ns}, {"max", m.truth.max_ns}, {"abs_median", m.truth.abs_ns.quantile(0.5)},
+                                  {"abs_p99", m.truth.abs_ns.quantile(0.99)}, {"abs_max", m.truth.abs_ns.max()}};
   json nodes = json::array();
-  for (const NodeStat& n : s.nodes)
-    nodes.push_back({{"rank", n.rank}, {"host", host(c, n.rank)}, {"bytes_sent", n.bytes_sent}, {"bytes_received", n.bytes_received},
-                     {"ok", n.ok}, {"skipped", n.skipped}, {"failed", n.failed}, {"send_gbps", n.send_gbps}});
+  for (const NodeStat& ns : s.nodes)
+    nodes.push_back({{"rank", ns.rank},
+                     {"host", host(c, ns.rank)},
+                     {"bytes_sent", ns.bytes_sent},
+                     {"bytes_received", ns.bytes_received},
+                     {"ok", ns.ok},
+                     {"skipped", ns.skipped},
+                     {"failed", ns.failed},
+                     {"send_gbps", ns.send_gbps},
+                     {"late_p99_ns", ns.late_p99_ns},
+                     {"completion_p99_ns", ns.completion_p99_ns},
+                     {"completion_in_p99_ns", ns.completion_in_p99_ns}});
   j["nodes"] = nodes;
+  std::optional<fabric::PathFinder> finder;
   if (c.fabric) {
+    finder.emplace(c.fabric->fabric, c.fabric->links);
     j["scan_id"] = c.fabric->scan_id;
     json busy = json::array(), bad = json::array(), all = json::array();
     for (const LinkStat& l : busiest(s)) busy.push_back(link_json(c, l));
@@ -112,24 +164,59 @@ json run_report_json(const RunJsonContext& c) {
     j["suspect_links"] = bad;
     j["links"] = all;
   }
-  json failed = json::array();
-  std::optional<fabric::PathFinder> finder;
-  if (c.fabric) finder.emplace(c.fabric->fabric, c.fabric->links);
-  for (const TransferRecord& t : c.outcome.records) {
-    if (t.status == Status::ok || failed.size() >= kMaxListed) continue;
-    json e{{"src", host(c, t.src)}, {"dst", host(c, t.dst)}, {"dlid", t.dlid}, {"seq", t.seq}, {"status", to_string(t.status)}};
+  // Single transfers: the anomalies the ranks kept (not ok, corrupt, late).
+  json failed = json::array(), late = json::array();
+  uint64_t late_kept = 0;
+  for (const TransferRecord& t : m.anomalies) {
+    const bool bad = t.status != Status::ok || t.verified == 2;
+    if (!bad) ++late_kept;
+    json& list = bad ? failed : late;
+    if (list.size() >= kMaxListed) continue;
+    json e{{"src", host(c, t.src)}, {"dst", host(c, t.dst)}, {"dlid", t.dlid}, {"seq", t.seq},
+           {"status", t.verified == 2 ? std::string("corrupt") : std::string(to_string(t.status))}};
     if (t.status == Status::failed) e["error"] = wc_status_name(t.wc_status);
-    if (finder) e["path"] = path_of(c, *finder, t);
-    failed.push_back(e);
+    if (t.posted_ns) e["late_ns"] = t.posted_ns - t.planned_ns;
+    if (finder) e["path"] = path_of(c, *finder, t.src, t.dlid);
+    list.push_back(e);
   }
   j["not_ok"] = failed;
-  json transfers = json::array();
-  for (const TransferRecord& t : c.outcome.records)
-    transfers.push_back({t.src, t.dst, t.dlid, t.seq, to_string(t.status), t.planned_ns - c.outcome.t0_ns,
-                         t.posted_ns ? t.posted_ns - c.outcome.t0_ns : -1, t.completed_ns ? t.completed_ns - c.outcome.t0_ns : -1,
-                         t.arrived_ns ? t.arrived_ns - c.outcome.t0_ns : -1, t.verified});
-  j["transfer_columns"] = {"src", "dst", "dlid", "seq", "status", "planned_ns", "posted_ns", "completed_ns", "arrived_ns", "verified"};
-  j["transfers"] = transfers;
+  j["late"] = late;
+  j["anomalies"] = {{"kept", m.anomalies.size()}, {"dropped", m.anomalies_dropped}, {"late_kept", late_kept}};
+  // Paths (source, destination, DLID): all in small runs, else those with a problem.
+  const bool all_paths = m.paths.size() <= kAllPathsUpTo;
+  json rows = json::array();
+  size_t omitted = 0;
+  for (size_t k = 0; k < m.paths.size(); ++k) {
+    const PathCounters& p = m.paths[k];
+    const Channel& ch = c.outcome.channels[k];
+    const bool problem = p.not_ok() || p.corrupt || (p.arrived != p.ok && c.outcome.missing.empty());
+    if (!all_paths && !problem) continue;
+    if (rows.size() >= kAllPathsUpTo) {
+      ++omitted;
+      continue;
+    }
+    rows.push_back({ch.src, ch.dst, ch.dlid, p.planned, p.ok, p.skipped, p.timeout, p.failed, p.lost, p.arrived, p.corrupt, p.bytes, p.busy_ns});
+  }
+  j["paths"] = {{"columns", {"src", "dst", "dlid", "planned", "ok", "skipped", "timeout", "failed", "lost", "arrived", "corrupt", "bytes", "busy_ns"}},
+                {"listed", all_paths ? "all" : "problems"},
+                {"omitted", omitted},
+                {"rows", rows}};
+  if (n <= kPairMatrixUpTo) {
+    // Mb/s of each pair while its transfers were on the wire: bytes over the sum of their times.
+    std::vector<double> bytes(n * n, 0), busy(n * n, 0);
+    for (size_t k = 0; k < m.paths.size(); ++k) {
+      const Channel& ch = c.outcome.channels[k];
+      const size_t at = static_cast<size_t>(ch.src) * n + static_cast<size_t>(ch.dst);
+      bytes[at] += static_cast<double>(m.paths[k].bytes), busy[at] += static_cast<double>(m.paths[k].busy_ns);
+    }
+    json matrix = json::array();
+    for (size_t i = 0; i < n; ++i) {
+      json row = json::array();
+      for (size_t k = 0; k < n; ++k) row.push_back(busy[i * n + k] > 0 ? std::llround(bytes[i * n + k] * 8 / busy[i * n + k] * 1e3) : 0);
+      matrix.push_back(std::move(row));
+    }
+    j["pair_mbps"] = std::move(matrix);
+  }
   return j;
 }
 
@@ -148,13 +235,37 @@ void print_run_summary(const RunJsonContext& c, std::ostream& out) {
                 s.aggregate_gbps, static_cast<double>(s.late_median_ns) / 1e3, static_cast<double>(s.late_p99_ns) / 1e3,
                 static_cast<double>(s.late_max_ns) / 1e3);
   out << line;
+  std::snprintf(line, sizeof line, "  completion median %.1f us, p99 %.1f us, max %.1f us\n", static_cast<double>(s.completion_median_ns) / 1e3,
+                static_cast<double>(s.completion_p99_ns) / 1e3, static_cast<double>(s.completion_max_ns) / 1e3);
+  out << line;
+  if (!c.outcome.steps.empty()) {
+    out << "  rate search (skipped share at most " << c.max_skipped_share << "):\n";
+    for (const RateStep& st : c.outcome.steps) {
+      std::snprintf(line, sizeof line, "    %12.4g B/s per node: skipped %.4f %%, %.3f Gb/s per node  %s\n", st.rate, 100 * st.skipped_share,
+                    st.gbps_per_node, st.held ? "holds" : "too fast");
+      out << line;
+    }
+    if (c.outcome.best_step < c.outcome.steps.size())
+      out << "  the highest rate that held: " << c.outcome.steps[c.outcome.best_step].rate << " B/s per node (the other figures of this report are that step's)\n";
+    else
+      out << "  no rate held\n";
+  }
+  if (c.outcome.stop_signal)
+    out << "  ended early by " << strsignal(c.outcome.stop_signal) << " after " << c.outcome.rounds_run << " of " << c.rounds << " rounds\n";
   for (int32_t r : s.missing_ranks) out << "  MISSING rank " << r << " (" << host(c, r) << "): it never reported\n";
-  out << "  clock offsets to rank 0 (rank: offset +- uncertainty, min RTT, drift):\n";
+  out << "  clock offsets to rank 0 (rank: offset +- uncertainty, min RTT, drift; during the run: re-measurements, worst error)\n";
+  size_t shown = 0;
   for (const RankClock& rc : c.outcome.clocks) {
-    std::snprintf(line, sizeof line, "    %4d %-16s %12.3f us +- %.3f us, RTT %.1f us%s\n", rc.rank, host(c, rc.rank).c_str(),
-                  static_cast<double>(rc.before.offset_ns) / 1e3, static_cast<double>(rc.before.uncertainty_ns) / 1e3,
+    if (++shown > 32) {
+      out << "    ... " << c.outcome.clocks.size() - 32 << " more in the JSON report\n";
+      break;
+    }
+    const NodeTotals& t = c.outcome.merged->nodes[static_cast<size_t>(rc.rank)];
+    std::snprintf(line, sizeof line, "    %4d %-16s %12.3f us +- %.3f us, RTT %.1f us%s; %u resyncs, worst error %.1f us\n", rc.rank,
+                  host(c, rc.rank).c_str(), static_cast<double>(rc.before.offset_ns) / 1e3, static_cast<double>(rc.before.uncertainty_ns) / 1e3,
                   static_cast<double>(rc.before.min_rtt_ns) / 1e3,
-                  rc.measured_after ? (", drift " + std::to_string(rc.drift_ppm) + " ppm").c_str() : "");
+                  rc.measured_after ? (", drift " + std::to_string(rc.drift_ppm) + " ppm").c_str() : "", t.clock.resyncs,
+                  static_cast<double>(t.clock.residual_max_ns) / 1e3);
     out << line;
   }
   if (!c.fabric) return;

@@ -19,7 +19,14 @@ struct RunJsonContext {
   const runner::RunOutcome& outcome;
   const runner::RunSummary& summary;
   const FabricContext* fabric;  // null: no per-link figures
+  int64_t resync_interval_ns = 0;
+  double max_skipped_share = 0;  // of a rate search
 };
+
+// Paths listed one by one: all of them up to this many, else only those with a problem.
+inline constexpr size_t kAllPathsUpTo = 4096;
+// The per-pair rate matrix is included up to this many ranks (4 MB of JSON at 864 ranks).
+inline constexpr size_t kPairMatrixUpTo = 2048;
 
 nlohmann::json run_report_json(const RunJsonContext& c);
 void print_run_summary(const RunJsonContext& c, std::ostream& out);

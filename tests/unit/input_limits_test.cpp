@@ -182,6 +182,36 @@ TEST(RunReportInput, ValidReportReads) {
   EXPECT_TRUE(cli::parse_run_report(run_report4().dump(), "run.json", 5).pair_gbps.empty());  // another plan: no matrix
 }
 
+json run_report_v2() {
+  std::ifstream in(std::string(IBROUTE_FUZZ_CORPUS) + "/run_report/valid-v2-4.json");
+  return json::parse(in);
+}
+
+TEST(RunReportInput, Version2ReadsThePairMatrixAndTheRateSearch) {
+  cli::RunReportInput r = cli::parse_run_report(run_report_v2().dump(), "run.json", 4);
+  EXPECT_EQ(r.ranks, 4u);
+  ASSERT_EQ(r.pair_gbps.size(), 16u);
+  EXPECT_EQ(r.pair_gbps[0], 0.f);  // no transfer to itself
+  EXPECT_GT(r.pair_gbps[0 * 4 + 1], 0.f);
+  EXPECT_FALSE(r.sustainable_rate);
+  std::ifstream in(std::string(IBROUTE_FUZZ_CORPUS) + "/run_report/find-rate-v2-4.json");
+  json f = json::parse(in);
+  r = cli::parse_run_report(f.dump(), "run.json", 4);
+  ASSERT_TRUE(r.sustainable_rate);
+  EXPECT_DOUBLE_EQ(*r.sustainable_rate, f["find_rate"]["answer"].get<double>());
+  json j = run_report_v2();
+  j["pair_mbps"][2].erase(1);
+  EXPECT_EQ(report_error(j), "run.json: /pair_mbps/2: has 3 values, the run had 4 ranks");
+  j = run_report_v2(), j["pair_mbps"].erase(3);
+  EXPECT_EQ(report_error(j), "run.json: /pair_mbps: has 3 rows, the run had 4 ranks");
+  j = run_report_v2(), j["pair_mbps"][1][2] = -4;
+  EXPECT_NE(report_error(j).find("/pair_mbps/1/2"), std::string::npos);
+  j = run_report_v2(), j["version"] = 3;
+  EXPECT_NE(report_error(j).find("this ibroute reads versions 1 and 2"), std::string::npos);
+  j = run_report_v2(), j.erase("pair_mbps");  // above 2048 ranks there is none
+  EXPECT_TRUE(cli::parse_run_report(j.dump(), "run.json", 4).pair_gbps.empty());
+}
+
 TEST(RunReportInput, NeverIndexesOutOfBounds) {
   json j = run_report4();
   j["transfers"][3] = json::array({0, 1, 12, 0});

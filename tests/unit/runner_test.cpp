@@ -6,6 +6,7 @@
 
 #include "fabrics.hpp"
 #include "ibroute/runner/clock_sync.hpp"
+#include "ibroute/runner/rate_search.hpp"
 #include "ibroute/runner/run_plan.hpp"
 #include "ibroute/runner/run_report.hpp"
 #include "ibroute/schedule/hosts.hpp"
@@ -92,8 +93,10 @@ TEST(RunPlan, ChannelsAndTimedSendsFollowTheSchedule) {
   std::vector<Channel> ch = channels_of(s);
   EXPECT_EQ(ch.size(), 12u);  // every ordered pair once
   EXPECT_TRUE(std::is_sorted(ch.begin(), ch.end()));
-  std::vector<TimedSend> sends = sends_of(s, ch, 1, 2, 1000);
-  ASSERT_EQ(sends.size(), 6u);  // 3 phases x 2 rounds
+  SendPlan plan(s, ch, 1, 1000);
+  ASSERT_EQ(plan.count(2), 6u);  // 3 phases x 2 rounds
+  std::vector<TimedSend> sends;
+  for (uint64_t k = 0; k < plan.count(2); ++k) sends.push_back(plan.at(k));
   for (size_t k = 0; k < sends.size(); ++k) {
     EXPECT_EQ(sends[k].seq, k);
     EXPECT_EQ(sends[k].at_ns, static_cast<int64_t>(k) * 1000);
@@ -116,39 +119,296 @@ TEST(RunPlan, SkipRuleAdmitsUpToTheLimitPerDestination) {
   EXPECT_EQ(r.open(1), 1u);
 }
 
-TEST(RunReport, SummaryCountsNodesAndLinksOnTheRoutes) {
+TEST(RunPlan, PhasesWithoutASendAreLeftOutNotCountedAsTime) {
+  // Rank 0 sends in phases 0 and 2 only: its sends keep the phases' times and numbers.
+  sch::Schedule s;
+  s.hosts.resize(2);
+  s.phases.resize(3);
+  for (auto& ph : s.phases) ph.dst = {-1, -1}, ph.dlid = {0, 0};
+  s.phases[0].dst[0] = 1, s.phases[2].dst[0] = 1, s.phases[2].dlid[0] = 7;
+  std::vector<Channel> ch = channels_of(s);
+  SendPlan plan(s, ch, 0, 100);
+  ASSERT_EQ(plan.per_round(), 2u);
+  EXPECT_EQ(plan.at(3).seq, 5u);  // round 1, phase 2
+  EXPECT_EQ(plan.at(3).at_ns, 500);
+  EXPECT_EQ(plan.at(3).dlid, 7);
+  EXPECT_EQ(planned_per_channel(s, ch, 4), (std::vector<uint64_t>{4, 4}));
+}
+
+// A run of 4 ranks on two leaves as the ranks would aggregate it: 3 rounds of shifts, h1 -> h3
+// (through a spine) fails once per round, h4 -> h1 is skipped once per round.
+struct FourRanks {
   World w{TwoLeaves().f};
   sch::Schedule s;
-  s.hosts = sch::all_hosts(w.f);
-  s.phases = sch::shift_phases(4);
-  for (auto& ph : s.phases)
-    for (size_t i = 0; i < 4; ++i) ph.dlid[i] = w.f.nodes[s.hosts[ph.dst[i]].node].ports[1].base_lid;
-  std::vector<TransferRecord> recs;
-  for (uint32_t k = 0; k < 3; ++k)
-    for (int32_t i = 0; i < 4; ++i) {
-      TransferRecord t;
-      t.seq = k, t.src = i, t.dst = s.phases[k].dst[i], t.dlid = s.phases[k].dlid[i], t.bytes = 1000;
-      t.planned_ns = k * 1000, t.posted_ns = k * 1000 + 10 + i, t.completed_ns = k * 1000 + 900, t.status = Status::ok;
-      // h1 -> h3 (through a spine) fails, h4 -> h1 is skipped
-      if (t.src == 0 && t.dst == 2) t.status = Status::failed;
-      if (t.src == 3 && t.dst == 0) t.status = Status::skipped, t.posted_ns = 0;
-      recs.push_back(t);
+  std::vector<Channel> ch;
+  std::vector<RankStats> stats;
+  FourRanks() {
+    s.hosts = sch::all_hosts(w.f);
+    s.phases = sch::shift_phases(4);
+    for (auto& ph : s.phases)
+      for (size_t i = 0; i < 4; ++i) ph.dlid[i] = w.f.nodes[s.hosts[ph.dst[i]].node].ports[1].base_lid;
+    ch = channels_of(s);
+    for (int32_t r = 0; r < 4; ++r) {
+      RankStats st;
+      st.rank = r;
+      for (uint32_t c = 0; c < ch.size(); ++c) {
+        if (ch[c].src == r) st.send_channels.push_back(c), st.send.emplace_back(), st.dests.push_back(ch[c].dst);
+        if (ch[c].dst == r) st.recv_channels.push_back(c), st.arrived.push_back(0), st.corrupt.push_back(0);
+      }
+      st.late.resize(st.dests.size()), st.completion.resize(st.dests.size());
+      st.sent = ThroughputSeries(3'000);
+      stats.push_back(st);
     }
-  RunSummary r = summarise(s, recs, {}, &w.f, &w.links);
-  EXPECT_EQ(r.planned, 12u);
-  EXPECT_EQ(r.ok, 10u);
-  EXPECT_EQ(r.failed, 1u);
-  EXPECT_EQ(r.skipped, 1u);
-  EXPECT_EQ(r.bytes_ok, 10'000u);
-  EXPECT_EQ(r.nodes[0].failed, 1u);
-  EXPECT_EQ(r.nodes[3].skipped, 1u);
-  EXPECT_EQ(r.nodes[0].bytes_received, 2000u);  // from h2 and h3; h4's was skipped
+    for (uint32_t round = 0; round < 3; ++round)
+      for (uint32_t k = 0; k < 3; ++k)
+        for (int32_t i = 0; i < 4; ++i) {
+          const int32_t d = s.phases[k].dst[i];
+          RankStats& st = stats[i];
+          size_t c = 0;
+          while (ch[st.send_channels[c]].dst != d) ++c;
+          PathCounters& p = st.send[c];
+          ++p.planned;
+          const size_t di = st.dest_index(d);
+          if (i == 0 && d == 2) {
+            ++p.failed;
+            TransferRecord t;
+            t.seq = round * 3 + k, t.src = i, t.dst = d, t.status = Status::failed;
+            st.anomaly(t, 2);  // the cap: the third is counted, not kept
+            continue;
+          }
+          if (i == 3 && d == 0) {
+            ++p.skipped;
+            continue;
+          }
+          ++p.ok, p.bytes += 1000, p.busy_ns += 900;
+          st.late[di].add(10 + i), st.completion[di].add(900);
+          st.bytes_sent += 1000;
+          st.first_post_ns = 1'000'000, st.last_completion_ns = 1'000'000 + 8'000 + 900;
+          RankStats& rx = stats[d];
+          size_t rc = 0;
+          while (ch[rx.recv_channels[rc]].src != i) ++rc;
+          ++rx.arrived[rc];
+        }
+  }
+};
+
+TEST(RunStats, EncodeDecodeRoundTripsAndRefusesForeignOrBrokenMessages) {
+  FourRanks f;
+  RankStats& st = f.stats[0];
+  st.clock.resyncs = 7, st.clock.drift_ppm = -25.5, st.clock.residual_max_ns = 900;
+  st.truth.add(-300), st.truth.add(1200);
+  std::vector<uint8_t> bytes = encode(st);
+  RankStats back = decode(bytes, f.ch, 4);
+  EXPECT_EQ(back.send_channels, st.send_channels);
+  EXPECT_EQ(back.send[0].ok + back.send[1].ok + back.send[2].ok, 6u);
+  EXPECT_EQ(back.anomalies.size(), 2u);
+  EXPECT_EQ(back.anomalies_dropped, 1u);
+  EXPECT_EQ(back.clock.resyncs, 7u);
+  EXPECT_EQ(back.truth.min_ns, -300);
+  EXPECT_EQ(back.truth.abs_ns.max(), 1200);
+  EXPECT_EQ(back.late[0].count(), st.late[0].count());
+  EXPECT_EQ(encode(back), bytes) << "nothing lost or changed on the way";
+  // Another rank's channel, a cut-off message, trailing bytes: refused with a reason.
+  RankStats other = st;
+  other.rank = 1;
+  EXPECT_THROW(decode(encode(other), f.ch, 4), std::runtime_error);
+  for (size_t cut : {size_t{3}, bytes.size() / 2, bytes.size() - 1}) {
+    std::vector<uint8_t> part(bytes.begin(), bytes.begin() + static_cast<long>(cut));
+    EXPECT_THROW(decode(part, f.ch, 4), std::runtime_error) << cut;
+  }
+  std::vector<uint8_t> longer = bytes;
+  longer.push_back(0);
+  EXPECT_THROW(decode(longer, f.ch, 4), std::runtime_error);
+  EXPECT_THROW(decode(bytes, f.ch, 3), std::runtime_error) << "rank 0 of a 3-rank run cannot have 4 destinations";
+}
+
+TEST(RunReport, SummaryCountsNodesAndLinksOnTheRoutes) {
+  FourRanks f;
+  RunMerge m(f.ch, 4, 3'000, 10);
+  for (const RankStats& st : f.stats) m.add(decode(encode(st), f.ch, 4));
+  RunSummary r = summarise(f.s, m, {}, &f.w.f, &f.w.links);
+  EXPECT_EQ(r.planned, 36u);
+  EXPECT_EQ(r.ok, 30u);
+  EXPECT_EQ(r.failed, 3u);
+  EXPECT_EQ(r.skipped, 3u);
+  EXPECT_EQ(r.bytes_ok, 30'000u);
+  EXPECT_EQ(r.nodes[0].failed, 3u);
+  EXPECT_EQ(r.nodes[3].skipped, 3u);
+  EXPECT_EQ(r.nodes[0].bytes_received, 6000u);  // from h2 and h3; h4's was skipped
   EXPECT_EQ(r.late_max_ns, 13);
-  uint32_t failed_on_links = 0, transfers_on_h1_up = 0;
+  EXPECT_EQ(r.completion_median_ns, 900);
+  EXPECT_EQ(m.anomalies.size(), 2u);
+  EXPECT_EQ(m.anomalies_dropped, 1u) << "rank 0 kept 2 of its 3 failures and counted the third";
+  uint64_t failed_on_links = 0, transfers_on_h1_up = 0;
   for (const LinkStat& l : r.links) {
     failed_on_links += l.failed;
-    if (l.link == w.links.id(s.hosts[0].node, 1)) transfers_on_h1_up = l.transfers;
+    if (l.link == f.w.links.id(f.s.hosts[0].node, 1)) transfers_on_h1_up = l.transfers;
   }
-  EXPECT_EQ(failed_on_links, 4u);  // h1's link, L1 up, spine down, L2 to h3
-  EXPECT_EQ(transfers_on_h1_up, 2u);
+  EXPECT_EQ(failed_on_links, 12u);  // 3 per link: h1's link, L1 up, spine down, L2 to h3
+  EXPECT_EQ(transfers_on_h1_up, 6u);
+  // Every delivered transfer was seen by its receiver.
+  for (size_t c = 0; c < f.ch.size(); ++c) EXPECT_EQ(m.paths[c].arrived, m.paths[c].ok) << c;
+}
+
+TEST(RunReport, ARankThatNeverReportedLosesWhatDidNotArrive) {
+  FourRanks f;
+  RunMerge m(f.ch, 4, 3'000, 10);
+  // Rank 2 died; what it sent before was counted by its receivers: all but one transfer to h1.
+  --f.stats[0].arrived[1];
+  ASSERT_EQ(f.ch[f.stats[0].recv_channels[1]].src, 2);
+  for (int r : {0, 1, 3}) m.add(f.stats[static_cast<size_t>(r)]);
+  m.lost(2, planned_per_channel(f.s, f.ch, 3), 1000);
+  RunSummary r = summarise(f.s, m, {2}, nullptr, nullptr);
+  EXPECT_EQ(r.nodes[2].ok, 8u) << "arrivals count as delivered";
+  EXPECT_EQ(r.lost, 1u);
+  EXPECT_EQ(r.nodes[0].bytes_received, 5000u) << "h2's 2 of 3 and h3's 3; h4's were skipped";
+  RunMerge early(f.ch, 4, 3'000, 10);
+  early.lost(2, planned_per_channel(f.s, f.ch, 3), 1000);
+  EXPECT_EQ(summarise(f.s, early, {2}, nullptr, nullptr).lost, 9u) << "nothing arrived: all lost";
+  EXPECT_EQ(r.missing_ranks, std::vector<int32_t>{2});
+  EXPECT_TRUE(r.links.empty());
+}
+
+TEST(Histogram, QuantilesWithinAnEighthAndMergesAdd) {
+  LogHistogram h;
+  for (int64_t v = 1; v <= 100'000; ++v) h.add(v * 1000);
+  for (double q : {0.01, 0.5, 0.9, 0.99, 1.0}) {
+    const double exact = q * 100'000 * 1000;
+    EXPECT_GE(static_cast<double>(h.quantile(q)), exact * 0.999) << q;
+    EXPECT_LE(static_cast<double>(h.quantile(q)), exact * 1.126) << q;
+  }
+  EXPECT_EQ(h.max(), 100'000'000);
+  EXPECT_EQ(h.min(), 1000);
+  LogHistogram a, b, all;
+  for (int64_t v : {5, 17, 300, 4000}) a.add(v), all.add(v);
+  for (int64_t v : {int64_t{-3}, int64_t{0}, int64_t{1} << 50}) b.add(v), all.add(v);
+  a.merge(b);
+  EXPECT_EQ(a.sparse().buckets, all.sparse().buckets);
+  EXPECT_EQ(a.count(), 7u);
+  EXPECT_EQ(a.negative(), 1u);
+  EXPECT_EQ(a.max(), LogHistogram::kMaxValue) << "clamped, not wrapped";
+  for (int64_t v : {0L, 1L, 15L, 16L, 17L, 1000L, 123456789L}) {
+    size_t k = LogHistogram::bucket_of(v);
+    EXPECT_LE(LogHistogram::bucket_low(k), v);
+    EXPECT_GE(LogHistogram::bucket_high(k), v);
+  }
+  // A sparse form this class could not have written is refused.
+  LogHistogram::Sparse bad = all.sparse();
+  bad.count += 1;
+  LogHistogram out;
+  EXPECT_FALSE(LogHistogram::from_sparse(bad, out));
+  bad = all.sparse();
+  std::swap(bad.buckets[0], bad.buckets[1]);
+  EXPECT_FALSE(LogHistogram::from_sparse(bad, out));
+  EXPECT_TRUE(LogHistogram::from_sparse(all.sparse(), out));
+  EXPECT_EQ(out.quantile(0.5), all.quantile(0.5));
+}
+
+TEST(ThroughputSeries, FixedLengthWhateverTheDuration) {
+  ThroughputSeries day(int64_t{86400} * 1'000'000'000);  // a day: intervals of several seconds
+  EXPECT_EQ(day.interval_ns() % 1'000'000'000, 0);
+  EXPECT_LE(int64_t{86400} * 1'000'000'000 / day.interval_ns(), static_cast<int64_t>(ThroughputSeries::kMax));
+  for (int64_t t = 0; t < int64_t{90000} * 1'000'000'000; t += 100'000'000) day.add(t, 10);
+  EXPECT_LE(day.bytes().size(), ThroughputSeries::kMax);
+  ThroughputSeries minute(60'000'000'000);
+  EXPECT_EQ(minute.interval_ns(), 1'000'000'000);
+  minute.add(2'500'000'000, 7);
+  minute.merge(day);  // the coarser interval wins
+  EXPECT_EQ(minute.interval_ns(), day.interval_ns());
+  EXPECT_EQ(minute.bytes()[0], day.bytes()[0] + 7);
+}
+
+TEST(ClockTracker, FollowsADriftingClockWithinItsNoise) {
+  // The local clock runs 40 ppm fast and starts 3 ms ahead; each measurement is off by up to
+  // +-2 us. Re-measured every second, the prediction one second ahead stays within a few us;
+  // without the drift model it would be 40 us off after a second and 2.4 ms after a minute.
+  auto offset = [](int64_t ref) { return 3'000'000 + ref / 25'000; };
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int64_t> noise(-2000, 2000);
+  ClockTracker t;
+  int64_t worst = 0;
+  for (int64_t s = 0; s <= 120; ++s) {
+    const int64_t at = s * 1'000'000'000;
+    if (s > 10) worst = std::max<int64_t>(worst, std::llabs(t.offset_at(at) - offset(at)));
+    ClockEstimate e;
+    e.at_ns = at, e.offset_ns = offset(at) + noise(rng), e.uncertainty_ns = 2000, e.samples = 16;
+    t.add(e);
+  }
+  EXPECT_LT(worst, 6000);
+  EXPECT_NEAR(t.drift() * 1e6, 40.0, 2.0);
+  EXPECT_EQ(t.measurements(), 121u);
+  EXPECT_LT(t.residual_max_ns(), 45'000) << "the first second, before any drift was known, was the worst";
+  EXPECT_GT(t.residual_max_ns(), 30'000);
+  const int64_t local = t.to_local(200'000'000'000);
+  EXPECT_NEAR(static_cast<double>(t.to_reference(local)), 200'000'000'000.0, 2.0);
+}
+
+TEST(ClockTracker, AMeasurementFarNoisierThanTheOthersIsRefused) {
+  ClockTracker t;
+  ClockEstimate e;
+  e.uncertainty_ns = 40'000;
+  for (int s = 0; s < 4; ++s) e.at_ns = s * 1'000'000'000LL, t.add(e);
+  e.uncertainty_ns = 100'000;
+  EXPECT_TRUE(t.plausible(e));
+  e.uncertainty_ns = 2'000'000;  // every round trip of the burst met a busy CPU
+  EXPECT_FALSE(t.plausible(e));
+}
+
+TEST(ClockTracker, OneMeasurementIsAConstantOffset) {
+  ClockTracker t;
+  EXPECT_EQ(t.offset_at(5), 0);
+  ClockEstimate e;
+  e.at_ns = 1000, e.offset_ns = -777;
+  EXPECT_EQ(t.add(e), 0);
+  EXPECT_EQ(t.offset_at(1'000'000'000'000), -777);
+  EXPECT_EQ(t.drift(), 0);
+}
+
+TEST(RateSearch, DoublesThenBisectsToTheLimit) {
+  // A fabric that holds up to 3.3 GB/s per node: skips above it.
+  RateSearch s(1e9, 0.001, 10, 2'000'000'000, 863);
+  auto run = [](double rate) {
+    RateStep st;
+    st.rate = rate, st.planned = 1000;
+    st.skipped = rate <= 3.3e9 ? 0 : 50;
+    st.ok = st.planned - st.skipped;
+    st.skipped_share = static_cast<double>(st.skipped) / static_cast<double>(st.planned);
+    st.gbps_per_node = rate * 8e-9 * (1 - st.skipped_share);
+    return st;
+  };
+  std::vector<double> tried;
+  for (double r = s.next(); r > 0; r = s.next()) {
+    tried.push_back(r);
+    s.record(run(r), nullptr);
+  }
+  ASSERT_GE(tried.size(), 4u);
+  EXPECT_EQ(tried[0], 1e9);
+  EXPECT_EQ(tried[1], 2e9);
+  EXPECT_EQ(tried[2], 4e9);  // too fast: now bisect between 2 and 4
+  EXPECT_EQ(tried[3], 3e9);
+  EXPECT_LE(tried.size(), 10u);
+  EXPECT_GT(s.answer(), 3.3e9 / 1.05);
+  EXPECT_LE(s.answer(), 3.3e9);
+  bool held_below = false, failed_above = false;
+  for (const RateStep& st : s.steps()) held_below |= st.held && st.skipped == 0, failed_above |= !st.held && st.skipped > 0;
+  EXPECT_TRUE(held_below && failed_above) << "the curve shows both sides of the limit";
+  EXPECT_EQ(s.rounds_for(1000), 2'000'000'000u / (1000u * 863u));
+  EXPECT_EQ(s.rounds_for(1'000'000'000), 2u) << "at least two rounds";
+}
+
+TEST(RateSearch, SlowsDownWhenTheStartIsTooFastAndFailuresNeverHold) {
+  RateSearch s(8e9, 0.0, 6, 1'000'000'000, 3);
+  RateStep st;
+  st.rate = 8e9, st.planned = 10, st.ok = 9, st.failed = 1;  // a timeout: not held, whatever the skips
+  st.gbps_per_node = 64;
+  EXPECT_FALSE(s.record(st, nullptr));
+  EXPECT_EQ(s.next(), 4e9);
+  st.rate = 4e9, st.ok = 10, st.failed = 0;
+  st.gbps_per_node = 20;  // nothing skipped, but the senders fell behind: 2.5 of 4 GB/s
+  EXPECT_FALSE(s.record(st, nullptr));
+  EXPECT_EQ(s.next(), 2e9);
+  st.rate = 2e9, st.gbps_per_node = 16;
+  EXPECT_TRUE(s.record(st, nullptr));
+  EXPECT_EQ(s.next(), 3e9);
+  EXPECT_EQ(s.answer(), 2e9);
 }

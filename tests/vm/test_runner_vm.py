@@ -4,6 +4,10 @@ Schedules are planned on an ibsim + OpenSM fabric (96 hosts, shuffled names, LMC
 ranks are placed on some of its hosts with --placement, so the per-link figures map onto that
 fabric's routes. One VM boot runs every scenario (a boot costs ~10 s under emulation); each
 test then checks what its scenario left in the shared job directory.
+
+The VM's ranks share 2 emulated CPUs, so posts are late by milliseconds now and then; tests of
+timing take their margins from what the same run measured (the clock residuals, the slot), and
+tests of the skip rule from what is certain (a stalled receiver takes one transfer per source).
 """
 import json
 import os
@@ -28,6 +32,8 @@ MPI_ENV = ("export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP
            "OMPI_MCA_pml=ob1 OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo "
            "OMPI_MCA_rmaps_base_oversubscribe=1\n")  # 8 ranks on 2 virtual CPUs
 SKEWS_US = [0, 1500, -700, 25000, -12345.6, 3.2, 480, -90000]
+DRIFT_PPM = "0,400,-250,100"
+DRIFT_S = 90
 STALLED, DEAD, BAD_RKEY = 2, 3, 1  # MPI ranks
 
 
@@ -48,6 +54,8 @@ class RunnerInVm(unittest.TestCase):
                 f.write("\n".join(hosts[:n]) + "\n")
             ibroute("plan", "--db", db, "--hosts", ",".join(hosts[:n]), "--message-size", "64K", "--rate", rate,
                     "--name", f"vm{n}")
+        # Small messages in 2 ms slots: long runs, drifting clocks, a run ended by SIGINT.
+        ibroute("plan", "--db", db, "--hosts", ",".join(hosts[:4]), "--message-size", "4K", "--rate", "2M", "--name", "small4")
         # Two groups (the event builder's shape): 2 senders to 4 receivers, which send nothing.
         with open(os.path.join(cls.job, "p6.txt"), "w") as f:
             f.write("\n".join(hosts[:6]) + "\n")
@@ -73,12 +81,25 @@ class RunnerInVm(unittest.TestCase):
         # sleep for a while, and these runs test delivery, not the skip rule.
         scenarios = {
             "n2": f"mpirun -np 2 {run} --schedule vm2 --placement /job/p2.txt --rounds 3 --skip-after 8 -o /job/n2.json",
-            "n4": f"mpirun -np 4 {run} --schedule vm4 --placement /job/p4.txt --rounds 3 --skip-after 8 -o /job/n4.json --svg /job/n4.svg",
+            "n4": f"mkdir -p /job/trace && mpirun -np 4 {run} --schedule vm4 --placement /job/p4.txt --rounds 3 --skip-after 8 "
+                  f"-o /job/n4.json --svg /job/n4.svg --trace /job/trace",
             "n8": f"mpirun -np 8 {run} --schedule vm8 --placement /job/p8.txt --rounds 2 --skip-after 8 --test-clock-skew-us {skews} -o /job/n8.json",
             "v1": f"mpirun -np 2 {run} --schedule-file /job/vm2-v1.json --placement /job/p2.txt --rounds 2 --skip-after 8 -o /job/v1.json",
             "groups": f"mpirun -np 6 {run} --schedule vmgroups --placement /job/p6.txt --rounds 3 --skip-after 8 -o /job/groups.json",
+            # 26 ms slots: a healthy receiver would have to be two slots late to cause a skip.
             "stall": f"mpirun -np 4 {run} --schedule vm4 --placement /job/p4.txt --rounds 5 --skip-after 2 --drain 1 "
-                     f"--test-stall-rank {STALLED} -o /job/stall.json",
+                     f"--rate 2.5M --test-stall-rank {STALLED} -o /job/stall.json",
+            # Clocks 400 ppm fast, 250 slow, 100 fast (beyond real crystals, so that seconds show
+            # what hours would): with re-synchronisation every second the posts stay aligned on
+            # the true clock; without it they drift apart by several 2 ms slots in 20 s.
+            "drift": f"mpirun -np 4 {run} --schedule small4 --placement /job/p4.txt --duration {DRIFT_S} --skip-after 8 "
+                     f"--test-clock-ppm {DRIFT_PPM} --test-clock-skew-us 0,1500,-700,300 --progress 3 -o /job/drift.json",
+            # The rate search: from 16 MB/s per node, doubling until skips appear (emulated CPUs
+            # post 64 KiB writes at some hundred MB/s at most), then bisecting.
+            "findrate": f"mpirun -np 4 {run} --schedule vm4 --placement /job/p4.txt --find-rate --rate 16M --step-duration 0.5 "
+                        f"--find-rate-steps 10 --skip-after 2 --max-skipped 0.01 -o /job/findrate.json",
+            "nodrift": f"mpirun -np 4 {run} --schedule small4 --placement /job/p4.txt --duration 20 --skip-after 8 "
+                       f"--test-clock-ppm {DRIFT_PPM} --test-clock-skew-us 0,1500,-700,300 --resync 0 -o /job/nodrift.json",
             # Open MPI aborts the whole job when one process dies unless told not to.
             "die": f"mpirun --mca orte_abort_on_non_zero_status 0 -np 4 {run} --schedule vm4 --placement /job/p4.txt "
                    f"--rounds 4 --skip-after 8 --finish-timeout 5 --test-die-rank {DEAD} --test-die-at 2 -o /job/die.json",
@@ -91,14 +112,19 @@ class RunnerInVm(unittest.TestCase):
         # The acceptance test's run path: accept plans, launches `ibroute run` through mpirun, judges.
         with open(os.path.join(cls.job, "expect.json"), "w") as f:
             json.dump({"hosts": 96, "link_width": 4, "max_skipped_share": 0.0, "max_clock_uncertainty_us": 5000,
-                       "min_rate_per_node": "2M"}, f)
+                       "min_rate_per_node": "2M", "min_sustainable_rate": "1M"}, f)
         scenarios["accept"] = (f"{shlex.quote(IBROUTE)} accept --db /tmp/fab.db --expect /job/expect.json --hosts @/job/p4.txt "
                                "--message-size 64K --rate 10M --launch 'mpirun -np {ranks}' --run-arg=--placement "
-                               "--run-arg=/job/p4.txt --run-arg=--rounds=3 --run-arg=--skip-after=8 "
+                               "--run-arg=/job/p4.txt --run-arg=--rounds=3 --run-arg=--skip-after=8 --run-arg=--find-rate-steps=4 "
                                "--report /job/accept.html --json")
         script = MPI_ENV + "cp /job/fab.db /tmp/fab.db\n"
         for name, cmd in scenarios.items():
             script += f"timeout 300 {cmd} > /job/{name}.out 2> /job/{name}.err; echo $? > /job/{name}.rc\n"
+        # SIGINT to rank 0 (the process whose MPI rank is 0) after a few seconds of a 60 s run.
+        script += (f"(timeout 300 mpirun -np 4 {run} --schedule small4 --placement /job/p4.txt --duration 60 --skip-after 8 "
+                   "-o /job/sigint.json > /job/sigint.out 2> /job/sigint.err; echo $? > /job/sigint.rc) &\n"
+                   "sleep 8; for p in $(pgrep -f 'ibroute.* run '); do "
+                   "if tr '\\0' '\\n' < /proc/$p/environ | grep -qx OMPI_COMM_WORLD_RANK=0; then kill -INT $p; fi; done; wait\n")
         script += "cp /tmp/fab.db /job/after.db\n"
         code, out = softroce_vm.run(script, timeout=1500, workdir=cls.job)
         if code != 0:
@@ -121,6 +147,10 @@ class RunnerInVm(unittest.TestCase):
                 report = json.load(f)
         return rc, err, report
 
+    def paths(self, r):
+        cols = r["paths"]["columns"]
+        return [dict(zip(cols, x)) for x in r["paths"]["rows"]]
+
     def check_clean(self, name, n, rounds):
         rc, err, r = self.result(name)
         self.assertEqual(rc, 0, err[-2000:])
@@ -128,14 +158,16 @@ class RunnerInVm(unittest.TestCase):
         self.assertEqual(t["planned"], n * (n - 1) * rounds)
         self.assertEqual(t["ok"], t["planned"])
         self.assertEqual(t["corrupt"], 0)
-        cols = r["transfer_columns"]
-        rows = [dict(zip(cols, x)) for x in r["transfers"]]
-        self.assertTrue(all(x["verified"] == 1 for x in rows), "every transfer's bytes checked by its receiver")
-        self.assertTrue(all(x["arrived_ns"] >= x["posted_ns"] >= 0 for x in rows))
-        pairs = Counter((x["src"], x["dst"]) for x in rows)
+        self.assertEqual(r["paths"]["listed"], "all")
+        rows = self.paths(r)
+        self.assertTrue(all(x["ok"] == x["planned"] == x["arrived"] for x in rows), "every transfer arrived and was counted by its receiver")
+        pairs = Counter()
+        for x in rows:
+            pairs[(x["src"], x["dst"])] += x["ok"]
         self.assertEqual(set(pairs.values()), {rounds})
         self.assertEqual(len(pairs), n * (n - 1))
         self.assertEqual(r["link_layer"], "Ethernet")
+        self.assertEqual(r["anomalies"]["dropped"], 0)
         return r
 
     def test_two_four_eight_ranks_deliver_every_byte(self):
@@ -152,9 +184,11 @@ class RunnerInVm(unittest.TestCase):
         t = r["totals"]
         self.assertEqual(t["planned"], 2 * 4 * 3)
         self.assertEqual(t["ok"], t["planned"])
-        rows = [dict(zip(r["transfer_columns"], x)) for x in r["transfers"]]
-        self.assertTrue(all(x["verified"] == 1 for x in rows))
-        pairs = Counter((x["src"], x["dst"]) for x in rows)
+        rows = self.paths(r)
+        self.assertTrue(all(x["ok"] == x["arrived"] for x in rows))
+        pairs = Counter()
+        for x in rows:
+            pairs[(x["src"], x["dst"])] += x["ok"]
         self.assertEqual(set(pairs), {(s, d) for s in (0, 1) for d in range(2, 6)}, "senders 0, 1; receivers 2-5 send nothing")
         self.assertEqual(set(pairs.values()), {3})
 
@@ -180,15 +214,14 @@ class RunnerInVm(unittest.TestCase):
         routes = {(i, d): h for i, d, h in db_rows(self.db, "SELECT ingress, dlid, hops FROM route")}
         hosts = self.hosts[:4]
         expect = Counter()
-        cols = r["transfer_columns"]
-        for x in (dict(zip(cols, t)) for t in r["transfers"]):
+        for x in self.paths(r):
             node = idx[hosts[x["src"]]]
             port = next(p for (n, p) in ports if n == node)
-            expect[f"{hosts[x['src']]}[{port}]"] += 1
+            expect[f"{hosts[x['src']]}[{port}]"] += x["ok"]
             for hop in routes[(ports[(node, port)][1], x["dlid"])].split():
                 n, p = map(int, hop.split(":"))
                 if p not in (0, 255):
-                    expect[f"{desc[n]}[{p}]"] += 1
+                    expect[f"{desc[n]}[{p}]"] += x["ok"]
         got = {l["link"].split(" -> ")[0]: l["transfers"] for l in r["links"]}
         self.assertEqual(got, dict(expect))
         self.assertTrue(r["busiest_links"])
@@ -204,40 +237,37 @@ class RunnerInVm(unittest.TestCase):
         t = r["totals"]
         self.assertGreater(t["skipped"], 0)
         self.assertEqual(t["skipped"] + t["timeout"] + t["ok"], t["planned"])
-        cols = r["transfer_columns"]
-        bad = [dict(zip(cols, x)) for x in r["transfers"] if x[cols.index("status")] != "ok"]
-        # Transfers to the stalled host suffer most, and most of them fail. (With 4 ranks on 2
-        # emulated CPUs a busy host also makes healthy receivers late now and then: measured here,
-        # up to 5 of their 15 transfers each, so the stalled one must stand out, not be alone.)
-        per_dst = {}
-        for x in bad:
-            per_dst[self.hosts[x["dst"]]] = per_dst.get(self.hosts[x["dst"]], 0) + 1
-        others = [n for h, n in per_dst.items() if h != stalled]
-        self.assertGreater(per_dst.get(stalled, 0), max(others, default=0), f"transfers to the stalled host suffer most: {per_dst}")
-        to_stalled = sum(1 for x in r["transfers"] if self.hosts[x[cols.index("dst")]] == stalled)
-        self.assertGreaterEqual(2 * per_dst[stalled], to_stalled, f"most transfers to it fail: {per_dst} of {to_stalled}")
+        rows = self.paths(r)
+        bad, ok = Counter(), Counter()
+        for x in rows:
+            bad[self.hosts[x["dst"]]] += x["planned"] - x["ok"]
+            ok[self.hosts[x["dst"]]] += x["ok"]
+        # Certain: the stalled receiver posted one receive per source, so at most one transfer
+        # per source (3) can arrive; the other 12 of its 15 were skipped or timed out.
+        self.assertLessEqual(ok[stalled], 3, f"{dict(ok)}")
+        self.assertGreaterEqual(bad[stalled], 12, f"{dict(bad)}")
+        # The healthy receivers in 26 ms slots: a skip needs two slots of delay, so they fare
+        # clearly better (margin: whatever lateness this run measured shows up in their counts).
+        others = [n for h, n in bad.items() if h != stalled]
+        self.assertLess(max(others, default=0), bad[stalled], f"transfers to the stalled host suffer most: {dict(bad)}")
         self.assertIn(stalled, r["suspect_links"][0]["link"].split(" -> ")[1], "the link into it tops the suspects")
         node = next(n for n in r["nodes"] if n["host"] == stalled)
-        # Its own sends go on: as a sender it fares like the healthy ones (a stray late skip aside).
-        healthy = [n["skipped"] for n in r["nodes"] if n["host"] != stalled]
         self.assertGreater(node["ok"], 0, "its own sends go on")
-        self.assertLessEqual(node["skipped"], max(healthy) + 1, f"its own sends go on: {node} vs {healthy}")
 
     def test_killed_rank_is_named_and_the_others_finish(self):
         rc, err, r = self.result("die")
         self.assertNotEqual(rc, 0)
         dead = self.hosts[DEAD]
         self.assertEqual([m["host"] for m in r["missing_ranks"]], [dead])
-        cols = r["transfer_columns"]
-        rows = [dict(zip(cols, x)) for x in r["transfers"]]
+        rows = self.paths(r)
         survivors = [x for x in rows if self.hosts[x["src"]] != dead and self.hosts[x["dst"]] != dead]
-        self.assertTrue(survivors and all(x["status"] == "ok" for x in survivors), "the others' transfers all arrived")
+        self.assertTrue(survivors and all(x["ok"] == x["planned"] for x in survivors), "the others' transfers all arrived")
         to_dead = [x for x in rows if self.hosts[x["dst"]] == dead]
-        self.assertTrue(any(x["status"] != "ok" for x in to_dead))
+        self.assertTrue(any(x["ok"] < x["planned"] for x in to_dead))
         for t in r["not_ok"]:  # listed with their paths (rxe: writes to a dead peer's QPs never complete)
             self.assertIn(dead, (t["src"], t["dst"]))
             self.assertIn(f"{dead}[", t["path"])
-        self.assertTrue(any(t["src"] == dead and t["status"] == "lost" for t in r["not_ok"]), "its own sends: lost")
+        self.assertTrue(any(self.hosts[x["src"]] == dead and x["lost"] > 0 for x in rows), "its own sends: lost")
 
     def test_completion_error_reports_status_transfer_and_path(self):
         rc, err, r = self.result("rkey")
@@ -270,13 +300,99 @@ class RunnerInVm(unittest.TestCase):
         self.assertEqual(r["mode"], "run")
         self.assertEqual(rc, 0, f"{checks}\n{err[-2000:]}")
         self.assertTrue(r["accepted"])
-        for name in ("skipped_transfers", "clock_sync", "ranks_alive", "rate_per_node"):
+        for name in ("skipped_transfers", "clock_sync", "ranks_alive", "rate_per_node", "sustainable_rate"):
             self.assertEqual(checks[name]["result"], "pass", checks[name])
         self.assertEqual(checks["skipped_transfers"]["measured"], 0.0)
         self.assertEqual(len(r["clock"]), 3, "the clock table of the run")
         with open(os.path.join(self.job, "accept.html")) as f:
             html = f.read()
         self.assertIn('<table id="clock">', html)
+
+    def test_trace_files_hold_every_transfer(self):
+        r = self.check_clean("n4", 4, 3)
+        sends, recvs = [], []
+        for rank in range(4):
+            with open(os.path.join(self.job, "trace", f"trace-{rank}.csv")) as f:
+                lines = [l for l in f.read().splitlines() if not l.startswith("#")]
+            self.assertEqual(lines[0].split(",")[:3], ["kind", "seq", "round"])
+            cols = lines[0].split(",")
+            for l in lines[1:]:
+                x = dict(zip(cols, l.split(",")))
+                (sends if x["kind"] == "send" else recvs).append(x)
+                self.assertEqual(int(x["src" if x["kind"] == "send" else "dst"]), rank, "each rank writes its own")
+        self.assertEqual(len(sends), r["totals"]["planned"])
+        self.assertEqual(len(recvs), r["totals"]["planned"])
+        self.assertTrue(all(x["status"] == "ok" and int(x["completed_ns"]) >= int(x["posted_ns"]) >= 0 for x in sends))
+        self.assertTrue(all(x["verified"] == "1" for x in recvs), "every transfer's bytes checked by its receiver")
+        self.assertEqual(Counter((x["src"], x["dst"], x["seq"]) for x in sends),
+                         Counter((x["src"], x["dst"], x["seq"]) for x in recvs), "each send arrived once, with its number")
+
+    def test_drifting_clocks_stay_aligned_when_resynchronised(self):
+        rc, err, r = self.result("drift")
+        self.assertEqual(rc, 0, err[-2000:])
+        truth = r["test_true_lateness_ns"]
+        slot = r["slot_ns"]
+        residual = r["clock"]["max_residual_ns"]
+        during = {c["host"]: c["during"] for c in r["clock"]["ranks"]}
+        for mpi_rank, ppm in enumerate(map(float, DRIFT_PPM.split(","))):
+            if mpi_rank:
+                c = during[self.hosts[mpi_rank]]
+                self.assertGreaterEqual(c["resyncs"], DRIFT_S // 2, c)
+                self.assertAlmostEqual(c["drift_ppm"], ppm, delta=20, msg=c)
+        # A post is early on the true clock only when its rank's clock model was off (late posts
+        # are the emulated CPUs'). Over the whole run no post is early by a slot: the phases do
+        # not overlap. (The model's residuals are reported; under emulation a re-measurement is
+        # itself off by up to ~1 ms when all its round trips meet a busy CPU.)
+        self.assertGreater(truth["min"], -slot, f"{truth}, residual {residual}")
+        # Without it, the same clocks drift apart by several slots: the test can fail.
+        rc, err, nr = self.result("nodrift")
+        self.assertEqual(rc, 0, err[-2000:])
+        self.assertLess(nr["test_true_lateness_ns"]["min"], -3 * slot, nr["test_true_lateness_ns"])
+        self.assertEqual(nr["clock"]["max_residual_ns"], 0, "no re-measurement")
+
+    def test_long_run_keeps_rank0_memory_flat(self):
+        rc, err, r = self.result("drift")
+        self.assertEqual(rc, 0, err[-2000:])
+        self.assertGreater(r["totals"]["planned"], 150_000, "a run of many transfers")
+        rss = [kib for secs, kib in r["rank0_memory"]["rows"] if secs > DRIFT_S / 4]
+        self.assertGreater(len(rss), 10)
+        self.assertLess(max(rss) - rss[0], 2048, f"rank 0's resident KiB over the last 3/4 of the run: {rss}")
+        self.assertIn("Gb/s per node", err, "progress lines")
+        self.assertLess(len(json.dumps(r)), 200_000, "the report does not list transfers")
+
+    def test_sigint_at_rank0_ends_the_run_at_a_round_with_a_report(self):
+        rc, err, r = self.result("sigint")
+        self.assertNotEqual(rc, 0, err[-2000:])
+        self.assertIsNotNone(r, err[-2000:])
+        self.assertEqual(r["stopped_by"], "SIGINT")
+        self.assertLess(r["rounds_run"], r["rounds"])
+        self.assertGreater(r["rounds_run"], 100)
+        t = r["totals"]
+        self.assertEqual(t["planned"], r["rounds_run"] * 4 * 3, "every rank stopped after the same round")
+        self.assertEqual(t["ok"], t["planned"])
+        rows = db_rows(os.path.join(self.job, "after.db"), "SELECT rounds, planned FROM run ORDER BY id")
+        self.assertIn((r["rounds_run"], t["planned"]), rows, "stored in the database")
+
+    def test_find_rate_brackets_the_rate_the_fabric_holds(self):
+        rc, err, r = self.result("findrate")
+        self.assertEqual(rc, 0, err[-2000:])
+        f = r["find_rate"]
+        steps = f["steps"]
+        self.assertGreaterEqual(len(steps), 3, steps)
+        held = [s for s in steps if s["held"]]
+        failed = [s for s in steps if not s["held"]]
+        self.assertTrue(any(s["skipped"] == 0 for s in held), f"a rate below the limit with no skips: {steps}")
+        # Over-driven, a step either skips (receivers behind) or falls short of the rate asked
+        # (senders' emulated CPUs behind: they post late and skip nothing).
+        self.assertTrue(failed, f"a rate above the limit: {steps}")
+        for st in failed:
+            self.assertTrue(st["skipped_share"] > 0.01 or st["failed"] > 0 or st["gbps_per_node"] * 1e9 / 8 < 0.95 * 0.99 * st["rate"], st)
+        self.assertEqual(f["answer"], max(s["rate"] for s in held))
+        self.assertLess(f["answer"], min(s["rate"] for s in failed), "the answer is below every rate that failed")
+        self.assertTrue(all(s["skipped_share"] <= 0.01 for s in held))
+        self.assertAlmostEqual(r["rate"], f["answer"], delta=f["answer"] * 0.01, msg="the report's figures are the answer's run")
+        with open(os.path.join(self.job, "findrate.out")) as fh:
+            self.assertIn("rate search", fh.read(), "the text summary lists the steps")
 
     def test_runs_are_stored_in_the_database(self):
         rows = db_rows(os.path.join(self.job, "after.db"), "SELECT ranks, planned, ok, skipped, missing FROM run ORDER BY id")

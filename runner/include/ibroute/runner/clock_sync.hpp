@@ -46,4 +46,41 @@ struct ClockModel {
 
 ClockModel fit_clock(const ClockEstimate& before, const ClockEstimate* after = nullptr);
 
+// A rank's own model of its offset to the reference during a run, from repeated measurements:
+// a least-squares line through the last few (offset against reference time). Posts convert
+// their planned reference times with it, so a clock that runs fast or slow stays aligned.
+class ClockTracker {
+ public:
+  static constexpr size_t kWindow = 8;
+  // `e`: offset = local - reference, its at_ns on the reference clock. Returns the residual
+  // (measured - predicted before this measurement); 0 for the first. `count_residual` false:
+  // a measurement before the run starts (its error cost no post) stays out of the statistics.
+  int64_t add(const ClockEstimate& e, bool count_residual = true);
+  // Whether a measurement is good enough to join: its uncertainty at most three times the
+  // median of those kept (plus 10 us). A burst whose round trips all met a busy CPU is noise,
+  // and one such point would tilt the line.
+  bool plausible(const ClockEstimate& e) const;
+  int64_t offset_at(int64_t reference_ns) const;
+  int64_t to_local(int64_t reference_ns) const { return reference_ns + offset_at(reference_ns); }
+  int64_t to_reference(int64_t local_ns) const;
+  double drift() const { return slope_; }
+  size_t measurements() const { return count_; }
+  int64_t residual_max_ns() const { return residual_max_; }
+  double residual_rms_ns() const;
+  int64_t last_uncertainty_ns() const { return points_.empty() ? 0 : points_.back().uncertainty_ns; }
+
+ private:
+  struct Point {
+    int64_t at_ns, offset_ns, uncertainty_ns;
+  };
+  std::vector<Point> points_;  // the last kWindow measurements
+  size_t count_ = 0;
+  double slope_ = 0;           // d(offset)/d(reference time)
+  int64_t anchor_at_ = 0;      // the line passes through (anchor_at_, anchor_offset_)
+  double anchor_offset_ = 0;
+  int64_t residual_max_ = 0;
+  double residual_sq_ = 0;
+  size_t residuals_ = 0;
+};
+
 }  // namespace ibroute::runner

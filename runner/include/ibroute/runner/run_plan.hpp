@@ -20,17 +20,37 @@ struct Channel {
 std::vector<Channel> channels_of(const schedule::Schedule& s);
 
 struct TimedSend {
-  uint32_t seq = 0;    // round * phases + phase: the transfer's number, carried as immediate data
+  uint64_t seq = 0;    // round * phases + phase: the transfer's number (its low 32 bits travel as immediate data)
   int32_t dst = 0;
   uint16_t dlid = 0;
   uint32_t channel = 0;  // index into channels_of()
   int64_t at_ns = 0;     // planned start after t0
 };
 
-// Rank `rank`'s sends over `rounds` repetitions of the schedule, phase k of round r at
-// (r * phases + k) * slot_ns.
-std::vector<TimedSend> sends_of(const schedule::Schedule& s, const std::vector<Channel>& channels, int32_t rank,
-                                uint32_t rounds, int64_t slot_ns);
+// A rank's sends: one entry per phase it sends in. Send k of the run is entry k % per_round()
+// of round k / per_round(), phase p of round r starting at (r * phases + p) * slot_ns, so
+// nothing grows with the number of rounds.
+class SendPlan {
+ public:
+  SendPlan() = default;
+  SendPlan(const schedule::Schedule& s, const std::vector<Channel>& channels, int32_t rank, int64_t slot_ns);
+  size_t per_round() const { return entries_.size(); }
+  uint64_t count(uint32_t rounds) const { return static_cast<uint64_t>(entries_.size()) * rounds; }
+  TimedSend at(uint64_t k) const;
+  int64_t slot_ns() const { return slot_ns_; }
+  uint32_t phases() const { return phases_; }
+
+ private:
+  struct Entry {
+    uint32_t phase = 0;
+    int32_t dst = 0;
+    uint16_t dlid = 0;
+    uint32_t channel = 0;
+  };
+  std::vector<Entry> entries_;
+  uint32_t phases_ = 0;
+  int64_t slot_ns_ = 0;
+};
 
 // Skip rule (seed 004): a destination with `limit` unfinished transfers gets no more until some
 // finish; the transfers that would have gone are counted as skipped.
