@@ -130,10 +130,9 @@ class Writer {
     for (const T& x : v) put(x);
   }
   void hist(const LogHistogram& h) {
-    LogHistogram::Sparse s = h.sparse();
-    put(s.count), put(s.negative), put(s.min), put(s.max), put(s.sum);
-    put<uint16_t>(static_cast<uint16_t>(s.buckets.size()));
-    for (const auto& [b, n] : s.buckets) put(b), put(n);
+    put(h.count()), put(h.negative()), put(h.min()), put(h.max()), put(h.sum());
+    put<uint16_t>(h.buckets_used());
+    h.for_each_bucket([&](uint16_t b, uint64_t n) { put(b), put(n); });
   }
   std::vector<uint8_t> out;
 };
@@ -159,8 +158,9 @@ class Reader {
     for (T& x : v) x = get<T>();
     return v;
   }
-  LogHistogram hist() {
-    LogHistogram::Sparse s;
+  void hist(LogHistogram& into) {
+    LogHistogram::Sparse& s = sparse_;  // reused: a message holds thousands
+    s.buckets.clear();
     s.count = get<uint64_t>(), s.negative = get<uint64_t>(), s.min = get<int64_t>(), s.max = get<int64_t>(), s.sum = get<int64_t>();
     const auto n = get<uint16_t>();
     if (n > LogHistogram::kBuckets) throw std::runtime_error("result message: a histogram with too many buckets");
@@ -168,13 +168,17 @@ class Reader {
       auto b = get<uint16_t>();
       s.buckets.emplace_back(b, get<uint64_t>());
     }
+    if (!LogHistogram::from_sparse(s, into)) throw std::runtime_error("result message: an inconsistent histogram");
+  }
+  LogHistogram hist() {
     LogHistogram h;
-    if (!LogHistogram::from_sparse(s, h)) throw std::runtime_error("result message: an inconsistent histogram");
+    hist(h);
     return h;
   }
   bool done() const { return pos_ == in_.size(); }
 
  private:
+  LogHistogram::Sparse sparse_;
   const std::vector<uint8_t>& in_;
   size_t pos_ = 0;
 };
@@ -198,6 +202,7 @@ ClockTrack get_track(Reader& r) {
 
 std::vector<uint8_t> encode(const RankStats& s) {
   Writer w;
+  w.out.reserve(4096 + s.send.size() * (sizeof(PathCounters) + 4) + s.dests.size() * 200 + s.anomalies.size() * sizeof(TransferRecord));
   w.put(kMagic), w.put(s.rank), w.put(s.rounds_run);
   w.list(s.send_channels), w.list(s.send), w.list(s.recv_channels), w.list(s.arrived), w.list(s.corrupt), w.list(s.dests);
   for (size_t k = 0; k < s.dests.size(); ++k) w.hist(s.late[k]), w.hist(s.completion[k]);
@@ -239,11 +244,16 @@ RankStats decode(const std::vector<uint8_t>& bytes, const std::vector<Channel>& 
   for (size_t k = 0; k < s.dests.size(); ++k)
     if (s.dests[k] < 0 || static_cast<size_t>(s.dests[k]) >= ranks || (k && s.dests[k] <= s.dests[k - 1]))
       throw std::runtime_error("result message: destinations out of range or out of order");
-  for (size_t k = 0; k < s.dests.size(); ++k) s.late.push_back(r.hist()), s.completion.push_back(r.hist());
+  s.late.resize(s.dests.size()), s.completion.resize(s.dests.size());
+  for (size_t k = 0; k < s.dests.size(); ++k) r.hist(s.late[k]), r.hist(s.completion[k]);
   const auto interval = r.get<int64_t>();
   if (!ThroughputSeries::make(interval, r.list<uint64_t>(ThroughputSeries::kMax, "throughput intervals"), s.sent))
     throw std::runtime_error("result message: a throughput series of another shape");
   s.bytes_sent = r.get<uint64_t>(), s.first_post_ns = r.get<int64_t>(), s.last_completion_ns = r.get<int64_t>();
+  // Times on rank 0's monotonic clock: from boot, never negative, far below 2^62 ns (146 years).
+  constexpr int64_t kMaxTime = int64_t{1} << 62;
+  if (s.first_post_ns < 0 || s.first_post_ns > kMaxTime || s.last_completion_ns < 0 || s.last_completion_ns > kMaxTime)
+    throw std::runtime_error("result message: a first or last transfer time out of range");
   s.anomalies = r.list<TransferRecord>(1u << 20, "anomalies");
   for (const TransferRecord& t : s.anomalies)
     if (t.src < 0 || t.dst < 0 || static_cast<size_t>(t.src) >= ranks || static_cast<size_t>(t.dst) >= ranks ||

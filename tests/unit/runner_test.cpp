@@ -302,6 +302,12 @@ TEST(Histogram, QuantilesWithinAnEighthAndMergesAdd) {
   EXPECT_FALSE(LogHistogram::from_sparse(bad, out));
   EXPECT_TRUE(LogHistogram::from_sparse(all.sparse(), out));
   EXPECT_EQ(out.quantile(0.5), all.quantile(0.5));
+  // An empty histogram is written with zeros; a non-zero minimum would not encode back the same.
+  LogHistogram::Sparse empty = LogHistogram().sparse();
+  EXPECT_TRUE(LogHistogram::from_sparse(empty, out));
+  EXPECT_EQ(out.count(), 0u);
+  empty.min = 5;
+  EXPECT_FALSE(LogHistogram::from_sparse(empty, out));
 }
 
 TEST(ThroughputSeries, FixedLengthWhateverTheDuration) {

@@ -41,6 +41,19 @@ class LogHistogram {
     std::vector<std::pair<uint16_t, uint64_t>> buckets;
   };
   Sparse sparse() const;
+  // The non-empty buckets in order, without building a Sparse (encoding thousands per message).
+  template <class F>
+  void for_each_bucket(F&& f) const {
+    if (count_ == 0) return;
+    for (size_t b = bucket_of(min_), last = bucket_of(max_); b <= last; ++b)
+      if (counts_[b]) f(static_cast<uint16_t>(b), counts_[b]);
+  }
+  uint16_t buckets_used() const {
+    uint16_t n = 0;
+    for_each_bucket([&](uint16_t, uint64_t) { ++n; });
+    return n;
+  }
+  int64_t sum() const { return sum_; }
   static bool from_sparse(const Sparse& s, LogHistogram& out);
 
  private:
