@@ -12,6 +12,8 @@ PACKAGES=(
   libgtest-dev
   # ibroute run: verbs and MPI; its tests and benchmark boot a Soft-RoCE VM (tests/vm)
   ibverbs-providers libopenmpi-dev openmpi-bin
+  # the VM test starts a one-node Slurm inside the VM and launches the ranks with srun --mpi=pmix
+  slurmd slurmctld slurm-client
   qemu-system-x86 linux-image-amd64 busybox-static kmod rdma-core ibverbs-utils perftest iproute2
   # ibroute accept: its HTML report is checked in a real browser
   chromium

@@ -445,7 +445,7 @@ Runner setup_accept(CLI::App& app) {
       "measured value beside the threshold. Writes a self-contained HTML report (--report).\n"
       "Exit code 0 only when every check passes; 1 when one fails; 2 on bad input.\n"
       "Modes: --simulate plays the plan by max-min fair sharing over the scanned links (no hardware);\n"
-      "--launch 'srun -N {ranks} --ntasks-per-node=1' runs it through `ibroute run`; --run-report uses\n"
+      "--launch 'srun --mpi=pmix -N {ranks} --ntasks-per-node=1' runs it through `ibroute run`; --run-report uses\n"
       "the report of an earlier `ibroute run -o FILE` of the same fabric.");
   c->add_option("--db", o->db, "fabric database (scan it first: ibroute scan)")->capture_default_str();
   c->add_option("--scan", o->scan, "scan id (default: the newest)");

@@ -36,6 +36,49 @@ DRIFT_PPM = "0,400,-250,100"
 DRIFT_S = 90
 STALLED, DEAD, BAD_RKEY = 2, 3, 1  # MPI ranks
 
+# Slurm as a cluster runs it, on one node (the VM, hostname "vm"): slurmctld and slurmd from
+# Debian's packages, tasks started by srun with PMIx. auth/none: a one-node test cluster inside a
+# VM has no munge key to share; config_overrides lets 2 emulated CPUs run 4 tasks.
+SLURM_CONF = """ClusterName=ibroute-vm
+SlurmctldHost=vm
+AuthType=auth/none
+CredType=cred/none
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=/tmp/slurm/state
+SlurmdSpoolDir=/tmp/slurm/spool
+SlurmctldPidFile=/tmp/slurm/slurmctld.pid
+SlurmdPidFile=/tmp/slurm/slurmd.pid
+SlurmctldLogFile=/job/slurmctld.log
+SlurmdLogFile=/job/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+MpiDefault=none
+SchedulerType=sched/builtin
+SelectType=select/linear
+SlurmdParameters=config_overrides
+ReturnToService=2
+NodeName=vm CPUs=8 Sockets=1 CoresPerSocket=8 ThreadsPerCore=1 State=UNKNOWN
+PartitionName=all Nodes=vm Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
+"""
+# slurmd needs a cgroup hierarchy: the VM has no systemd, so cgroup v2 is mounted by hand and
+# Slurm told to make its own directories in it.
+CGROUP_CONF = "CgroupPlugin=cgroup/v2\nIgnoreSystemd=yes\n"
+# The README's lines: `srun --mpi=pmix ... ibroute run`, and SIGUSR1 to srun (which forwards it
+# to every task) ends a run at a round with a report.
+SLURM = ("mkdir -p /sys/fs/cgroup && mount -t cgroup2 none /sys/fs/cgroup && mkdir -p /sys/fs/cgroup/system.slice\n"
+         "mkdir -p /tmp/slurm/state /tmp/slurm/spool /etc/slurm && cp /job/slurm.conf /job/cgroup.conf /etc/slurm/\n"
+         "slurmctld -c && slurmd\n"
+         "for i in $(seq 120); do sinfo -h -o %T 2>/dev/null | grep -q idle && break; sleep 1; done\n"
+         "timeout 300 srun --mpi=pmix -n 4 {run} --schedule vm4 --placement /job/p4.txt --rounds 3 --skip-after 8 "
+         "-o /job/slurm.json > /job/slurm.out 2> /job/slurm.err; echo $? > /job/slurm.rc\n"
+         "(timeout 300 srun --mpi=pmix -n 4 {run} --schedule small4 --placement /job/p4.txt --duration 60 --skip-after 8 "
+         "-o /job/slurmusr1.json > /job/slurmusr1.out 2> /job/slurmusr1.err; echo $? > /job/slurmusr1.rc) &\n"
+         "sleep 10; pkill -USR1 -x srun; wait\n"
+         "pkill slurmd; pkill slurmctld\n")
+
 
 class RunnerInVm(unittest.TestCase):
     @classmethod
@@ -117,6 +160,10 @@ class RunnerInVm(unittest.TestCase):
                                "--message-size 64K --rate 10M --launch 'mpirun -np {ranks}' --run-arg=--placement "
                                "--run-arg=/job/p4.txt --run-arg=--rounds=3 --run-arg=--skip-after=8 --run-arg=--find-rate-steps=4 "
                                "--report /job/accept.html --json")
+        with open(os.path.join(cls.job, "slurm.conf"), "w") as f:
+            f.write(SLURM_CONF)
+        with open(os.path.join(cls.job, "cgroup.conf"), "w") as f:
+            f.write(CGROUP_CONF)
         script = MPI_ENV + "cp /job/fab.db /tmp/fab.db\n"
         for name, cmd in scenarios.items():
             script += f"timeout 300 {cmd} > /job/{name}.out 2> /job/{name}.err; echo $? > /job/{name}.rc\n"
@@ -125,6 +172,7 @@ class RunnerInVm(unittest.TestCase):
                    "-o /job/sigint.json > /job/sigint.out 2> /job/sigint.err; echo $? > /job/sigint.rc) &\n"
                    "sleep 8; for p in $(pgrep -f 'ibroute.* run '); do "
                    "if tr '\\0' '\\n' < /proc/$p/environ | grep -qx OMPI_COMM_WORLD_RANK=0; then kill -INT $p; fi; done; wait\n")
+        script += SLURM.format(run=run)
         script += "cp /tmp/fab.db /job/after.db\n"
         code, out = softroce_vm.run(script, timeout=1500, workdir=cls.job)
         if code != 0:
@@ -372,6 +420,19 @@ class RunnerInVm(unittest.TestCase):
         self.assertEqual(t["ok"], t["planned"])
         rows = db_rows(os.path.join(self.job, "after.db"), "SELECT rounds, planned FROM run ORDER BY id")
         self.assertIn((r["rounds_run"], t["planned"]), rows, "stored in the database")
+
+    def test_srun_with_pmix_starts_the_ranks(self):
+        self.check_clean("slurm", 4, 3)
+
+    def test_sigusr1_to_srun_ends_the_run_at_a_round_with_a_report(self):
+        rc, err, r = self.result("slurmusr1")
+        self.assertNotEqual(rc, 0, err[-2000:])
+        self.assertIsNotNone(r, err[-2000:])
+        self.assertEqual(r["stopped_by"], "SIGUSR1")
+        self.assertLess(r["rounds_run"], r["rounds"])
+        t = r["totals"]
+        self.assertEqual(t["planned"], r["rounds_run"] * 4 * 3, "every rank stopped after the same round")
+        self.assertEqual(t["ok"], t["planned"])
 
     def test_find_rate_brackets_the_rate_the_fabric_holds(self):
         rc, err, r = self.result("findrate")
