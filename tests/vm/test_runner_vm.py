@@ -12,6 +12,7 @@ tests of the skip rule from what is certain (a stalled receiver takes one transf
 import json
 import os
 import random
+import re
 import shlex
 import shutil
 import sys
@@ -66,6 +67,9 @@ PartitionName=all Nodes=vm Default=YES MaxTime=INFINITE State=UP OverSubscribe=Y
 # slurmd needs a cgroup hierarchy: the VM has no systemd, so cgroup v2 is mounted by hand and
 # Slurm told to make its own directories in it.
 CGROUP_CONF = "CgroupPlugin=cgroup/v2\nIgnoreSystemd=yes\n"
+# Waits for rank 0's first progress line (the ranks are past start-up and the clock sync, their
+# signal handlers in place): a fixed sleep was too short on a loaded machine.
+WHEN_RUNNING = "for i in $(seq 120); do grep -q ' s, round ' {err} && break; sleep 1; done; sleep 2; "
 # The README's lines: `srun --mpi=pmix ... ibroute run`, and SIGUSR1 to srun (which forwards it
 # to every task) ends a run at a round with a report.
 SLURM = ("mkdir -p /sys/fs/cgroup && mount -t cgroup2 none /sys/fs/cgroup && mkdir -p /sys/fs/cgroup/system.slice\n"
@@ -75,8 +79,8 @@ SLURM = ("mkdir -p /sys/fs/cgroup && mount -t cgroup2 none /sys/fs/cgroup && mkd
          "timeout 300 srun --mpi=pmix -n 4 {run} --schedule vm4 --placement /job/p4.txt --rounds 3 --skip-after 8 "
          "-o /job/slurm.json > /job/slurm.out 2> /job/slurm.err; echo $? > /job/slurm.rc\n"
          "(timeout 300 srun --mpi=pmix -n 4 {run} --schedule small4 --placement /job/p4.txt --duration 60 --skip-after 8 "
-         "-o /job/slurmusr1.json > /job/slurmusr1.out 2> /job/slurmusr1.err; echo $? > /job/slurmusr1.rc) &\n"
-         "sleep 10; pkill -USR1 -x srun; wait\n"
+         "--progress 1 -o /job/slurmusr1.json > /job/slurmusr1.out 2> /job/slurmusr1.err; echo $? > /job/slurmusr1.rc) &\n"
+         + WHEN_RUNNING.format(err="/job/slurmusr1.err") + "pkill -USR1 -x srun; wait\n"
          "pkill slurmd; pkill slurmctld\n")
 
 
@@ -167,10 +171,10 @@ class RunnerInVm(unittest.TestCase):
         script = MPI_ENV + "cp /job/fab.db /tmp/fab.db\n"
         for name, cmd in scenarios.items():
             script += f"timeout 300 {cmd} > /job/{name}.out 2> /job/{name}.err; echo $? > /job/{name}.rc\n"
-        # SIGINT to rank 0 (the process whose MPI rank is 0) after a few seconds of a 60 s run.
+        # SIGINT to rank 0 (the process whose MPI rank is 0) a few seconds into a 60 s run.
         script += (f"(timeout 300 mpirun -np 4 {run} --schedule small4 --placement /job/p4.txt --duration 60 --skip-after 8 "
-                   "-o /job/sigint.json > /job/sigint.out 2> /job/sigint.err; echo $? > /job/sigint.rc) &\n"
-                   "sleep 8; for p in $(pgrep -f 'ibroute.* run '); do "
+                   "--progress 1 -o /job/sigint.json > /job/sigint.out 2> /job/sigint.err; echo $? > /job/sigint.rc) &\n"
+                   + WHEN_RUNNING.format(err="/job/sigint.err") + "for p in $(pgrep -f 'ibroute.* run '); do "
                    "if tr '\\0' '\\n' < /proc/$p/environ | grep -qx OMPI_COMM_WORLD_RANK=0; then kill -INT $p; fi; done; wait\n")
         script += SLURM.format(run=run)
         script += "cp /tmp/fab.db /job/after.db\n"
@@ -414,7 +418,10 @@ class RunnerInVm(unittest.TestCase):
         self.assertIsNotNone(r, err[-2000:])
         self.assertEqual(r["stopped_by"], "SIGINT")
         self.assertLess(r["rounds_run"], r["rounds"])
-        self.assertGreater(r["rounds_run"], 100)
+        # Mid-run: at least as far as the progress line seen before the signal.
+        seen = re.search(r" s, round (\d+) of", err)
+        self.assertIsNotNone(seen, err[-2000:])
+        self.assertGreaterEqual(r["rounds_run"], int(seen.group(1)))
         t = r["totals"]
         self.assertEqual(t["planned"], r["rounds_run"] * 4 * 3, "every rank stopped after the same round")
         self.assertEqual(t["ok"], t["planned"])
@@ -429,6 +436,9 @@ class RunnerInVm(unittest.TestCase):
         self.assertNotEqual(rc, 0, err[-2000:])
         self.assertIsNotNone(r, err[-2000:])
         self.assertEqual(r["stopped_by"], "SIGUSR1")
+        seen = re.search(r" s, round (\d+) of", err)
+        self.assertIsNotNone(seen, err[-2000:])
+        self.assertGreaterEqual(r["rounds_run"], int(seen.group(1)))
         self.assertLess(r["rounds_run"], r["rounds"])
         t = r["totals"]
         self.assertEqual(t["planned"], r["rounds_run"] * 4 * 3, "every rank stopped after the same round")
