@@ -152,6 +152,8 @@ class HostileInputTest(TempDirTest):
             copy_path = self.path("damaged.db")
             shutil.copyfile(path, copy_path)
             return ["scans", "--db", copy_path]
+        if target == "rank_message":
+            return None  # read only by rank 0 from MPI: replayed by the fuzz target (label fuzz)
         raise AssertionError(target)
 
     def test_every_regression_input(self):
@@ -166,6 +168,8 @@ class HostileInputTest(TempDirTest):
                         if os.path.exists(self.path(leftover)):
                             os.remove(self.path(leftover))
                     args = self.regression_command(target, os.path.join(REGRESSIONS, target, name))
+                    if args is None:
+                        continue
                     if target in ("ibnetdiscover", "lft_dump"):
                         # A damaged text file may also be imported as an incomplete scan (exit 3,
                         # its problems listed) — but never crash: exit 2 with one line, or 0/3.
