@@ -71,7 +71,7 @@ class LftDumpReader {
   bool cut_line_ = false;
 
   void take(std::string_view line) {
-    if (line.empty()) return;
+    if (line.empty() || line.starts_with('#')) return;  // comments, as OpenSM's file engine skips them
     if (line.starts_with("Unicast lids [")) return open_unicast(line);
     // "dump_ucast_routes: Switch 0x…", "osm_ucast_mgr_…" (ibdiagnet) or "__osm_ucast_mgr_…" (OpenSM before 2009).
     if (line.find(kFdbsHeader) != std::string_view::npos && line.find(kFdbsHeader) < 40) return open_fdbs(line);

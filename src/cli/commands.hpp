@@ -22,5 +22,6 @@ Runner setup_validate(CLI::App& app);
 Runner setup_run(CLI::App& app);
 Runner setup_accept(CLI::App& app);
 Runner setup_migrate(CLI::App& app);
+Runner setup_routing(CLI::App& app);
 
 }  // namespace ibroute::cli

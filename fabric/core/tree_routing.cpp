@@ -1,0 +1,471 @@
+#include "ibroute/fabric/tree_routing.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+#include <tuple>
+
+#include "ibroute/fabric/error.hpp"
+#include "ibroute/fabric/routes.hpp"
+
+namespace ibroute::fabric {
+
+namespace {
+
+// A set of small indices (switches or roots) as bits: the reachability sets are dense.
+class Bits {
+ public:
+  explicit Bits(size_t n = 0) : w_((n + 63) / 64, 0) {}
+  void set(size_t i) { w_[i >> 6] |= uint64_t{1} << (i & 63); }
+  bool test(size_t i) const { return (w_[i >> 6] >> (i & 63)) & 1; }
+  void merge(const Bits& o) {
+    for (size_t k = 0; k < w_.size(); ++k) w_[k] |= o.w_[k];
+  }
+  bool intersects(const Bits& o) const {
+    for (size_t k = 0; k < w_.size(); ++k)
+      if (w_[k] & o.w_[k]) return true;
+    return false;
+  }
+
+ private:
+  std::vector<uint64_t> w_;
+};
+
+// Switches a route may be anchored at, with what reaches them: the anchor indices each switch
+// reaches going up (itself, for an anchor) and the anchors that reach each switch going down.
+struct Anchors {
+  std::vector<int> list;          // anchor index -> switch index
+  std::vector<int> of;            // switch index -> anchor index, -1
+  std::vector<Bits> above;        // per switch
+  std::vector<Bits> reached_by;   // per switch
+  size_t size() const { return list.size(); }
+};
+
+// The tree as routing sees it: switches with a level, their links up and down (links within a
+// level and loopbacks are never used), what each reaches downwards. Two anchor sets: the tops
+// (switches with no link up: every up*/down* route can turn there) and the hubs (the lowest
+// switches that reach every leaf: where the all-to-all's routes should turn; on a two-level tree
+// the spines, on a pod tree the cores, in a director the line ASICs, not its spine ASICs).
+struct Tree {
+  std::vector<int> index;          // node -> switch index, -1 outside the tree
+  std::vector<int32_t> node;       // switch index -> node
+  std::vector<int> level;          // switch index -> level
+  std::vector<std::vector<uint8_t>> up, down;  // switch index -> ports to switches above / below
+  std::vector<Bits> below;         // switches reachable going down only, itself included
+  Anchors tops, hubs;
+
+  int peer(int sw, uint8_t port, const Fabric& f) const { return index[f.nodes[node[sw]].ports[port].peer_node]; }
+};
+
+bool link_usable(const Fabric& f, const Port& p) {
+  return port_usable(p) && port_usable(f.nodes[p.peer_node].ports[p.peer_port]);
+}
+
+Tree build_tree(const Fabric& f, const FabricStructure& s) {
+  Tree t;
+  t.index.assign(f.nodes.size(), -1);
+  for (size_t i = 0; i < f.nodes.size(); ++i)
+    if (f.nodes[i].is_switch() && i < s.level.size() && s.level[i] >= 1) {
+      t.index[i] = static_cast<int>(t.node.size());
+      t.node.push_back(static_cast<int32_t>(i));
+      t.level.push_back(s.level[i]);
+    }
+  const size_t n = t.node.size();
+  if (n == 0) throw InputError("no switch levels: the fabric has no switch that leads to a host");
+  t.up.resize(n), t.down.resize(n);
+  for (size_t x = 0; x < n; ++x) {
+    const Node& node = f.nodes[t.node[x]];
+    for (int p = 1; p <= node.num_ports(); ++p) {
+      const Port& port = node.ports[p];
+      if (!port.connected() || !link_usable(f, port)) continue;
+      const int y = t.index[port.peer_node];
+      if (y < 0 || t.level[y] == t.level[x]) continue;
+      (t.level[y] > t.level[x] ? t.up : t.down)[x].push_back(static_cast<uint8_t>(p));
+    }
+  }
+  std::vector<int> by_level(n);
+  std::iota(by_level.begin(), by_level.end(), 0);
+  std::stable_sort(by_level.begin(), by_level.end(), [&](int a, int b) { return t.level[a] < t.level[b]; });
+  t.below.assign(n, Bits(n));
+  for (int x : by_level) {  // children first
+    t.below[x].set(x);
+    for (uint8_t p : t.down[x]) t.below[x].merge(t.below[t.peer(x, p, f)]);
+  }
+  auto anchor = [&](const std::vector<char>& is) {
+    Anchors a;
+    a.of.assign(n, -1);
+    for (int x : by_level)
+      if (is[x]) a.of[x] = static_cast<int>(a.list.size()), a.list.push_back(x);
+    a.above.assign(n, Bits(a.size()));
+    for (auto it = by_level.rbegin(); it != by_level.rend(); ++it) {  // parents first
+      const int x = *it;
+      if (a.of[x] >= 0) a.above[x].set(a.of[x]);
+      for (uint8_t p : t.up[x]) a.above[x].merge(a.above[t.peer(x, p, f)]);
+    }
+    a.reached_by.assign(n, Bits(a.size()));
+    for (size_t k = 0; k < a.size(); ++k)
+      for (size_t x = 0; x < n; ++x)
+        if (t.below[a.list[k]].test(x)) a.reached_by[x].set(k);
+    return a;
+  };
+  std::vector<char> is(n, 0);
+  for (size_t x = 0; x < n; ++x) is[x] = t.up[x].empty();
+  t.tops = anchor(is);
+  // Hubs: every switch of the lowest level at which a switch reaches more than half the leaves
+  // (so that a few missing cables do not demote a spine, and the aggregation switches of a
+  // two-pod tree, which reach half, are not taken for the top).
+  std::vector<size_t> leaf_list;
+  for (size_t x = 0; x < n; ++x)
+    if (t.level[x] == 1) leaf_list.push_back(x);
+  int lowest = INT32_MAX;
+  for (size_t x = 0; x < n; ++x) {
+    size_t reached = 0;
+    for (size_t y : leaf_list) reached += t.below[x].test(y);
+    if (2 * reached > leaf_list.size()) lowest = std::min(lowest, t.level[x]);
+  }
+  for (size_t x = 0; x < n; ++x) is[x] = t.level[x] == lowest;
+  t.hubs = lowest == INT32_MAX ? t.tops : anchor(is);
+  return t;
+}
+
+// The distinct switches above `x`, in the order of the ports that lead to them.
+std::vector<int> parents(const Tree& t, int x, const Fabric& f) {
+  std::vector<int> out;
+  for (uint8_t p : t.up[x]) {
+    const int y = t.peer(x, p, f);
+    if (std::find(out.begin(), out.end(), y) == out.end()) out.push_back(y);
+  }
+  return out;
+}
+
+// The roots in the order consecutive destinations cycle through them, seen from `start`: every
+// root keyed by the first way up to it (which distinct parent at each level), the level-1 choice
+// varying fastest. `stride` is the step between a port's LIDs that changes the choice at every level.
+struct RootOrder {
+  std::vector<int> order;  // root indices
+  long stride = 1;
+};
+
+RootOrder root_order(const Tree& t, const Anchors& a, int start, const Fabric& f) {
+  const size_t r = a.size();
+  std::vector<std::vector<int>> key(r);
+  std::vector<char> seen(t.node.size(), 0), has_key(r, 0);
+  std::vector<int> digits;
+  // Depth-first up from `start`, each switch once (bounded by the links, on any tree).
+  auto climb = [&](auto&& self, int x) -> void {
+    seen[x] = 1;
+    if (a.of[x] >= 0) {
+      if (!has_key[a.of[x]]) key[a.of[x]] = digits, has_key[a.of[x]] = 1;
+      return;  // an anchor ends the climb
+    }
+    const std::vector<int> ps = parents(t, x, f);
+    for (size_t j = 0; j < ps.size(); ++j)
+      if (!seen[ps[j]]) {
+        digits.push_back(static_cast<int>(j));
+        self(self, ps[j]);
+        digits.pop_back();
+      }
+  };
+  climb(climb, start);
+  RootOrder out;
+  out.order.resize(r);
+  std::iota(out.order.begin(), out.order.end(), 0);
+  auto less = [&](int x, int y) {
+    if (has_key[x] != has_key[y]) return has_key[x] > has_key[y];
+    const auto& ka = key[x];
+    const auto& kb = key[y];
+    for (size_t i = std::max(ka.size(), kb.size()); i-- > 0;) {  // the highest level's choice first
+      const int da = i < ka.size() ? ka[i] : -1, db = i < kb.size() ? kb[i] : -1;
+      if (da != db) return da < db;
+    }
+    return f.nodes[t.node[a.list[x]]].guid < f.nodes[t.node[a.list[y]]].guid;
+  };
+  std::sort(out.order.begin(), out.order.end(), less);
+  // Mixed radix 1 + u1 + u1*u2 + ... along the first way up: one step changes every level's digit.
+  long stride = 0, product = 1;
+  for (int x = start; a.of[x] < 0 && !t.up[x].empty();) {
+    const std::vector<int> ps = parents(t, x, f);
+    stride += product;
+    product *= static_cast<long>(ps.size());
+    x = ps.front();
+  }
+  out.stride = std::max(1L, stride);
+  return out;
+}
+
+// A LID range to route: its owner's switch (where it leaves the tree) and the port there.
+struct Destination {
+  uint16_t base = 0;
+  uint32_t count = 1;
+  int target = -1;        // switch index
+  uint8_t last_port = 0;  // out-port at the target: the CA's cable, or 0 for the switch itself
+};
+
+std::string describe_port(const Fabric& f, PortRef p) { return f.nodes[p.node].desc + " port " + std::to_string(p.port); }
+
+}  // namespace
+
+TreeRouting route_tree(const Fabric& f, const FabricStructure& s, const std::vector<PortRef>& order) {
+  const Tree t = build_tree(f, s);
+  const size_t n = t.node.size();
+
+  // Destinations, labelled by rank: the ordered hosts first, then every other CA port, then the switches.
+  std::vector<Destination> dest;
+  std::vector<std::vector<char>> port_taken(f.nodes.size());
+  auto ca_destination = [&](PortRef p, bool strict) -> bool {
+    const Node& node = f.nodes[p.node];
+    if (node.is_switch() || p.port < 1 || p.port > node.num_ports()) {
+      if (strict) throw InputError(describe_port(f, p) + " is not a CA port");
+      return false;
+    }
+    const Port& port = node.ports[p.port];
+    const int sw = port.connected() ? t.index[port.peer_node] : -1;
+    if (port.base_lid == 0 || sw < 0 || !link_usable(f, port)) {
+      if (strict) throw InputError(describe_port(f, p) + " has no LID or no working link to a switch of the tree");
+      return false;
+    }
+    auto& mark = port_taken[p.node];
+    mark.resize(node.ports.size(), 0);
+    if (mark[p.port]) {
+      if (strict) throw InputError(describe_port(f, p) + " is in the rank order twice");
+      return false;
+    }
+    mark[p.port] = 1;
+    dest.push_back({port.base_lid, port.lid_count(), sw, port.peer_port});
+    return true;
+  };
+  for (PortRef p : order) {
+    if (p.node < 0 || static_cast<size_t>(p.node) >= f.nodes.size()) throw InputError("rank order names a node outside the fabric");
+    ca_destination(p, true);
+  }
+  for (size_t i = 0; i < f.nodes.size(); ++i)
+    if (!f.nodes[i].is_switch())
+      for (int p = 1; p <= f.nodes[i].num_ports(); ++p) ca_destination({static_cast<int32_t>(i), static_cast<uint8_t>(p)}, false);
+  for (size_t x = 0; x < n; ++x) {
+    const Port& mgmt = f.nodes[t.node[x]].ports.at(0);
+    if (mgmt.base_lid) dest.push_back({mgmt.base_lid, mgmt.lid_count(), static_cast<int>(x), 0});
+  }
+  uint32_t top_lid = 0;
+  for (const Destination& d : dest) top_lid = std::max(top_lid, d.base + d.count - 1);
+  if (dest.empty() || top_lid == 0) throw InputError("no LIDs assigned: run the subnet manager before computing routes");
+  if (top_lid > static_cast<uint32_t>(kMaxLid)) throw InputError("a LID range ends beyond the unicast range (0xBFFF)");
+
+  TreeRouting out;
+  out.lft.resize(f.nodes.size());
+  for (int32_t node : t.node) out.lft[node].assign(top_lid + 1, kNoRoute);
+
+  const int start = order.empty() ? dest.front().target : t.index[f.nodes[order.front().node].ports[order.front().port].peer_node];
+  const RootOrder ro = root_order(t, t.hubs, start, f);
+  const auto nhubs = static_cast<long>(ro.order.size());
+  for (int k : ro.order) out.roots.push_back(t.node[t.hubs.list[k]]);
+
+  // LIDs per (anchor, target switch): where the preferred hub cannot reach the target, the least
+  // used of those that can takes it, so that a lost cable spreads its load over the others.
+  std::vector<uint32_t> hub_use(t.hubs.size() * n, 0), top_use(t.tops.size() * n, 0);
+  std::vector<char> entry(n, 0);  // switches with a CA: where traffic starts climbing
+  for (const Destination& d : dest)
+    if (d.last_port != 0) entry[d.target] = 1;
+  std::vector<uint32_t> on_path(n, 0);  // generation mark: the switch is on this LID's down path
+  std::vector<uint8_t> path_port(n, 0);
+  std::vector<uint8_t> cand;
+  uint32_t gen = 0;
+  auto pick = [](const std::vector<uint8_t>& c, long q) { return c[static_cast<size_t>(q % static_cast<long>(c.size()))]; };
+  auto least_used = [&](const Anchors& a, const std::vector<uint32_t>& use, int target, long from) {
+    int best = -1;
+    for (size_t k = 0; k < a.size(); ++k) {
+      const int r = static_cast<int>((static_cast<size_t>(from) + k) % a.size());
+      if (a.reached_by[target].test(r) && (best < 0 || use[static_cast<size_t>(r) * n + target] < use[static_cast<size_t>(best) * n + target]))
+        best = r;
+    }
+    return best;
+  };
+  for (size_t label = 0; label < dest.size(); ++label) {
+    const Destination& d = dest[label];
+    for (uint32_t off = 0; off < d.count; ++off) {
+      const uint32_t lid = d.base + off;
+      const long v = static_cast<long>(label) + static_cast<long>(off) * ro.stride;
+      const long q = v / nhubs;
+      // The anchor: the preferred hub; else the least used hub that reaches the target; else
+      // (a host above the leaves that no hub reaches) the least used top that does.
+      const int preferred = ro.order[static_cast<size_t>(v % nhubs)];
+      const Anchors* a = &t.hubs;
+      std::vector<uint32_t>* use = &hub_use;
+      int root = t.hubs.reached_by[d.target].test(preferred) ? preferred : least_used(t.hubs, hub_use, d.target, preferred);
+      if (root < 0) a = &t.tops, use = &top_use, root = least_used(t.tops, top_use, d.target, v);
+      if (root < 0) continue;  // nothing reaches it: the check names it
+      out.moved_roots += d.last_port != 0 && root != preferred;
+      ++(*use)[static_cast<size_t>(root) * n + d.target];
+      ++out.routed_lids;
+      ++gen;
+      // The anchor's way down to the target.
+      for (int x = a->list[root]; x != d.target;) {
+        cand.clear();
+        for (uint8_t p : t.down[x])
+          if (t.below[t.peer(x, p, f)].test(d.target)) cand.push_back(p);
+        const uint8_t p = pick(cand, q);
+        on_path[x] = gen, path_port[x] = p;
+        x = t.peer(x, p, f);
+      }
+      for (size_t x = 0; x < n; ++x) {
+        uint8_t port = kNoRoute;
+        if (static_cast<int>(x) == d.target) {
+          port = d.last_port;
+        } else if (on_path[x] == gen) {
+          port = path_port[x];
+        } else if (t.below[x].test(d.target)) {  // above the target but off the anchor's path: straight down
+          cand.clear();
+          for (uint8_t p : t.down[x])
+            if (t.below[t.peer(x, p, f)].test(d.target)) cand.push_back(p);
+          port = pick(cand, q);
+        } else {  // climb towards the anchor; where the cabling does not allow it, towards any top that reaches the target
+          cand.clear();
+          for (uint8_t p : t.up[x])
+            if (a->above[t.peer(x, p, f)].test(root)) cand.push_back(p);
+          if (!cand.empty()) {
+            port = pick(cand, q);
+          } else {
+            for (uint8_t p : t.up[x])
+              if (t.tops.above[t.peer(x, p, f)].intersects(t.tops.reached_by[d.target])) cand.push_back(p);
+            out.detours += !cand.empty() && entry[x];  // where traffic starts: a cable it misses
+            // A detour adds a transfer to a link down into the target: prefer a hub whose links
+            // into it carry the fewest destinations (not one that took a moved hub); among
+            // those, detours of different switches take different hubs.
+            if (!cand.empty()) {
+              auto load = [&](uint8_t p) {
+                const int r = t.hubs.of[t.peer(x, p, f)];
+                return r < 0 ? 0u : hub_use[static_cast<size_t>(r) * n + d.target];
+              };
+              uint32_t low = UINT32_MAX;
+              for (uint8_t p : cand) low = std::min(low, load(p));
+              std::erase_if(cand, [&](uint8_t p) { return load(p) != low; });
+              port = pick(cand, q + static_cast<long>(x));
+            }
+          }
+        }
+        out.lft[t.node[x]][lid] = port;
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<PortRef> tree_order(const Fabric& f, const FabricStructure& s, std::vector<PortRef> hosts) {
+  // (level of the host's switch, lowest GUID among that switch's parents, the switch's GUID, port)
+  auto key = [&](PortRef h) {
+    const Port& p = f.nodes[h.node].ports[h.port];
+    if (!p.connected()) return std::tuple<int, uint64_t, uint64_t, int>(1 << 20, 0, f.nodes[h.node].guid, h.port);
+    const Node& sw = f.nodes[p.peer_node];
+    const int lvl = static_cast<size_t>(p.peer_node) < s.level.size() ? s.level[p.peer_node] : 0;
+    uint64_t group = UINT64_MAX;
+    for (int q = 1; q <= sw.num_ports(); ++q) {
+      const Port& up = sw.ports[q];
+      if (up.connected() && static_cast<size_t>(up.peer_node) < s.level.size() && s.level[up.peer_node] > lvl && f.nodes[up.peer_node].is_switch())
+        group = std::min(group, f.nodes[up.peer_node].guid);
+    }
+    return std::tuple<int, uint64_t, uint64_t, int>(lvl, group, sw.guid, p.peer_port);
+  };
+  std::stable_sort(hosts.begin(), hosts.end(), [&](PortRef a, PortRef b) { return key(a) < key(b); });
+  return hosts;
+}
+
+RoutingCheck check_tree_routing(const Fabric& f, const FabricStructure& s) {
+  RoutingCheck out;
+  auto fail = [&](std::string line) {
+    if (out.first.size() < 8) out.first.push_back(std::move(line));
+    ++out.failures;
+  };
+  std::vector<int32_t> switches;
+  for (size_t i = 0; i < f.nodes.size(); ++i)
+    if (f.nodes[i].is_switch() && i < s.level.size() && s.level[i] >= 1) switches.push_back(static_cast<int32_t>(i));
+  for (int32_t sw : switches) {
+    const Node& n = f.nodes[sw];
+    for (size_t lid = 0; lid < n.lft.size(); ++lid)
+      if (n.lft[lid] != kNoRoute && n.lft[lid] > n.num_ports())
+        fail(n.desc + ": LID " + std::to_string(lid) + " goes out of port " + std::to_string(n.lft[lid]) + ", beyond its " +
+             std::to_string(n.num_ports()) + " ports");
+  }
+  // Where traffic enters: switches with a CA on a working link. From these every CA's LID must
+  // arrive; a switch's LID from every switch with an up*/down* way to it; from the others,
+  // whatever is routed must (a top switch that lost its cable to a leaf has no up*/down* route to
+  // that leaf's hosts, and needs none: no traffic enters there).
+  const Tree t = build_tree(f, s);
+  std::vector<char> entry(f.nodes.size(), 0);
+  for (int32_t sw : switches)
+    for (const Port& p : f.nodes[sw].ports)
+      if (p.connected() && !f.nodes[p.peer_node].is_switch() && link_usable(f, p)) entry[sw] = 1;
+  // Per LID, every switch's route by memo: 1 = arrives going down only, 2 = climbs, then descends.
+  const LidMap lids(f);
+  std::vector<uint8_t> state(f.nodes.size()), why(f.nodes.size(), 0);
+  std::vector<int32_t> stack;
+  constexpr uint8_t kDown = 1, kUpDown = 2, kBad = 3, kOnStack = 4;
+  for (uint16_t lid : lids.lids()) {
+    const LidOwner* o = lids.owner(lid);
+    const Node& owner = f.nodes[o->node];
+    const int32_t target = owner.is_switch() ? o->node : owner.ports[o->port].peer_node;
+    if (target < 0 || static_cast<size_t>(target) >= s.level.size() || s.level[target] < 1) continue;  // outside the tree
+    std::fill(state.begin(), state.end(), 0);
+    // A bad route keeps the reason where it went wrong; the switches before it inherit it.
+    enum Why : uint8_t { none, drops, nowhere, loops, leaves, climbs_again, not_handed };
+    auto set_bad = [&](int32_t x, uint8_t reason) { state[x] = kBad, why[x] = reason; };
+    for (int32_t start : switches) {
+      if (state[start]) continue;
+      stack.assign(1, start);
+      while (!stack.empty()) {
+        const int32_t x = stack.back();
+        const Node& n = f.nodes[x];
+        const uint8_t port = lid < n.lft.size() ? n.lft[lid] : kNoRoute;
+        stack.pop_back();
+        if (x == target) {  // the last hop: port 0 for the switch's own LID, else the owner's cable
+          const bool ok = owner.is_switch() ? port == 0 : port >= 1 && port <= n.num_ports() && n.ports[port].peer_node == o->node &&
+                                                              n.ports[port].peer_port == o->port && link_usable(f, n.ports[port]);
+          if (ok) state[x] = kDown;
+          else set_bad(x, not_handed);
+          continue;
+        }
+        if (port == kNoRoute || port == 0 || port > n.num_ports() || !n.ports[port].connected() || !link_usable(f, n.ports[port]) ||
+            !f.nodes[n.ports[port].peer_node].is_switch()) {
+          set_bad(x, port == kNoRoute ? drops : nowhere);
+          continue;
+        }
+        const int32_t y = n.ports[port].peer_node;
+        if (state[y] == kOnStack || (state[y] == 0 && (static_cast<size_t>(y) >= s.level.size() || s.level[y] < 1))) {
+          set_bad(x, state[y] == kOnStack ? loops : leaves);
+          continue;
+        }
+        if (state[y] == 0) {  // resolve the next switch first
+          state[x] = kOnStack;
+          stack.push_back(x);
+          stack.push_back(y);
+          continue;
+        }
+        const bool down = s.level[y] < s.level[x], up = s.level[y] > s.level[x];
+        if (state[y] == kBad) set_bad(x, why[y]);
+        else if (state[y] == kDown && (down || up)) state[x] = down ? kDown : kUpDown;
+        else if (state[y] == kUpDown && up) state[x] = kUpDown;
+        else set_bad(x, climbs_again);
+      }
+    }
+    out.walked += switches.size();
+    size_t bad = 0;
+    int32_t first_bad = -1;
+    for (int32_t sw : switches)
+      if (state[sw] == kBad && ((lid < f.nodes[sw].lft.size() && f.nodes[sw].lft[lid] != kNoRoute) ||
+                                (owner.is_switch() ? t.tops.above[t.index[sw]].intersects(t.tops.reached_by[t.index[target]]) : entry[sw]))) {
+        ++bad;
+        if (first_bad < 0) first_bad = sw;
+      }
+    if (bad) {
+      static const char* const text[] = {"fails", "is dropped", "goes out of a port that leads nowhere", "loops",
+                                         "leaves the tree", "climbs after descending (not up*/down*: a credit loop is possible)",
+                                         "is not handed to its owner"};
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%04x", lid);
+      fail("from " + f.nodes[first_bad].desc + (bad > 1 ? " (and " + std::to_string(bad - 1) + " more switches)" : std::string()) +
+           " to LID " + hex + " (" + owner.desc + "): the route " + text[why[first_bad]]);
+      out.failures += bad - 1;
+    }
+  }
+  return out;
+}
+
+}  // namespace ibroute::fabric

@@ -1,0 +1,61 @@
+// Forwarding tables computed for a tree fabric, for OpenSM's `file` routing engine.
+//
+// Every destination LID gets a root: a switch at the top of the tree, picked by the destination's
+// position in a rank order, cycling through the roots in an order that changes the level-1 up-link
+// first, then the level-2 one, and so on (d-mod-k generalised). A route climbs towards its root
+// until it meets the root's one down path to the destination, then follows it down. So the
+// destinations of any run of consecutive ranks spread evenly over the up-links of every level,
+// and the down-links into a switch carry destinations of distinct roots: the shift all-to-all in
+// that rank order is congestion-free on a regular tree at LMC 0, with no planning. The 2^LMC LIDs
+// of a port start at roots that differ at every level, so that a planner has real path choices.
+// Missing links: a root that cannot reach the destination is replaced by the next one that can;
+// a switch that cannot climb towards the root climbs by another up-link that still leads there
+// (counted as a detour). Routes are up*/down* by construction (no credit loops); check_tree_routing
+// proves it, with reachability and port ranges, on the tables as they will be written.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ibroute/fabric/model.hpp"
+#include "ibroute/fabric/structure.hpp"
+
+namespace ibroute::fabric {
+
+struct PortRef {
+  int32_t node;
+  uint8_t port;
+  bool operator==(const PortRef&) const = default;
+};
+
+struct TreeRouting {
+  std::vector<std::vector<uint8_t>> lft;  // per node (switches in the tree; empty for other nodes)
+  std::vector<int32_t> roots;             // the hubs (lowest switches that reach every leaf), in the order destinations cycle through them
+  size_t routed_lids = 0;                 // destination LIDs given a route
+  size_t moved_roots = 0;                 // LIDs whose preferred root cannot reach them (a missing link)
+  size_t detours = 0;                     // entries of switches with hosts that cannot climb towards the root
+};
+
+// `order`: CA ports in rank order (the hosts of the all-to-all); every other CA port and every
+// switch LID is routed after them. Throws InputError when the fabric is no tree to route: no
+// switch levels, no LIDs, or switches joined within a level.
+TreeRouting route_tree(const Fabric& f, const FabricStructure& s, const std::vector<PortRef>& order);
+
+// The rank order the routing proposes for these hosts: grouped by the switches above their
+// leaf (a pod of a three-level tree stays together), then by leaf, then by leaf port.
+std::vector<PortRef> tree_order(const Fabric& f, const FabricStructure& s, std::vector<PortRef> hosts);
+
+// What a set of forwarding tables must be before OpenSM gets them: from every switch of the
+// tree, every LID of every CA port and switch arrives (no drop, loop or dead end), the path only
+// climbs and then only descends (up*/down*: no credit loop), and no entry names a port beyond its
+// switch's count. `f` carries the tables to check.
+struct RoutingCheck {
+  size_t walked = 0;               // (switch, LID) pairs walked
+  size_t failures = 0;             // all of them
+  std::vector<std::string> first;  // the first few, one line each
+  bool ok() const { return failures == 0; }
+};
+RoutingCheck check_tree_routing(const Fabric& f, const FabricStructure& s);
+
+}  // namespace ibroute::fabric

@@ -1,0 +1,231 @@
+// ibroute routing: forwarding tables for OpenSM's file engine that make the all-to-all in a rank
+// order congestion-free without LMC, checked before they are written, with the rank order.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+
+#include "commands.hpp"
+#include "common.hpp"
+#include "fabric_context.hpp"
+#include "ibroute/fabric/error.hpp"
+#include "ibroute/fabric/text_export.hpp"
+#include "ibroute/fabric/tree_routing.hpp"
+#include "ibroute/schedule/admission.hpp"
+#include "ibroute/schedule/hosts.hpp"
+#include "ibroute/schedule/patterns.hpp"
+#include "ibroute/schedule/planner.hpp"
+
+namespace ibroute::cli {
+
+using namespace ibroute::fabric;
+using namespace ibroute::schedule;
+
+namespace {
+
+struct RoutingCliOptions {
+  std::string db = kDefaultDb;
+  std::optional<int64_t> scan;
+  std::string hosts;
+  std::string order = "auto";
+  std::string output, ranks;
+  bool plan = false;
+  bool json = false;
+};
+
+// Written next to the target and renamed over it: OpenSM never reads half a table.
+void write_whole(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    if (!(out << text) || !out.flush()) throw InputError("cannot write " + path);
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw InputError("cannot write " + path + ": " + ec.message());
+}
+
+std::vector<PortRef> port_refs(const std::vector<Host>& hosts) {
+  std::vector<PortRef> out;
+  out.reserve(hosts.size());
+  for (const Host& h : hosts) out.push_back({h.node, h.port});
+  return out;
+}
+
+std::vector<Host> reorder(const std::vector<Host>& hosts, const std::vector<PortRef>& order) {
+  std::map<std::pair<int32_t, uint8_t>, const Host*> by_port;
+  for (const Host& h : hosts) by_port[{h.node, h.port}] = &h;
+  std::vector<Host> out;
+  for (PortRef p : order) out.push_back(*by_port.at({p.node, p.port}));
+  return out;
+}
+
+// Round-robin all-to-all with base LIDs over a fabric's tables: what LMC 0 gives.
+struct Outcome {
+  LoadReport load;
+  std::vector<Host> hosts;
+  TreeRouting routing;
+};
+
+Outcome route_in_order(const FabricContext& c, Fabric& routed, const std::vector<Host>& hosts) {
+  Outcome out;
+  out.hosts = hosts;
+  out.routing = route_tree(c.fabric, c.structure, port_refs(hosts));
+  for (size_t i = 0; i < routed.nodes.size(); ++i)
+    if (routed.nodes[i].is_switch() && !out.routing.lft[i].empty()) routed.nodes[i].lft = out.routing.lft[i], routed.nodes[i].lft_read = true;
+  routed.has_lfts = true;
+  const LinkIndex links(routed);
+  const EvalContext eval(routed, links, c.structure);
+  std::vector<Phase> rr = shift_phases(hosts.size());
+  apply_lid_policy(routed, hosts, rr, LidPolicy::base);
+  out.load = evaluate(eval, hosts, rr, false);
+  return out;
+}
+
+nlohmann::json over_links(const Fabric& f, const LoadReport& load, size_t most) {
+  const LinkIndex links(f);
+  nlohmann::json a = nlohmann::json::array();
+  for (size_t i = 0; i < load.over.size() && i < most; ++i)
+    a.push_back({{"phase", load.over[i].phase}, {"link", describe_link(f, links, load.over[i].link)}, {"load", load.over[i].load},
+                 {"capacity", load.over[i].capacity}});
+  return a;
+}
+
+int run_routing(const RoutingCliOptions& o) {
+  store::FabricStore store(o.db, store::Access::read_only);
+  FabricContext c(store, o.scan);
+  const std::vector<Host> given = select_hosts(c.fabric, o.hosts);
+  const int bound = c.structure.transfer_bound;
+  Stopwatch clock;
+
+  // The order: as given, the tree's, or (auto) the given one where it reaches the bound, else the tree's.
+  const std::vector<Host> tree = reorder(given, tree_order(c.fabric, c.structure, port_refs(given)));
+  Fabric routed = c.fabric;
+  std::string used = o.order;
+  Outcome best;
+  if (o.order == "given" || (o.order == "auto" && !o.hosts.empty())) {
+    best = route_in_order(c, routed, given);
+    used = "given";
+    if (o.order == "auto" && best.load.max_load > bound) {
+      Fabric again = c.fabric;
+      Outcome t = route_in_order(c, again, tree);
+      if (t.load.max_load < best.load.max_load) best = std::move(t), routed = std::move(again), used = "tree";
+    }
+  } else {
+    best = route_in_order(c, routed, tree);
+    used = "tree";
+  }
+  const double seconds = clock.seconds();
+
+  const RoutingCheck check = check_tree_routing(routed, c.structure);
+  // What the scanned tables give the same order, for comparison.
+  std::optional<LoadReport> before;
+  if (c.fabric.has_lfts) {
+    std::vector<Phase> rr = shift_phases(best.hosts.size());
+    apply_lid_policy(c.fabric, best.hosts, rr, LidPolicy::base);
+    before = evaluate(c.eval, best.hosts, rr, false);
+  }
+  std::optional<LoadReport> planned;
+  if (o.plan) {
+    const LinkIndex links(routed);
+    const EvalContext eval(routed, links, c.structure);
+    Schedule s = plan_groups(eval, best.hosts, {}, {}, {});
+    planned = evaluate(eval, s.hosts, s.phases, false);
+  }
+
+  bool wrote = false;
+  if (check.ok() && !o.output.empty()) {
+    const std::string info = "ibroute routing: scan " + std::to_string(c.scan_id) + ", " + std::to_string(best.hosts.size()) +
+                             " hosts in " + used + " order, round-robin worst link " + std::to_string(best.load.max_load) +
+                             " (bound " + std::to_string(bound) + ")";
+    write_whole(o.output, write_lft_dump(routed, best.routing.lft, {info, "load with: opensm -R file -U " + o.output}));
+    wrote = true;
+  }
+  if (check.ok() && !o.ranks.empty()) {
+    std::string text;
+    for (const Host& h : best.hosts) text += h.name + "\n";
+    write_whole(o.ranks, text);
+  }
+
+  nlohmann::json j{{"scan_id", c.scan_id},
+                   {"hosts", best.hosts.size()},
+                   {"order", used},
+                   {"levels", c.structure.levels},
+                   {"roots", best.routing.roots.size()},
+                   {"lmc", c.fabric.max_lmc()},
+                   {"bound", bound},
+                   {"seconds", seconds},
+                   {"routed_lids", best.routing.routed_lids},
+                   {"moved_roots", best.routing.moved_roots},
+                   {"detours", best.routing.detours},
+                   {"check", {{"ok", check.ok()}, {"walked", check.walked}, {"failures", check.failures}, {"first", check.first}}},
+                   {"round_robin", {{"max_load", best.load.max_load},
+                                    {"congested_share", best.load.congested_share()},
+                                    {"phases_over_bound", std::count_if(best.load.phase_max.begin(), best.load.phase_max.end(),
+                                                                        [&](int m) { return m > bound; })},
+                                    {"broken", best.load.broken},
+                                    {"over", over_links(routed, best.load, 20)}}},
+                   {"congestion_free", best.load.max_load <= bound && best.load.broken == 0},
+                   {"tables", wrote ? nlohmann::json(o.output) : nlohmann::json(nullptr)},
+                   {"ranks", check.ok() && !o.ranks.empty() ? nlohmann::json(o.ranks) : nlohmann::json(nullptr)}};
+  if (before) j["scanned_tables"] = {{"max_load", before->max_load}, {"congested_share", before->congested_share()}};
+  if (planned) j["plan"] = {{"max_load", planned->max_load}, {"congested_share", planned->congested_share()}};
+  if (o.json) {
+    print_json(j);
+  } else {
+    std::printf("routing for scan %lld: %zu hosts in %s order, %d switch levels, %zu roots, LMC %d, computed in %.2f s\n",
+                static_cast<long long>(c.scan_id), best.hosts.size(), used.c_str(), c.structure.levels, best.routing.roots.size(),
+                int{c.fabric.max_lmc()}, seconds);
+    std::printf("  round-robin, base LIDs: worst link %d (bound %d), %.1f %% congested%s\n", best.load.max_load, bound,
+                100 * best.load.congested_share(), best.load.max_load <= bound ? ": congestion-free" : "");
+    const auto over = over_links(routed, best.load, 5);
+    for (const auto& x : over)
+      std::printf("    phase %d: %s carries %d (capacity %d)\n", x["phase"].get<int>(), x["link"].get<std::string>().c_str(),
+                  x["load"].get<int>(), x["capacity"].get<int>());
+    if (before) std::printf("  the scanned tables, same order: worst link %d, %.1f %% congested\n", before->max_load, 100 * before->congested_share());
+    if (planned) std::printf("  planned over these tables (LMC %d): worst link %d\n", int{c.fabric.max_lmc()}, planned->max_load);
+    if (best.routing.moved_roots || best.routing.detours)
+      std::printf("  missing links: %zu LIDs reach their switch from another root, %zu entries climb another way\n",
+                  best.routing.moved_roots, best.routing.detours);
+    std::printf("  check: %zu (switch, LID) routes walked, %s\n", check.walked,
+                check.ok() ? "every LID arrives, up*/down*, ports in range" : (std::to_string(check.failures) + " failed").c_str());
+    for (const std::string& line : check.first) std::printf("    %s\n", line.c_str());
+    if (wrote) std::printf("tables: %s (opensm -R file -U %s)\n", o.output.c_str(), o.output.c_str());
+    if (check.ok() && !o.ranks.empty()) std::printf("ranks: %s (one host per line, rank order)\n", o.ranks.c_str());
+  }
+  if (!check.ok()) {
+    std::cerr << "ibroute: the computed tables fail the check (" << check.first.front() << "); nothing written\n";
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Runner setup_routing(CLI::App& app) {
+  auto o = std::make_shared<RoutingCliOptions>();
+  auto* c = app.add_subcommand("routing", "Compute forwarding tables for OpenSM's file engine: the all-to-all congestion-free at LMC 0.");
+  c->footer(
+      "Every destination LID gets a root at the top of the tree by its host's rank, the roots taken in\n"
+      "turn so that consecutive ranks climb by different up-links at every level; a route climbs\n"
+      "towards its root until it meets the root's way down. On a regular tree the round-robin all-to-all\n"
+      "in that rank order is then congestion-free with base LIDs (LMC 0); missing links are routed around\n"
+      "and the worst link is reported. With LMC > 0 a port's LIDs start at roots that differ at every\n"
+      "level, so that 'ibroute plan' has real choices. Orders: given (--hosts as listed), tree (by the\n"
+      "switches above each leaf, then leaf and port: proposed), auto (given where it reaches the bound,\n"
+      "else tree; tree without --hosts). The tables are checked before they are written (every LID\n"
+      "reachable from every switch, up*/down*, ports in range); -o writes them in the dump_lfts.sh format\n"
+      "with port GUIDs, for 'opensm -R file -U FILE'; --ranks the rank order, one host per line.\n"
+      "Exit: 0 tables computed (and written), 1 they fail the check (nothing written), 2 bad input.");
+  c->add_option("--db", o->db, "fabric database")->capture_default_str();
+  c->add_option("--scan", o->scan, "scan id (default: the newest)");
+  c->add_option("--hosts", o->hosts, "hosts of the all-to-all in rank order: a,b,c or @FILE (default: every host)");
+  c->add_option("--order", o->order, "rank order: auto, given or tree")->check(CLI::IsMember({"auto", "given", "tree"}))->capture_default_str();
+  c->add_option("-o,--output", o->output, "write the tables here (dump_lfts.sh format, for opensm -R file -U)");
+  c->add_option("--ranks", o->ranks, "write the rank order here, one host per line (for --hosts @FILE)");
+  c->add_flag("--plan", o->plan, "also plan the all-to-all over the new tables (uses LMC > 0)");
+  c->add_flag("--json", o->json, "print JSON");
+  return [o] { return run_routing(*o); };
+}
+
+}  // namespace ibroute::cli

@@ -1,0 +1,160 @@
+"""ibroute routing on ibsim + OpenSM: tables computed from a scan, loaded into OpenSM's file engine
+(`opensm -R file -U FILE`), scanned again, and the round-robin all-to-all in the written rank order
+checked from the database's stored routes (tests/sim/schedule_check.py, not ibroute's own
+evaluation). At LMC 0 the plan has no path to choose: it is the round-robin with base LIDs."""
+import json
+import os
+import random
+import re
+import unittest
+
+from common import EXAMPLES, TempDirTest, ibroute, ibroute_json
+from schedule_check import link_loads, load_schedule
+from simfabric import SimFabric, generate, read_text, write_text
+
+
+def gen_real(path, *args):
+    import subprocess
+    import sys
+    script = os.path.join(EXAMPLES, "gen_real_fabric.py")
+    subprocess.run([sys.executable, script, *map(str, args), "-o", path], check=True, capture_output=True)
+    return path
+
+
+class RoutingTables(TempDirTest):
+    def route_reload_check(self, topo, lmc=0, hosts=None, osm_log=None, engine="minhop"):
+        """scan -> routing -> OpenSM file engine -> scan -> plan in the written order -> loads from the DB."""
+        tag = f"lmc{lmc}"
+        db, db2 = self.path(tag + "a.db"), self.path(tag + "b.db")
+        tables, ranks = self.path(tag + "t.lfts"), self.path(tag + "ranks.txt")
+        with SimFabric(topo, lmc=lmc, engine=engine) as sim:
+            if osm_log is not None:
+                osm_log.append(read_text(os.path.join(sim.dir, "opensm.log")))
+            ibroute_json("scan", "--db", db, sim=sim)
+            args = ["routing", "--db", db, "-o", tables, "--ranks", ranks] + (["--hosts", hosts] if hosts else [])
+            r = ibroute_json(*args)
+            self.assertTrue(r["check"]["ok"], r["check"])
+            self.assertEqual(r["tables"], tables)
+            sim.engine, sim.osm_args = "file", ["-U", tables]
+            sim.route()
+            scan2 = ibroute_json("scan", "--db", db2, sim=sim)["scan_id"]
+        order = [line for line in read_text(ranks).splitlines() if line]
+        self.assertEqual(len(order), r["hosts"])
+        plan = ibroute_json("plan", "--db", db2, "--hosts", "@" + ranks, "--name", "rr")
+        out = self.path(tag + "rr.json")
+        ibroute("export", "--db", db2, "--schedule", "rr", "--format", "json", "-o", out)
+        doc = load_schedule(out)
+        self.assertEqual([h["name"] for h in doc["hosts"]], order)
+        maxima, statuses = link_loads(db2, scan2, doc)
+        self.assertEqual(set(statuses), {0}, "every transfer has a working route after OpenSM loaded the tables")
+        self.assertEqual(plan["max_load"], max(maxima))
+        if lmc == 0:  # no path to choose: the plan is the round-robin that ibroute predicted from its tables
+            self.assertEqual(max(maxima), r["round_robin"]["max_load"])
+        return r, maxima, plan, db2
+
+    def test_shuffled_half_fat_tree_is_congestion_free_at_lmc0(self):
+        r, maxima, _, db2 = self.route_reload_check(os.path.join(EXAMPLES, "hft864-shuffled.topo"))
+        self.assertEqual(r["order"], "tree")
+        self.assertEqual(r["bound"], 2)
+        self.assertTrue(all(m <= 2 for m in maxima), max(maxima))
+        self.assertTrue(r["congestion_free"])
+        # The same tables in host-name order are not: the order is part of the answer.
+        name = ibroute_json("analyze", "--db", db2, "--patterns", "rr-name", "--lids", "base", "--no-fair-share")
+        self.assertGreater(name["patterns"][0]["max_load"], 2)
+
+    def test_random_ninety_percent(self):
+        names = re.findall(r'^Hca\s+\d+\s+"([^"]+)"', read_text(os.path.join(EXAMPLES, "hft864-shuffled.topo")), re.M)
+        random.Random(5).shuffle(names)
+        sub = write_text(self.path("sub.txt"), "\n".join(names[:777]) + "\n")
+        r, maxima, _, _ = self.route_reload_check(os.path.join(EXAMPLES, "hft864-shuffled.topo"), hosts="@" + sub)
+        self.assertEqual(r["hosts"], 777)
+        self.assertEqual(r["order"], "tree")  # the given (random) order does not reach the bound
+        # 777 ranks are no multiple of the 12 spines: where a full leaf's window wraps past the
+        # last rank one link carries 3. Never more, and far fewer than OpenSM's tables in that order.
+        self.assertLessEqual(max(maxima), 3)
+        self.assertLess(r["round_robin"]["congested_share"], 0.01)
+        self.assertLess(r["round_robin"]["congested_share"], r["scanned_tables"]["congested_share"])
+
+    def test_two_percent_of_links_down(self):
+        topo = generate(self.path("down.topo"), "--leaves", 36, "--down", 24, "--up", 12, "--spines", 12, "--switch-ports", 36,
+                        "--spine-ports", 36, "--shuffle", "--seed", 5, "--missing", 9)
+        r, maxima, _, _ = self.route_reload_check(topo)
+        self.assertGreater(r["moved_roots"] + r["detours"], 0)
+        self.assertLessEqual(max(maxima), r["round_robin"]["max_load"])
+        self.assertLess(r["round_robin"]["max_load"], r["scanned_tables"]["max_load"])
+        self.assertLess(r["round_robin"]["congested_share"], r["scanned_tables"]["congested_share"])
+
+    def test_three_levels_lmc0_and_lmc2(self):
+        topo = gen_real(self.path("three.topo"), "three-level", "--pods", 4, "--pod-leaves", 4, "--pod-aggs", 4, "--down", 8,
+                        "--up", 4, "--core-per-agg", 4, "--seed", 3)
+        r, maxima, _, _ = self.route_reload_check(topo)
+        self.assertEqual(r["levels"], 3)
+        self.assertTrue(all(m <= 2 for m in maxima), max(maxima))
+        self.assertGreater(r["scanned_tables"]["max_load"], 2)  # OpenSM's minhop in the same order
+        # LMC 2: a port's four LIDs start at different cores. The plan in the written order reaches
+        # the bound; in host-name order the least any DLID choice allows drops from 7 (OpenSM's
+        # minhop tables) to 2, and the planner's worst from 8 to at most 3.
+        r2, maxima2, plan, db2 = self.route_reload_check(topo, lmc=2)
+        self.assertTrue(all(m <= 2 for m in maxima2))
+        named = ibroute_json("plan", "--db", db2, "--name", "by-name")
+        minhop = ibroute_json("plan", "--db", self.path("lmc2a.db"), "--name", "by-name")
+        self.assertEqual(named["lower_bound"]["worst"], 2)
+        self.assertLessEqual(named["max_load"], 3)
+        self.assertGreater(minhop["lower_bound"]["worst"], named["max_load"])
+
+    def test_director_that_ftree_refuses(self):
+        topo = gen_real(self.path("dir.topo"), "director", "--edges", 4, "--edge-hosts", 20, "--line-hosts", 2, "--seed", 2)
+        log = []
+        r, maxima, _, _ = self.route_reload_check(topo, osm_log=log, engine="ftree")
+        self.assertIn("not a fat-tree", log[0])  # ftree gave up (OpenSM fell back to minhop)
+        self.assertEqual(r["levels"], 3)
+        self.assertLess(r["round_robin"]["max_load"], r["scanned_tables"]["max_load"])
+        self.assertLess(r["round_robin"]["congested_share"], r["scanned_tables"]["congested_share"] / 2)
+
+    def test_tables_that_fail_the_check_are_never_written(self):
+        # Leaf 1 reaches only spine 1, leaf 2 only spine 2: no up*/down* route joins them.
+        tiny = generate(self.path("tiny.topo"), "--leaves", 3, "--down", 2, "--up", 2, "--spines", 2, "--switch-ports", 4,
+                        "--spine-ports", 3)
+        topo = write_text(self.path("cut.topo"), self.cut(read_text(tiny)))
+        db, tables = self.path("c.db"), self.path("never.lfts")
+        with SimFabric(topo, lmc=0, engine="minhop") as sim:
+            ibroute_json("scan", "--db", db, sim=sim)
+        p = ibroute("routing", "--db", db, "-o", tables, "--ranks", self.path("never.txt"), "--json", check=False)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertFalse(os.path.exists(tables))
+        self.assertFalse(os.path.exists(self.path("never.txt")))
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertIn("is dropped", p.stderr)
+        self.assertIn("nothing written", p.stderr)
+        self.assertFalse(json.loads(p.stdout)["check"]["ok"])
+
+    @staticmethod
+    def cut(text):
+        """Removes the cables ibswitch01[4]-ibspine02[1] and ibswitch02[3]-ibspine01[2], both ends."""
+        drop = {("ibswitch01", 4), ("ibspine02", 1), ("ibswitch02", 3), ("ibspine01", 2)}
+        out, node = [], None
+        for line in text.splitlines():
+            m = re.match(r'^(?:Switch|Hca)\s+\d+\s+"([^"]+)"', line)
+            if m:
+                node = m.group(1)
+            p = re.match(r"^\[(\d+)\]", line)
+            if p and (node, int(p.group(1))) in drop:
+                continue
+            out.append(line)
+        return "\n".join(out) + "\n"
+
+    def test_bad_input(self):
+        db = self.path("x.db")
+        with SimFabric(os.path.join(EXAMPLES, "hft96-shuffled.topo"), lmc=0) as sim:
+            ibroute_json("scan", "--db", db, sim=sim)
+        for args, needle in ((["--hosts", "nobody"], "unknown host 'nobody'"),
+                             (["--order", "sideways"], "--order"),
+                             (["-o", "/nonexistent-dir/t.lfts"], "cannot write /nonexistent-dir/t.lfts")):
+            p = ibroute("routing", "--db", db, *args, check=False)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn(needle, p.stderr)
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,245 @@
+// Tree routing: tables that make the round-robin all-to-all congestion-free at LMC 0, the check
+// that guards them, and the file OpenSM loads. Loads are recomputed by walking the new tables.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+
+#include "fabrics.hpp"
+#include "ibroute/fabric/synthetic.hpp"
+#include "ibroute/fabric/text_export.hpp"
+#include "ibroute/fabric/text_import.hpp"
+#include "ibroute/fabric/tree_routing.hpp"
+#include "ibroute/schedule/hosts.hpp"
+#include "ibroute/schedule/patterns.hpp"
+
+using namespace ibroute::fabric;
+using namespace ibroute::schedule;
+using ibroute::test::World;
+
+namespace {
+
+std::vector<PortRef> refs(const std::vector<Host>& hosts) {
+  std::vector<PortRef> out;
+  for (const Host& h : hosts) out.push_back({h.node, h.port});
+  return out;
+}
+
+struct Routed {
+  TreeRouting routing;
+  std::vector<Host> hosts;  // in the rank order routed
+  LoadReport load;          // round-robin, base LIDs, over the new tables
+  RoutingCheck check;
+};
+
+// Route `f` for `hosts` (in the tree's order when `tree`), install the tables, evaluate.
+Routed route_and_evaluate(Fabric& f, std::vector<Host> hosts, bool tree) {
+  const FabricStructure s = analyze_structure(f);
+  Routed r;
+  if (tree) {
+    const std::vector<PortRef> order = tree_order(f, s, refs(hosts));
+    std::vector<Host> sorted;
+    for (PortRef p : order)
+      sorted.push_back(*std::find_if(hosts.begin(), hosts.end(), [&](const Host& h) { return h.node == p.node && h.port == p.port; }));
+    hosts = sorted;
+  }
+  r.routing = route_tree(f, s, refs(hosts));
+  for (size_t i = 0; i < f.nodes.size(); ++i)
+    if (!r.routing.lft[i].empty()) f.nodes[i].lft = r.routing.lft[i];
+  r.check = check_tree_routing(f, s);
+  World w(f);
+  std::vector<Phase> rr = shift_phases(hosts.size());
+  apply_lid_policy(w.f, hosts, rr, LidPolicy::base);
+  r.load = evaluate(w.ctx, hosts, rr, false);
+  r.hosts = hosts;
+  return r;
+}
+
+FatTreeSpec half_fat_tree(uint8_t lmc) {
+  FatTreeSpec t;
+  t.leaves = 12, t.hosts_per_leaf = 8, t.uplinks = 4, t.spines = 4, t.lmc = lmc, t.shuffle_names = true, t.seed = 7;
+  return t;
+}
+
+FatTreeSpec three_levels(uint8_t lmc) {
+  FatTreeSpec t;
+  t.levels = 3, t.pods = 4, t.leaves = 4, t.hosts_per_leaf = 8, t.aggs = 4, t.cores = 16, t.lmc = lmc, t.shuffle_names = true;
+  return t;
+}
+
+// Removes the cable on `port` of switch `sw`, on both ends.
+void unlink(Fabric& f, int sw, int port) {
+  Port& a = f.nodes[sw].ports[port];
+  Port& b = f.nodes[a.peer_node].ports[a.peer_port];
+  b.peer_node = -1, b.peer_port = 0, a.peer_node = -1, a.peer_port = 0;
+}
+
+int node_named(const Fabric& f, const std::string& name) {
+  for (size_t i = 0; i < f.nodes.size(); ++i)
+    if (f.nodes[i].desc == name) return static_cast<int>(i);
+  return -1;
+}
+
+}  // namespace
+
+TEST(TreeRouting, HalfFatTreeInTreeOrderIsCongestionFreeAtLmc0) {
+  Fabric f = build_fat_tree(half_fat_tree(0));
+  const int bound = analyze_structure(f).transfer_bound;
+  ASSERT_EQ(bound, 2);
+  // The d-mod-k tables the synthetic builder made, in host-name order: congested.
+  World before(f);
+  std::vector<Host> hosts = all_hosts(f);
+  std::vector<Phase> rr = shift_phases(hosts.size());
+  apply_lid_policy(f, hosts, rr, LidPolicy::base);
+  EXPECT_GT(evaluate(before.ctx, hosts, rr, false).max_load, bound);
+
+  Routed r = route_and_evaluate(f, hosts, true);
+  EXPECT_TRUE(r.check.ok()) << (r.check.first.empty() ? "" : r.check.first[0]);
+  EXPECT_EQ(r.load.broken, 0u);
+  EXPECT_EQ(r.load.max_load, bound);
+  EXPECT_EQ(r.load.congested, 0u);
+  EXPECT_EQ(r.routing.roots.size(), 4u);
+  EXPECT_EQ(r.routing.moved_roots + r.routing.detours, 0u);
+  // Tree order: each leaf's hosts are consecutive ranks.
+  for (size_t i = 0; i + 1 < r.hosts.size(); i += 8)
+    for (size_t k = 1; k < 8; ++k)
+      EXPECT_EQ(f.nodes[r.hosts[i].node].ports[1].peer_node, f.nodes[r.hosts[i + k].node].ports[1].peer_node);
+}
+
+TEST(TreeRouting, GivenOrderThatFollowsTheCablingIsKept) {
+  Fabric f = build_fat_tree(half_fat_tree(0));
+  std::vector<Host> hosts = topology_order(f, all_hosts(f));
+  Routed r = route_and_evaluate(f, hosts, false);
+  EXPECT_EQ(r.hosts, hosts);
+  EXPECT_LE(r.load.max_load, 2);
+}
+
+TEST(TreeRouting, ThreeLevelTreeInTreeOrderIsCongestionFree) {
+  Fabric f = build_fat_tree(three_levels(0));
+  const FabricStructure s = analyze_structure(f);
+  ASSERT_EQ(s.levels, 3);
+  Routed r = route_and_evaluate(f, all_hosts(f), true);
+  EXPECT_TRUE(r.check.ok()) << (r.check.first.empty() ? "" : r.check.first[0]);
+  EXPECT_EQ(r.load.broken, 0u);
+  EXPECT_LE(r.load.max_load, s.transfer_bound);
+  EXPECT_EQ(r.routing.roots.size(), 16u);
+}
+
+TEST(TreeRouting, SubsetAndMissingLinkStayNearTheBound) {
+  Fabric f = build_fat_tree(half_fat_tree(0));
+  std::vector<Host> hosts = all_hosts(f);
+  std::shuffle(hosts.begin(), hosts.end(), std::mt19937(3));
+  hosts.resize(hosts.size() * 9 / 10);
+  Routed sub = route_and_evaluate(f, hosts, true);
+  EXPECT_TRUE(sub.check.ok());
+  EXPECT_EQ(sub.load.broken, 0u);
+  EXPECT_LE(sub.load.max_load, 3);
+
+  Fabric g = build_fat_tree(half_fat_tree(0));
+  const int leaf = node_named(g, "leaf003");
+  unlink(g, leaf, 8 + 2);  // one of its four up-links
+  Routed cut = route_and_evaluate(g, all_hosts(g), true);
+  EXPECT_TRUE(cut.check.ok()) << (cut.check.first.empty() ? "" : cut.check.first[0]);
+  EXPECT_EQ(cut.load.broken, 0u);
+  EXPECT_GT(cut.routing.moved_roots + cut.routing.detours, 0u);
+  EXPECT_LE(cut.load.max_load, 3);  // 8 hosts over 3 up-links: 3 is the least possible
+}
+
+TEST(TreeRouting, LidsOfOnePortStartAtRootsThatDifferAtEveryLevel) {
+  Fabric f = build_fat_tree(three_levels(2));
+  const FabricStructure s = analyze_structure(f);
+  const std::vector<Host> hosts = all_hosts(f);
+  TreeRouting r = route_tree(f, s, refs(hosts));
+  for (size_t i = 0; i < f.nodes.size(); ++i)
+    if (!r.lft[i].empty()) f.nodes[i].lft = r.lft[i];
+  EXPECT_TRUE(check_tree_routing(f, s).ok());
+  // From a leaf of another pod, the four LIDs of a host leave by four different up-links and
+  // reach four different cores.
+  const Host& h = hosts.front();
+  const int home = f.nodes[h.node].ports[h.port].peer_node;
+  LftWalker walker(f);
+  auto crosses_a_core = [&](int32_t leaf) {
+    std::vector<Hop> hops;
+    walker.walk(leaf, f.nodes[h.node].ports[h.port].base_lid, hops);
+    return std::any_of(hops.begin(), hops.end(), [&](const Hop& x) { return s.level[x.node] == 3; });
+  };
+  const int32_t far = *std::find_if(s.leaves.begin(), s.leaves.end(), [&](int32_t l) { return l != home && crosses_a_core(l); });
+  std::set<int> ups, cores;
+  for (uint32_t off = 0; off < 4; ++off) {
+    std::vector<Hop> hops;
+    const uint16_t lid = static_cast<uint16_t>(f.nodes[h.node].ports[h.port].base_lid + off);
+    ASSERT_EQ(walker.walk(far, lid, hops), RouteStatus::ok);
+    ups.insert(hops.front().out_port);
+    for (const Hop& hop : hops)
+      if (s.level[hop.node] == 3) cores.insert(hop.node);
+  }
+  EXPECT_EQ(ups.size(), 4u);
+  EXPECT_EQ(cores.size(), 4u);
+}
+
+TEST(TreeRouting, CheckCatchesLoopsClimbsAfterDescentAndPortsOutOfRange) {
+  ibroute::test::TwoLeaves t;
+  // The fixture routes spine to spine down and up again; no up*/down* route joins two top switches.
+  ibroute::test::route(t.f, t.s1, 4, kNoRoute);
+  ibroute::test::route(t.f, t.s2, 3, kNoRoute);
+  const FabricStructure s = analyze_structure(t.f);
+  EXPECT_TRUE(check_tree_routing(t.f, s).ok());
+  {  // a loop: S1 sends h3's LID back to L1, which sends it up to S1
+    Fabric f = t.f;
+    ibroute::test::route(f, t.s1, 12, 1);
+    const RoutingCheck c = check_tree_routing(f, s);
+    EXPECT_FALSE(c.ok());
+    ASSERT_FALSE(c.first.empty());
+    EXPECT_NE(c.first[0].find("0x000c"), std::string::npos) << c.first[0];
+  }
+  {  // down to L1, then up again to S2, then down to L2: a route that could close a credit loop
+    Fabric f = t.f;
+    ibroute::test::route(f, t.s1, 12, 1);
+    ibroute::test::route(f, t.l1, 12, 4);
+    const RoutingCheck c = check_tree_routing(f, s);
+    EXPECT_FALSE(c.ok());
+    ASSERT_FALSE(c.first.empty());
+    EXPECT_NE(c.first[0].find("up*/down*"), std::string::npos) << c.first[0];
+  }
+  {  // an entry beyond the switch's ports
+    Fabric f = t.f;
+    ibroute::test::route(f, t.l2, 9, 40);
+    const RoutingCheck c = check_tree_routing(f, s);
+    EXPECT_FALSE(c.ok());
+    EXPECT_NE(c.first[0].find("beyond its 4 ports"), std::string::npos) << c.first[0];
+  }
+}
+
+TEST(TreeRouting, TheWrittenTablesReadBackAsComputed) {
+  Fabric f = build_fat_tree(three_levels(1));
+  const FabricStructure s = analyze_structure(f);
+  const TreeRouting r = route_tree(f, s, refs(all_hosts(f)));
+  const std::string text = write_lft_dump(f, r.lft, {"made by a test", "second line\nwith a break"});
+  EXPECT_EQ(text.find("\nwith a break"), std::string::npos);
+  Fabric back = f;
+  for (Node& n : back.nodes) n.lft.clear(), n.lft_read = false;
+  apply_lft_dump(back, text, "tables");
+  const LidMap lids(f);
+  for (size_t i = 0; i < f.nodes.size(); ++i) {
+    if (r.lft[i].empty()) continue;
+    ASSERT_TRUE(back.nodes[i].lft_read) << f.nodes[i].desc;
+    for (uint16_t lid : lids.lids()) EXPECT_EQ(back.nodes[i].lft.at(lid), r.lft[i][lid]) << f.nodes[i].desc << " LID " << lid;
+  }
+  // Every entry names its destination's port GUID, the key OpenSM re-maps LIDs by.
+  EXPECT_NE(text.find("(Channel Adapter portguid 0x"), std::string::npos);
+  EXPECT_NE(text.find("(Switch portguid 0x"), std::string::npos);
+}
+
+TEST(TreeRouting, RefusesWhatItCannotRoute) {
+  Fabric f = build_fat_tree(half_fat_tree(0));
+  const FabricStructure s = analyze_structure(f);
+  const int leaf = node_named(f, "leaf001");
+  ibroute::test::expect_input_error([&] { route_tree(f, s, {{leaf, 1}}); }, "is not a CA port");
+  const std::vector<Host> hosts = all_hosts(f);
+  ibroute::test::expect_input_error([&] { route_tree(f, s, {{hosts[0].node, 1}, {hosts[0].node, 1}}); }, "twice");
+  Fabric none = f;
+  for (Node& n : none.nodes)
+    for (Port& p : n.ports) p.base_lid = 0;
+  ibroute::test::expect_input_error([&] { route_tree(none, analyze_structure(none), {}); }, "no LIDs");
+}
