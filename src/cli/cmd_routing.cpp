@@ -30,6 +30,8 @@ struct RoutingCliOptions {
   std::string order = "auto";
   std::string output, ranks;
   bool plan = false;
+  bool no_refine = false;
+  double refine_seconds = 20;
   bool json = false;
 };
 
@@ -65,12 +67,14 @@ struct Outcome {
   LoadReport load;
   std::vector<Host> hosts;
   TreeRouting routing;
+  RefineStats refine;
 };
 
-Outcome route_in_order(const FabricContext& c, Fabric& routed, const std::vector<Host>& hosts) {
+Outcome route_in_order(const FabricContext& c, Fabric& routed, const std::vector<Host>& hosts, const RoutingCliOptions& o) {
   Outcome out;
   out.hosts = hosts;
   out.routing = route_tree(c.fabric, c.structure, port_refs(hosts));
+  if (!o.no_refine) out.refine = refine_for_shift(c.fabric, c.structure, port_refs(hosts), out.routing, {.seconds = o.refine_seconds});
   for (size_t i = 0; i < routed.nodes.size(); ++i)
     if (routed.nodes[i].is_switch() && !out.routing.lft[i].empty()) routed.nodes[i].lft = out.routing.lft[i], routed.nodes[i].lft_read = true;
   routed.has_lfts = true;
@@ -104,15 +108,15 @@ int run_routing(const RoutingCliOptions& o) {
   std::string used = o.order;
   Outcome best;
   if (o.order == "given" || (o.order == "auto" && !o.hosts.empty())) {
-    best = route_in_order(c, routed, given);
+    best = route_in_order(c, routed, given, o);
     used = "given";
     if (o.order == "auto" && best.load.max_load > bound) {
       Fabric again = c.fabric;
-      Outcome t = route_in_order(c, again, tree);
+      Outcome t = route_in_order(c, again, tree, o);
       if (t.load.max_load < best.load.max_load) best = std::move(t), routed = std::move(again), used = "tree";
     }
   } else {
-    best = route_in_order(c, routed, tree);
+    best = route_in_order(c, routed, tree, o);
     used = "tree";
   }
   const double seconds = clock.seconds();
@@ -158,6 +162,9 @@ int run_routing(const RoutingCliOptions& o) {
                    {"routed_lids", best.routing.routed_lids},
                    {"moved_roots", best.routing.moved_roots},
                    {"detours", best.routing.detours},
+                   {"refine", {{"excess_before", best.refine.excess_before}, {"excess_after", best.refine.excess_after},
+                               {"moves", best.refine.moves}, {"passes", best.refine.passes}, {"skipped", best.refine.skipped},
+                               {"timed_out", best.refine.timed_out}}},
                    {"check", {{"ok", check.ok()}, {"walked", check.walked}, {"failures", check.failures}, {"first", check.first}}},
                    {"round_robin", {{"max_load", best.load.max_load},
                                     {"congested_share", best.load.congested_share()},
@@ -184,6 +191,11 @@ int run_routing(const RoutingCliOptions& o) {
                   x["load"].get<int>(), x["capacity"].get<int>());
     if (before) std::printf("  the scanned tables, same order: worst link %d, %.1f %% congested\n", before->max_load, 100 * before->congested_share());
     if (planned) std::printf("  planned over these tables (LMC %d): worst link %d\n", int{c.fabric.max_lmc()}, planned->max_load);
+    if (best.refine.moves || best.refine.skipped)
+      std::printf("  refined: %s\n", best.refine.skipped ? "skipped (too many links x ranks for the load table)"
+                                                         : (std::to_string(best.refine.excess_before) + " transfers above capacity -> " +
+                                                            std::to_string(best.refine.excess_after) + " in " + std::to_string(best.refine.moves) +
+                                                            " moves" + (best.refine.timed_out ? " (time limit)" : "")).c_str());
     if (best.routing.moved_roots || best.routing.detours)
       std::printf("  missing links: %zu LIDs reach their switch from another root, %zu entries climb another way\n",
                   best.routing.moved_roots, best.routing.detours);
@@ -211,7 +223,8 @@ Runner setup_routing(CLI::App& app) {
       "towards its root until it meets the root's way down. On a regular tree the round-robin all-to-all\n"
       "in that rank order is then congestion-free with base LIDs (LMC 0); missing links are routed around\n"
       "and the worst link is reported. With LMC > 0 a port's LIDs start at roots that differ at every\n"
-      "level, so that 'ibroute plan' has real choices. Orders: given (--hosts as listed), tree (by the\n"
+      "level, so that 'ibroute plan' has real choices. Then a local search moves the first hop of\n"
+      "(leaf, destination) pairs where that lowers the transfers above capacity in some phase. Orders: given (--hosts as listed), tree (by the\n"
       "switches above each leaf, then leaf and port: proposed), auto (given where it reaches the bound,\n"
       "else tree; tree without --hosts). The tables are checked before they are written (every LID\n"
       "reachable from every switch, up*/down*, ports in range); -o writes them in the dump_lfts.sh format\n"
@@ -224,6 +237,8 @@ Runner setup_routing(CLI::App& app) {
   c->add_option("-o,--output", o->output, "write the tables here (dump_lfts.sh format, for opensm -R file -U)");
   c->add_option("--ranks", o->ranks, "write the rank order here, one host per line (for --hosts @FILE)");
   c->add_flag("--plan", o->plan, "also plan the all-to-all over the new tables (uses LMC > 0)");
+  c->add_flag("--no-refine", o->no_refine, "skip the local search on the first hops (construction only)");
+  c->add_option("--refine-seconds", o->refine_seconds, "time limit of the local search")->check(CLI::Range(0.0, 3600.0))->capture_default_str();
   c->add_flag("--json", o->json, "print JSON");
   return [o] { return run_routing(*o); };
 }

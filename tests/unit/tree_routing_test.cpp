@@ -243,3 +243,55 @@ TEST(TreeRouting, RefusesWhatItCannotRoute) {
     for (Port& p : n.ports) p.base_lid = 0;
   ibroute::test::expect_input_error([&] { route_tree(none, analyze_structure(none), {}); }, "no LIDs");
 }
+
+TEST(TreeRouting, LocalSearchLowersTheExcessItCountsExactly) {
+  Fabric f = build_fat_tree(half_fat_tree(0));
+  unlink(f, node_named(f, "leaf003"), 8 + 2);
+  unlink(f, node_named(f, "leaf007"), 8 + 4);
+  const FabricStructure s = analyze_structure(f);
+  std::vector<Host> hosts = all_hosts(f);
+  std::shuffle(hosts.begin(), hosts.end(), std::mt19937(11));
+  hosts.resize(hosts.size() - 5);
+  std::vector<Host> ordered;
+  for (PortRef p : tree_order(f, s, refs(hosts)))
+    ordered.push_back(*std::find_if(hosts.begin(), hosts.end(), [&](const Host& h) { return h.node == p.node && h.port == p.port; }));
+  TreeRouting r = route_tree(f, s, refs(ordered));
+  // The excess as the evaluator counts it: per switch link and phase, transfers above 2.
+  auto excess_of = [&](const TreeRouting& tables, int* worst) {
+    Fabric g = f;
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      if (!tables.lft[i].empty()) g.nodes[i].lft = tables.lft[i];
+    EXPECT_TRUE(check_tree_routing(g, s).ok());
+    World w(g);
+    std::vector<Phase> rr = shift_phases(ordered.size());
+    apply_lid_policy(w.f, ordered, rr, LidPolicy::base);
+    const LoadReport load = evaluate(w.ctx, ordered, rr, false);
+    EXPECT_EQ(load.broken, 0u);
+    long sum = 0;
+    for (auto [l, count] : load.histogram) sum += l > 2 ? (l - 2) * static_cast<long>(count) : 0;
+    *worst = load.max_load;
+    return sum;
+  };
+  int worst_before = 0, worst_after = 0;
+  const long before = excess_of(r, &worst_before);
+  const RefineStats st = refine_for_shift(f, s, refs(ordered), r);
+  const long after = excess_of(r, &worst_after);
+  EXPECT_FALSE(st.skipped);
+  EXPECT_EQ(st.excess_before, before);
+  EXPECT_EQ(st.excess_after, after);
+  EXPECT_GT(st.moves, 0u);
+  EXPECT_LT(after, before);
+  EXPECT_LE(worst_after, worst_before);
+  EXPECT_EQ(st.worst_excess_after, worst_after - 2);
+}
+
+TEST(TreeRouting, LocalSearchSkipsWhatItCannotHoldInMemory) {
+  Fabric f = build_fat_tree(half_fat_tree(0));
+  const FabricStructure s = analyze_structure(f);
+  const std::vector<Host> hosts = all_hosts(f);
+  TreeRouting r = route_tree(f, s, refs(hosts));
+  const auto lft = r.lft;
+  const RefineStats st = refine_for_shift(f, s, refs(hosts), r, {.max_cells = 100});
+  EXPECT_TRUE(st.skipped);
+  EXPECT_EQ(r.lft, lft);
+}

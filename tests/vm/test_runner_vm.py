@@ -389,7 +389,11 @@ class RunnerInVm(unittest.TestCase):
         for mpi_rank, ppm in enumerate(map(float, DRIFT_PPM.split(","))):
             if mpi_rank:
                 c = during[self.hosts[mpi_rank]]
-                self.assertGreaterEqual(c["resyncs"], DRIFT_S // 2, c)
+                # Every second a re-measurement is tried; under load rank 0 is often too busy to
+                # answer in time (counted as a failure, tried again later): what must hold is
+                # that it kept trying and that enough succeeded to model the drift.
+                self.assertGreaterEqual(c["resyncs"] + c["resync_failures"], DRIFT_S // 2, c)
+                self.assertGreaterEqual(c["resyncs"], 5, c)
                 self.assertAlmostEqual(c["drift_ppm"], ppm, delta=20, msg=c)
         # A post is early on the true clock only when its rank's clock model was off (late posts
         # are the emulated CPUs'). Over the whole run no post is early by a slot: the phases do

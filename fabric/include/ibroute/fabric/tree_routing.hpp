@@ -42,6 +42,25 @@ struct TreeRouting {
 // switch levels, no LIDs, or switches joined within a level.
 TreeRouting route_tree(const Fabric& f, const FabricStructure& s, const std::vector<PortRef>& order);
 
+// Local search on `r` for the round-robin (shift) all-to-all among `order` with base LIDs: the
+// first hop of each (ingress switch, destination) pair moves where that lowers the transfers
+// above capacity, counted exactly per switch link and phase. Entries above the ingress switches
+// stay, so routes stay up*/down*. Skipped when links x ranks exceed `max_cells` (memory).
+struct RefineLimits {
+  double seconds = 20;
+  int passes = 12;
+  size_t max_cells = size_t{96} << 20;
+};
+struct RefineStats {
+  long excess_before = 0, excess_after = 0;   // sum over (link, phase) of load above capacity
+  int worst_excess_before = 0, worst_excess_after = 0;
+  size_t moves = 0;
+  int passes = 0;
+  bool skipped = false, timed_out = false;
+};
+RefineStats refine_for_shift(const Fabric& f, const FabricStructure& s, const std::vector<PortRef>& order, TreeRouting& r,
+                             const RefineLimits& limits = {});
+
 // The rank order the routing proposes for these hosts: grouped by the switches above their
 // leaf (a pod of a three-level tree stays together), then by leaf, then by leaf port.
 std::vector<PortRef> tree_order(const Fabric& f, const FabricStructure& s, std::vector<PortRef> hosts);
