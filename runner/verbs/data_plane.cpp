@@ -659,13 +659,17 @@ class Rank {
     next_resync_ = t + cfg_.resync_interval_ns;
   }
 
-  // Rank 0: the run ends after round `current + margin` everywhere; the margin lets the order
-  // reach every rank before that round starts.
+  // Rank 0: the run ends after round `now + margin` everywhere; the margin lets the order reach
+  // every rank before that round starts. "Now" is the later of rank 0's own position and the
+  // round the schedule has reached by the clock: rank 0 may lag its plan on a busy machine while
+  // the others keep time (no rank ever posts early, so none is past the clock's round).
   void order_stop(int sig) {
     if (stop_round_ != UINT64_MAX) return;
     const int64_t round_ns = std::max<int64_t>(1, slot_ns_ * static_cast<int64_t>(s_.phases.size()));
-    const uint64_t margin = static_cast<uint64_t>(100'000'000 / round_ns) + 1;
-    stop_round_ = current_round_ + margin;
+    const uint64_t margin = static_cast<uint64_t>(200'000'000 / round_ns) + 1;
+    const int64_t elapsed = now() - local_t0_;
+    const uint64_t by_clock = elapsed > 0 ? static_cast<uint64_t>(elapsed / round_ns) : 0;
+    stop_round_ = std::max<uint64_t>(current_round_, by_clock) + margin;
     stop_signal_ = sig;
     Msg m;
     m.type = kStop;
@@ -873,6 +877,7 @@ class Rank {
       // The planned start on this rank's clock, by its current model of the clock.
       const int64_t planned = tracker_.to_local(t0_ + ts.at_ns);
       service();  // every step: completions must not wait for a rank that is behind its plan
+      if (current_round_ >= stop_round_) break;  // a stop order taken just now
       if (int64_t wait = planned - now(); wait > 0) {
         // Far from the next start: sleep until 200 us before it (in steps, to keep taking
         // completions); then spin. Ranks sharing cores leave them to those with work.
