@@ -257,7 +257,7 @@ TreeRouting route_tree(const Fabric& f, const FabricStructure& s, const std::vec
   const int start = order.empty() ? dest.front().target : t.index[f.nodes[order.front().node].ports[order.front().port].peer_node];
   const RootOrder ro = root_order(t, t.hubs, start, f);
   const auto nhubs = static_cast<long>(ro.order.size());
-  for (int k : ro.order) out.roots.push_back(t.node[t.hubs.list[k]]);
+  for (int k : ro.order) out.hubs.push_back(t.node[t.hubs.list[k]]);
 
   // LIDs per (anchor, target switch): where the preferred hub cannot reach the target, the least
   // used of those that can takes it, so that a lost cable spreads its load over the others.

@@ -155,7 +155,7 @@ int run_routing(const RoutingCliOptions& o) {
                    {"hosts", best.hosts.size()},
                    {"order", used},
                    {"levels", c.structure.levels},
-                   {"roots", best.routing.roots.size()},
+                   {"hubs", best.routing.hubs.size()},
                    {"lmc", c.fabric.max_lmc()},
                    {"bound", bound},
                    {"seconds", seconds},
@@ -180,8 +180,8 @@ int run_routing(const RoutingCliOptions& o) {
   if (o.json) {
     print_json(j);
   } else {
-    std::printf("routing for scan %lld: %zu hosts in %s order, %d switch levels, %zu roots, LMC %d, computed in %.2f s\n",
-                static_cast<long long>(c.scan_id), best.hosts.size(), used.c_str(), c.structure.levels, best.routing.roots.size(),
+    std::printf("routing for scan %lld: %zu hosts in %s order, %d switch levels, %zu hubs, LMC %d, computed in %.2f s\n",
+                static_cast<long long>(c.scan_id), best.hosts.size(), used.c_str(), c.structure.levels, best.routing.hubs.size(),
                 int{c.fabric.max_lmc()}, seconds);
     std::printf("  round-robin, base LIDs: worst link %d (bound %d), %.1f %% congested%s\n", best.load.max_load, bound,
                 100 * best.load.congested_share(), best.load.max_load <= bound ? ": congestion-free" : "");
@@ -197,7 +197,7 @@ int run_routing(const RoutingCliOptions& o) {
                                                             std::to_string(best.refine.excess_after) + " in " + std::to_string(best.refine.moves) +
                                                             " moves" + (best.refine.timed_out ? " (time limit)" : "")).c_str());
     if (best.routing.moved_roots || best.routing.detours)
-      std::printf("  missing links: %zu LIDs reach their switch from another root, %zu entries climb another way\n",
+      std::printf("  missing links: %zu LIDs turn at another hub than their rank picks, %zu entries of host switches climb another way\n",
                   best.routing.moved_roots, best.routing.detours);
     std::printf("  check: %zu (switch, LID) routes walked, %s\n", check.walked,
                 check.ok() ? "every LID arrives, up*/down*, ports in range" : (std::to_string(check.failures) + " failed").c_str());
@@ -218,17 +218,22 @@ Runner setup_routing(CLI::App& app) {
   auto o = std::make_shared<RoutingCliOptions>();
   auto* c = app.add_subcommand("routing", "Compute forwarding tables for OpenSM's file engine: the all-to-all congestion-free at LMC 0.");
   c->footer(
-      "Every destination LID gets a root at the top of the tree by its host's rank, the roots taken in\n"
-      "turn so that consecutive ranks climb by different up-links at every level; a route climbs\n"
-      "towards its root until it meets the root's way down. On a regular tree the round-robin all-to-all\n"
-      "in that rank order is then congestion-free with base LIDs (LMC 0); missing links are routed around\n"
-      "and the worst link is reported. With LMC > 0 a port's LIDs start at roots that differ at every\n"
-      "level, so that 'ibroute plan' has real choices. Then a local search moves the first hop of\n"
-      "(leaf, destination) pairs where that lowers the transfers above capacity in some phase. Orders: given (--hosts as listed), tree (by the\n"
-      "switches above each leaf, then leaf and port: proposed), auto (given where it reaches the bound,\n"
-      "else tree; tree without --hosts). The tables are checked before they are written (every LID\n"
-      "reachable from every switch, up*/down*, ports in range); -o writes them in the dump_lfts.sh format\n"
-      "with port GUIDs, for 'opensm -R file -U FILE'; --ranks the rank order, one host per line.\n"
+      "Every destination LID turns at a hub (the lowest switches that reach most leaves: the spines of\n"
+      "a two-level tree, the cores of a pod tree, the line ASICs of a director) picked by its host's\n"
+      "rank, the hubs taken in turn so that consecutive ranks climb by different up-links at every\n"
+      "level; a route climbs towards its hub until it meets the hub's way down. On a regular tree the\n"
+      "round-robin all-to-all in that rank order is then congestion-free with base LIDs (LMC 0).\n"
+      "Missing links are routed around; then a local search moves the first hop of (leaf, destination)\n"
+      "pairs where that lowers the transfers above capacity in some phase, and the worst link left is\n"
+      "reported. With LMC > 0 a port's LIDs start at hubs that differ at every level, so that\n"
+      "'ibroute plan' has real choices.\n"
+      "Orders: given (--hosts as listed), tree (by the switches above each leaf, then leaf and port:\n"
+      "proposed), auto (given where it reaches the bound, else tree; tree without --hosts).\n"
+      "Checked before anything is written: every LID arrives from every switch that a CA hangs off (a\n"
+      "switch's LID from every switch with an up*/down* way to it), every route climbs and then only\n"
+      "descends (up*/down*: no credit loops), no port beyond its switch's count. -o writes the tables in\n"
+      "the dump_lfts.sh format with port GUIDs ('opensm -R file -U FILE'; OpenSM re-maps changed\n"
+      "LIDs by GUID); --ranks the rank order, one host per line (for --hosts @FILE).\n"
       "Exit: 0 tables computed (and written), 1 they fail the check (nothing written), 2 bad input.");
   c->add_option("--db", o->db, "fabric database")->capture_default_str();
   c->add_option("--scan", o->scan, "scan id (default: the newest)");

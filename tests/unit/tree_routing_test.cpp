@@ -99,7 +99,7 @@ TEST(TreeRouting, HalfFatTreeInTreeOrderIsCongestionFreeAtLmc0) {
   EXPECT_EQ(r.load.broken, 0u);
   EXPECT_EQ(r.load.max_load, bound);
   EXPECT_EQ(r.load.congested, 0u);
-  EXPECT_EQ(r.routing.roots.size(), 4u);
+  EXPECT_EQ(r.routing.hubs.size(), 4u);
   EXPECT_EQ(r.routing.moved_roots + r.routing.detours, 0u);
   // Tree order: each leaf's hosts are consecutive ranks.
   for (size_t i = 0; i + 1 < r.hosts.size(); i += 8)
@@ -123,7 +123,7 @@ TEST(TreeRouting, ThreeLevelTreeInTreeOrderIsCongestionFree) {
   EXPECT_TRUE(r.check.ok()) << (r.check.first.empty() ? "" : r.check.first[0]);
   EXPECT_EQ(r.load.broken, 0u);
   EXPECT_LE(r.load.max_load, s.transfer_bound);
-  EXPECT_EQ(r.routing.roots.size(), 16u);
+  EXPECT_EQ(r.routing.hubs.size(), 16u);
 }
 
 TEST(TreeRouting, SubsetAndMissingLinkStayNearTheBound) {

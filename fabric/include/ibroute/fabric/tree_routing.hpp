@@ -1,17 +1,19 @@
 // Forwarding tables computed for a tree fabric, for OpenSM's `file` routing engine.
 //
-// Every destination LID gets a root: a switch at the top of the tree, picked by the destination's
-// position in a rank order, cycling through the roots in an order that changes the level-1 up-link
-// first, then the level-2 one, and so on (d-mod-k generalised). A route climbs towards its root
-// until it meets the root's one down path to the destination, then follows it down. So the
-// destinations of any run of consecutive ranks spread evenly over the up-links of every level,
-// and the down-links into a switch carry destinations of distinct roots: the shift all-to-all in
-// that rank order is congestion-free on a regular tree at LMC 0, with no planning. The 2^LMC LIDs
-// of a port start at roots that differ at every level, so that a planner has real path choices.
-// Missing links: a root that cannot reach the destination is replaced by the next one that can;
-// a switch that cannot climb towards the root climbs by another up-link that still leads there
-// (counted as a detour). Routes are up*/down* by construction (no credit loops); check_tree_routing
-// proves it, with reachability and port ranges, on the tables as they will be written.
+// Every destination LID turns at a hub: a switch of the lowest level that reaches most leaves
+// (the spines of a two-level tree, the cores of a pod tree, a director's line ASICs), picked by
+// the destination's position in a rank order, cycling through the hubs in an order that changes
+// the level-1 up-link first, then the level-2 one, and so on (d-mod-k generalised). A route
+// climbs towards its hub until it meets the hub's one way down to the destination, then follows
+// it. So the destinations of any run of consecutive ranks spread evenly over the up-links of
+// every level, and the links down into a switch carry destinations of distinct hubs: the shift
+// all-to-all in that rank order is congestion-free on a regular tree at LMC 0, with no planning.
+// The 2^LMC LIDs of a port start at hubs that differ at every level, so that a planner has real
+// path choices. Missing links: a hub that cannot reach the destination is replaced by the least
+// used one that can; a switch that cannot climb towards the hub climbs by another up-link that
+// still leads there (a detour); hosts that no hub reaches (on a spine) turn at the tops. Routes
+// are up*/down* by construction (no credit loops); check_tree_routing proves it, with
+// reachability and port ranges, on the tables as they will be written.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +33,7 @@ struct PortRef {
 
 struct TreeRouting {
   std::vector<std::vector<uint8_t>> lft;  // per node (switches in the tree; empty for other nodes)
-  std::vector<int32_t> roots;             // the hubs (lowest switches that reach every leaf), in the order destinations cycle through them
+  std::vector<int32_t> hubs;              // the lowest switches that reach most leaves, in the order destinations cycle through them
   size_t routed_lids = 0;                 // destination LIDs given a route
   size_t moved_roots = 0;                 // LIDs whose preferred root cannot reach them (a missing link)
   size_t detours = 0;                     // entries of switches with hosts that cannot climb towards the root
