@@ -30,9 +30,9 @@ int main(int argc, char** argv) {
   Fabric f = build_fat_tree(t);
   const FabricStructure s = analyze_structure(f);
   const std::vector<Host> by_name = all_hosts(f);
-  std::vector<PortRef> refs;
+  std::vector<CaPort> refs;
   for (const Host& h : by_name) refs.push_back({h.node, h.port});
-  const std::vector<PortRef> order = tree_order(f, s, refs);
+  const std::vector<CaPort> order = tree_order(f, s, refs);
   auto t0 = std::chrono::steady_clock::now();
   TreeRouting r = route_tree(f, s, order);
   const double route_s = seconds_since(t0);
@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
     return evaluate(ctx, hosts, rr, false).max_load;
   };
   std::vector<Host> tree;
-  for (PortRef p : order)
+  for (CaPort p : order)
     for (const Host& h : by_name)
       if (h.node == p.node && h.port == p.port) tree.push_back(h);
   nlohmann::json j{{"hosts", by_name.size()},     {"bound", s.transfer_bound}, {"route_seconds", route_s},

@@ -79,13 +79,13 @@ struct Search {
 
 }  // namespace
 
-RefineStats refine_for_shift(const Fabric& f, const FabricStructure& s, const std::vector<PortRef>& order, TreeRouting& r,
+RefineStats refine_for_shift(const Fabric& f, const FabricStructure& s, const std::vector<CaPort>& order, TreeRouting& r,
                              const RefineLimits& limits) {
   RefineStats st;
   Search q(f, s, r);
   q.n = order.size();
   if (q.n < 3) return st;
-  for (PortRef p : order) {
+  for (CaPort p : order) {
     const Port& port = f.nodes[p.node].ports[p.port];
     q.ingress.push_back(port.peer_node);
     q.lid.push_back(port.base_lid);

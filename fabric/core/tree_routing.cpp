@@ -201,18 +201,18 @@ struct Destination {
   uint8_t last_port = 0;  // out-port at the target: the CA's cable, or 0 for the switch itself
 };
 
-std::string describe_port(const Fabric& f, PortRef p) { return f.nodes[p.node].desc + " port " + std::to_string(p.port); }
+std::string describe_port(const Fabric& f, CaPort p) { return f.nodes[p.node].desc + " port " + std::to_string(p.port); }
 
 }  // namespace
 
-TreeRouting route_tree(const Fabric& f, const FabricStructure& s, const std::vector<PortRef>& order) {
+TreeRouting route_tree(const Fabric& f, const FabricStructure& s, const std::vector<CaPort>& order) {
   const Tree t = build_tree(f, s);
   const size_t n = t.node.size();
 
   // Destinations, labelled by rank: the ordered hosts first, then every other CA port, then the switches.
   std::vector<Destination> dest;
   std::vector<std::vector<char>> port_taken(f.nodes.size());
-  auto ca_destination = [&](PortRef p, bool strict) -> bool {
+  auto ca_destination = [&](CaPort p, bool strict) -> bool {
     const Node& node = f.nodes[p.node];
     if (node.is_switch() || p.port < 1 || p.port > node.num_ports()) {
       if (strict) throw InputError(describe_port(f, p) + " is not a CA port");
@@ -234,7 +234,7 @@ TreeRouting route_tree(const Fabric& f, const FabricStructure& s, const std::vec
     dest.push_back({port.base_lid, port.lid_count(), sw, port.peer_port});
     return true;
   };
-  for (PortRef p : order) {
+  for (CaPort p : order) {
     if (p.node < 0 || static_cast<size_t>(p.node) >= f.nodes.size()) throw InputError("rank order names a node outside the fabric");
     ca_destination(p, true);
   }
@@ -349,9 +349,9 @@ TreeRouting route_tree(const Fabric& f, const FabricStructure& s, const std::vec
   return out;
 }
 
-std::vector<PortRef> tree_order(const Fabric& f, const FabricStructure& s, std::vector<PortRef> hosts) {
+std::vector<CaPort> tree_order(const Fabric& f, const FabricStructure& s, std::vector<CaPort> hosts) {
   // (level of the host's switch, lowest GUID among that switch's parents, the switch's GUID, port)
-  auto key = [&](PortRef h) {
+  auto key = [&](CaPort h) {
     const Port& p = f.nodes[h.node].ports[h.port];
     if (!p.connected()) return std::tuple<int, uint64_t, uint64_t, int>(1 << 20, 0, f.nodes[h.node].guid, h.port);
     const Node& sw = f.nodes[p.peer_node];
@@ -364,7 +364,7 @@ std::vector<PortRef> tree_order(const Fabric& f, const FabricStructure& s, std::
     }
     return std::tuple<int, uint64_t, uint64_t, int>(lvl, group, sw.guid, p.peer_port);
   };
-  std::stable_sort(hosts.begin(), hosts.end(), [&](PortRef a, PortRef b) { return key(a) < key(b); });
+  std::stable_sort(hosts.begin(), hosts.end(), [&](CaPort a, CaPort b) { return key(a) < key(b); });
   return hosts;
 }
 

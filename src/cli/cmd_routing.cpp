@@ -47,18 +47,18 @@ void write_whole(const std::string& path, const std::string& text) {
   if (ec) throw InputError("cannot write " + path + ": " + ec.message());
 }
 
-std::vector<PortRef> port_refs(const std::vector<Host>& hosts) {
-  std::vector<PortRef> out;
+std::vector<CaPort> port_refs(const std::vector<Host>& hosts) {
+  std::vector<CaPort> out;
   out.reserve(hosts.size());
   for (const Host& h : hosts) out.push_back({h.node, h.port});
   return out;
 }
 
-std::vector<Host> reorder(const std::vector<Host>& hosts, const std::vector<PortRef>& order) {
+std::vector<Host> reorder(const std::vector<Host>& hosts, const std::vector<CaPort>& order) {
   std::map<std::pair<int32_t, uint8_t>, const Host*> by_port;
   for (const Host& h : hosts) by_port[{h.node, h.port}] = &h;
   std::vector<Host> out;
-  for (PortRef p : order) out.push_back(*by_port.at({p.node, p.port}));
+  for (CaPort p : order) out.push_back(*by_port.at({p.node, p.port}));
   return out;
 }
 

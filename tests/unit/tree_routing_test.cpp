@@ -20,8 +20,8 @@ using ibroute::test::World;
 
 namespace {
 
-std::vector<PortRef> refs(const std::vector<Host>& hosts) {
-  std::vector<PortRef> out;
+std::vector<CaPort> refs(const std::vector<Host>& hosts) {
+  std::vector<CaPort> out;
   for (const Host& h : hosts) out.push_back({h.node, h.port});
   return out;
 }
@@ -38,9 +38,9 @@ Routed route_and_evaluate(Fabric& f, std::vector<Host> hosts, bool tree) {
   const FabricStructure s = analyze_structure(f);
   Routed r;
   if (tree) {
-    const std::vector<PortRef> order = tree_order(f, s, refs(hosts));
+    const std::vector<CaPort> order = tree_order(f, s, refs(hosts));
     std::vector<Host> sorted;
-    for (PortRef p : order)
+    for (CaPort p : order)
       sorted.push_back(*std::find_if(hosts.begin(), hosts.end(), [&](const Host& h) { return h.node == p.node && h.port == p.port; }));
     hosts = sorted;
   }
@@ -253,7 +253,7 @@ TEST(TreeRouting, LocalSearchLowersTheExcessItCountsExactly) {
   std::shuffle(hosts.begin(), hosts.end(), std::mt19937(11));
   hosts.resize(hosts.size() - 5);
   std::vector<Host> ordered;
-  for (PortRef p : tree_order(f, s, refs(hosts)))
+  for (CaPort p : tree_order(f, s, refs(hosts)))
     ordered.push_back(*std::find_if(hosts.begin(), hosts.end(), [&](const Host& h) { return h.node == p.node && h.port == p.port; }));
   TreeRouting r = route_tree(f, s, refs(ordered));
   // The excess as the evaluator counts it: per switch link and phase, transfers above 2.

@@ -25,10 +25,11 @@
 
 namespace ibroute::fabric {
 
-struct PortRef {
+// A CA port by node index and port number (the rank order the routing is computed for).
+struct CaPort {
   int32_t node;
   uint8_t port;
-  bool operator==(const PortRef&) const = default;
+  bool operator==(const CaPort&) const = default;
 };
 
 struct TreeRouting {
@@ -42,7 +43,7 @@ struct TreeRouting {
 // `order`: CA ports in rank order (the hosts of the all-to-all); every other CA port and every
 // switch LID is routed after them. Throws InputError when the fabric is no tree to route: no
 // switch levels, no LIDs, or switches joined within a level.
-TreeRouting route_tree(const Fabric& f, const FabricStructure& s, const std::vector<PortRef>& order);
+TreeRouting route_tree(const Fabric& f, const FabricStructure& s, const std::vector<CaPort>& order);
 
 // Local search on `r` for the round-robin (shift) all-to-all among `order` with base LIDs: the
 // first hop of each (ingress switch, destination) pair moves where that lowers the transfers
@@ -60,12 +61,12 @@ struct RefineStats {
   int passes = 0;
   bool skipped = false, timed_out = false;
 };
-RefineStats refine_for_shift(const Fabric& f, const FabricStructure& s, const std::vector<PortRef>& order, TreeRouting& r,
+RefineStats refine_for_shift(const Fabric& f, const FabricStructure& s, const std::vector<CaPort>& order, TreeRouting& r,
                              const RefineLimits& limits = {});
 
 // The rank order the routing proposes for these hosts: grouped by the switches above their
 // leaf (a pod of a three-level tree stays together), then by leaf, then by leaf port.
-std::vector<PortRef> tree_order(const Fabric& f, const FabricStructure& s, std::vector<PortRef> hosts);
+std::vector<CaPort> tree_order(const Fabric& f, const FabricStructure& s, std::vector<CaPort> hosts);
 
 // What a set of forwarding tables must be before OpenSM gets them: from every switch of the
 // tree, every LID of every CA port and switch arrives (no drop, loop or dead end), the path only
