@@ -67,19 +67,23 @@ int64_t ClockTracker::add(const ClockEstimate& e, bool count_residual) {
   ++count_;
   points_.push_back({e.at_ns, e.offset_ns, e.uncertainty_ns});
   if (points_.size() > kWindow) points_.erase(points_.begin());
-  // Least squares in coordinates relative to the newest point (keeps the doubles exact enough).
+  // Least squares weighted by 1/uncertainty^2, in coordinates relative to the newest point (keeps
+  // the doubles exact enough): a burst that met a busy CPU, though plausible, barely tilts the
+  // line; a lasting rise of the round trips (the all-to-all's own queues) takes over as the
+  // window slides.
   const Point& last = points_.back();
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
   for (const Point& p : points_) {
+    const double u = static_cast<double>(std::max<int64_t>(p.uncertainty_ns, 0)) + 1000.0;
+    const double w = 1.0 / (u * u);
     const double x = static_cast<double>(p.at_ns - last.at_ns), y = static_cast<double>(p.offset_ns - last.offset_ns);
-    sx += x, sy += y, sxx += x * x, sxy += x * y;
+    sw += w, sx += w * x, sy += w * y, sxx += w * x * x, sxy += w * x * y;
   }
-  const double n = static_cast<double>(points_.size());
-  const double den = n * sxx - sx * sx;
+  const double den = sw * sxx - sx * sx;
   // Half a second of span at least: over less, the offsets' noise would be read as drift.
   const double span = static_cast<double>(last.at_ns - points_.front().at_ns);
-  if (points_.size() >= 2 && span >= 5e8 && den > 0) slope_ = (n * sxy - sx * sy) / den;
-  const double mean_x = sx / n, mean_y = sy / n;
+  if (points_.size() >= 2 && span >= 5e8 && den > 0) slope_ = (sw * sxy - sx * sy) / den;
+  const double mean_x = sx / sw, mean_y = sy / sw;
   anchor_at_ = last.at_ns;
   anchor_offset_ = static_cast<double>(last.offset_ns) + mean_y - slope_ * mean_x;
   return residual;

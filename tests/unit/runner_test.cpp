@@ -360,6 +360,20 @@ TEST(ClockTracker, AMeasurementFarNoisierThanTheOthersIsRefused) {
   EXPECT_FALSE(t.plausible(e));
 }
 
+TEST(ClockTracker, ANoisierMeasurementBarelyTiltsTheLine) {
+  ClockTracker t;
+  ClockEstimate e;
+  e.offset_ns = 5'000'000, e.uncertainty_ns = 40'000;  // a constant offset, well measured
+  for (int s = 0; s < 7; ++s) e.at_ns = s * 1'000'000'000LL, t.add(e);
+  e.at_ns = 7'000'000'000LL, e.uncertainty_ns = 120'000, e.offset_ns = 5'000'000 + 120'000;  // plausible, but off by its whole uncertainty
+  ASSERT_TRUE(t.plausible(e));
+  t.add(e);
+  // At the newest point (an end of the line: high leverage) an unweighted fit would move by
+  // ~50 us (0.42 x 120 us) and read ~10 ppm of drift; weighted by 1/u^2, ~9 us and ~2 ppm.
+  EXPECT_NEAR(static_cast<double>(t.offset_at(7'000'000'000LL)), 5'000'000.0, 15'000.0);
+  EXPECT_NEAR(t.drift() * 1e6, 0.0, 3.0);  // ppm
+}
+
 TEST(ClockTracker, OneMeasurementIsAConstantOffset) {
   ClockTracker t;
   EXPECT_EQ(t.offset_at(5), 0);

@@ -313,7 +313,10 @@ class RunnerInVm(unittest.TestCase):
         self.assertEqual([m["host"] for m in r["missing_ranks"]], [dead])
         rows = self.paths(r)
         survivors = [x for x in rows if self.hosts[x["src"]] != dead and self.hosts[x["dst"]] != dead]
-        self.assertTrue(survivors and all(x["ok"] == x["planned"] for x in survivors), "the others' transfers all arrived")
+        # Between survivors nothing is lost, fails or times out; on a loaded machine the skip
+        # rule may hold some back (lateness this run measured), never most of them.
+        self.assertTrue(survivors and all(x["ok"] + x["skipped"] == x["planned"] for x in survivors), "the others' transfers arrived")
+        self.assertGreater(sum(x["ok"] for x in survivors), sum(x["planned"] for x in survivors) // 2)
         to_dead = [x for x in rows if self.hosts[x["dst"]] == dead]
         self.assertTrue(any(x["ok"] < x["planned"] for x in to_dead))
         for t in r["not_ok"]:  # listed with their paths (rxe: writes to a dead peer's QPs never complete)

@@ -47,8 +47,9 @@ struct ClockModel {
 ClockModel fit_clock(const ClockEstimate& before, const ClockEstimate* after = nullptr);
 
 // A rank's own model of its offset to the reference during a run, from repeated measurements:
-// a least-squares line through the last few (offset against reference time). Posts convert
-// their planned reference times with it, so a clock that runs fast or slow stays aligned.
+// a least-squares line through the last few (offset against reference time, each weighted by
+// 1/uncertainty^2). Posts convert their planned reference times with it, so a clock that runs
+// fast or slow stays aligned.
 class ClockTracker {
  public:
   static constexpr size_t kWindow = 8;
