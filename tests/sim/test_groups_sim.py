@@ -113,7 +113,6 @@ class TwoGroups864(TwoGroups):
     def test_disjoint_halves(self):
         n = len(self.names)
         plan, doc = self.expect_bound("halves", self.names[: n // 2], self.names[n // 2:])
-        self.assertLess(plan["seconds"], 10)
 
     # The 96-host class covers the other shapes and the errors.
     test_one_to_three_and_three_to_one = None

@@ -85,7 +85,6 @@ class PlanOnSimulatedFabrics(TempDirTest):
 
     def test_hft864_shuffled_lmc4(self):
         db, plan, a = self.pipeline(f"{EXAMPLES}/hft864-shuffled.topo", 4, "minhop", True)
-        self.assertLess(plan["seconds"], 10)
         by = {(p["pattern"], p["lids"]): p for p in a["patterns"]}
         self.assertEqual(by[("rr-topo", "base")]["max_load"], 2)
         self.assertGreaterEqual(by[("rr-name", "base")]["max_load"], 6)
