@@ -11,9 +11,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 scripts/build.sh ci
-# A test that fails is run once more (ctest --repeat until-pass:2): the VM suite's skip-rule tests
-# still depend on how busy 2 emulated CPUs are (issue 11 replaces that with margins measured in
-# the run); a real fault fails twice.
+# A test that fails is run once more (ctest --repeat until-pass:2): a safety net for the VM suite
+# on 2 emulated CPUs of a shared machine (its assertions take their margins from what each run
+# measured; tests/vm/soak.sh runs it ten times in a row under load); a real fault fails twice.
 ctest --preset ci --repeat until-pass:2 "$@"
 # Every parser of outside input under libFuzzer for 45 s each, after replaying the seeds and the
 # regressions (tests/fuzz, docs/robustness.md); only on a full run. IBROUTE_NO_FUZZ=1 skips it.
