@@ -40,9 +40,8 @@ struct Search {
   TreeRouting& r;
   const LinkIndex links;
   size_t n = 0;                       // ranks
-  std::vector<int32_t> ingress;       // per rank: its switch
+  std::vector<int32_t> ingress;       // per rank: its switch (where its sends enter, its receives leave)
   std::vector<uint16_t> lid;          // per rank: base LID
-  std::vector<int32_t> target;        // per rank: the switch it hangs off
   std::vector<int> cap;               // per directed link: transfers it may carry at once (0: not a switch link)
   std::vector<uint16_t> load;         // [link * n + phase]
   std::vector<int32_t> sw_list;       // ingress switches
@@ -54,7 +53,7 @@ struct Search {
   // The switch links from switch `x` on towards rank t's LID, by the tables being refined.
   int path_from(int32_t x, size_t t, int32_t* out) const {
     int len = 0;
-    for (int hop = 0; hop < kMaxHops && x != target[t]; ++hop) {
+    for (int hop = 0; hop < kMaxHops && x != ingress[t]; ++hop) {
       const auto& lft = r.lft[x];
       if (lid[t] >= lft.size() || lft[lid[t]] == kNoRoute) return -1;
       const Port& p = f.nodes[x].ports[lft[lid[t]]];
@@ -62,7 +61,7 @@ struct Search {
       out[len++] = links.id(x, lft[lid[t]]);
       x = p.peer_node;
     }
-    return x == target[t] ? len : -1;
+    return x == ingress[t] ? len : -1;
   }
 
   int excess(int32_t link, size_t phase) const { return std::max(0, int(load[link * n + phase]) - cap[link]); }
@@ -89,7 +88,6 @@ RefineStats refine_for_shift(const Fabric& f, const FabricStructure& s, const st
     const Port& port = f.nodes[p.node].ports[p.port];
     q.ingress.push_back(port.peer_node);
     q.lid.push_back(port.base_lid);
-    q.target.push_back(port.peer_node);
   }
   // Capacities as the evaluation counts them: switch-to-switch links only.
   q.cap.assign(q.links.size(), 0);
@@ -136,15 +134,15 @@ RefineStats refine_for_shift(const Fabric& f, const FabricStructure& s, const st
 
   // One pass: every (ingress switch, destination) whose transfers cross an overloaded link in
   // some phase tries every other first hop; the best strict improvement is kept.
-  std::vector<int32_t> old_paths, new_paths;
-  std::vector<int> old_len, new_len;
+  std::vector<int32_t> old_paths;
+  std::vector<int> old_len;
   for (int pass = 0; pass < limits.passes && st.excess_after > 0; ++pass) {
     long improved = 0;
     for (size_t a = 0; a < q.sw_list.size(); ++a) {
       const int32_t x = q.sw_list[a];
       const std::vector<size_t>& srcs = q.ranks_of[a];
       for (size_t t = 0; t < q.n; ++t) {
-        if (q.target[t] == x) continue;
+        if (q.ingress[t] == x) continue;
         if (std::chrono::steady_clock::now() > deadline) {
           st.timed_out = true;
           goto done;
