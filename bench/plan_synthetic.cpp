@@ -12,15 +12,16 @@
 #include "ibroute/fabric/synthetic.hpp"
 #include "ibroute/schedule/evaluate.hpp"
 #include "ibroute/schedule/hosts.hpp"
+#include "ibroute/schedule/lower_bound.hpp"
 #include "ibroute/schedule/planner.hpp"
 
 using namespace ibroute::fabric;
 using namespace ibroute::schedule;
 
 int main(int argc, char** argv) {
-  // plan_synthetic HOSTS PODS LEAVES HOSTS_PER_LEAF AGGS CORES LMC ORDER(name|topology)
-  if (argc != 9) {
-    std::cerr << "usage: plan_synthetic HOSTS PODS LEAVES HOSTS_PER_LEAF AGGS CORES LMC name|topology\n";
+  // plan_synthetic HOSTS PODS LEAVES HOSTS_PER_LEAF AGGS CORES LMC ORDER(name|topology) [REPAIR_ROUNDS]
+  if (argc != 9 && argc != 10) {
+    std::cerr << "usage: plan_synthetic HOSTS PODS LEAVES HOSTS_PER_LEAF AGGS CORES LMC name|topology [REPAIR_ROUNDS]\n";
     return 2;
   }
   auto now = [] { return std::chrono::steady_clock::now(); };
@@ -39,12 +40,15 @@ int main(int argc, char** argv) {
   if (order == "topology") hosts = topology_order(f, hosts);
   auto t1 = now();
   PlanStats st;
-  Schedule plan = plan_all_to_all(ctx, hosts, {}, &st);
+  PlanOptions po;
+  if (argc == 10) po.repair_rounds = std::atoi(argv[9]);  // 0: the greedy start alone
+  Schedule plan = plan_all_to_all(ctx, hosts, po, &st);
   auto t2 = now();
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   const long plan_rss = ru.ru_maxrss;
   LoadReport load = evaluate(ctx, plan.hosts, plan.phases, false);  // quality: after the peak-memory reading
+  LowerBound least = worst_load_lower_bound(ctx, plan.hosts, plan.phases, 64);
   size_t switches = 0;
   for (const Node& n : f.nodes) switches += n.is_switch();
   std::cout << nlohmann::json{{"hosts", hosts.size()},       {"switches", switches},
@@ -54,7 +58,7 @@ int main(int argc, char** argv) {
                               {"build_s", std::chrono::duration<double>(t1 - t0).count()},
                               {"plan_s", std::chrono::duration<double>(t2 - t1).count()},
                               {"phases_over", st.phases_over}, {"worst_overflow", st.worst_overflow},
-                              {"max_load", load.max_load}, {"congested_share", load.congested_share()},
+                              {"max_load", load.max_load}, {"least", least.worst}, {"congested_share", load.congested_share()},
                               {"peak_rss_mib", plan_rss / 1024}}
                    .dump()
             << "\n";

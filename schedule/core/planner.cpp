@@ -45,10 +45,14 @@ class PhaseSolver {
   // Picks the DLID of every transfer of `ph`; returns the worst overflow (0: congestion-free).
   int solve(Phase& ph, Method method, size_t& unroutable) {
     choice_.assign(n_, kNone);
+    range_.resize(n_);
     std::vector<size_t> todo;
+    constexpr size_t kAhead = 16;
     for (size_t i = 0; i < n_; ++i) {
+      if (i + kAhead < n_ && ph.dst[i + kAhead] >= 0) t_.prefetch_range(i + kAhead, ph.dst[i + kAhead]);
       if (ph.dst[i] < 0) continue;
-      auto [a, b] = t_.range(i, ph.dst[i]);
+      range_[i] = t_.range(i, ph.dst[i]);
+      auto [a, b] = range_[i];
       if (a == b) {
         ++unroutable;
         continue;
@@ -60,7 +64,7 @@ class PhaseSolver {
     std::vector<std::pair<uint32_t, size_t>> keyed;  // (options, rank): sorted, ties in rank order
     for (size_t i : todo)
       if (choice_[i] == kNone) {
-        auto [a, b] = t_.range(i, ph.dst[i]);
+        auto [a, b] = range_[i];
         keyed.emplace_back(b - a, i);
       }
     std::sort(keyed.begin(), keyed.end());
@@ -68,7 +72,10 @@ class PhaseSolver {
     for (size_t x = 0; x < keyed.size(); ++x) rest[x] = keyed[x].second;
     if (method == Method::free) start_from_better_of_base(ph, rest);
     else
-      for (size_t i : rest) place(i, best_option(i, ph.dst[i]).first);
+      for (size_t x = 0; x < rest.size(); ++x) {
+        prefetch_ahead(rest, x);
+        place(rest[x], best_option(rest[x], ph.dst[rest[x]]).first);
+      }
     int worst = repair(ph, todo);
     for (size_t i = 0; i < n_; ++i) {
       if (ph.dst[i] < 0) continue;
@@ -96,7 +103,14 @@ class PhaseSolver {
   bool track_users_ = false;
   std::vector<int32_t> touched_;
   std::vector<uint32_t> choice_;
+  std::vector<std::pair<uint32_t, uint32_t>> range_;  // per rank: its options in this phase
   std::unordered_map<int32_t, int> spine_slot_;
+
+  // Before transfer order[x] is placed: fetch the options of a later one, the links of a nearer one.
+  void prefetch_ahead(const std::vector<size_t>& order, size_t x) const {
+    if (x + 12 < order.size()) t_.prefetch_options(range_[order[x + 12]].first);
+    if (x + 6 < order.size()) t_.prefetch_links(range_[order[x + 6]].first, range_[order[x + 6]].second);
+  }
 
   uint16_t base_lid(int32_t dst) const {
     const Host& h = hosts_[dst];
@@ -154,7 +168,8 @@ class PhaseSolver {
     return worst;
   }
   std::pair<uint32_t, int> best_option(size_t i, int32_t dst) const {
-    auto [a, b] = t_.range(i, dst);
+    (void)dst;
+    auto [a, b] = range_[i];
     uint32_t best = a;
     int best_over = INT32_MAX;
     long best_sum = LONG_MAX;
@@ -183,12 +198,18 @@ class PhaseSolver {
   // The routing's own choice (base LIDs) is, on a d-mod-k tree in topology order, already free
   // of congestion; where it is not, the greedy start may be better: keep the better of the two.
   void start_from_better_of_base(const Phase& ph, const std::vector<size_t>& ts) {
-    for (size_t i : ts) place(i, t_.range(i, ph.dst[i]).first);  // the lowest DLID with a route
+    for (size_t x = 0; x < ts.size(); ++x) {  // the lowest DLID with a route
+      prefetch_ahead(ts, x);
+      place(ts[x], range_[ts[x]].first);
+    }
     auto base = overflow_of(ts);
     if (base.first <= 0) return;
     std::vector<uint32_t> kept(ts.size());
     for (size_t x = 0; x < ts.size(); ++x) kept[x] = choice_[ts[x]], move(ts[x], kNone);
-    for (size_t i : ts) place(i, best_option(i, ph.dst[i]).first);
+    for (size_t x = 0; x < ts.size(); ++x) {
+      prefetch_ahead(ts, x);
+      place(ts[x], best_option(ts[x], ph.dst[ts[x]]).first);
+    }
     if (overflow_of(ts) < base) return;
     for (size_t i : ts) move(i, kNone);
     for (size_t x = 0; x < ts.size(); ++x) place(ts[x], kept[x]);
@@ -264,7 +285,7 @@ class PhaseSolver {
     for (const Edge& e : edges) {
       if (e.colour < 0 || e.colour >= spines * slots) continue;
       int want = e.colour / slots;
-      auto [a, b] = t_.range(e.src, ph.dst[e.src]);
+      auto [a, b] = range_[e.src];
       uint32_t pick = kNone;
       long pick_load = LONG_MAX;
       for (uint32_t k = a; k < b; ++k) {
@@ -278,42 +299,63 @@ class PhaseSolver {
     }
   }
 
-  // Local search on overloaded links: move a transfer to a free route; else free a route for it
-  // by moving one transfer off its single blocking link (an ejection chain of length 2); else
-  // take a route that lowers its worst overflow.
+  // Local search, top down: with W the worst (load - capacity), clear every link above W - 1, then
+  // above W - 2, ... down to 0 (congestion-free), stopping at the first level it cannot reach.
+  // Where the tables make the bound unreachable (few DLIDs per destination, links down), this
+  // works only on the few links at the current worst instead of on every transfer over the
+  // bound, and so costs little; on the two-level trees the last level is 0 and the search is
+  // what it was. The attempt that fails still lowers how many transfers exceed the level below.
   int repair(const Phase& ph, const std::vector<size_t>& todo) {
     int worst = 0;
-    // Ejection chains cost search; a phase gets a budget in proportion to its size, enough for
-    // the two-level trees (where chains are short) and bounded where no congestion-free choice
-    // exists.
-    phase_budget_ = 8 * static_cast<long>(todo.size()) + 4000;
+    for (int32_t l : touched_) worst = std::max(worst, over_[l]);
+    if (worst <= 0) return 0;
+    track_users_ = true;  // the ejection chains and the hot sets need to know who is on a link
+    for (size_t i : todo)
+      if (choice_[i] != kNone) {
+        users_[t_.src_link(i)].push_back(static_cast<uint32_t>(i));
+        const int32_t* ls = t_.links(choice_[i]);
+        for (uint16_t x = 0; x < t_.opt(choice_[i]).len; ++x) users_[ls[x]].push_back(static_cast<uint32_t>(i));
+      }
+    if (stamp_.size() < n_) stamp_.assign(n_, 0);
+    for (int level = worst - 1; level >= 0; --level)
+      if (!lower_to(level, ph)) return level + 1;
+    return 0;
+  }
+
+  // The transfers on links whose (load - capacity) exceeds `level`, each once.
+  void hot_above(int level, std::vector<size_t>& hot) {
+    hot.clear();
+    if (++epoch_ == 0) std::fill(stamp_.begin(), stamp_.end(), 0), epoch_ = 1;
+    for (int32_t l : touched_)
+      if (over_[l] > level)
+        for (uint32_t u : users_[l])
+          if (stamp_[u] != epoch_) stamp_[u] = epoch_, hot.push_back(u);
+    std::sort(hot.begin(), hot.end());  // rank order: the result does not depend on link numbering
+  }
+
+  // Moves transfers until no link exceeds its capacity by more than `level`; false when the
+  // rounds or the search budget run out first.
+  bool lower_to(int level, const Phase& ph) {
+    level_ = level;
+    std::vector<size_t> hot;
+    hot_above(level, hot);
+    // Ejection chains cost search: a budget in proportion to the transfers to be moved, enough
+    // for the two-level trees (where chains are short) and bounded where the level is out of reach.
+    phase_budget_ = 8 * static_cast<long>(hot.size()) + 4000;
     size_t best_hot = SIZE_MAX;
     int stale = 0;
     for (int round = 0; round < rounds_; ++round) {
-      std::vector<size_t> hot;
-      worst = 0;
-      for (size_t i : todo) {
-        int o = current_overflow(i);
-        if (o > 0) hot.push_back(i), worst = std::max(worst, o);
-      }
-      if (hot.empty()) return 0;
-      if (!track_users_) {  // the ejection chains need to know who is on a link
-        track_users_ = true;
-        for (size_t i : todo)
-          if (choice_[i] != kNone) {
-            users_[t_.src_link(i)].push_back(static_cast<uint32_t>(i));
-            const int32_t* ls = t_.links(choice_[i]);
-            for (uint16_t x = 0; x < t_.opt(choice_[i]).len; ++x) users_[ls[x]].push_back(static_cast<uint32_t>(i));
-          }
-      }
-      // Stop when three rounds in a row leave as many transfers over the bound.
-      if (hot.size() < best_hot) best_hot = hot.size(), stale = 0;
-      else if (++stale >= 3) break;
+      if (round > 0) hot_above(level, hot);
+      if (hot.empty()) return true;
+      // Stop when three rounds in a row take fewer than 1 % off the transfers above the level
+      // (at least one): the level is out of reach, and creeping towards it costs whole rounds.
+      if (hot.size() + std::max<size_t>(1, best_hot / 100) <= best_hot || best_hot == SIZE_MAX) best_hot = hot.size(), stale = 0;
+      else if (++stale >= 3) return false;
       bool improved = false;
       for (size_t i : hot) {
         int cur = current_overflow(i);
-        if (cur <= 0) continue;
-        auto [a, b] = t_.range(i, ph.dst[i]);
+        if (cur <= level) continue;
+        auto [a, b] = range_[i];
         uint32_t best = kNone;
         int best_over = cur;
         for (uint32_t k = a; k < b; ++k) {
@@ -321,7 +363,7 @@ class PhaseSolver {
           int over = overflow_if(i, k);
           if (over < best_over) best = k, best_over = over;
         }
-        if (best != kNone && best_over <= 0) {
+        if (best != kNone && best_over <= level) {
           move(i, best);
           improved = true;
           continue;
@@ -330,44 +372,43 @@ class PhaseSolver {
           improved = true;
           continue;
         }
-        if (best != kNone) {  // not free, but better than where it is
+        if (best != kNone) {  // not below the level, but better than where it is
           move(i, best);
           improved = true;
         }
       }
-      if (!improved) break;
+      if (!improved) return false;
     }
-    worst = 0;
-    for (size_t i : todo) worst = std::max(worst, current_overflow(i));
-    return std::max(worst, 0);
+    hot_above(level, hot);
+    return hot.empty();
   }
 
-  // Move transfer u to a route that avoids `avoid` and overflows nothing, first moving other
-  // transfers out of the way where exactly one link blocks (an ejection chain, depth-limited;
-  // on a two-level tree this is the Kempe-chain swap of edge colouring). Moves are logged so a
-  // failed branch is rolled back.
+  // Move transfer u to a route that avoids `avoid` and takes no link above the level, first
+  // moving other transfers out of the way where exactly one link blocks (an ejection chain,
+  // depth-limited; on a two-level tree this is the Kempe-chain swap of edge colouring). Moves
+  // are logged so a failed branch is rolled back.
   bool relocate(uint32_t u, int32_t avoid, int depth, const Phase& ph) {
     if (--budget_ < 0) return false;
     const size_t start = log_.size();
     logged_move(u, kNone);  // off the fabric while it looks: its own slots count as free
-    auto [a, b] = t_.range(u, ph.dst[u]);
+    auto [a, b] = range_[u];
     for (uint32_t k = a; k < b; ++k) {
       if (avoid >= 0 && on_path(k, avoid)) continue;
       int nblock = 0;
       int32_t block = -1;
       int over = overflow_if(u, k, &nblock, &block);
-      if (over <= 0) {
+      if (over <= level_) {
         logged_move(u, k);
         return true;
       }
-      if (depth == 0 || over != 1 || nblock != 1) continue;
+      if (depth == 0 || over != level_ + 1 || nblock != 1) continue;
       in_chain_.push_back(u);
       std::vector<uint32_t> on = users_[block];
       bool done = false;
       for (uint32_t w : on) {
         if (std::find(in_chain_.begin(), in_chain_.end(), w) != in_chain_.end() || choice_[w] == kNone) continue;
         size_t mark = log_.size();
-        if (relocate(w, block, depth - 1, ph) && overflow_if(u, k) <= 0) {
+        if (relocate(w, block, depth - 1, ph) && overflow_if(u, k) <= level_) {
           logged_move(u, k);
           done = true;
           break;
@@ -384,7 +425,7 @@ class PhaseSolver {
   bool eject_for(size_t i, const Phase& ph) {
     // Leave the most overloaded link of i's route.
     int32_t hot = -1;
-    int worst = 0;
+    int worst = INT32_MIN;
     const int32_t* ls = t_.links(choice_[i]);
     for (uint16_t x = 0; x < t_.opt(choice_[i]).len; ++x)
       if (over_[ls[x]] > worst) worst = over_[ls[x]], hot = ls[x];
@@ -413,7 +454,10 @@ class PhaseSolver {
   std::vector<std::pair<uint32_t, uint32_t>> log_;  // (transfer, option before the move)
   std::vector<uint32_t> in_chain_;
   long budget_ = 0;        // search steps left for this transfer's ejection chain
-  long phase_budget_ = 0;  // search steps left for the whole phase
+  long phase_budget_ = 0;  // search steps left for this level of the phase
+  int level_ = 0;          // the repair's target: no link more than this above its capacity
+  std::vector<uint32_t> stamp_;  // per rank: the epoch in which it was last listed as hot
+  uint32_t epoch_ = 0;
 };
 
 }  // namespace
