@@ -133,29 +133,26 @@ RefineStats refine_for_shift(const Fabric& f, const FabricStructure& s, const st
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(limits.seconds);
 
   // One pass: every (ingress switch, destination) whose transfers cross an overloaded link in
-  // some phase tries every other first hop; the best strict improvement is kept.
-  std::vector<int32_t> old_paths;
-  std::vector<int> old_len;
+  // some phase tries every other first hop; the best strict improvement is kept. The switch's
+  // sources share one path to t (it starts at the switch); each sends it in its own phase.
   for (int pass = 0; pass < limits.passes && st.excess_after > 0; ++pass) {
     long improved = 0;
     for (size_t a = 0; a < q.sw_list.size(); ++a) {
       const int32_t x = q.sw_list[a];
       const std::vector<size_t>& srcs = q.ranks_of[a];
       for (size_t t = 0; t < q.n; ++t) {
-        if (q.ingress[t] == x) continue;
+        if (q.ingress[t] == x) continue;  // so no source is t itself
         if (std::chrono::steady_clock::now() > deadline) {
           st.timed_out = true;
           goto done;
         }
-        // The current paths of the switch's transfers to t, and whether any crosses an excess.
-        old_paths.assign(srcs.size() * kMaxHops, -1), old_len.assign(srcs.size(), 0);
+        auto phase_of = [&](size_t src) { return (t + q.n - src) % q.n; };
+        // The current path to t, and whether it crosses an excess in any source's phase.
+        int32_t cur[kMaxHops];
+        const int cur_len = std::max(0, q.path_from(x, t, cur));
         bool hot = false;
-        for (size_t i = 0; i < srcs.size(); ++i) {
-          if (srcs[i] == t) continue;
-          const size_t k = (t + q.n - srcs[i]) % q.n;
-          old_len[i] = std::max(0, q.path_from(x, t, &old_paths[i * kMaxHops]));
-          for (int h = 0; h < old_len[i] && !hot; ++h) hot = q.excess(old_paths[i * kMaxHops + h], k) > 0;
-        }
+        for (size_t i = 0; i < srcs.size() && !hot; ++i)
+          for (int h = 0; h < cur_len && !hot; ++h) hot = q.excess(cur[h], phase_of(srcs[i])) > 0;
         if (!hot) continue;
         uint8_t& entry = r.lft[x][q.lid[t]];
         const uint8_t was = entry;
@@ -169,39 +166,31 @@ RefineStats refine_for_shift(const Fabric& f, const FabricStructure& s, const st
           const int32_t y = port.peer_node;
           if (static_cast<size_t>(y) >= s.level.size() || s.level[y] <= s.level[x]) continue;  // first hops climb
           // The way on from y must arrive and only descend or climb-then-descend: y's own route, checked.
-          int32_t rest[kMaxHops];
-          const int rest_len = q.path_from(y, t, rest);
+          int32_t np[kMaxHops];
+          const int rest_len = q.path_from(y, t, np + 1);
           if (rest_len < 0 || rest_len + 1 > kMaxHops) continue;
-          if (!climbs_then_descends(f, s, y, rest, rest_len, q.links)) continue;
-          // Gain: excess removed on the old paths minus excess added on the new, phase by phase.
+          if (!climbs_then_descends(f, s, y, np + 1, rest_len, q.links)) continue;
+          np[0] = q.links.id(x, p);
+          // Gain: excess removed on the old path minus excess added on the new, phase by phase
+          // (with the transfer taken off: what it caused on its old links, would cause on the new).
           long gain = 0;
-          for (size_t i = 0; i < srcs.size(); ++i) {
-            if (srcs[i] == t) continue;
-            const size_t k = (t + q.n - srcs[i]) % q.n;
-            q.add(&old_paths[i * kMaxHops], old_len[i], k, -1);
-            int32_t np[kMaxHops];
-            np[0] = q.links.id(x, p);
-            std::copy(rest, rest + rest_len, np + 1);
-            // With the transfer taken off: the excess it caused on its old links, and would cause on the new.
+          for (size_t src : srcs) {
+            const size_t k = phase_of(src);
+            q.add(cur, cur_len, k, -1);
             long before = 0, after = 0;
-            for (int h = 0; h < old_len[i]; ++h) before += q.over_if_added(old_paths[i * kMaxHops + h], k);
+            for (int h = 0; h < cur_len; ++h) before += q.over_if_added(cur[h], k);
             for (int h = 0; h < rest_len + 1; ++h) after += q.over_if_added(np[h], k);
-            q.add(&old_paths[i * kMaxHops], old_len[i], k, +1);
+            q.add(cur, cur_len, k, +1);
             gain += before - after;
           }
           if (gain > best_gain) best_gain = gain, best = static_cast<uint8_t>(p);
         }
         if (best == was) continue;
         // Apply: move every transfer of the switch to t onto the new first hop.
-        for (size_t i = 0; i < srcs.size(); ++i)
-          if (srcs[i] != t) q.add(&old_paths[i * kMaxHops], old_len[i], (t + q.n - srcs[i]) % q.n, -1);
         entry = best;
-        for (size_t i = 0; i < srcs.size(); ++i) {
-          if (srcs[i] == t) continue;
-          int32_t np[kMaxHops];
-          const int len = q.path_from(x, t, np);
-          q.add(np, std::max(0, len), (t + q.n - srcs[i]) % q.n, +1);
-        }
+        int32_t np[kMaxHops];
+        const int len = std::max(0, q.path_from(x, t, np));
+        for (size_t src : srcs) q.add(cur, cur_len, phase_of(src), -1), q.add(np, len, phase_of(src), +1);
         ++st.moves;
         improved += best_gain;
       }

@@ -70,13 +70,13 @@ class PhaseSolver {
     std::sort(keyed.begin(), keyed.end());
     std::vector<size_t> rest(keyed.size());
     for (size_t x = 0; x < keyed.size(); ++x) rest[x] = keyed[x].second;
-    if (method == Method::free) start_from_better_of_base(ph, rest);
+    if (method == Method::free) start_from_better_of_base(rest);
     else
       for (size_t x = 0; x < rest.size(); ++x) {
         prefetch_ahead(rest, x);
-        place(rest[x], best_option(rest[x], ph.dst[rest[x]]).first);
+        place(rest[x], best_option(rest[x]).first);
       }
-    int worst = repair(ph, todo);
+    int worst = repair(todo);
     for (size_t i = 0; i < n_; ++i) {
       if (ph.dst[i] < 0) continue;
       if (choice_[i] != kNone) ph.dlid[i] = t_.opt(choice_[i]).dlid;
@@ -167,8 +167,7 @@ class PhaseSolver {
     for (uint16_t x = 0; x < t_.opt(choice_[i]).len; ++x) worst = std::max(worst, over_[ls[x]]);
     return worst;
   }
-  std::pair<uint32_t, int> best_option(size_t i, int32_t dst) const {
-    (void)dst;
+  std::pair<uint32_t, int> best_option(size_t i) const {
     auto [a, b] = range_[i];
     uint32_t best = a;
     int best_over = INT32_MAX;
@@ -197,7 +196,7 @@ class PhaseSolver {
 
   // The routing's own choice (base LIDs) is, on a d-mod-k tree in topology order, already free
   // of congestion; where it is not, the greedy start may be better: keep the better of the two.
-  void start_from_better_of_base(const Phase& ph, const std::vector<size_t>& ts) {
+  void start_from_better_of_base(const std::vector<size_t>& ts) {
     for (size_t x = 0; x < ts.size(); ++x) {  // the lowest DLID with a route
       prefetch_ahead(ts, x);
       place(ts[x], range_[ts[x]].first);
@@ -208,7 +207,7 @@ class PhaseSolver {
     for (size_t x = 0; x < ts.size(); ++x) kept[x] = choice_[ts[x]], move(ts[x], kNone);
     for (size_t x = 0; x < ts.size(); ++x) {
       prefetch_ahead(ts, x);
-      place(ts[x], best_option(ts[x], ph.dst[ts[x]]).first);
+      place(ts[x], best_option(ts[x]).first);
     }
     if (overflow_of(ts) < base) return;
     for (size_t i : ts) move(i, kNone);
@@ -305,7 +304,7 @@ class PhaseSolver {
   // works only on the few links at the current worst instead of on every transfer over the
   // bound, and so costs little; on the two-level trees the last level is 0 and the search is
   // what it was. The attempt that fails still lowers how many transfers exceed the level below.
-  int repair(const Phase& ph, const std::vector<size_t>& todo) {
+  int repair(const std::vector<size_t>& todo) {
     int worst = 0;
     for (int32_t l : touched_) worst = std::max(worst, over_[l]);
     if (worst <= 0) return 0;
@@ -318,7 +317,7 @@ class PhaseSolver {
       }
     if (stamp_.size() < n_) stamp_.assign(n_, 0);
     for (int level = worst - 1; level >= 0; --level)
-      if (!lower_to(level, ph)) return level + 1;
+      if (!lower_to(level)) return level + 1;
     return 0;
   }
 
@@ -335,7 +334,7 @@ class PhaseSolver {
 
   // Moves transfers until no link exceeds its capacity by more than `level`; false when the
   // rounds or the search budget run out first.
-  bool lower_to(int level, const Phase& ph) {
+  bool lower_to(int level) {
     level_ = level;
     std::vector<size_t> hot;
     hot_above(level, hot);
@@ -368,7 +367,7 @@ class PhaseSolver {
           improved = true;
           continue;
         }
-        if (eject_for(i, ph)) {
+        if (eject_for(i)) {
           improved = true;
           continue;
         }
@@ -387,7 +386,7 @@ class PhaseSolver {
   // moving other transfers out of the way where exactly one link blocks (an ejection chain,
   // depth-limited; on a two-level tree this is the Kempe-chain swap of edge colouring). Moves
   // are logged so a failed branch is rolled back.
-  bool relocate(uint32_t u, int32_t avoid, int depth, const Phase& ph) {
+  bool relocate(uint32_t u, int32_t avoid, int depth) {
     if (--budget_ < 0) return false;
     const size_t start = log_.size();
     logged_move(u, kNone);  // off the fabric while it looks: its own slots count as free
@@ -408,7 +407,7 @@ class PhaseSolver {
       for (uint32_t w : on) {
         if (std::find(in_chain_.begin(), in_chain_.end(), w) != in_chain_.end() || choice_[w] == kNone) continue;
         size_t mark = log_.size();
-        if (relocate(w, block, depth - 1, ph) && overflow_if(u, k) <= level_) {
+        if (relocate(w, block, depth - 1) && overflow_if(u, k) <= level_) {
           logged_move(u, k);
           done = true;
           break;
@@ -422,7 +421,7 @@ class PhaseSolver {
     return false;
   }
 
-  bool eject_for(size_t i, const Phase& ph) {
+  bool eject_for(size_t i) {
     // Leave the most overloaded link of i's route.
     int32_t hot = -1;
     int worst = INT32_MIN;
@@ -434,7 +433,7 @@ class PhaseSolver {
     if (phase_budget_ <= 0) return false;
     budget_ = std::min<long>(2000, phase_budget_);
     long before = budget_;
-    bool ok = relocate(static_cast<uint32_t>(i), hot, 8, ph);
+    bool ok = relocate(static_cast<uint32_t>(i), hot, 8);
     phase_budget_ -= before - std::max<long>(budget_, 0);
     return ok;
   }
