@@ -60,8 +60,11 @@ int64_t ClockTracker::add(const ClockEstimate& e, bool count_residual) {
   int64_t residual = 0;
   if (count_ > 0) residual = e.offset_ns - offset_at(e.at_ns);
   if (count_ > 0 && count_residual) {
-    residual_max_ = std::max(residual_max_, residual < 0 ? -residual : residual);
-    residual_sq_ += static_cast<double>(residual) * static_cast<double>(residual);
+    // The measurement says only that the offset lies within its uncertainty: the model is shown
+    // wrong by the distance from that interval, not by a starved burst's wide midpoint.
+    const int64_t wrong = std::max<int64_t>(0, (residual < 0 ? -residual : residual) - std::max<int64_t>(e.uncertainty_ns, 0));
+    residual_max_ = std::max(residual_max_, wrong);
+    residual_sq_ += static_cast<double>(wrong) * static_cast<double>(wrong);
     ++residuals_;
   }
   ++count_;

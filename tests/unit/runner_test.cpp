@@ -360,6 +360,25 @@ TEST(ClockTracker, AMeasurementFarNoisierThanTheOthersIsRefused) {
   EXPECT_FALSE(t.plausible(e));
 }
 
+TEST(ClockTracker, AResidualCountsOnlyWhatLiesOutsideTheMeasurementsUncertainty) {
+  ClockTracker t;
+  ClockEstimate e;
+  e.offset_ns = 5'000'000, e.uncertainty_ns = 40'000;
+  for (int s = 0; s < 4; ++s) e.at_ns = s * 1'000'000'000LL, t.add(e);
+  EXPECT_EQ(t.residual_max_ns(), 0);
+  // A starved burst: its midpoint 9 ms off, but the offset could lie anywhere within +-10 ms;
+  // the model, right all along, is not shown wrong by it.
+  e.at_ns = 4'000'000'000LL, e.offset_ns = 5'000'000 + 9'000'000, e.uncertainty_ns = 10'000'000;
+  EXPECT_EQ(t.add(e), 9'000'000) << "the raw residual is returned";
+  EXPECT_EQ(t.residual_max_ns(), 0);
+  // A sharp measurement 300 us away proves the model 260 us wrong.
+  e.at_ns = 5'000'000'000LL, e.offset_ns = 5'000'000 + 300'000, e.uncertainty_ns = 40'000;
+  const int64_t predicted = t.offset_at(e.at_ns);
+  t.add(e);
+  EXPECT_EQ(t.residual_max_ns(), 5'000'000 + 300'000 - predicted - 40'000);
+  EXPECT_NEAR(static_cast<double>(t.residual_max_ns()), 260'000.0, 1'000.0);
+}
+
 TEST(ClockTracker, ANoisierMeasurementBarelyTiltsTheLine) {
   ClockTracker t;
   ClockEstimate e;

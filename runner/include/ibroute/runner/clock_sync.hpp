@@ -54,8 +54,9 @@ class ClockTracker {
  public:
   static constexpr size_t kWindow = 8;
   // `e`: offset = local - reference, its at_ns on the reference clock. Returns the residual
-  // (measured - predicted before this measurement); 0 for the first. `count_residual` false:
-  // a measurement before the run starts (its error cost no post) stays out of the statistics.
+  // (measured - predicted before this measurement); 0 for the first. The statistics count how
+  // far the prediction lay outside the measurement's uncertainty. `count_residual` false: a
+  // measurement before the run starts (its error cost no post) stays out of the statistics.
   int64_t add(const ClockEstimate& e, bool count_residual = true);
   // Whether a measurement is good enough to join: its uncertainty at most three times the
   // median of those kept (plus 10 us). A burst whose round trips all met a busy CPU is noise,
