@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <new>
+#include <stdexcept>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -56,9 +58,10 @@ class OptionTable {
     uint16_t len;
   };
 
-  OptionTable(const EvalContext& ctx, const std::vector<Host>& hosts) : n_(hosts.size()) {
+  // `threads`: 0 for every core. The destinations are cut into one run per thread, each built
+  // apart and then appended in order: the table is the same for any number of threads.
+  OptionTable(const EvalContext& ctx, const std::vector<Host>& hosts, unsigned threads = 0) : n_(hosts.size()) {
     using namespace ibroute::fabric;
-    PathFinder finder(ctx.fabric, ctx.links);
     std::unordered_map<int32_t, int> slot;
     for (size_t i = 0; i < n_; ++i) {
       const Port& p = ctx.fabric.nodes[hosts[i].node].ports[hosts[i].port];
@@ -68,35 +71,32 @@ class OptionTable {
       group_.push_back(it->second);
       src_link_.push_back(ctx.links.id(hosts[i].node, hosts[i].port));
     }
-    // Destination-major: the walks towards one destination's LIDs from every ingress switch
-    // read the same few LFT cache lines, instead of streaming all LFTs once per ingress switch.
-    begin_.reserve(rep_.size() * n_ + 1);
-    std::vector<int32_t> path;
-    std::vector<char> via_switch(rep_.size());
+    std::vector<int32_t> ingress(rep_.size(), -1);  // per group: its switch, or -1 (no switch there)
     for (size_t g = 0; g < rep_.size(); ++g) {
       const Port& sp = ctx.fabric.nodes[hosts[rep_[g]].node].ports[hosts[rep_[g]].port];
-      via_switch[g] = sp.connected() && ctx.fabric.nodes[sp.peer_node].is_switch();
+      if (sp.connected() && ctx.fabric.nodes[sp.peer_node].is_switch()) ingress[g] = sp.peer_node;
     }
-    for (size_t j = 0; j < n_; ++j) {
-      const Port& d = ctx.fabric.nodes[hosts[j].node].ports[hosts[j].port];
-      for (size_t g = 0; g < rep_.size(); ++g) {
-        begin_.push_back(static_cast<uint32_t>(opts_.size()));
-        if (d.base_lid == 0 || !via_switch[g]) continue;
-        const int32_t ingress = ctx.fabric.nodes[hosts[rep_[g]].node].ports[hosts[rep_[g]].port].peer_node;
-        const uint32_t first = static_cast<uint32_t>(opts_.size());
-        for (uint32_t o = 0; o < d.lid_count(); ++o) {
-          uint16_t dlid = static_cast<uint16_t>(d.base_lid + o);
-          // From the ingress switch on: every host behind it shares these links.
-          path.clear();
-          if (finder.from_switch(ingress, dlid, path) != RouteStatus::ok || path.empty()) continue;
-          bool dup = false;
-          for (uint32_t k = first; k < opts_.size() && !dup; ++k)
-            dup = opts_[k].len == path.size() && std::equal(path.begin(), path.end(), links_.begin() + opts_[k].begin);
-          if (dup) continue;
-          opts_.push_back({static_cast<uint32_t>(links_.size()), dlid, static_cast<uint16_t>(path.size())});
-          links_.insert(links_.end(), path.begin(), path.end());
-        }
-      }
+    if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+    threads = static_cast<unsigned>(std::clamp<size_t>(n_ / 256, 1, threads));
+    std::vector<Part> parts(threads);
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) {
+      const size_t from = n_ * t / threads, to = n_ * (t + 1) / threads;
+      auto job = [&, t, from, to] { build(ctx, hosts, ingress, from, to, parts[t]); };
+      if (t + 1 < threads) pool.emplace_back(job);
+      else job();
+    }
+    for (std::thread& th : pool) th.join();
+    size_t nb = 1, no = 0, nl = 0;
+    for (const Part& p : parts) nb += p.begin.size(), no += p.opts.size(), nl += p.links.size();
+    if (no > UINT32_MAX || nl > UINT32_MAX) throw std::length_error("the option table is beyond 2^32 paths or links");
+    begin_.reserve(nb), opts_.reserve(no), links_.reserve(nl);
+    for (Part& p : parts) {  // append, shifting the part's offsets; each part freed once copied
+      const auto o0 = static_cast<uint32_t>(opts_.size()), l0 = static_cast<uint32_t>(links_.size());
+      for (uint32_t b : p.begin) begin_.push_back(b + o0);
+      for (Option o : p.opts) o.begin += l0, opts_.push_back(o);
+      links_.insert(links_.end(), p.links.begin(), p.links.end());
+      p = Part{};
     }
     begin_.push_back(static_cast<uint32_t>(opts_.size()));
   }
@@ -123,6 +123,41 @@ class OptionTable {
   int32_t src_link(size_t src) const { return src_link_[src]; }
 
  private:
+  struct Part {  // the table rows of a run of destinations, offsets from the part's start
+    HugeVector<uint32_t> begin;
+    HugeVector<Option> opts;
+    HugeVector<int32_t> links;
+  };
+  // Destination-major: the walks towards one destination's LIDs from every ingress switch read
+  // the same few LFT cache lines, instead of streaming all LFTs once per ingress switch.
+  void build(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<int32_t>& ingress, size_t from, size_t to,
+             Part& out) const {
+    using namespace ibroute::fabric;
+    PathFinder finder(ctx.fabric, ctx.links);
+    std::vector<int32_t> path;
+    out.begin.reserve((to - from) * rep_.size());
+    for (size_t j = from; j < to; ++j) {
+      const Port& d = ctx.fabric.nodes[hosts[j].node].ports[hosts[j].port];
+      for (size_t g = 0; g < rep_.size(); ++g) {
+        out.begin.push_back(static_cast<uint32_t>(out.opts.size()));
+        if (d.base_lid == 0 || ingress[g] < 0) continue;
+        const auto first = static_cast<uint32_t>(out.opts.size());
+        for (uint32_t o = 0; o < d.lid_count(); ++o) {
+          const auto dlid = static_cast<uint16_t>(d.base_lid + o);
+          // From the ingress switch on: every host behind it shares these links.
+          path.clear();
+          if (finder.from_switch(ingress[g], dlid, path) != RouteStatus::ok || path.empty()) continue;
+          bool dup = false;
+          for (uint32_t k = first; k < out.opts.size() && !dup; ++k)
+            dup = out.opts[k].len == path.size() && std::equal(path.begin(), path.end(), out.links.begin() + out.opts[k].begin);
+          if (dup) continue;
+          out.opts.push_back({static_cast<uint32_t>(out.links.size()), dlid, static_cast<uint16_t>(path.size())});
+          out.links.insert(out.links.end(), path.begin(), path.end());
+        }
+      }
+    }
+  }
+
   size_t n_;
   std::vector<int32_t> rep_;   // a representative rank per ingress group
   std::vector<int> group_;     // per rank: its ingress group

@@ -47,18 +47,7 @@ class PhaseSolver {
     choice_.assign(n_, kNone);
     range_.resize(n_);
     std::vector<size_t> todo;
-    constexpr size_t kAhead = 16;
-    for (size_t i = 0; i < n_; ++i) {
-      if (i + kAhead < n_ && ph.dst[i + kAhead] >= 0) t_.prefetch_range(i + kAhead, ph.dst[i + kAhead]);
-      if (ph.dst[i] < 0) continue;
-      range_[i] = t_.range(i, ph.dst[i]);
-      auto [a, b] = range_[i];
-      if (a == b) {
-        ++unroutable;
-        continue;
-      }
-      todo.push_back(i);
-    }
+    gather(ph, todo, unroutable);
     if (method == Method::structure) colour_by_spine(ph, todo);
     // Greedy for the rest: fewest options first, least-loaded option.
     std::vector<std::pair<uint32_t, size_t>> keyed;  // (options, rank): sorted, ties in rank order
@@ -72,14 +61,11 @@ class PhaseSolver {
     for (size_t x = 0; x < keyed.size(); ++x) rest[x] = keyed[x].second;
     if (method == Method::free) start_from_better_of_base(rest);
     else
-      for (size_t x = 0; x < rest.size(); ++x) {
-        prefetch_ahead(rest, x);
-        place(rest[x], best_option(rest[x]).first);
-      }
+      for (size_t i : rest) place(i, best_option(i).first);
     int worst = repair(todo);
     for (size_t i = 0; i < n_; ++i) {
       if (ph.dst[i] < 0) continue;
-      if (choice_[i] != kNone) ph.dlid[i] = t_.opt(choice_[i]).dlid;
+      if (choice_[i] != kNone) ph.dlid[i] = opt(choice_[i]).dlid;
       else ph.dlid[i] = base_lid(ph.dst[i]);  // no working route: the base LID, counted as unroutable
     }
     for (int32_t l : touched_) over_[l] = -ctx_.capacity[l], users_[l].clear(), seen_[l] = 0;
@@ -106,10 +92,48 @@ class PhaseSolver {
   std::vector<std::pair<uint32_t, uint32_t>> range_;  // per rank: its options in this phase
   std::unordered_map<int32_t, int> spine_slot_;
 
-  // Before transfer order[x] is placed: fetch the options of a later one, the links of a nearer one.
-  void prefetch_ahead(const std::vector<size_t>& order, size_t x) const {
-    if (x + 12 < order.size()) t_.prefetch_options(range_[order[x + 12]].first);
-    if (x + 6 < order.size()) t_.prefetch_links(range_[order[x + 6]].first, range_[order[x + 6]].second);
+  // The phase's own copy of its transfers' options: the table is hundreds of MB read at random
+  // (each (ingress switch, destination) once per phase), the copy stays in the caches for the
+  // passes and the repair that read it again and again.
+  std::vector<OptionTable::Option> opts_;
+  std::vector<int32_t> links_;
+  const OptionTable::Option& opt(uint32_t k) const { return opts_[k]; }
+  const int32_t* links(uint32_t k) const { return links_.data() + opts_[k].begin; }
+
+  // Copies the options of every transfer of `ph` into opts_/links_ (range_ indexes the copy) and
+  // lists in `todo` those with a route. The table's dependent reads (range, then the options it
+  // names, then their links) are asked for in stages ahead, so that several misses are in
+  // flight at once. (Tried and slower at 10 000 hosts: three passes, one per read; options and
+  // links interleaved in one array.)
+  void gather(const Phase& ph, std::vector<size_t>& todo, size_t& unroutable) {
+    opts_.clear(), links_.clear();
+    constexpr size_t kRange = 48, kOptions = 24, kLinks = 12;
+    auto at = [&](size_t i) { return t_.range(i, static_cast<size_t>(ph.dst[i])); };
+    for (size_t i = 0; i < n_; ++i) {
+      if (i + kRange < n_ && ph.dst[i + kRange] >= 0) t_.prefetch_range(i + kRange, static_cast<size_t>(ph.dst[i + kRange]));
+      if (i + kOptions < n_ && ph.dst[i + kOptions] >= 0) t_.prefetch_options(at(i + kOptions).first);
+      if (i + kLinks < n_ && ph.dst[i + kLinks] >= 0) {
+        auto [a, b] = at(i + kLinks);
+        t_.prefetch_links(a, b);
+      }
+      if (ph.dst[i] < 0) continue;
+      auto [a, b] = at(i);
+      if (a == b) {
+        ++unroutable;
+        range_[i] = {0, 0};
+        continue;
+      }
+      const auto first = static_cast<uint32_t>(opts_.size());
+      for (uint32_t k = a; k < b; ++k) {
+        OptionTable::Option o = t_.opt(k);
+        const int32_t* ls = t_.links(k);
+        o.begin = static_cast<uint32_t>(links_.size());
+        opts_.push_back(o);
+        for (uint16_t x = 0; x < o.len; ++x) links_.push_back(ls[x]);  // a few links: no memmove call
+      }
+      range_[i] = {first, static_cast<uint32_t>(opts_.size())};
+      todo.push_back(i);
+    }
   }
 
   uint16_t base_lid(int32_t dst) const {
@@ -118,16 +142,18 @@ class PhaseSolver {
   }
 
   void add(size_t i, uint32_t k, int delta) {
-    auto touch = [&](int32_t l) {
-      if (!seen_[l]) seen_[l] = 1, touched_.push_back(l);
-      over_[l] += delta;
-      if (!track_users_) return;
-      if (delta > 0) users_[l].push_back(static_cast<uint32_t>(i));
-      else users_[l].erase(std::find(users_[l].begin(), users_[l].end(), static_cast<uint32_t>(i)));
-    };
-    touch(t_.src_link(i));
-    const int32_t* ls = t_.links(k);
-    for (uint16_t x = 0; x < t_.opt(k).len; ++x) touch(ls[x]);
+    touch(t_.src_link(i), i, delta);
+    const int32_t* ls = links(k);
+    for (uint16_t x = 0; x < opt(k).len; ++x) touch(ls[x], i, delta);
+  }
+  void touch(int32_t l, size_t i, int delta) {  // small enough to inline: the greedy passes call it most
+    if (!seen_[l]) seen_[l] = 1, touched_.push_back(l);
+    over_[l] += delta;
+    if (track_users_) track(l, i, delta);
+  }
+  void track(int32_t l, size_t i, int delta) {
+    if (delta > 0) users_[l].push_back(static_cast<uint32_t>(i));
+    else users_[l].erase(std::find(users_[l].begin(), users_[l].end(), static_cast<uint32_t>(i)));
   }
   void place(size_t i, uint32_t k) {
     choice_[i] = k;
@@ -140,15 +166,15 @@ class PhaseSolver {
   }
 
   bool on_path(uint32_t k, int32_t l) const {
-    const int32_t* ls = t_.links(k);
-    return std::find(ls, ls + t_.opt(k).len, l) != ls + t_.opt(k).len;
+    const int32_t* ls = links(k);
+    return std::find(ls, ls + opt(k).len, l) != ls + opt(k).len;
   }
   // Worst (load - capacity) over option k's links if transfer i took it (i's current option
   // released); `blocking` gets the number of links that would overflow and the last of them.
   int overflow_if(size_t i, uint32_t k, int* blocking = nullptr, int32_t* block_link = nullptr) const {
     int worst = INT32_MIN, nblock = 0;
-    const int32_t* ls = t_.links(k);
-    for (uint16_t x = 0; x < t_.opt(k).len; ++x) {
+    const int32_t* ls = links(k);
+    for (uint16_t x = 0; x < opt(k).len; ++x) {
       int32_t l = ls[x];
       int over = over_[l] + ((choice_[i] != kNone && on_path(choice_[i], l)) ? 0 : 1);
       worst = std::max(worst, over);
@@ -163,8 +189,8 @@ class PhaseSolver {
   int current_overflow(size_t i) const {
     if (choice_[i] == kNone) return INT32_MIN;
     int worst = INT32_MIN;
-    const int32_t* ls = t_.links(choice_[i]);
-    for (uint16_t x = 0; x < t_.opt(choice_[i]).len; ++x) worst = std::max(worst, over_[ls[x]]);
+    const int32_t* ls = links(choice_[i]);
+    for (uint16_t x = 0; x < opt(choice_[i]).len; ++x) worst = std::max(worst, over_[ls[x]]);
     return worst;
   }
   std::pair<uint32_t, int> best_option(size_t i) const {
@@ -172,11 +198,16 @@ class PhaseSolver {
     uint32_t best = a;
     int best_over = INT32_MAX;
     long best_sum = LONG_MAX;
+    const bool off = choice_[i] == kNone;  // as in the greedy passes: one walk over the links
     for (uint32_t k = a; k < b; ++k) {
-      int over = overflow_if(i, k);
+      int over = off ? INT32_MIN : overflow_if(i, k);
       long sum = 0;
-      const int32_t* ls = t_.links(k);
-      for (uint16_t x = 0; x < t_.opt(k).len; ++x) sum += over_[ls[x]] + ctx_.capacity[ls[x]];  // the load
+      const int32_t* ls = links(k);
+      for (uint16_t x = 0; x < opt(k).len; ++x) {
+        const int o = over_[ls[x]];
+        if (off) over = std::max(over, o + 1);
+        sum += o + ctx_.capacity[ls[x]];  // the load
+      }
       if (over < best_over || (over == best_over && sum < best_sum)) best = k, best_over = over, best_sum = sum;
     }
     return {best, best_over};
@@ -196,28 +227,27 @@ class PhaseSolver {
 
   // The routing's own choice (base LIDs) is, on a d-mod-k tree in topology order, already free
   // of congestion; where it is not, the greedy start may be better: keep the better of the two.
+  // Only for the free method, where `ts` is every transfer placed (nothing is pre-coloured).
   void start_from_better_of_base(const std::vector<size_t>& ts) {
-    for (size_t x = 0; x < ts.size(); ++x) {  // the lowest DLID with a route
-      prefetch_ahead(ts, x);
-      place(ts[x], range_[ts[x]].first);
-    }
+    for (size_t i : ts) place(i, range_[i].first);  // the lowest DLID with a route
     auto base = overflow_of(ts);
     if (base.first <= 0) return;
-    std::vector<uint32_t> kept(ts.size());
-    for (size_t x = 0; x < ts.size(); ++x) kept[x] = choice_[ts[x]], move(ts[x], kNone);
-    for (size_t x = 0; x < ts.size(); ++x) {
-      prefetch_ahead(ts, x);
-      place(ts[x], best_option(ts[x]).first);
-    }
+    clear(ts);
+    for (size_t i : ts) place(i, best_option(i).first);
     if (overflow_of(ts) < base) return;
-    for (size_t i : ts) move(i, kNone);
-    for (size_t x = 0; x < ts.size(); ++x) place(ts[x], kept[x]);
+    clear(ts);
+    for (size_t i : ts) place(i, range_[i].first);
+  }
+  // Takes every transfer of `ts` off the fabric at once, when they are all there is on it.
+  void clear(const std::vector<size_t>& ts) {
+    for (int32_t l : touched_) over_[l] = -ctx_.capacity[l];
+    for (size_t i : ts) choice_[i] = kNone;
   }
 
   // The top-level switch an option crosses on a two-level tree: the node of its second link.
   int spine_of(uint32_t k) const {
-    if (t_.opt(k).len != 3) return -1;
-    auto it = spine_slot_.find(ctx_.links.node(t_.links(k)[1]));
+    if (opt(k).len != 3) return -1;
+    auto it = spine_slot_.find(ctx_.links.node(links(k)[1]));
     return it == spine_slot_.end() ? -1 : it->second;
   }
 
@@ -290,8 +320,8 @@ class PhaseSolver {
       for (uint32_t k = a; k < b; ++k) {
         if (spine_of(k) != want) continue;
         long sum = 0;
-        const int32_t* ls = t_.links(k);
-        for (uint16_t x = 0; x < t_.opt(k).len; ++x) sum += over_[ls[x]] + ctx_.capacity[ls[x]];  // the load
+        const int32_t* ls = links(k);
+        for (uint16_t x = 0; x < opt(k).len; ++x) sum += over_[ls[x]] + ctx_.capacity[ls[x]];  // the load
         if (sum < pick_load) pick = k, pick_load = sum;
       }
       if (pick != kNone) place(e.src, pick);
@@ -312,8 +342,8 @@ class PhaseSolver {
     for (size_t i : todo)
       if (choice_[i] != kNone) {
         users_[t_.src_link(i)].push_back(static_cast<uint32_t>(i));
-        const int32_t* ls = t_.links(choice_[i]);
-        for (uint16_t x = 0; x < t_.opt(choice_[i]).len; ++x) users_[ls[x]].push_back(static_cast<uint32_t>(i));
+        const int32_t* ls = links(choice_[i]);
+        for (uint16_t x = 0; x < opt(choice_[i]).len; ++x) users_[ls[x]].push_back(static_cast<uint32_t>(i));
       }
     if (stamp_.size() < n_) stamp_.assign(n_, 0);
     for (int level = worst - 1; level >= 0; --level)
@@ -425,8 +455,8 @@ class PhaseSolver {
     // Leave the most overloaded link of i's route.
     int32_t hot = -1;
     int worst = INT32_MIN;
-    const int32_t* ls = t_.links(choice_[i]);
-    for (uint16_t x = 0; x < t_.opt(choice_[i]).len; ++x)
+    const int32_t* ls = links(choice_[i]);
+    for (uint16_t x = 0; x < opt(choice_[i]).len; ++x)
       if (over_[ls[x]] > worst) worst = over_[ls[x]], hot = ls[x];
     log_.clear();
     in_chain_.clear();
@@ -473,7 +503,7 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
   s.receivers = receivers;
   s.bound = ctx.structure.transfer_bound;
   const size_t n = hosts.size();
-  OptionTable table(ctx, hosts);
+  OptionTable table(ctx, hosts, opt.threads);
 
   Method primary = opt.method;
   if (primary == Method::automatic) primary = ctx.structure.two_level && !ctx.structure.top.empty() && n >= 64 ? Method::structure : Method::free;
