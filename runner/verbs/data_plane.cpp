@@ -40,7 +40,8 @@ int64_t raw_now() {
 // Control messages on the control queue pairs (rank 0 <-> every rank): the clock ping-pong (rank 0
 // pings everyone before and after the run; during it each rank pings rank 0), the end of the
 // sync, progress reports, stop requests and orders, and the end of the run.
-enum MsgType : uint32_t { kPing = 1, kPong, kSyncEnd, kDone, kFinish, kProgress, kStopAsk, kStop };
+// kAlive: rank 0 is still finishing (waiting for a missing rank): a rank that is done waits on.
+enum MsgType : uint32_t { kPing = 1, kPong, kSyncEnd, kDone, kFinish, kProgress, kStopAsk, kStop, kAlive };
 struct Msg {
   uint32_t type = 0;
   int32_t from = 0;
@@ -239,6 +240,7 @@ class Rank {
   std::unique_ptr<SkipRule> skip_;
   static constexpr int64_t kHotNs = 5'000'000;
   int64_t hot_until_ = 0;  // control traffic seen lately: spin, do not sleep
+  int64_t last_from_root_ = 0;  // raw time of the last control message from rank 0
 
   // The run's state: transfers in flight (a fixed pool; wr_id = slot), aggregates, the clock.
   struct InFlight {
@@ -526,6 +528,7 @@ class Rank {
       std::memcpy(&m, ctl_buf_->data + wc[x].wr_id * kCtlSlot, sizeof m);
       post_ctl_recv(k, slot);
       hot_until_ = raw_now() + kHotNs;
+      if (k == 0) last_from_root_ = raw_now();
       switch (m.type) {
         case kPing: {
           Msg pong;
@@ -555,6 +558,8 @@ class Rank {
           if (m.a >= 0) stop_round_ = std::min(stop_round_, static_cast<uint64_t>(m.a));
           if (!stop_signal_) stop_signal_ = static_cast<int>(m.b);
           break;
+        case kAlive:
+          break;
         default:
           inbox_.emplace_back(k, m);
       }
@@ -582,6 +587,17 @@ class Rank {
     }
   }
 
+  // Waits for a message of `type` from rank 0 for as long as rank 0 shows signs of life: gives up
+  // after `quiet` without any message from it (its pings and kAlive count), from now at the
+  // earliest. A loaded rank 0 may take long to get there; only a dead one stays silent.
+  bool wait_root(uint32_t type, int64_t quiet, Msg& out) {
+    const int64_t start = raw_now();
+    for (;;) {
+      if (wait_ctl(type, 0, std::max(start, last_from_root_) + quiet, out)) return true;
+      if (raw_now() >= std::max(start, last_from_root_) + quiet) return false;
+    }
+  }
+
   // Rank 0 measures every rank's offset; the others answer until told it is over.
   std::vector<ClockEstimate> clock_sync(bool first, const std::vector<char>* alive = nullptr) {
     std::vector<ClockEstimate> est(static_cast<size_t>(mpi_.size()));
@@ -589,7 +605,7 @@ class Rank {
     if (mpi_.rank() != 0) {
       if (first) {
         Msg m;
-        if (!wait_ctl(kSyncEnd, 0, raw_now() + timeout, m)) throw RunError("rank 0 never finished the clock sync");
+        if (!wait_root(kSyncEnd, timeout, m)) throw RunError("rank 0 never finished the clock sync");
       }
       return est;
     }
@@ -982,7 +998,7 @@ class Rank {
     done.a = static_cast<int64_t>(open_);
     send_ctl(0, done);
     Msg fin;
-    if (!wait_ctl(kFinish, 0, raw_now() + 2 * cfg_.finish_timeout_ns, fin)) throw RunError("rank 0 did not finish the run (did it die?)");
+    if (!wait_root(kFinish, 2 * cfg_.finish_timeout_ns, fin)) throw RunError("rank 0 did not finish the run (did it die?)");
     close_trace();
     mpi_.send(0, encode(stats_));
     if (fin.a > 0) mpi_.abandon();  // a rank died: MPI_Finalize would wait for it
@@ -994,11 +1010,21 @@ class Rank {
     alive[0] = 1;
     size_t waiting = size - 1;
     const int64_t deadline = raw_now() + cfg_.finish_timeout_ns;
+    // Ranks that are done hear from rank 0 every so often while it waits for the others, so that
+    // they wait on (wait_root) however long it takes to name the missing.
+    const int64_t beat = std::max<int64_t>(cfg_.finish_timeout_ns / 4, 1);
+    int64_t next_beat = raw_now() + beat;
     while (waiting > 0) {
       Msg m;
       size_t from = 0;
-      if (!wait_ctl(kDone, SIZE_MAX, deadline, m, &from)) break;
-      if (!alive[from]) alive[from] = 1, --waiting;
+      if (wait_ctl(kDone, SIZE_MAX, std::min(deadline, next_beat), m, &from)) {
+        if (!alive[from]) alive[from] = 1, --waiting;
+        continue;
+      }
+      if (raw_now() > deadline) break;
+      next_beat = raw_now() + beat;
+      for (size_t r = 1; r < size; ++r)
+        if (alive[r]) send_ctl(r, Msg{kAlive});
     }
     std::vector<ClockEstimate> after = clock_sync(false, &alive);
     Msg fin;

@@ -309,6 +309,7 @@ class RunnerInVm(unittest.TestCase):
     def test_killed_rank_is_named_and_the_others_finish(self):
         rc, err, r = self.result("die")
         self.assertNotEqual(rc, 0)
+        self.assertIsNotNone(r, f"rank 0 wrote no report (exit {rc}): {err[-3000:]}")
         dead = self.hosts[DEAD]
         self.assertEqual([m["host"] for m in r["missing_ranks"]], [dead])
         rows = self.paths(r)
