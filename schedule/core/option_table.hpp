@@ -2,8 +2,6 @@
 // lower bound reasons about. Internal to schedule/core.
 #pragma once
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -14,39 +12,15 @@
 #include <utility>
 #include <vector>
 
+#include "ibroute/fabric/huge_pages.hpp"
+#include "ibroute/fabric/parallel.hpp"
 #include "ibroute/schedule/evaluate.hpp"
 
 namespace ibroute::schedule {
 
-// Memory for the option table: hundreds of MB read at random, one transfer after another. In
-// 2 MiB pages (where the kernel grants them, madvise mode), so that the reads do not also miss
-// the TLB on every transfer: a quarter of the planning time on a 3 000-host three-level tree.
-template <class T>
-struct HugePageAllocator {
-  using value_type = T;
-  HugePageAllocator() = default;
-  template <class U>
-  HugePageAllocator(const HugePageAllocator<U>&) {}
-  static constexpr size_t kHuge = size_t{2} << 20;
-  T* allocate(size_t n) {
-    const size_t bytes = n * sizeof(T);
-    if (bytes < kHuge) return static_cast<T*>(::operator new(bytes));
-    void* p = std::aligned_alloc(kHuge, (bytes + kHuge - 1) / kHuge * kHuge);
-    if (!p) throw std::bad_alloc();
-#ifdef MADV_HUGEPAGE
-    madvise(p, (bytes + kHuge - 1) / kHuge * kHuge, MADV_HUGEPAGE);  // advice only: no error to handle
-#endif
-    return static_cast<T*>(p);
-  }
-  void deallocate(T* p, size_t n) {
-    if (n * sizeof(T) < kHuge) ::operator delete(p);
-    else std::free(p);
-  }
-  template <class U>
-  bool operator==(const HugePageAllocator<U>&) const { return true; }
-};
-template <class T>
-using HugeVector = std::vector<T, HugePageAllocator<T>>;
+// Hundreds of MB read at random, one transfer after another: in 2 MiB pages (huge_pages.hpp),
+// a quarter of the planning time on a 3 000-host three-level tree.
+using ibroute::fabric::HugeVector;
 
 // The distinct paths (options) from each ingress switch to each destination rank, one per
 // distinct link set, computed once: every host behind a switch shares them.
@@ -79,14 +53,7 @@ class OptionTable {
     if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
     threads = static_cast<unsigned>(std::clamp<size_t>(n_ / 256, 1, threads));
     std::vector<Part> parts(threads);
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t) {
-      const size_t from = n_ * t / threads, to = n_ * (t + 1) / threads;
-      auto job = [&, t, from, to] { build(ctx, hosts, ingress, from, to, parts[t]); };
-      if (t + 1 < threads) pool.emplace_back(job);
-      else job();
-    }
-    for (std::thread& th : pool) th.join();
+    ibroute::fabric::run_parallel(threads, [&](unsigned t) { build(ctx, hosts, ingress, n_ * t / threads, n_ * (t + 1) / threads, parts[t]); });
     size_t nb = 1, no = 0, nl = 0;
     for (const Part& p : parts) nb += p.begin.size(), no += p.opts.size(), nl += p.links.size();
     if (no > UINT32_MAX || nl > UINT32_MAX) throw std::length_error("the option table is beyond 2^32 paths or links");

@@ -7,6 +7,8 @@
 #include <climits>
 #include <numeric>
 #include <thread>
+
+#include "ibroute/fabric/parallel.hpp"
 #include <unordered_map>
 
 namespace ibroute::schedule {
@@ -542,10 +544,7 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
       t.st.worst_overflow = std::max(t.st.worst_overflow, worst);
     }
   };
-  std::vector<std::thread> pool;
-  for (unsigned k = 1; k < threads; ++k) pool.emplace_back(work, std::ref(tallies[k]));
-  work(tallies[0]);
-  for (std::thread& th : pool) th.join();
+  run_parallel(threads, [&](unsigned k) { work(tallies[k]); });
   PlanStats st;
   size_t methods_used[2] = {0, 0};
   for (const Tally& t : tallies) {

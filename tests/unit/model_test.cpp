@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include "fabrics.hpp"
+#include "ibroute/fabric/parallel.hpp"
 
 using namespace ibroute::test;
 
@@ -52,4 +55,18 @@ TEST(Model, GuidsAndLookups) {
   EXPECT_EQ(to_string(NodeType::sw), "switch");
   EXPECT_EQ(node_type_from("ca"), NodeType::ca);
   EXPECT_EQ(port_state_from("active"), PortState::active);
+}
+
+TEST(RunParallel, EveryJobRunsAndTheFirstThrowReachesTheCaller) {
+  std::vector<int> ran(4, 0);
+  ibroute::fabric::run_parallel(4, [&](unsigned t) { ran[t] = 1; });
+  EXPECT_EQ(ran, std::vector<int>(4, 1));
+  std::atomic<int> ended{0};
+  EXPECT_THROW(ibroute::fabric::run_parallel(3,
+                                             [&](unsigned t) {
+                                               ++ended;
+                                               if (t == 2) throw std::bad_alloc();
+                                             }),
+               std::bad_alloc);
+  EXPECT_EQ(ended.load(), 3) << "every job ended before the throw reached the caller";
 }
