@@ -5,6 +5,8 @@
 #include <limits>
 #include <thread>
 
+#include "ibroute/fabric/parallel.hpp"
+
 namespace ibroute::fabric {
 
 LinkIndex::LinkIndex(const Fabric& f) {
@@ -48,57 +50,55 @@ RouteStatus PathFinder::from_switch(int32_t sw, uint16_t dlid, std::vector<int32
   return s;
 }
 
-SwitchPaths::SwitchPaths(const Fabric& f, const LinkIndex& links, const std::vector<int32_t>& switches, unsigned threads)
+SwitchPaths::SwitchPaths(const Fabric& f, const LinkIndex& links, const std::vector<int32_t>& switches, unsigned threads,
+                         size_t max_bytes)
     : row_of_(f.nodes.size(), -1) {
   for (const Node& n : f.nodes) cols_ = std::max(cols_, n.lft.size());
   for (const Node& n : f.nodes)
     for (const Port& p : n.ports)
       if (p.base_lid) cols_ = std::max<size_t>(cols_, p.base_lid + p.lid_count());
   cols_ = std::min<size_t>(cols_, kMaxLid + 1);
+  if (switches.empty() || !may_fit(switches.size(), cols_, max_bytes)) return;
+  // Each switch's row is walked into scratch space and kept at its exact size (headers, then the
+  // links back to back); the cell width is the longest path, known only once all are walked.
   struct Row {
-    std::vector<uint32_t> len;
+    std::vector<uint32_t> head;  // (status << 16 | length) per LID
     std::vector<int32_t> links;
-    std::vector<RouteStatus> status;
   };
   std::vector<Row> rows(switches.size());
   std::atomic<size_t> next{0};
-  auto work = [&] {
+  run_parallel(std::max(1u, threads), [&](unsigned) {
     PathFinder finder(f, links);
-    std::vector<int32_t> path;
+    std::vector<int32_t> path, all;
     for (size_t r; (r = next.fetch_add(1)) < switches.size();) {
       Row& row = rows[r];
-      row.len.resize(cols_);
-      row.status.resize(cols_);
+      row.head.resize(cols_);
+      all.clear();
       for (size_t lid = 0; lid < cols_; ++lid) {
         path.clear();
-        row.status[lid] = finder.from_switch(switches[r], static_cast<uint16_t>(lid), path);
-        row.len[lid] = static_cast<uint32_t>(path.size());
-        row.links.insert(row.links.end(), path.begin(), path.end());
+        const RouteStatus s = finder.from_switch(switches[r], static_cast<uint16_t>(lid), path);
+        row.head[lid] = (static_cast<uint32_t>(s) << 16) | static_cast<uint32_t>(std::min<size_t>(path.size(), 0xffff));
+        all.insert(all.end(), path.begin(), path.end());
       }
+      row.links.assign(all.begin(), all.end());
     }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < std::max(1u, threads); ++t) pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool) t.join();
+  });
   size_t longest = 0;
   for (const Row& r : rows)
-    for (uint32_t n : r.len) longest = std::max<size_t>(longest, n);
+    for (uint32_t h : r.head) longest = std::max<size_t>(longest, h & 0xffff);
   stride_ = longest + 1;
-  if (stride_ > 9) {  // paths this long (loops, odd fabrics): walking is cheaper than the memory
-    std::fill(row_of_.begin(), row_of_.end(), -1);
-    return;
-  }
-  cells_.assign(switches.size() * cols_ * stride_, 0);
+  // Paths this long (loops, odd fabrics), or a table this big: walking is cheaper than the memory.
+  if (stride_ > 9 || switches.size() * cols_ * stride_ * sizeof(int32_t) > max_bytes) return;
+  cells_.resize(switches.size() * cols_ * stride_);  // not zeroed: pages are touched as rows land
   for (size_t r = 0; r < switches.size(); ++r) {
     row_of_[switches[r]] = static_cast<int32_t>(r);
-    size_t at = 0;
+    const int32_t* from = rows[r].links.data();
     for (size_t lid = 0; lid < cols_; ++lid) {
       int32_t* cell = &cells_[(r * cols_ + lid) * stride_];
-      const uint32_t n = rows[r].len[lid];
-      cell[0] = static_cast<int32_t>((static_cast<uint32_t>(rows[r].status[lid]) << 16) | n);
-      std::copy_n(rows[r].links.begin() + at, n, cell + 1);
-      at += n;
+      const uint32_t h = rows[r].head[lid];
+      cell[0] = static_cast<int32_t>(h);
+      std::copy_n(from, h & 0xffff, cell + 1);
+      from += h & 0xffff;
     }
     rows[r] = Row{};
   }

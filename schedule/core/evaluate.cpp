@@ -5,6 +5,8 @@
 #include <limits>
 #include <thread>
 
+#include "ibroute/fabric/parallel.hpp"
+
 namespace ibroute::schedule {
 
 using namespace ibroute::fabric;
@@ -34,25 +36,47 @@ const SwitchPaths* EvalContext::switch_paths() const {
         if (n.ports[p].connected() && fabric.nodes[n.ports[p].peer_node].is_switch() && !seen[n.ports[p].peer_node])
           seen[n.ports[p].peer_node] = 1, ingress.push_back(n.ports[p].peer_node);
     }
-    if (!ingress.empty() && ingress.size() * lids <= SwitchPaths::kMaxCells)
-      paths_ = std::make_unique<SwitchPaths>(fabric, links, ingress, std::max(1u, std::thread::hardware_concurrency()));
+    if (!ingress.empty() && SwitchPaths::may_fit(ingress.size(), lids)) {
+      auto table = std::make_unique<SwitchPaths>(fabric, links, ingress, std::max(1u, std::thread::hardware_concurrency()));
+      if (table->bytes()) paths_ = std::move(table);
+    }
   });
   return paths_.get();
 }
 
 namespace {
 
+// A rank's way into the table: its ingress switch when the table has it and its port works
+// (else -1: walked), and its own LIDs (a transfer to itself crosses no link). Gathered once per
+// evaluation, so that the phase loop reads one small array instead of the fabric's nodes.
+struct Source {
+  int32_t sw = -1, link = -1;
+  uint16_t base = 0, count = 0;
+};
+
+std::vector<Source> sources_of(const EvalContext& ctx, const SwitchPaths* table, const std::vector<Host>& hosts) {
+  std::vector<Source> out(table ? hosts.size() : 0);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const Port& p = ctx.fabric.nodes[hosts[i].node].ports[hosts[i].port];
+    if (!p.connected() || !table->has(p.peer_node) || !port_usable(p)) continue;
+    out[i] = {p.peer_node, ctx.links.id(hosts[i].node, hosts[i].port), p.base_lid, static_cast<uint16_t>(p.lid_count())};
+  }
+  return out;
+}
+
 // The path of a transfer as PathFinder::path gives it, the switch part from the table when it
 // has the ingress switch.
-RouteStatus transfer_path(const EvalContext& ctx, const SwitchPaths* table, PathFinder& finder, const Host& h, uint16_t dlid,
-                          std::vector<int32_t>& out) {
-  const Port& src = ctx.fabric.nodes[h.node].ports[h.port];
-  if (!table || !src.connected() || !table->has(src.peer_node) || src.owns_lid(dlid) || !port_usable(src))
+RouteStatus transfer_path(const SwitchPaths* table, const std::vector<Source>& sources,
+                          PathFinder& finder, const Host& h, size_t rank, uint16_t dlid, std::vector<int32_t>& out) {
+  if (!table || sources[rank].sw < 0 || (dlid >= sources[rank].base && dlid - sources[rank].base < sources[rank].count))
     return finder.path(h.node, h.port, dlid, out);
   out.clear();
-  out.push_back(ctx.links.id(h.node, h.port));
-  return table->append(src.peer_node, dlid, out);
+  out.push_back(sources[rank].link);
+  return table->append(sources[rank].sw, dlid, out);
 }
+
+// How many transfers ahead the table is prefetched: enough to cover a memory access.
+constexpr size_t kPrefetchAhead = 8;
 
 // Links above capacity kept per phase: enough to name them, few enough that an all-to-all of
 // thousands of phases does not keep millions.
@@ -80,14 +104,18 @@ struct Worker {
   explicit Worker(size_t nl) : link_total(nl, 0), link_worst(nl, 0), load(nl, 0) {}
 };
 
-void evaluate_phase(const EvalContext& ctx, const SwitchPaths* table, const std::vector<Host>& hosts, const Phase& ph, int k,
-                    bool fair_share, PathFinder& finder, Worker& w, PhaseResult& out) {
+void evaluate_phase(const EvalContext& ctx, const SwitchPaths* table, const std::vector<Source>& sources, const std::vector<Host>& hosts,
+                    const Phase& ph, int k, bool fair_share, PathFinder& finder, Worker& w, PhaseResult& out) {
   w.flat.clear();
   w.begin.assign(1, 0);
   for (size_t i = 0; i < ph.dst.size(); ++i) {
+    if (table && i + kPrefetchAhead < ph.dst.size()) {
+      const size_t j = i + kPrefetchAhead;
+      if (ph.dst[j] >= 0 && sources[j].sw >= 0) table->prefetch(sources[j].sw, ph.dlid[j]);
+    }
     if (ph.dst[i] < 0) continue;
     ++w.transfers;
-    if (transfer_path(ctx, table, finder, hosts[i], ph.dlid[i], w.path) != RouteStatus::ok) {
+    if (transfer_path(table, sources, finder, hosts[i], i, ph.dlid[i], w.path) != RouteStatus::ok) {
       ++w.broken;
       continue;
     }
@@ -149,6 +177,7 @@ LoadReport evaluate(const EvalContext& ctx, const std::vector<Host>& hosts, cons
   std::vector<PhaseResult> results(phases.size());
   // The table pays off when phases repeat (ingress switch, DLID) pairs: an all-to-all, not a sample.
   const SwitchPaths* table = phases.size() >= 64 ? ctx.switch_paths() : nullptr;
+  const std::vector<Source> sources = sources_of(ctx, table, hosts);
   const unsigned threads = static_cast<unsigned>(
       std::max<size_t>(1, std::min<size_t>({std::max(1u, std::thread::hardware_concurrency()), 16, phases.size() / 8 + 1})));
   std::vector<Worker> workers;
@@ -158,12 +187,9 @@ LoadReport evaluate(const EvalContext& ctx, const std::vector<Host>& hosts, cons
   auto work = [&](Worker& w) {
     PathFinder finder(ctx.fabric, ctx.links);
     for (size_t k; (k = next.fetch_add(1)) < phases.size();)
-      evaluate_phase(ctx, table, hosts, phases[k], static_cast<int>(k), fair_share && k % stride == 0, finder, w, results[k]);
+      evaluate_phase(ctx, table, sources, hosts, phases[k], static_cast<int>(k), fair_share && k % stride == 0, finder, w, results[k]);
   };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work, std::ref(workers[t]));
-  work(workers[0]);
-  for (std::thread& t : pool) t.join();
+  run_parallel(threads, [&](unsigned t) { work(workers[t]); });
 
   r.link_total.assign(nl, 0);
   r.link_worst.assign(nl, 0);

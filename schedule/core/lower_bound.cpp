@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <numeric>
+#include <stdexcept>
 #include <thread>
+
+#include "ibroute/fabric/parallel.hpp"
 
 #include "ibroute/schedule/admission.hpp"
 #include "option_table.hpp"
@@ -207,27 +211,39 @@ std::vector<int32_t> level_cuts(const EvalContext& ctx) {
 }  // namespace
 
 LowerBound worst_load_lower_bound(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<Phase>& all,
-                                  size_t at_most) {
+                                  size_t at_most, const std::vector<int>* ceiling) {
   LowerBound out;
   if (all.empty() || hosts.empty()) return out;
+  if (ceiling && ceiling->size() != all.size()) throw std::invalid_argument("worst_load_lower_bound: one ceiling per phase");
   std::vector<size_t> index;  // which phases are bounded
   const size_t count = at_most && at_most < all.size() ? at_most : all.size();
   for (size_t k = 0; k < count; ++k) index.push_back(k * all.size() / count);
   out.phases = count;
+  // The order they are taken in: highest ceiling first (ties by phase), so that the first phase
+  // to reach the final worst is always bounded before anything could skip it.
+  std::vector<size_t> order(index.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  if (ceiling)
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return (*ceiling)[index[a]] > (*ceiling)[index[b]]; });
   const OptionTable table(ctx, hosts);
   const std::vector<int32_t> cut_of = level_cuts(ctx);
   std::vector<PhaseResult> results(index.size());
   std::atomic<size_t> next{0};
+  std::atomic<int> best{0};
   auto work = [&] {
     PhaseBounder b(ctx, table, cut_of, 2 * ctx.structure.levels + 2);
-    for (size_t p; (p = next.fetch_add(1, std::memory_order_relaxed)) < index.size();) results[p] = b.bound(all[index[p]]);
+    for (size_t o; (o = next.fetch_add(1, std::memory_order_relaxed)) < order.size();) {
+      const size_t p = order[o];
+      if (ceiling && (*ceiling)[index[p]] <= best.load(std::memory_order_relaxed)) continue;  // cannot beat it
+      results[p] = b.bound(all[index[p]]);
+      if (results[p].key == PhaseResult::kNowhere) continue;
+      for (int seen = best.load(); results[p].worst > seen && !best.compare_exchange_weak(seen, results[p].worst);) {
+      }
+    }
   };
   const unsigned threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), static_cast<unsigned>(index.size() / 8 + 1)));
-  std::vector<std::thread> pool;
-  for (unsigned k = 1; k < threads; ++k) pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool) t.join();
-  for (size_t p = 0; p < results.size(); ++p) {
+  run_parallel(threads, [&](unsigned) { work(); });
+  for (size_t p : order) {
     const PhaseResult& r = results[p];
     if (r.key == PhaseResult::kNowhere || r.worst <= out.worst) continue;
     out.worst = r.worst;

@@ -279,7 +279,7 @@ int run_accept(const AcceptOptions& o) {
   plan.timing = make_timing(c.eval, load, message_size, o.rate.empty() ? 0 : parse_quantity(o.rate, false, "--rate"));
   plan.name = "accept-" + std::to_string(hosts.size()) + "-scan" + std::to_string(c.scan_id);
   const double plan_s = sw.lap();
-  const LowerBound least = worst_load_lower_bound(c.eval, hosts, plan.phases);  // how far from the best possible
+  const LowerBound least = worst_load_lower_bound(c.eval, hosts, plan.phases, 0, load.broken ? nullptr : &load.phase_max);  // how far from the best possible
   std::vector<Phase> rr = groups ? group_phases(given.size(), named.senders, named.receivers) : shift_phases(given.size());
   apply_lid_policy(f, given, rr, LidPolicy::base);
   LoadReport rr_load = evaluate(c.eval, given, rr, false);

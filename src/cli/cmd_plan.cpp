@@ -64,7 +64,9 @@ int run_plan(const PlanCliOptions& o) {
   const double seconds = clock.seconds();
   LoadReport load = evaluate(c.eval, s.hosts, s.phases, true);
   Stopwatch lb_clock;
-  const LowerBound least = worst_load_lower_bound(c.eval, s.hosts, s.phases);  // how far from the best possible
+  // How far from the best possible; the plan's own loads cap each phase's bound (pruning) when
+  // every transfer of it is routed.
+  const LowerBound least = worst_load_lower_bound(c.eval, s.hosts, s.phases, 0, load.broken ? nullptr : &load.phase_max);
   const double lb_seconds = lb_clock.seconds();
   s.timing = make_timing(c.eval, load, message_size, rate);  // refuses a rate the fabric cannot carry
   RateLimit limit = max_rate(c.eval, load);

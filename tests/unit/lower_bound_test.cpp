@@ -100,3 +100,27 @@ TEST(LowerBound, NeverAbovePlannedOnVariousTrees) {
     EXPECT_LE(worst_load_lower_bound(w.ctx, hosts, rr).worst, evaluate(w.ctx, hosts, rr, false).max_load);
   }
 }
+
+TEST(LowerBound, APlansOwnLoadsAsCeilingsGiveTheSameWorstAndANamedPhaseThatReachesIt) {
+  for (uint32_t seed = 1; seed <= 6; ++seed) {
+    FatTreeSpec spec;
+    spec.leaves = 6, spec.hosts_per_leaf = 4 + static_cast<int>(seed % 3), spec.uplinks = 2 + static_cast<int>(seed % 2);
+    spec.spines = spec.uplinks, spec.lmc = static_cast<uint8_t>(seed % 3), spec.shuffle_names = true, spec.seed = seed;
+    Fabric f = build_fat_tree(spec);
+    if (seed % 2) unplug(f, "leaf002", "spine01"), route_dmodk(f);
+    World w(f);
+    std::vector<Host> hosts = all_hosts(w.f);
+    // Round-robin with base LIDs: phases of many different worst loads, the pruning's hard case.
+    std::vector<Phase> rr = shift_phases(hosts.size());
+    apply_lid_policy(w.f, hosts, rr, LidPolicy::base);
+    const LoadReport load = evaluate(w.ctx, hosts, rr, false);
+    ASSERT_EQ(load.broken, 0u);
+    const LowerBound all = worst_load_lower_bound(w.ctx, hosts, rr);
+    const LowerBound pruned = worst_load_lower_bound(w.ctx, hosts, rr, 0, &load.phase_max);
+    EXPECT_EQ(pruned.worst, all.worst) << "seed " << seed;
+    EXPECT_EQ(pruned.phases, all.phases);
+    ASSERT_GE(pruned.phase, 0);
+    EXPECT_EQ(worst_load_lower_bound(w.ctx, hosts, {rr[static_cast<size_t>(pruned.phase)]}).worst, pruned.worst) << "seed " << seed;
+    EXPECT_EQ(pruned.phase, worst_load_lower_bound(w.ctx, hosts, rr, 0, &load.phase_max).phase) << "the same phase every time";
+  }
+}

@@ -2,6 +2,7 @@
 
 #include "fabrics.hpp"
 #include "ibroute/fabric/routes.hpp"
+#include "ibroute/fabric/synthetic.hpp"
 
 using namespace ibroute::test;
 
@@ -103,4 +104,55 @@ TEST(Routes, StatusNamesRoundTrip) {
     ASSERT_TRUE(route_status_from(to_string(static_cast<RouteStatus>(s)), out));
     EXPECT_EQ(static_cast<int>(out), s);
   }
+}
+
+namespace {
+// Every (switch, DLID) answer of the table, compared with a walk through the LFTs.
+void expect_table_equals_walks(const Fabric& f, unsigned threads) {
+  LinkIndex links(f);
+  std::vector<int32_t> switches;
+  for (size_t i = 0; i < f.nodes.size(); ++i)
+    if (f.nodes[i].is_switch()) switches.push_back(static_cast<int32_t>(i));
+  SwitchPaths table(f, links, switches, threads);
+  ASSERT_GT(table.bytes(), 0u);
+  PathFinder finder(f, links);
+  std::vector<int32_t> walked, looked_up;
+  size_t lids = 0;  // every LID some table or port has
+  for (const Node& n : f.nodes) lids = std::max(lids, n.lft.size());
+  for (int32_t sw : switches) {
+    ASSERT_TRUE(table.has(sw));
+    for (uint32_t lid = 0; lid < lids; ++lid) {
+      walked.clear(), looked_up.assign(1, -7);  // append() keeps what is there
+      const RouteStatus a = finder.from_switch(sw, static_cast<uint16_t>(lid), walked);
+      const RouteStatus b = table.append(sw, static_cast<uint16_t>(lid), looked_up);
+      ASSERT_EQ(a, b) << "switch " << f.nodes[sw].desc << " LID " << lid;
+      walked.insert(walked.begin(), -7);
+      ASSERT_EQ(walked, looked_up) << "switch " << f.nodes[sw].desc << " LID " << lid;
+    }
+  }
+}
+}  // namespace
+
+TEST(SwitchPaths, EveryCellIsTheWalkedPathOnThreeLevelsAndBrokenTables) {
+  FatTreeSpec t;
+  t.levels = 3, t.hosts = 96, t.pods = 3, t.leaves = 4, t.hosts_per_leaf = 8, t.aggs = 4, t.cores = 8, t.lmc = 1, t.shuffle_names = true;
+  Fabric f = build_fat_tree(t);
+  expect_table_equals_walks(f, 1);
+  expect_table_equals_walks(f, 2);
+  TwoLeaves broken;  // a loop, a dropped LID and a port down: statuses other than ok are kept too
+  broken.f.nodes[broken.s1].lft[12] = 1;
+  broken.f.nodes[broken.s2].lft.resize(10);
+  broken.f.nodes[broken.l2].ports[2].state = PortState::down;
+  expect_table_equals_walks(broken.f, 2);
+}
+
+TEST(SwitchPaths, ATableBeyondItsMemoryIsNotBuiltAndAnswersByWalking) {
+  TwoLeaves t;
+  LinkIndex links(t.f);
+  const std::vector<int32_t> switches{t.l1, t.l2, t.s1, t.s2};
+  SwitchPaths small(t.f, links, switches, 1, 64);  // 64 bytes: not even one row
+  EXPECT_EQ(small.bytes(), 0u);
+  EXPECT_FALSE(small.has(t.l1));
+  EXPECT_FALSE(SwitchPaths::may_fit(648, 40000, SwitchPaths::kMaxBytes / 4));
+  EXPECT_TRUE(SwitchPaths::may_fit(648, 40000));  // 10 000 hosts, three levels, LMC 2
 }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "ibroute/fabric/huge_pages.hpp"
 #include "ibroute/fabric/model.hpp"
 #include "ibroute/fabric/routes.hpp"
 
@@ -43,28 +44,48 @@ class PathFinder {
 
 // The path of every DLID from each of a set of switches (the ones hosts attach to), walked once
 // and kept flat: an all-to-all evaluates the same (ingress switch, DLID) paths in every phase.
-// Built on `threads` threads; switches outside the set are answered by walking.
+// Built on `threads` threads; switches outside the set are answered by walking, and so is every
+// switch when the table would take more than `max_bytes` (has() is false then).
 class SwitchPaths {
  public:
-  SwitchPaths(const Fabric& f, const LinkIndex& links, const std::vector<int32_t>& switches, unsigned threads);
-  // Cells (switches x LIDs) beyond which building is not worth its memory.
-  static constexpr size_t kMaxCells = size_t{8} << 20;
+  // 10 000 hosts on three levels at LMC 2 take ~0.6 GiB; beyond this, walking costs less than
+  // the memory (the build holds the walked rows and the table, never both whole).
+  static constexpr size_t kMaxBytes = size_t{3} << 29;
+  SwitchPaths(const Fabric& f, const LinkIndex& links, const std::vector<int32_t>& switches, unsigned threads,
+              size_t max_bytes = kMaxBytes);
+  // Whether a table of `switches` x `lids` cells can fit at all: the shortest cell a route
+  // between two switches takes (its header and three links) times the cells.
+  static bool may_fit(size_t switches, size_t lids, size_t max_bytes = kMaxBytes) {
+    return switches * lids <= max_bytes / (4 * sizeof(int32_t));
+  }
   bool has(int32_t sw) const { return sw >= 0 && static_cast<size_t>(sw) < row_of_.size() && row_of_[sw] >= 0; }
-  // Appends the links from `sw` towards `dlid` to `out`; returns the route's status.
+  size_t bytes() const { return cells_.size() * sizeof(int32_t); }
+  // Appends the links from `sw` (has(sw)) towards `dlid` to `out`; returns the route's status.
   RouteStatus append(int32_t sw, uint16_t dlid, std::vector<int32_t>& out) const {
     if (dlid >= cols_) return RouteStatus::unknown;
     // One cell holds the whole path (a cache line for trees of up to 7 switch hops): one memory
     // access per transfer, which is what an all-to-all evaluation is bound by.
-    const int32_t* cell = &cells_[(static_cast<size_t>(row_of_[sw]) * cols_ + dlid) * stride_];
+    const int32_t* cell = cell_of(sw, dlid);
     const auto n = static_cast<uint32_t>(cell[0]) & 0xffff;
     out.insert(out.end(), cell + 1, cell + 1 + n);
     return static_cast<RouteStatus>(static_cast<uint32_t>(cell[0]) >> 16);
   }
+  // Asks the cache for what append(sw, dlid) will read: a phase's transfers are known in advance,
+  // and on a big fabric every cell is a miss.
+  void prefetch(int32_t sw, uint16_t dlid) const {
+    if (dlid >= cols_) return;
+    const int32_t* cell = cell_of(sw, dlid);
+    __builtin_prefetch(cell);
+    __builtin_prefetch(cell + stride_ - 1);
+  }
 
  private:
+  const int32_t* cell_of(int32_t sw, uint16_t dlid) const {
+    return &cells_[(static_cast<size_t>(row_of_[sw]) * cols_ + dlid) * stride_];
+  }
   std::vector<int32_t> row_of_;
   size_t cols_ = 0, stride_ = 1;
-  std::vector<int32_t> cells_;  // per (row, LID): (status << 16 | length), then the links
+  HugeVector<int32_t> cells_;  // per (row, LID): (status << 16 | length), then the links
 };
 
 // Max-min fair rates (progressive filling) of flows over directed links with capacities.

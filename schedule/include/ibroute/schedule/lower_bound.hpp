@@ -24,7 +24,12 @@ struct LowerBound {
 // bounded on all cores; the result does not depend on their number.
 // With `at_most` > 0, only that many evenly spaced phases are bounded: still a true lower bound
 // (the worst over some phases is at most the worst over all), cheaper and possibly lower.
+// `ceiling` (one per phase, optional): a worst switch-link load known to be reachable in each
+// phase with the routes of its transfers' LIDs, e.g. a plan's own where none of its transfers is
+// unroutable. A phase's bound cannot exceed its ceiling, so phases are bounded from the highest
+// ceiling down and those at or below the best bound so far are skipped: the same worst, and the
+// same phase named, as bounding them all, at a fraction of the cost when the plan is close to it.
 LowerBound worst_load_lower_bound(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<Phase>& phases,
-                                  size_t at_most = 0);
+                                  size_t at_most = 0, const std::vector<int>* ceiling = nullptr);
 
 }  // namespace ibroute::schedule
