@@ -83,9 +83,13 @@ int64_t ClockTracker::add(const ClockEstimate& e, bool count_residual) {
     sw += w, sx += w * x, sy += w * y, sxx += w * x * x, sxy += w * x * y;
   }
   const double den = sw * sxx - sx * sx;
-  // Half a second of span at least: over less, the offsets' noise would be read as drift.
+  // Half a second of span at least: over less, the offsets' noise would be read as drift. And a
+  // slope only where the points resolve it: its standard error (sqrt(sw / den), the uncertainties
+  // taken as standard deviations) within kMaxSlopeError. A sharp point and one starved burst a
+  // second later can tilt the line by a thousand ppm, which a few failed re-measurements then
+  // extrapolate into milliseconds; the last resolved slope (or none) errs by the drift at most.
   const double span = static_cast<double>(last.at_ns - points_.front().at_ns);
-  if (points_.size() >= 2 && span >= 5e8 && den > 0) slope_ = (sw * sxy - sx * sy) / den;
+  if (points_.size() >= 2 && span >= 5e8 && den > 0 && std::sqrt(sw / den) <= kMaxSlopeError) slope_ = (sw * sxy - sx * sy) / den;
   const double mean_x = sx / sw, mean_y = sy / sw;
   anchor_at_ = last.at_ns;
   anchor_offset_ = static_cast<double>(last.offset_ns) + mean_y - slope_ * mean_x;

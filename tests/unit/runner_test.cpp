@@ -393,6 +393,31 @@ TEST(ClockTracker, ANoisierMeasurementBarelyTiltsTheLine) {
   EXPECT_NEAR(t.drift() * 1e6, 0.0, 3.0);  // ppm
 }
 
+TEST(ClockTracker, ADriftTheMeasurementsCannotResolveIsNotExtrapolated) {
+  // The clock runs 250 ppm slow. A sharp measurement, then one second later a starved burst that
+  // is off by its whole (valid) 1 ms uncertainty, then ten seconds of failed re-measurements
+  // (a loaded rank 0). Through the two points the line would read +750 ppm and be 11 ms wrong
+  // after the gap (a soak run saw 12.4 ms); unresolved, the slope is not used: 2.75 ms.
+  auto offset = [](int64_t ref) { return 7'000'000 - ref / 4'000; };
+  ClockTracker t;
+  ClockEstimate e;
+  e.at_ns = 0, e.offset_ns = offset(0), e.uncertainty_ns = 1'500;
+  t.add(e);
+  e.at_ns = 1'000'000'000, e.offset_ns = offset(e.at_ns) + 1'000'000, e.uncertainty_ns = 1'000'000;
+  t.add(e);
+  const int64_t at = 11'000'000'000;
+  EXPECT_LE(std::llabs(t.offset_at(at) - offset(at)), 2'800'000);
+  // Then re-measurements every second, +-50 us: the drift is resolved and used.
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int64_t> noise(-50'000, 50'000);
+  for (int64_t s = 11; s <= 20; ++s) {
+    e.at_ns = s * 1'000'000'000, e.offset_ns = offset(e.at_ns) + noise(rng), e.uncertainty_ns = 50'000;
+    t.add(e);
+  }
+  EXPECT_NEAR(t.drift() * 1e6, -250.0, 20.0);
+  EXPECT_LE(std::llabs(t.offset_at(21'000'000'000) - offset(21'000'000'000)), 100'000);
+}
+
 TEST(ClockTracker, OneMeasurementIsAConstantOffset) {
   ClockTracker t;
   EXPECT_EQ(t.offset_at(5), 0);

@@ -53,6 +53,7 @@ ClockModel fit_clock(const ClockEstimate& before, const ClockEstimate* after = n
 class ClockTracker {
  public:
   static constexpr size_t kWindow = 8;
+  static constexpr double kMaxSlopeError = 50e-6;  // a drift read with a larger standard error is not used
   // `e`: offset = local - reference, its at_ns on the reference clock. Returns the residual
   // (measured - predicted before this measurement); 0 for the first. The statistics count how
   // far the prediction lay outside the measurement's uncertainty. `count_residual` false: a
