@@ -19,8 +19,7 @@ std::function<int()> setup_run_options(CLI::App& app) {
       "in local files with --trace. SIGINT, SIGTERM or SIGUSR1 (mpirun forwards SIGUSR1 to every rank) end\n"
       "the run at a round boundary with the full report; a second signal kills.\n"
       "Exit code 0 when every transfer arrived, 1 when some were skipped, failed or lost (or a rank died),\n"
-      "2 on bad input (on every rank), 128+signal when a signal ended the run early (report written).\n"
-      "Example: srun --mpi=pmix -N 64 --ntasks-per-node=1 ibroute run --db fabric.db --schedule a2a --rounds 10");
+      "2 on bad input (on every rank), 128+signal when a signal ended the run early (report written).");
   c->add_option("--db", o->db, "fabric database: the schedule, the routes for per-link figures, and where the run is stored");
   c->add_option("--schedule", o->schedule, "schedule name or id in --db");
   c->add_option("--schedule-file", o->schedule_file, "schedule file (ibroute export --format json)");

@@ -83,7 +83,15 @@ void Progress::finish() {
   dirty_ = false;
 }
 
-void print_json(const nlohmann::json& j) { std::cout << j.dump(2) << '\n'; }
+void print_json(const nlohmann::json& j) {
+  if (!j.is_object()) {
+    std::cout << j.dump(2) << '\n';
+    return;
+  }
+  nlohmann::json out = j;
+  out["ibroute_version"] = IBROUTE_VERSION;  // which ibroute wrote it, for scripts that keep outputs
+  std::cout << out.dump(2) << '\n';
+}
 
 // "1M" = 1048576 bytes (binary, for sizes); "5G" = 5e9 (decimal, for rates); plain numbers too.
 double parse_quantity(const std::string& text, bool binary, const char* what) {

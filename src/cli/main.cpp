@@ -1,11 +1,14 @@
 // ibroute: routes, schedules and acceptance tests for InfiniBand fabrics.
 #include <CLI/CLI.hpp>
 
+#include <fstream>
 #include <iostream>
+#include <string_view>
 
 #include "commands.hpp"
 #include "common.hpp"
 #include "ibroute/fabric/error.hpp"
+#include "man_pages.hpp"
 #include "sqlite.hpp"
 
 int main(int argc, char** argv) {
@@ -14,6 +17,7 @@ int main(int argc, char** argv) {
       "ibroute - every route of an InfiniBand fabric, cached in SQLite.\n"
       "(Not the infiniband-diags tool /usr/sbin/ibroute, which dumps one switch's table.)"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", "ibroute " IBROUTE_VERSION);
   app.footer(
       "Exit codes: 0 ok; 1 failure (fabric, system); 2 bad input (option, file, database, node);\n"
       "3 scan stored but incomplete (unanswered MADs).\n"
@@ -31,12 +35,26 @@ int main(int argc, char** argv) {
     // Each setup registers one subcommand; the last one added is the one it returned.
     Runner r = setup(app);
     app.get_subcommands({}).back()->callback(pick(r));
+    append_examples(*app.get_subcommands({}).back());
   }
+#ifndef IBROUTE_RUN_HELPER
+  // At build time (src/CMakeLists.txt): the man pages and the completion, from the options above.
+  if (argc == 3 && std::string_view(argv[1]) == "--write-man-pages") {
+    write_man_pages(app, argv[2], IBROUTE_VERSION);
+    return 0;
+  }
+  if (argc == 3 && std::string_view(argv[1]) == "--write-bash-completion") {
+    std::ofstream f(argv[2]);
+    return (f << bash_completion(app)) ? 0 : kExitFailure;
+  }
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);
