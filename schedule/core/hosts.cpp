@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "ibroute/fabric/error.hpp"
+#include "ibroute/fabric/node_names.hpp"
 
 namespace ibroute::schedule {
 
@@ -51,16 +52,27 @@ std::vector<Host> all_hosts(const Fabric& f) {
   return hosts;
 }
 
-std::vector<Host> pick_hosts(const std::vector<Host>& all, const std::vector<std::string>& names, size_t at_least) {
-  std::unordered_map<std::string, size_t> by_name;
-  for (size_t i = 0; i < all.size(); ++i) by_name.emplace(all[i].name, i);
+std::vector<Host> pick_hosts(const Fabric& f, const std::vector<Host>& all, const std::vector<std::string>& names, size_t at_least) {
+  const NodeNames index(f);
+  std::unordered_map<int32_t, size_t> host_of;  // node -> its entry in `all`
+  for (size_t i = 0; i < all.size(); ++i) host_of.emplace(all[i].node, i);
   std::vector<Host> out;
   std::vector<char> taken(all.size(), 0);
   for (const std::string& n : names) {
-    auto it = by_name.find(n);
-    if (it == by_name.end()) throw InputError("unknown host '" + n + "' (not a CA in this scan)");
-    if (taken[it->second]++) throw InputError("host '" + n + "' is listed twice");
-    out.push_back(all[it->second]);
+    std::vector<NamedPort> hosts;
+    const std::vector<NamedPort> any = index.candidates(n);
+    for (const NamedPort& c : any)
+      if (host_of.count(c.node)) hosts.push_back(c);
+    if (any.empty()) throw InputError("unknown host '" + n + "' (no node description, node-name-map name, GUID or LID of this scan)");
+    if (hosts.empty())
+      throw InputError("'" + n + "' is a " + std::string(to_string(node_kind(f.nodes[any[0].node]))) + ", not a host that sends traffic");
+    if (hosts.size() > 1) index.resolve(n, "host");  // throws, listing the candidates
+    const size_t i = host_of.at(hosts[0].node);
+    if (taken[i]++) throw InputError("host '" + n + "' is listed twice (as '" + all[i].name + "')");
+    Host h = all[i];
+    const Port& named = f.nodes[h.node].ports[static_cast<size_t>(hosts[0].port)];
+    if (hosts[0].port != h.port && named.connected() && named.base_lid) h.port = static_cast<uint8_t>(hosts[0].port);  // a port GUID or LID names that port
+    out.push_back(h);
   }
   if (out.size() < at_least)
     throw InputError(at_least == 2 ? "an all-to-all needs at least 2 hosts" : "a group needs at least " + std::to_string(at_least) + " host");

@@ -160,9 +160,9 @@ Runner setup_plan(CLI::App& app) {
       "link is minimised and reported. The rate is checked per source, switch out-port and destination.");
   c->add_option("--db", o->db, "fabric database")->capture_default_str();
   c->add_option("--scan", o->scan, "scan id (default: the newest)");
-  c->add_option("--hosts", o->hosts, "hosts in rank order: a,b,c or @FILE");
+  c->add_option("--hosts", o->hosts, "hosts in rank order: a,b,c or @FILE, each a node description, node-name-map name, node or port GUID, or LID");
   c->add_flag("--all", o->all, "all hosts (the default), in name order");
-  c->add_option("--senders", o->senders, "two groups: the hosts that send (a,b,c or @FILE), with --receivers");
+  c->add_option("--senders", o->senders, "two groups: the hosts that send (as --hosts), with --receivers");
   c->add_option("--receivers", o->receivers, "two groups: the hosts that receive; every sender sends to every receiver once");
   c->add_option("--order", o->order, "rank order: name (as given) or topology (by leaf and port)")
       ->check(CLI::IsMember({"name", "topology"}))->capture_default_str();

@@ -57,8 +57,8 @@ int run_routes(const RoutesOptions& o) {
   store::FabricStore store(o.db, store::Access::read_only);
   int64_t scan = pick_scan(store, o.scan);
   Fabric f = store.load_fabric(scan, false);
-  PortSel src = find_port(f, o.from);
-  PortSel dst = find_port(f, o.to);
+  PortSel src = find_port(f, o.from, "--from");
+  PortSel dst = find_port(f, o.to, "--to");
   if (f.nodes[src.node].is_switch())
     throw InputError("--from must be a CA port: routes are stored for CA sources ('" + o.from + "' is a switch)");
   const Port& dport = f.nodes[dst.node].ports[dst.port];
@@ -145,7 +145,8 @@ Runner setup_routes(CLI::App& app) {
   auto* c = app.add_subcommand("routes", "Show the path between two ports, from the stored routes (like ibtracert).");
   c->footer(
       "Show the path from one CA port to another, answered from the database alone.\n"
-      "NODE is a node description (\"node1-036\"), a node or port GUID (0x...) or a LID.");
+      "NODE is a node description (\"node1-036\") or its name in the scan's node-name map, a node or\n"
+      "port GUID (0x...) or a LID; a name that several nodes carry is refused with the candidates.");
   c->add_option("--db", o->db, "fabric database")->capture_default_str();
   c->add_option("--scan", o->scan, "scan id (default: the newest)");
   c->add_option("--from", o->from, "source NODE (a CA)")->required();

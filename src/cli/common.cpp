@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include "ibroute/fabric/error.hpp"
+#include "ibroute/fabric/node_names.hpp"
 
 namespace ibroute::cli {
 
@@ -24,49 +25,10 @@ int64_t pick_scan(store::FabricStore& store, std::optional<int64_t> requested) {
   return store.latest_scan();
 }
 
-namespace {
-std::optional<uint64_t> parse_uint(std::string_view s, int base) {
-  if (base == 16) s.remove_prefix(2);
-  uint64_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
-  if (ec != std::errc() || p != s.data() + s.size() || s.empty()) return std::nullopt;
-  return v;
-}
 
-int first_connected_port(const Node& n) {
-  for (int p = 1; p <= n.num_ports(); ++p)
-    if (n.ports[p].connected()) return p;
-  return 1;
-}
-}  // namespace
-
-PortSel find_port(const Fabric& f, const std::string& spec) {
-  if (spec.starts_with("0x") || spec.starts_with("0X")) {
-    auto g = parse_uint(spec, 16);
-    if (!g) throw InputError("bad GUID '" + spec + "'");
-    for (size_t i = 0; i < f.nodes.size(); ++i) {
-      const Node& n = f.nodes[i];
-      if (!n.is_switch())
-        for (int p = 1; p <= n.num_ports(); ++p)
-          if (n.ports[p].guid == *g) return {static_cast<int>(i), p};
-      if (n.guid == *g) return {static_cast<int>(i), n.is_switch() ? 0 : first_connected_port(n)};
-    }
-    throw InputError("no node or port with GUID " + spec + " in this scan");
-  }
-  if (auto lid = parse_uint(spec, 10)) {
-    LidMap m(f);
-    if (const LidOwner* o = m.owner(static_cast<uint32_t>(*lid))) return {o->node, o->port};
-    throw InputError("no port owns LID " + spec + " in this scan");
-  }
-  std::optional<PortSel> hit;
-  for (size_t i = 0; i < f.nodes.size(); ++i) {
-    const Node& n = f.nodes[i];
-    if (n.desc != spec) continue;
-    if (hit) throw InputError("node description '" + spec + "' is not unique: give a GUID or LID");
-    hit = PortSel{static_cast<int>(i), n.is_switch() ? 0 : first_connected_port(n)};
-  }
-  if (!hit) throw InputError("no node named '" + spec + "' in this scan (give a node description, a GUID 0x… or a LID)");
-  return *hit;
+PortSel find_port(const Fabric& f, const std::string& spec, const std::string& what) {
+  const NamedPort p = NodeNames(f).resolve(spec, what);
+  return {p.node, p.port};
 }
 
 Progress::Progress() : tty_(isatty(STDERR_FILENO) != 0) {}

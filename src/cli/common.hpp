@@ -29,7 +29,8 @@ struct PortSel {
   int node;
   int port;
 };
-PortSel find_port(const fabric::Fabric& f, const std::string& spec);
+// A node or port by any name NodeNames knows; InputError naming `what` (the option) otherwise.
+PortSel find_port(const fabric::Fabric& f, const std::string& spec, const std::string& what);
 
 // "\r[lft] 2048/10400" on stderr while stderr is a terminal; silent otherwise.
 class Progress {

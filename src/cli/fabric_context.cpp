@@ -44,7 +44,7 @@ std::vector<schedule::Host> select_hosts(const fabric::Fabric& f, const std::str
     for (std::string name; std::getline(ss, name, ',');)
       if (!name.empty()) names.push_back(name);
   }
-  return schedule::pick_hosts(all, names, at_least);
+  return schedule::pick_hosts(f, all, names, at_least);
 }
 
 namespace {

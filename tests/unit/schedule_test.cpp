@@ -7,6 +7,7 @@
 #include "fabrics.hpp"
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/fabric/links.hpp"
+#include "ibroute/fabric/node_names.hpp"
 #include "ibroute/fabric/structure.hpp"
 #include "ibroute/fabric/synthetic.hpp"
 #include "ibroute/schedule/admission.hpp"
@@ -176,10 +177,10 @@ TEST(Hosts, NaturalOrderAndPicking) {
   auto all = all_hosts(w.f);
   ASSERT_EQ(all.size(), 16u);
   for (size_t i = 1; i < all.size(); ++i) EXPECT_TRUE(natural_less(all[i - 1].name, all[i].name));
-  auto two = pick_hosts(all, {all[5].name, all[2].name});
+  auto two = pick_hosts(w.f, all, {all[5].name, all[2].name});
   EXPECT_EQ(two[0], all[5]);
-  EXPECT_THROW(pick_hosts(all, {"nope", all[1].name}), ibroute::InputError);
-  EXPECT_THROW(pick_hosts(all, {all[1].name, all[1].name}), ibroute::InputError);
+  EXPECT_THROW(pick_hosts(w.f, all, {"nope", all[1].name}), ibroute::InputError);
+  EXPECT_THROW(pick_hosts(w.f, all, {all[1].name, all[1].name}), ibroute::InputError);
   auto topo = topology_order(w.f, all);
   for (size_t i = 1; i < topo.size(); ++i) {
     const Port& a = w.f.nodes[topo[i - 1].node].ports[1];
@@ -237,4 +238,36 @@ TEST(RunStore, MigrationFromVersion2AndRoundTrip) {
   EXPECT_EQ(back->report_json, "{\"x\":1}");
   EXPECT_FALSE(s.run(id + 1));
   std::filesystem::remove(path);
+}
+
+TEST(Hosts, EveryFormOfAHostsNameAndAmbiguityRefusedWithTheCandidates) {
+  using ibroute::test::expect_input_error;
+  ibroute::test::TwoLeaves t;  // h1..h4: node GUIDs 0x100..0x400, port 1 GUID +1, base LIDs 8, 10, 12, 14 (LMC 1)
+  assign_display_names(t.f, {{0x300, "rack3-a"}});  // a node-name map renames h3
+  t.f.nodes[t.h[3]].desc = "h1";                    // and h4 reports the same description as h1
+  const std::vector<Host> all = all_hosts(t.f);
+  auto pick = [&](std::vector<std::string> names) { return pick_hosts(t.f, all, names, 1)[0].node; };
+  EXPECT_EQ(pick({"h2"}), t.h[1]);                   // node description
+  EXPECT_EQ(pick({"rack3-a"}), t.h[2]);              // node-name map
+  EXPECT_EQ(pick({"h3"}), t.h[2]);                   // the reported description behind the map name
+  EXPECT_EQ(pick({"0x200"}), t.h[1]);                // node GUID
+  EXPECT_EQ(pick({"0x0000000000000201"}), t.h[1]);   // port GUID
+  EXPECT_EQ(pick({"11"}), t.h[1]);                   // a LID of its port (base 10, LMC 1)
+  EXPECT_EQ(pick({"h1 0x0000000000000400"}), t.h[3]);  // a repeated description made unique, as plans list it
+  expect_input_error([&] { pick({"h1"}); }, "'h1' names 2 nodes (h1 0x0000000000000100 LID 8; h1 0x0000000000000400 LID 14)");
+  expect_input_error([&] { pick({"L1"}); }, "'L1' is a switch, not a host");
+  expect_input_error([&] { pick({"0x999"}); }, "unknown host '0x999'");
+  expect_input_error([&] { pick({"77"}); }, "unknown host '77'");
+  expect_input_error([&] { pick_hosts(t.f, all, {"h2", "0x200"}, 1); }, "host '0x200' is listed twice (as 'h2')");
+}
+
+TEST(NodeNames, RoutesEndsTakeTheSameFormsAndSwitchesToo) {
+  using ibroute::test::expect_input_error;
+  ibroute::test::TwoLeaves t;
+  const NodeNames names(t.f);
+  EXPECT_EQ(names.resolve("S2", "--to"), (NamedPort{t.s2, 0}));
+  EXPECT_EQ(names.resolve("0x3000", "--to"), (NamedPort{t.s1, 0}));
+  EXPECT_EQ(names.resolve("2", "--to"), (NamedPort{t.l2, 0}));     // a switch's LID
+  EXPECT_EQ(names.resolve("0x401", "--from"), (NamedPort{t.h[3], 1}));
+  expect_input_error([&] { names.resolve("nowhere", "--from"); }, "--from: no node or port 'nowhere'");
 }

@@ -1,0 +1,87 @@
+#include "ibroute/fabric/node_names.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+#include "ibroute/fabric/error.hpp"
+
+namespace ibroute::fabric {
+
+namespace {
+
+std::optional<uint64_t> number(std::string_view s, int base) {
+  uint64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
+  if (ec != std::errc() || p != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+
+int first_cabled_port(const Node& n) {
+  if (n.is_switch()) return 0;
+  for (int p = 1; p <= n.num_ports(); ++p)
+    if (n.ports[p].connected()) return p;
+  return 1;
+}
+
+}  // namespace
+
+NodeNames::NodeNames(const Fabric& f) : f_(f), lids_(f) {
+  for (size_t i = 0; i < f.nodes.size(); ++i) {
+    const Node& n = f.nodes[i];
+    const auto node = static_cast<int32_t>(i);
+    by_name_.emplace(n.desc, node);
+    if (!n.node_desc.empty() && n.node_desc != n.desc) by_name_.emplace(n.node_desc, node);
+    by_node_guid_.emplace(n.guid, node);
+    if (!n.is_switch())
+      for (int p = 1; p <= n.num_ports(); ++p)
+        if (n.ports[p].guid) by_port_guid_.emplace(n.ports[p].guid, NamedPort{node, p});
+  }
+}
+
+std::vector<NamedPort> NodeNames::candidates(std::string_view spec) const {
+  std::vector<NamedPort> out;
+  auto add = [&](NamedPort p) {
+    if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+  };
+  if (spec.size() > 2 && (spec.starts_with("0x") || spec.starts_with("0X"))) {
+    if (auto g = number(spec.substr(2), 16)) {
+      auto port = by_port_guid_.find(*g);
+      if (port != by_port_guid_.end()) add(port->second);
+      // A CA whose port GUID equals its node GUID: the port is the more precise answer.
+      if (auto it = by_node_guid_.find(*g); it != by_node_guid_.end() && (port == by_port_guid_.end() || port->second.node != it->second))
+        add({it->second, first_cabled_port(f_.nodes[it->second])});
+    }
+  } else if (auto lid = number(spec, 10)) {
+    if (const LidOwner* o = lids_.owner(static_cast<uint32_t>(*lid)))
+      add({o->node, f_.nodes[o->node].is_switch() ? 0 : static_cast<int>(o->port)});
+  }
+  auto [a, b] = by_name_.equal_range(std::string(spec));
+  for (auto it = a; it != b; ++it) add({it->second, first_cabled_port(f_.nodes[it->second])});
+  // A host's name with its GUID appended ("desc 0x..."), as plans list hosts whose descriptions repeat.
+  if (out.empty())
+    if (const size_t sp = spec.rfind(' '); sp != std::string_view::npos && spec.substr(sp + 1).starts_with("0x"))
+      if (auto g = number(spec.substr(sp + 3), 16))
+        if (auto it = by_node_guid_.find(*g); it != by_node_guid_.end() && f_.nodes[it->second].desc == spec.substr(0, sp))
+          add({it->second, first_cabled_port(f_.nodes[it->second])});
+  std::sort(out.begin(), out.end(), [](const NamedPort& a, const NamedPort& b) { return a.node != b.node ? a.node < b.node : a.port < b.port; });
+  return out;
+}
+
+NamedPort NodeNames::resolve(std::string_view spec, const std::string& what) const {
+  std::vector<NamedPort> c = candidates(spec);
+  if (c.size() == 1) return c[0];
+  const std::string quoted = "'" + std::string(spec) + "'";
+  if (c.empty())
+    throw InputError(what + ": no node or port " + quoted +
+                     " in this scan (give a node description or node-name-map name, a node or port GUID 0x..., or a LID)");
+  std::string list;
+  for (size_t i = 0; i < c.size() && i < 8; ++i) {
+    const Node& n = f_.nodes[c[i].node];
+    const Port& p = n.ports[static_cast<size_t>(c[i].port)];
+    list += (i ? "; " : "") + n.desc + " " + guid_hex(n.guid) + (p.base_lid ? " LID " + std::to_string(p.base_lid) : "");
+  }
+  if (c.size() > 8) list += "; and " + std::to_string(c.size() - 8) + " more";
+  throw InputError(what + ": " + quoted + " names " + std::to_string(c.size()) + " nodes (" + list + "): give a GUID or LID");
+}
+
+}  // namespace ibroute::fabric

@@ -1,0 +1,39 @@
+// One way to name a node or port, for every option that takes one (--hosts, --senders,
+// --receivers, routes --from/--to, ...): its display name (the node-name map's, else the reported
+// node description), the reported description where a map renamed it, a node GUID, a port GUID
+// (0x...), or a LID (decimal). A name that several nodes carry is refused with the candidates.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "ibroute/fabric/model.hpp"
+
+namespace ibroute::fabric {
+
+struct NamedPort {
+  int32_t node = -1;
+  int port = 0;  // a CA's port (the one the name means, else its first cabled one); 0 for a switch
+  bool operator==(const NamedPort&) const = default;
+};
+
+class NodeNames {
+ public:
+  explicit NodeNames(const Fabric& f);
+  // Every node or port `spec` can mean (empty when none).
+  std::vector<NamedPort> candidates(std::string_view spec) const;
+  // Exactly one, else InputError naming `what` (e.g. "--hosts"): unknown, with the accepted
+  // forms; ambiguous, with up to 8 candidates (display name, GUID, LID) to choose from.
+  NamedPort resolve(std::string_view spec, const std::string& what) const;
+
+ private:
+  const Fabric& f_;
+  LidMap lids_;
+  std::unordered_multimap<std::string, int32_t> by_name_;  // display names and reported descriptions
+  std::unordered_map<uint64_t, int32_t> by_node_guid_;
+  std::unordered_map<uint64_t, NamedPort> by_port_guid_;
+};
+
+}  // namespace ibroute::fabric
