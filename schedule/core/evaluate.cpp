@@ -166,7 +166,7 @@ void evaluate_phase(const EvalContext& ctx, const SwitchPaths* table, const std:
 }  // namespace
 
 LoadReport evaluate(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<Phase>& phases,
-                    bool fair_share) {
+                    bool fair_share, const ProgressFn& progress) {
   LoadReport r;
   r.fair_share = fair_share;
   r.phases = phases.size();
@@ -186,8 +186,10 @@ LoadReport evaluate(const EvalContext& ctx, const std::vector<Host>& hosts, cons
   std::atomic<size_t> next{0};
   auto work = [&](Worker& w) {
     PathFinder finder(ctx.fabric, ctx.links);
-    for (size_t k; (k = next.fetch_add(1)) < phases.size();)
+    for (size_t k; (k = next.fetch_add(1)) < phases.size();) {
+      if (&w == &workers[0] && progress) progress("evaluate", k, phases.size());  // the calling thread
       evaluate_phase(ctx, table, sources, hosts, phases[k], static_cast<int>(k), fair_share && k % stride == 0, finder, w, results[k]);
+    }
   };
   run_parallel(threads, [&](unsigned t) { work(workers[t]); });
 

@@ -211,7 +211,7 @@ std::vector<int32_t> level_cuts(const EvalContext& ctx) {
 }  // namespace
 
 LowerBound worst_load_lower_bound(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<Phase>& all,
-                                  size_t at_most, const std::vector<int>* ceiling) {
+                                  size_t at_most, const std::vector<int>* ceiling, const ProgressFn& progress) {
   LowerBound out;
   if (all.empty() || hosts.empty()) return out;
   if (ceiling && ceiling->size() != all.size()) throw std::invalid_argument("worst_load_lower_bound: one ceiling per phase");
@@ -230,9 +230,10 @@ LowerBound worst_load_lower_bound(const EvalContext& ctx, const std::vector<Host
   std::vector<PhaseResult> results(index.size());
   std::atomic<size_t> next{0};
   std::atomic<int> best{0};
-  auto work = [&] {
+  auto work = [&](bool reports) {
     PhaseBounder b(ctx, table, cut_of, 2 * ctx.structure.levels + 2);
     for (size_t o; (o = next.fetch_add(1, std::memory_order_relaxed)) < order.size();) {
+      if (reports && progress) progress("lower bound", o, order.size());
       const size_t p = order[o];
       if (ceiling && (*ceiling)[index[p]] <= best.load(std::memory_order_relaxed)) continue;  // cannot beat it
       results[p] = b.bound(all[index[p]]);
@@ -242,7 +243,7 @@ LowerBound worst_load_lower_bound(const EvalContext& ctx, const std::vector<Host
     }
   };
   const unsigned threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), static_cast<unsigned>(index.size() / 8 + 1)));
-  run_parallel(threads, [&](unsigned) { work(); });
+  run_parallel(threads, [&](unsigned k) { work(k == 0); });
   for (size_t p : order) {
     const PhaseResult& r = results[p];
     if (r.key == PhaseResult::kNowhere || r.worst <= out.worst) continue;

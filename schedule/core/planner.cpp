@@ -522,9 +522,11 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
                                                            static_cast<unsigned>(std::max<size_t>(1, phases.size() / 16))));
   std::vector<Tally> tallies(threads);
   std::atomic<size_t> next{0};
-  auto work = [&](Tally& t) {
+  std::atomic<size_t> solved{0};
+  auto work = [&](Tally& t, bool reports) {  // the calling thread reports progress between its phases
     PhaseSolver solver(ctx, table, s.hosts, opt.repair_rounds);
     for (size_t p; (p = next.fetch_add(1, std::memory_order_relaxed)) < phases.size();) {
+      if (reports && opt.progress) opt.progress("plan", solved.load(std::memory_order_relaxed), phases.size());
       Phase& ph = phases[p];
       size_t unroutable = 0;
       Phase first = ph;
@@ -541,10 +543,11 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
       ++t.methods_used[used == Method::structure];
       t.st.unroutable += unroutable;
       if (worst > 0) ++t.st.phases_over;
+      solved.fetch_add(1, std::memory_order_relaxed);
       t.st.worst_overflow = std::max(t.st.worst_overflow, worst);
     }
   };
-  run_parallel(threads, [&](unsigned k) { work(tallies[k]); });
+  run_parallel(threads, [&](unsigned k) { work(tallies[k], k == 0); });
   PlanStats st;
   size_t methods_used[2] = {0, 0};
   for (const Tally& t : tallies) {

@@ -92,13 +92,15 @@ struct Attempt {
 // `named`: two groups in the order given (null: all-to-all among `given`).
 Attempt plan_in(const FabricContext& c, const std::string& order, const std::vector<Host>& given, const Groups* named) {
   Attempt a{order, {}, {}, {}};
+  Progress progress;
   if (named) {
     const Groups g = order == "topology" ? topology_ordered(c.fabric, *named) : *named;
-    a.plan = plan_groups(c.eval, g.hosts, g.senders, g.receivers, {}, &a.stats);
+    a.plan = plan_groups(c.eval, g.hosts, g.senders, g.receivers, {.progress = std::ref(progress)}, &a.stats);
   } else {
-    a.plan = plan_all_to_all(c.eval, order == "topology" ? topology_order(c.fabric, given) : given, {}, &a.stats);
+    a.plan = plan_all_to_all(c.eval, order == "topology" ? topology_order(c.fabric, given) : given, {.progress = std::ref(progress)}, &a.stats);
   }
-  a.load = evaluate(c.eval, a.plan.hosts, a.plan.phases, false);
+  a.load = evaluate(c.eval, a.plan.hosts, a.plan.phases, false, std::ref(progress));
+  progress.finish();
   return a;
 }
 

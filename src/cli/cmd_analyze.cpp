@@ -71,18 +71,25 @@ int run_analyze(const AnalyzeOptions& o) {
       throw InputError("--patterns takes rr-name, rr-topo, perm, bisect, not '" + p + "'");
 
   std::vector<PatternResult> results;
+  Progress progress;
   for (const std::string& p : f.has_lfts ? o.patterns : std::vector<std::string>{}) {  // no tables, no routes
     std::vector<Host> ranks = p == "rr-topo" ? topology_order(f, hosts) : hosts;
     std::vector<Phase> phases = p == "perm"     ? random_permutations(ranks.size(), o.samples, o.seed)
                                 : p == "bisect" ? random_bisections(ranks.size(), o.samples, o.seed)
                                                 : shift_phases(ranks.size());
     // On at most kBoundPhases phases: analyze stays quick on big fabrics (plan bounds every phase).
-    const LowerBound least = worst_load_lower_bound(c.eval, ranks, phases, kBoundPhases);
+    const LowerBound least = worst_load_lower_bound(c.eval, ranks, phases, kBoundPhases, nullptr, [&](std::string_view, size_t d, size_t t) {
+      progress(p + ": lower bound", d, t);
+    });
     for (LidPolicy pol : policies) {
       apply_lid_policy(f, ranks, phases, pol, o.seed);
-      results.push_back({p, to_string(pol), evaluate(c.eval, ranks, phases, o.fair_share), least});
+      results.push_back({p, to_string(pol), evaluate(c.eval, ranks, phases, o.fair_share, [&](std::string_view, size_t d, size_t t) {
+                           progress(p + " " + to_string(pol), d, t);
+                         }),
+                         least});
     }
   }
+  progress.finish();
   const double bound_gbps = all_to_all_bound_gbps(c.eval, hosts);
   RoutingBalance rb = f.has_lfts ? routing_balance(f, s) : RoutingBalance{};
 

@@ -48,11 +48,14 @@ int run_export(const ExportOptions& o) {
   if (!o.per_node.empty()) {
     std::filesystem::create_directories(o.per_node);
     const SliceWriter slices(doc);
+    Progress progress;
     for (size_t r = 0; r < doc.identities.size(); ++r) {
+      progress("slices", r, doc.identities.size());
       char prefix[32];
       std::snprintf(prefix, sizeof prefix, "rank%05zu-", r);
       write_file(std::filesystem::path(o.per_node) / (prefix + file_safe(doc.identities[r].name) + ".json"), slices.slice(r));
     }
+    progress.finish();
     std::cerr << "wrote " << doc.identities.size() << " per-node slices to " << o.per_node << "\n";
     if (o.output.empty()) return kExitOk;
   }

@@ -60,20 +60,25 @@ int run_plan(const PlanCliOptions& o) {
 
   Stopwatch clock;
   PlanStats st;
-  Schedule s = plan_groups(c.eval, hosts, senders, receivers, {.method = method}, &st);
+  Progress progress;
+  Schedule s = plan_groups(c.eval, hosts, senders, receivers, {.method = method, .progress = std::ref(progress)}, &st);
   const double seconds = clock.seconds();
-  LoadReport load = evaluate(c.eval, s.hosts, s.phases, true);
+  LoadReport load = evaluate(c.eval, s.hosts, s.phases, true, std::ref(progress));
   Stopwatch lb_clock;
   // How far from the best possible; the plan's own loads cap each phase's bound (pruning) when
   // every transfer of it is routed.
-  const LowerBound least = worst_load_lower_bound(c.eval, s.hosts, s.phases, 0, load.broken ? nullptr : &load.phase_max);
+  const LowerBound least = worst_load_lower_bound(c.eval, s.hosts, s.phases, 0, load.broken ? nullptr : &load.phase_max,
+                                                   std::ref(progress));
   const double lb_seconds = lb_clock.seconds();
   s.timing = make_timing(c.eval, load, message_size, rate);  // refuses a rate the fabric cannot carry
   RateLimit limit = max_rate(c.eval, load);
 
   std::vector<Phase> rr = groups ? group_phases(hosts.size(), senders, receivers) : shift_phases(hosts.size());
   apply_lid_policy(c.fabric, hosts, rr, LidPolicy::base);
-  LoadReport naive = evaluate(c.eval, hosts, rr, false);
+  LoadReport naive = evaluate(c.eval, hosts, rr, false, [&](std::string_view, size_t done, size_t total) {
+    progress("round-robin", done, total);
+  });
+  progress.finish();
 
   s.name = o.name;
   if (s.name.empty()) {

@@ -35,13 +35,25 @@ Progress::Progress() : tty_(isatty(STDERR_FILENO) != 0) {}
 
 void Progress::operator()(std::string_view stage, size_t done, size_t total) {
   if (!tty_) return;
-  std::fprintf(stderr, "\r[%.*s] %zu/%zu   ", static_cast<int>(stage.size()), stage.data(), done, total);
+  const auto now = std::chrono::steady_clock::now();
+  if (stage != stage_) stage_ = stage, start_ = now, last_ = {};
+  if (done < total && last_ != std::chrono::steady_clock::time_point{} && now - last_ < std::chrono::milliseconds(100)) return;
+  last_ = now;
+  std::string text = "[" + stage_ + "] " + std::to_string(done) + "/" + std::to_string(total);
+  if (total) text += "  " + std::to_string(done * 100 / total) + " %";
+  const double secs = std::chrono::duration<double>(now - start_).count();
+  if (done > 0 && done < total && secs >= 1) {
+    const double left = secs * static_cast<double>(total - done) / static_cast<double>(done);
+    text += left < 90 ? "  ~" + std::to_string(static_cast<int>(left + 0.5)) + " s left"
+                      : "  ~" + std::to_string(static_cast<int>(left / 60 + 0.5)) + " min left";
+  }
+  std::fprintf(stderr, "\r%-60s", text.c_str());
   std::fflush(stderr);
   dirty_ = true;
 }
 
 void Progress::finish() {
-  if (dirty_) std::fprintf(stderr, "\r%40s\r", "");
+  if (dirty_) std::fprintf(stderr, "\r%60s\r", "");
   dirty_ = false;
 }
 

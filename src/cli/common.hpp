@@ -33,6 +33,8 @@ struct PortSel {
 PortSel find_port(const fabric::Fabric& f, const std::string& spec, const std::string& what);
 
 // "\r[lft] 2048/10400" on stderr while stderr is a terminal; silent otherwise.
+// Progress of long steps on stderr, only when it is a terminal: "[stage] done/total  41 %  ~35 s
+// left", redrawn at most ten times a second; silent in pipes and logs.
 class Progress {
  public:
   Progress();
@@ -42,6 +44,8 @@ class Progress {
  private:
   bool tty_;
   bool dirty_ = false;
+  std::string stage_;
+  std::chrono::steady_clock::time_point start_, last_;
 };
 
 void print_json(const nlohmann::json& j);

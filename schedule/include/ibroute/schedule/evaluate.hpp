@@ -3,6 +3,8 @@
 // max-min fair sharing of the link rates.
 #pragma once
 
+#include "ibroute/fabric/progress.hpp"
+
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -62,7 +64,7 @@ struct EvalContext {
 // phases (every phase when there are fewer): an estimate of the mean and minimum rate.
 constexpr size_t kFairSharePhases = 64;
 LoadReport evaluate(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<Phase>& phases,
-                    bool fair_share);
+                    bool fair_share, const fabric::ProgressFn& progress = {});
 
 // What all-to-all among these hosts can reach per node on average, in Gb/s: every leaf must push
 // the traffic of its hosts that leaves the leaf through its up-links (the bisection bound).

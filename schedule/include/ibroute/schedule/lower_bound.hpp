@@ -2,6 +2,8 @@
 // choice of DLIDs can reach for given phases, on the fabric's forwarding tables.
 #pragma once
 
+#include "ibroute/fabric/progress.hpp"
+
 #include <string>
 #include <vector>
 
@@ -30,6 +32,7 @@ struct LowerBound {
 // ceiling down and those at or below the best bound so far are skipped: the same worst, and the
 // same phase named, as bounding them all, at a fraction of the cost when the plan is close to it.
 LowerBound worst_load_lower_bound(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<Phase>& phases,
-                                  size_t at_most = 0, const std::vector<int>* ceiling = nullptr);
+                                  size_t at_most = 0, const std::vector<int>* ceiling = nullptr,
+                                  const fabric::ProgressFn& progress = {});
 
 }  // namespace ibroute::schedule

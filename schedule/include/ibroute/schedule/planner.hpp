@@ -13,6 +13,8 @@
 // minimises the worst link; the evaluation reports which links and phases exceed the bound.
 #pragma once
 
+#include "ibroute/fabric/progress.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -30,6 +32,7 @@ struct PlanOptions {
   Method method = Method::automatic;
   int repair_rounds = 40;
   unsigned threads = 0;  // phases solved at once; 0: one per core
+  fabric::ProgressFn progress;  // ("plan", phases done, phases)
 };
 
 struct PlanStats {

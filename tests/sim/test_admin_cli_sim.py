@@ -1,9 +1,12 @@
-"""One way to name a host everywhere (issue 14): every option that takes hosts accepts a node
-description, a node-name-map name, a node GUID, a port GUID or a LID (any of a port's 2^LMC), and
-a name two nodes carry is refused with both candidates. On the shuffled 96-host half fat-tree
-(ibsim + OpenSM, LMC 2), scanned live with a node-name map."""
+"""The tool as an admin meets it (issue 14), on the shuffled 96-host half fat-tree (ibsim +
+OpenSM, LMC 2) scanned live with a node-name map. One way to name a host everywhere: every option
+that takes hosts accepts a node description, a node-name-map name, a node GUID, a port GUID or a
+LID (any of a port's 2^LMC), and a name two nodes carry is refused with both candidates. Progress
+of long steps shows on a terminal (a pseudo-terminal here, through script(1)), never in a pipe."""
 import json
 import os
+import shlex
+import subprocess
 import unittest
 
 from common import EXAMPLES, TempDirTest, ibroute, ibroute_json
@@ -83,6 +86,24 @@ class HostNames(TempDirTest):
             self.assertIn("'twin' names 2 nodes", err)
             for x in (h[60], h[61]):
                 self.assertIn(x["node_guid"], err, "both candidates are listed with their GUIDs")
+
+    def test_progress_on_a_terminal_and_not_in_a_pipe(self):
+        from common import IBROUTE
+        cmds = {"plan": [IBROUTE, "plan", "--db", self.db, "--name", "tty", "--replace"],
+                "analyze": [IBROUTE, "analyze", "--db", self.db, "--patterns", "rr-name"],
+                "export": [IBROUTE, "export", "--db", self.db, "--schedule", "all", "-o", os.path.join(self.tmp, "x.json"),
+                           "--per-node", os.path.join(self.tmp, "slices")]}
+        stages = {"plan": ["[plan]", "[evaluate]", "[lower bound]", "[round-robin]"], "analyze": ["[rr-name"], "export": ["[slices]"]}
+        for name, cmd in cmds.items():
+            tty = subprocess.run(["script", "-qec", shlex.join(cmd), "/dev/null"], capture_output=True, text=True, timeout=300)
+            self.assertEqual(tty.returncode, 0, tty.stdout[-2000:])
+            for stage in stages[name]:
+                self.assertIn(stage, tty.stdout, f"{name} on a terminal shows {stage}")
+            self.assertRegex(tty.stdout, r"\d+/\d+  \d+ %")
+            piped = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+            self.assertEqual(piped.returncode, 0, piped.stderr)
+            self.assertNotIn("\r", piped.stderr, f"{name} in a pipe: no progress")
+            self.assertNotIn("[plan]", piped.stderr + piped.stdout)
 
 
 if __name__ == "__main__":
