@@ -71,9 +71,12 @@ NamedPort NodeNames::resolve(std::string_view spec, const std::string& what) con
   std::vector<NamedPort> c = candidates(spec);
   if (c.size() == 1) return c[0];
   const std::string quoted = "'" + std::string(spec) + "'";
-  if (c.empty())
-    throw InputError(what + ": no node or port " + quoted +
-                     " in this scan (give a node description or node-name-map name, a node or port GUID 0x..., or a LID)");
+  if (c.empty()) {
+    const std::string forms = " in this scan (give a node description or node-name-map name, a node or port GUID 0x..., or a LID)";
+    if (number(spec, 10)) throw InputError(what + ": no port owns LID " + std::string(spec) + forms);
+    if (spec.starts_with("0x") || spec.starts_with("0X")) throw InputError(what + ": no node or port with GUID " + std::string(spec) + forms);
+    throw InputError(what + ": no node or port " + quoted + forms);
+  }
   std::string list;
   for (size_t i = 0; i < c.size() && i < 8; ++i) {
     const Node& n = f_.nodes[c[i].node];
