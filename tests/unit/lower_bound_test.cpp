@@ -41,6 +41,16 @@ void unplug(Fabric& f, const std::string& a, const std::string& b) {
   }
 }
 
+// Two-level trees of a few shapes and LMCs by seed, every odd one with a leaf-spine link down.
+Fabric various_tree(uint32_t seed) {
+  FatTreeSpec spec;
+  spec.leaves = 6, spec.hosts_per_leaf = 4 + static_cast<int>(seed % 3), spec.uplinks = 2 + static_cast<int>(seed % 2);
+  spec.spines = spec.uplinks, spec.lmc = static_cast<uint8_t>(seed % 3), spec.shuffle_names = true, spec.seed = seed;
+  Fabric f = build_fat_tree(spec);
+  if (seed % 2) unplug(f, "leaf002", "spine01"), route_dmodk(f);
+  return f;
+}
+
 }  // namespace
 
 TEST(LowerBound, TwoPathsLetTwoTransfersGoApart) {
@@ -82,12 +92,7 @@ TEST(LowerBound, LeafMissingAnUpLinkNeedsThree) {
 
 TEST(LowerBound, NeverAbovePlannedOnVariousTrees) {
   for (uint32_t seed = 1; seed <= 6; ++seed) {
-    FatTreeSpec spec;
-    spec.leaves = 6, spec.hosts_per_leaf = 4 + static_cast<int>(seed % 3), spec.uplinks = 2 + static_cast<int>(seed % 2);
-    spec.spines = spec.uplinks, spec.lmc = static_cast<uint8_t>(seed % 3), spec.shuffle_names = true, spec.seed = seed;
-    Fabric f = build_fat_tree(spec);
-    if (seed % 2) unplug(f, "leaf002", "spine01"), route_dmodk(f);
-    World w(f);
+    World w(various_tree(seed));
     std::vector<Host> hosts = all_hosts(w.f);
     Schedule s = plan_all_to_all(w.ctx, hosts, {});
     const int planned = evaluate(w.ctx, s.hosts, s.phases, false).max_load;
@@ -103,12 +108,7 @@ TEST(LowerBound, NeverAbovePlannedOnVariousTrees) {
 
 TEST(LowerBound, APlansOwnLoadsAsCeilingsGiveTheSameWorstAndANamedPhaseThatReachesIt) {
   for (uint32_t seed = 1; seed <= 6; ++seed) {
-    FatTreeSpec spec;
-    spec.leaves = 6, spec.hosts_per_leaf = 4 + static_cast<int>(seed % 3), spec.uplinks = 2 + static_cast<int>(seed % 2);
-    spec.spines = spec.uplinks, spec.lmc = static_cast<uint8_t>(seed % 3), spec.shuffle_names = true, spec.seed = seed;
-    Fabric f = build_fat_tree(spec);
-    if (seed % 2) unplug(f, "leaf002", "spine01"), route_dmodk(f);
-    World w(f);
+    World w(various_tree(seed));
     std::vector<Host> hosts = all_hosts(w.f);
     // Round-robin with base LIDs: phases of many different worst loads, the pruning's hard case.
     std::vector<Phase> rr = shift_phases(hosts.size());
