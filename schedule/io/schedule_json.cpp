@@ -177,21 +177,30 @@ std::string to_json(const ScheduleDoc& doc) {
   return j.dump(1) + "\n";
 }
 
-ScheduleDoc from_json(std::string_view text) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {
-    throw InputError(std::string("not valid JSON (truncated or corrupted?): ") + e.what());
-  }
+namespace {
+
+// The document's format and version: `format` is "ibroute-schedule" or "-slice"; returns the version.
+int64_t read_format(const json& j, const char* format) {
   const At root{j, ""};
-  if (!j.is_object() || !j.contains("format") || j["format"] != "ibroute-schedule")
-    throw InputError("not an ibroute schedule (\"format\" is not \"ibroute-schedule\")");
+  if (!j.is_object() || !j.contains("format") || j["format"] != format)
+    throw InputError(std::string("not an ") + (std::string_view(format).ends_with("slice") ? "ibroute schedule slice" : "ibroute schedule") +
+                     " (\"format\" is not \"" + format + "\")");
   const At ver = root["version"];
   if (!ver.v.is_number_integer() || ver.v < 1 || ver.v > kFormatVersion)
     fail(ver.path, "schedule format version " + shown(ver.v) + "; this ibroute reads versions 1.." + std::to_string(kFormatVersion));
-  const bool v1 = ver.v == 1;
-  ScheduleDoc doc;
+  return ver.v.get<int64_t>();
+}
+
+json parse_json(std::string_view text) {
+  try {
+    return json::parse(text);
+  } catch (const json::exception& e) {
+    throw InputError(std::string("not valid JSON (truncated or corrupted?): ") + e.what());
+  }
+}
+
+// What a schedule and its slices share: name, method, fabric, timing, hosts and (version 2) groups.
+void read_header(const At& root, bool v1, ScheduleDoc& doc) {
   Schedule& s = doc.schedule;
   s.name = root["name"].text();
   doc.created_at = root["created_at"].text();
@@ -223,12 +232,36 @@ ScheduleDoc from_json(std::string_view text) {
     s.hosts.push_back({-1, 0, id.name});
     doc.identities.push_back(std::move(id));
   }
-
   if (!v1 && root.has("groups")) {
     const At g = root["groups"];
     s.senders = read_group(g["senders"], n);
     s.receivers = read_group(g["receivers"], n);
   }
+}
+
+// A rank field: an integer in 0..n-1.
+int32_t read_rank(const At& a, size_t n) {
+  if (!a.v.is_number_integer()) fail(a.path, shown(a.v) + " is not an integer (a rank)");
+  if (a.v.is_number_unsigned() ? a.v.get<uint64_t>() >= n : (a.v.get<int64_t>() < 0 || static_cast<uint64_t>(a.v.get<int64_t>()) >= n))
+    fail(a.path, shown(a.v) + ": rank out of range (0.." + std::to_string(n - 1) + ")");
+  return static_cast<int32_t>(a.v.get<int64_t>());
+}
+
+// The most phases a schedule of these hosts and groups can have.
+size_t max_phases(const Schedule& s) {
+  return s.all_to_all() ? s.hosts.size() - 1 : std::max(s.senders.size(), s.receivers.size());
+}
+
+}  // namespace
+
+namespace {
+
+ScheduleDoc schedule_of(const json& j, bool v1) {
+  const At root{j, ""};
+  ScheduleDoc doc;
+  Schedule& s = doc.schedule;
+  read_header(root, v1, doc);
+  const size_t n = s.hosts.size();
   const At phases = root["phases"];
   if (!v1 && phases.v.is_object()) {
     read_shift_phases(phases, doc);
@@ -239,7 +272,7 @@ ScheduleDoc from_json(std::string_view text) {
   // groups), and its phases must be mostly listed — a small file of empty phases over many hosts
   // would otherwise take gigabytes.
   if (!phases.v.is_array()) fail(phases.path, "\"phases\" is missing or not a list");
-  const size_t k_max = s.all_to_all() ? n - 1 : std::max(s.senders.size(), s.receivers.size());
+  const size_t k_max = max_phases(s);
   if (phases.v.size() > k_max)
     fail(phases.path, std::to_string(phases.v.size()) + " phases; " +
                           (s.all_to_all() ? "an all-to-all of " + std::to_string(n) + " hosts has " : "these groups have ") +
@@ -247,26 +280,28 @@ ScheduleDoc from_json(std::string_view text) {
   size_t listed = 0;
   for (size_t k = 0; k < phases.v.size(); ++k) listed += phases[k].list().size();
   check_claim(phases.path, n, phases.v.size(), listed);
-  auto rank = [n](const At& a) {
-    if (!a.v.is_number_integer()) fail(a.path, shown(a.v) + " is not an integer (a rank)");
-    if (a.v.is_number_unsigned() ? a.v.get<uint64_t>() >= n : (a.v.get<int64_t>() < 0 || static_cast<uint64_t>(a.v.get<int64_t>()) >= n))
-      fail(a.path, shown(a.v) + ": rank out of range (0.." + std::to_string(n - 1) + ")");
-    return a.v.get<int64_t>();
-  };
   for (size_t k = 0; k < phases.v.size(); ++k) {
     const At ph_at = phases[k];
     Phase ph{std::vector<int32_t>(n, -1), std::vector<uint16_t>(n, 0)};
     for (size_t i = 0; i < ph_at.v.size(); ++i) {
       const At t = ph_at[i];
-      const auto src = static_cast<size_t>(rank(t["src"]));
-      const auto dst = static_cast<int32_t>(rank(t["dst"]));
+      const auto src = static_cast<size_t>(read_rank(t["src"], n));
+      const int32_t dst = read_rank(t["dst"], n);
       if (ph.dst[src] >= 0) fail(t.path + "/src", "rank " + std::to_string(src) + " sends twice in phase " + std::to_string(k));
+      if (static_cast<size_t>(dst) == src) fail(t.path + "/dst", "rank " + std::to_string(src) + " sends to itself");
       ph.dst[src] = dst;
       ph.dlid[src] = static_cast<uint16_t>(t["dlid"].integer(1, kMaxUnicastLid, "a unicast LID (1..49151)"));
     }
     s.phases.push_back(std::move(ph));
   }
   return doc;
+}
+
+}  // namespace
+
+ScheduleDoc from_json(std::string_view text) {
+  const json j = parse_json(text);
+  return schedule_of(j, read_format(j, "ibroute-schedule") == 1);
 }
 
 void write_csv(std::ostream& o, const ScheduleDoc& doc) {
@@ -317,5 +352,59 @@ std::string SliceWriter::slice(size_t rank) const {
 }
 
 std::string node_slice_json(const ScheduleDoc& doc, size_t rank) { return SliceWriter(doc).slice(rank); }
+
+namespace {
+
+// A slice's "sends" or "receives": one transfer per phase at most, phases rising, never to itself.
+std::vector<SliceTransfer> read_slice_transfers(const At& list, const char* peer_key, size_t rank, size_t n, size_t k_max) {
+  list.list();
+  if (list.size() > k_max) fail(list.path, std::to_string(list.size()) + " transfers; the schedule has at most " + std::to_string(k_max) + " phases");
+  std::vector<SliceTransfer> out;
+  out.reserve(list.size());
+  for (size_t i = 0; i < list.size(); ++i) {
+    const At t = list[i];
+    SliceTransfer x;
+    x.phase = static_cast<uint32_t>(t["phase"].integer(0, static_cast<int64_t>(k_max) - 1, "a phase (0.." + std::to_string(k_max - 1) + ")"));
+    if (!out.empty() && x.phase <= out.back().phase)
+      fail(t.path + "/phase", "phase " + std::to_string(x.phase) + " after phase " + std::to_string(out.back().phase) + " (one transfer per phase, in order)");
+    x.peer = read_rank(t[peer_key], n);
+    if (static_cast<size_t>(x.peer) == rank) fail(t.path + "/" + peer_key, "rank " + std::to_string(rank) + " is the slice's own");
+    x.dlid = static_cast<uint16_t>(t["dlid"].integer(1, kMaxUnicastLid, "a unicast LID (1..49151)"));
+    out.push_back(x);
+  }
+  return out;
+}
+
+SliceDoc slice_of(const json& j, bool v1) {
+  const At root{j, ""};
+  SliceDoc out;
+  read_header(root, v1, out.doc);
+  const size_t n = out.doc.schedule.hosts.size();
+  out.rank = static_cast<size_t>(read_rank(root["rank"], n));
+  const size_t k_max = max_phases(out.doc.schedule);
+  out.sends = read_slice_transfers(root["sends"], "dst", out.rank, n, k_max);
+  out.receives = read_slice_transfers(root["receives"], "src", out.rank, n, k_max);
+  return out;
+}
+
+}  // namespace
+
+SliceDoc slice_from_json(std::string_view text) {
+  const json j = parse_json(text);
+  return slice_of(j, read_format(j, "ibroute-schedule-slice") == 1);
+}
+
+AnyScheduleDoc any_from_json(std::string_view text) {
+  const json j = parse_json(text);
+  AnyScheduleDoc out;
+  if (j.is_object() && j.contains("format") && j["format"] == "ibroute-schedule-slice") {
+    out.version = static_cast<int>(read_format(j, "ibroute-schedule-slice"));
+    out.slice = slice_of(j, out.version == 1);
+  } else {
+    out.version = static_cast<int>(read_format(j, "ibroute-schedule"));
+    out.whole = schedule_of(j, out.version == 1);
+  }
+  return out;
+}
 
 }  // namespace ibroute::schedule

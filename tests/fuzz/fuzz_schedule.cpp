@@ -1,5 +1,6 @@
-// The schedule exchange format (docs/schedule-format.md), versions 1 and 2. What is read must
-// write back and read again to the same schedule (groups included).
+// The schedule exchange format (docs/schedule-format.md), versions 1 and 2, whole files and per-node
+// slices. What is read must write back and read again to the same schedule (groups included), and
+// the slice written of it must read back to that rank's transfers.
 #include <cstdlib>
 
 #include "fuzz_common.hpp"
@@ -9,7 +10,9 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace ibroute::schedule;
   return ibroute::fuzz::run([&] {
-    ScheduleDoc doc = from_json(ibroute::fuzz::text(data, size));
+    AnyScheduleDoc any = any_from_json(ibroute::fuzz::text(data, size));
+    if (any.slice) return;  // read and range-checked: nothing is written from a slice
+    ScheduleDoc doc = std::move(*any.whole);
     const std::string text = to_json(doc);
     ScheduleDoc back;
     try {
@@ -25,6 +28,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     (void)to_csv(doc);
     (void)check_pairs(doc.schedule);
-    (void)SliceWriter(doc).slice(doc.schedule.hosts.size() - 1);
+    const size_t last = doc.schedule.hosts.size() - 1;
+    SliceDoc slice;
+    try {
+      slice = slice_from_json(SliceWriter(doc).slice(last));
+    } catch (const ibroute::InputError& e) {
+      std::fprintf(stderr, "fuzz: a slice that was written does not read back: %s\n", e.what());
+      std::abort();
+    }
+    std::vector<SliceTransfer> sends;
+    for (size_t k = 0; k < doc.schedule.phases.size(); ++k)
+      if (const Phase& ph = doc.schedule.phases[k]; ph.dst[last] >= 0) sends.push_back({static_cast<uint32_t>(k), ph.dst[last], ph.dlid[last]});
+    if (slice.rank != last || slice.sends != sends) {
+      std::fprintf(stderr, "fuzz: a slice does not read back to its rank's sends\n");
+      std::abort();
+    }
   });
 }

@@ -1,6 +1,8 @@
 """The Debian package as an admin gets it: built by CPack, unpacked into a clean root, and the
 installed tool run from there: --version, an offline import, plan, export; its man pages (one per
-subcommand, every option in it) and its bash completion.
+subcommand, every option in it) and its bash completion. And as a DAQ developer gets it: the
+example peer built with find_package(ibroute) against that root reads the demo's schedule and
+slices and agrees with `ibroute export --format csv`.
 
 Environment: IBROUTE_BUILD (the CMake build directory), IBROUTE_SOURCE (the source tree)."""
 import glob
@@ -10,7 +12,11 @@ import re
 import shutil
 import subprocess
 import tempfile
+import sys
 import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sim"))
+from simfabric import SimFabric  # noqa: E402
 
 BUILD = os.environ["IBROUTE_BUILD"]
 SOURCE = os.environ["IBROUTE_SOURCE"]
@@ -52,7 +58,9 @@ class InstalledPackage(unittest.TestCase):
     def test_layout(self):
         for rel in ("usr/bin/ibroute", "usr/libexec/ibroute/ibroute-run", "usr/share/man/man1/ibroute.1",
                     "usr/share/bash-completion/completions/ibroute", "usr/share/doc/ibroute/schedule-format.md",
-                    "usr/share/doc/ibroute/README.md", "usr/share/doc/ibroute/examples/hft96-shuffled.topo"):
+                    "usr/share/doc/ibroute/README.md", "usr/share/doc/ibroute/examples/hft96-shuffled.topo",
+                    "usr/include/ibroute/peer.hpp", "usr/lib/libibroute-peer.so.0", "usr/lib/cmake/ibroute/ibrouteConfig.cmake",
+                    "usr/share/doc/ibroute/examples/peer/node_transfers.cpp"):
             self.assertTrue(os.path.exists(os.path.join(self.root, rel)), rel)
         tests = [p for p in glob.glob(os.path.join(self.root, "usr", "**"), recursive=True) if "test" in os.path.basename(p)]
         self.assertEqual(tests, [], "no test or benchmark binaries in the package")
@@ -112,6 +120,62 @@ class InstalledPackage(unittest.TestCase):
         self.assertEqual(set(complete("ibroute", "")) - {"--help", "--version"}, set(self.commands))
         self.assertEqual(set(complete("ibroute", "plan", "--me")), {"--message-size", "--method"})
         self.assertIn("--topology", complete("ibroute", "scan", "--"))
+
+    def test_example_peer_built_against_the_package_agrees_with_export(self):
+        # The demo's steps with the installed tool: scan the simulated hft96 fabric, plan, export
+        # the whole schedule, one slice per node, and CSV.
+        db, out = os.path.join(self.tmp, "demo.db"), os.path.join(self.tmp, "demo")
+        with SimFabric(os.path.join(SOURCE, "examples", "hft96-shuffled.topo"), lmc=2) as sim:
+            sim.run([self.tool, "scan", "--db", db], timeout=300)
+        run(self.tool, "plan", "--db", db, "--name", "demo")
+        whole, slices = out + "-schedule.json", out + "-slices"
+        run(self.tool, "export", "--db", db, "--schedule", "demo", "-o", whole, "--per-node", slices)
+        csv_rows = run(self.tool, "export", "--db", db, "--schedule", "demo", "--format", "csv").splitlines()[1:]
+        with open(whole) as f:
+            doc = json.load(f)
+        slot, size = doc["timing"]["slot_s"], doc["timing"]["message_size"]
+        # The installed example, configured against the unpacked root only.
+        example = os.path.join(self.root, "usr", "share", "doc", "ibroute", "examples", "peer")
+        build = os.path.join(self.tmp, "peer-build")
+        run("cmake", "-S", example, "-B", build, f"-DCMAKE_PREFIX_PATH={self.root}/usr", "-DCMAKE_FIND_USE_CMAKE_SYSTEM_PATH=OFF")
+        run("cmake", "--build", build)
+        exe = os.path.join(build, "node_transfers")
+        self.assertIn("libibroute-peer.so.0", run("readelf", "-d", exe))
+
+        def transfers(*args):
+            lines = run(exe, *args).splitlines()
+            self.assertEqual(lines[0], "direction,phase,peer,peer_name,dlid,offset_s,size")
+            got = {"send": [], "receive": []}
+            for line in lines[1:]:
+                direction, phase, peer, name, dlid, offset, nbytes = line.split(",")
+                self.assertAlmostEqual(float(offset), int(phase) * slot, delta=1e-9 + 1e-7 * int(phase) * slot)
+                self.assertEqual(int(nbytes), size)
+                got[direction].append((int(phase), int(peer), name, int(dlid)))
+            return got
+
+        hosts = doc["hosts"]
+        want = {r: {"send": [], "receive": []} for r in range(len(hosts))}
+        for row in csv_rows:  # phase,src,dst,src_name,dst_name,dlid,dlid_offset
+            phase, src, dst, src_name, dst_name, dlid, _ = row.split(",")
+            want[int(src)]["send"].append((int(phase), int(dst), dst_name, int(dlid)))
+            want[int(dst)]["receive"].append((int(phase), int(src), src_name, int(dlid)))
+        files = sorted(os.listdir(slices))
+        self.assertEqual(len(files), len(hosts))
+        for rank, name in enumerate(files):
+            self.assertTrue(name.startswith(f"rank{rank:05d}-"), name)
+            self.assertEqual(transfers(os.path.join(slices, name)), want[rank], f"slice {name}")
+        for rank in (0, len(hosts) // 2, len(hosts) - 1):  # the whole file, named three ways
+            self.assertEqual(transfers(whole, str(rank)), want[rank])
+            self.assertEqual(transfers(whole, hosts[rank]["port_guid"]), want[rank])
+            self.assertEqual(transfers(whole, hosts[rank]["name"]), want[rank])
+        self.assertEqual(sum(len(w["send"]) for w in want.values()), len(hosts) * (len(hosts) - 1))
+        r = subprocess.run([exe, whole, "nosuchhost"], capture_output=True, text=True)
+        self.assertEqual((r.returncode, r.stderr.strip()), (2, "node_transfers: no rank is 'nosuchhost'"))
+        with open(whole) as src, open(os.path.join(self.tmp, "cut.json"), "w") as f:
+            f.write(src.read()[:5000])
+        r = subprocess.run([exe, f.name, "0"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("cut.json: not valid JSON", r.stderr)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -39,5 +40,30 @@ class SliceWriter {
   nlohmann::json base_;          // what every slice repeats
 };
 std::string node_slice_json(const ScheduleDoc& doc, size_t rank);
+
+// A slice as read back: the schedule's header, hosts and groups (doc.schedule.phases stays empty),
+// the rank it is for, and that rank's transfers in phase order. `peer` is the destination of a
+// send and the source of a receive; `dlid` is the DLID the sender uses (a receive's is one of ours).
+struct SliceTransfer {
+  uint32_t phase = 0;
+  int32_t peer = 0;
+  uint16_t dlid = 0;
+  bool operator==(const SliceTransfer&) const = default;
+};
+struct SliceDoc {
+  ScheduleDoc doc;
+  size_t rank = 0;
+  std::vector<SliceTransfer> sends, receives;
+};
+// Versions 1 and 2; throws InputError naming the JSON pointer of what is wrong.
+SliceDoc slice_from_json(std::string_view text);
+
+// Either document, as its "format" says, and the version it was written in.
+struct AnyScheduleDoc {
+  std::optional<ScheduleDoc> whole;
+  std::optional<SliceDoc> slice;
+  int version = 0;
+};
+AnyScheduleDoc any_from_json(std::string_view text);
 
 }  // namespace ibroute::schedule

@@ -1,0 +1,98 @@
+// libibroute-peer: what a node (or the DAQ software on it) needs from an ibroute schedule — its own
+// transfers in order, each with the DLID that picks its path and its planned start. Reads a whole
+// schedule file or a per-node slice (`ibroute export --per-node`), every format version
+// (docs/schedule-format.md). Only standard C++ types cross this interface.
+//
+//   find_package(ibroute REQUIRED)
+//   target_link_libraries(daq PRIVATE ibroute::peer)
+//
+//   auto s = ibroute::peer::Schedule::load("rank00005-node1-006.json");
+//   for (const ibroute::peer::Transfer& t : s.sends(s.own_rank().value()))
+//     post_write(s.hosts()[t.peer], t.dlid, t0 + t.offset_s, t.size);
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ibroute::peer {
+
+// A file that is not a readable schedule: one line naming the file and the JSON pointer of what is
+// wrong, e.g. "a.json: /hosts/3/base_lid: 60000 is not a unicast LID (1..49151)".
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A rank's host: the port it uses, named as the fabric names it.
+struct Host {
+  std::uint32_t rank = 0;
+  std::string name;  // node description
+  std::uint64_t node_guid = 0, port_guid = 0;
+  std::uint16_t base_lid = 0;  // the port's LIDs are base_lid .. base_lid + 2^lmc - 1
+  std::uint8_t lmc = 0;
+};
+
+// One transfer of a rank. For a send, `peer` is the destination rank and `dlid` the destination LID
+// to address (it picks the path); for a receive, `peer` is the source and `dlid` the one of our
+// LIDs it addresses. The transfer starts `offset_s` seconds after the common start t0 (phase ×
+// slot) and moves `size` bytes.
+struct Transfer {
+  std::uint32_t phase = 0;
+  std::uint32_t peer = 0;
+  std::uint16_t dlid = 0;
+  double offset_s = 0;
+  std::uint64_t size = 0;
+};
+
+class Schedule {
+ public:
+  // Reads a schedule file or a per-node slice; throws Error (unreadable file, not JSON, another
+  // format, a value out of range).
+  static Schedule load(const std::string& path);
+  // The same from text; `source` names it in errors.
+  static Schedule parse(std::string_view text, const std::string& source = "schedule");
+
+  const std::string& name() const;        // the schedule's name in the database that planned it
+  const std::string& method() const;      // "structure", "free", ...
+  const std::string& created_at() const;  // UTC, ISO 8601
+  int format_version() const;             // of the file read (1 or 2)
+  bool is_slice() const;
+  // The rank a slice is for; empty for a whole schedule (which answers for every rank).
+  std::optional<std::uint32_t> own_rank() const;
+
+  std::uint64_t message_size() const;  // bytes per transfer
+  double rate() const;                 // bytes per second each node sends
+  double slot_s() const;               // seconds from one phase's start to the next's
+  int bound() const;                   // transfers a regular link direction may carry at once
+  std::int64_t scan_id() const;        // the scan it was planned on
+
+  const std::vector<Host>& hosts() const;  // every rank, in rank order
+  // The rank using this port GUID, or this node description; empty when none does (Error when two
+  // ranks share the description: name them by GUID).
+  std::optional<std::uint32_t> rank_of_port_guid(std::uint64_t port_guid) const;
+  std::optional<std::uint32_t> rank_of_name(std::string_view name) const;
+
+  // A rank's transfers in the order it makes them (by phase). A slice answers only for its own
+  // rank (Error for another); a whole schedule for any rank below hosts().size().
+  std::vector<Transfer> sends(std::uint32_t rank) const;
+  std::vector<Transfer> receives(std::uint32_t rank) const;
+
+  ~Schedule();
+  Schedule(Schedule&&) noexcept;
+  Schedule& operator=(Schedule&&) noexcept;
+
+ private:
+  struct Impl;
+  explicit Schedule(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The version of the library (that of the ibroute it came with), e.g. "0.1.0".
+const char* version();
+
+}  // namespace ibroute::peer

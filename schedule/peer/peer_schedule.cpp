@@ -1,0 +1,130 @@
+// libibroute-peer over the schedule format's own reader (schedule/io): one definition of the
+// format, whichever side reads it. A whole file is held decoded (phases × hosts cells: 600 MB at
+// 10 000 hosts) — nodes of large fabrics read their per-node slice, which is O(phases).
+#include "ibroute/peer.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include "ibroute/fabric/error.hpp"
+#include "ibroute/schedule/format.hpp"
+
+namespace ibroute::peer {
+
+namespace sch = ibroute::schedule;
+
+struct Schedule::Impl {
+  sch::ScheduleDoc doc;           // header, hosts, groups; phases only for a whole file
+  std::optional<sch::SliceDoc> slice;  // the slice's transfers (its doc moved into `doc`)
+  int version = 0;
+  std::vector<Host> hosts;
+
+  std::vector<Transfer> timed(const std::vector<sch::SliceTransfer>& list) const {
+    std::vector<Transfer> out;
+    out.reserve(list.size());
+    for (const sch::SliceTransfer& t : list)
+      out.push_back({t.phase, static_cast<uint32_t>(t.peer), t.dlid, t.phase * doc.schedule.timing.slot_s, doc.schedule.timing.message_size});
+    return out;
+  }
+  void check_rank(uint32_t rank) const {
+    if (slice && rank != slice->rank)
+      throw Error("this slice is rank " + std::to_string(slice->rank) + "'s; rank " + std::to_string(rank) + " needs its own slice or the whole schedule");
+    if (rank >= hosts.size()) throw Error("rank " + std::to_string(rank) + " out of range (0.." + std::to_string(hosts.size() - 1) + ")");
+  }
+};
+
+Schedule::Schedule(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Schedule::~Schedule() = default;
+Schedule::Schedule(Schedule&&) noexcept = default;
+Schedule& Schedule::operator=(Schedule&&) noexcept = default;
+
+Schedule Schedule::parse(std::string_view text, const std::string& source) {
+  auto impl = std::make_unique<Impl>();
+  try {
+    sch::AnyScheduleDoc any = sch::any_from_json(text);
+    impl->version = any.version;
+    if (any.slice) {
+      impl->slice = std::move(any.slice);
+      impl->doc = std::move(impl->slice->doc);
+    } else {
+      impl->doc = std::move(*any.whole);
+    }
+  } catch (const InputError& e) {
+    throw Error(source + ": " + e.what());
+  }
+  for (size_t r = 0; r < impl->doc.identities.size(); ++r) {
+    const sch::HostIdentity& h = impl->doc.identities[r];
+    impl->hosts.push_back({static_cast<uint32_t>(r), h.name, h.node_guid, h.port_guid, h.base_lid, h.lmc});
+  }
+  return Schedule(std::move(impl));
+}
+
+Schedule Schedule::load(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) throw Error(path + ": no such file");
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  if (!in || !(text << in.rdbuf())) throw Error(path + ": cannot read");
+  return parse(text.str(), path);
+}
+
+const std::string& Schedule::name() const { return impl_->doc.schedule.name; }
+const std::string& Schedule::method() const { return impl_->doc.schedule.method; }
+const std::string& Schedule::created_at() const { return impl_->doc.created_at; }
+int Schedule::format_version() const { return impl_->version; }
+bool Schedule::is_slice() const { return impl_->slice.has_value(); }
+std::optional<std::uint32_t> Schedule::own_rank() const {
+  if (!impl_->slice) return std::nullopt;
+  return static_cast<uint32_t>(impl_->slice->rank);
+}
+std::uint64_t Schedule::message_size() const { return impl_->doc.schedule.timing.message_size; }
+double Schedule::rate() const { return impl_->doc.schedule.timing.rate; }
+double Schedule::slot_s() const { return impl_->doc.schedule.timing.slot_s; }
+int Schedule::bound() const { return impl_->doc.schedule.bound; }
+std::int64_t Schedule::scan_id() const { return impl_->doc.fabric.scan_id; }
+const std::vector<Host>& Schedule::hosts() const { return impl_->hosts; }
+
+std::optional<std::uint32_t> Schedule::rank_of_port_guid(std::uint64_t port_guid) const {
+  for (const Host& h : impl_->hosts)
+    if (h.port_guid == port_guid) return h.rank;
+  return std::nullopt;
+}
+
+std::optional<std::uint32_t> Schedule::rank_of_name(std::string_view name) const {
+  std::optional<std::uint32_t> found;
+  for (const Host& h : impl_->hosts) {
+    if (h.name != name) continue;
+    if (found)
+      throw Error("'" + std::string(name) + "' is ranks " + std::to_string(*found) + " and " + std::to_string(h.rank) +
+                  "; name the host by port GUID");
+    found = h.rank;
+  }
+  return found;
+}
+
+std::vector<Transfer> Schedule::sends(std::uint32_t rank) const {
+  impl_->check_rank(rank);
+  if (impl_->slice) return impl_->timed(impl_->slice->sends);
+  std::vector<sch::SliceTransfer> list;
+  const auto& phases = impl_->doc.schedule.phases;
+  for (size_t k = 0; k < phases.size(); ++k)
+    if (phases[k].dst[rank] >= 0) list.push_back({static_cast<uint32_t>(k), phases[k].dst[rank], phases[k].dlid[rank]});
+  return impl_->timed(list);
+}
+
+std::vector<Transfer> Schedule::receives(std::uint32_t rank) const {
+  impl_->check_rank(rank);
+  if (impl_->slice) return impl_->timed(impl_->slice->receives);
+  std::vector<sch::SliceTransfer> list;
+  const auto& phases = impl_->doc.schedule.phases;
+  for (size_t k = 0; k < phases.size(); ++k)
+    for (size_t i = 0; i < phases[k].dst.size(); ++i)
+      if (phases[k].dst[i] == static_cast<int32_t>(rank)) list.push_back({static_cast<uint32_t>(k), static_cast<int32_t>(i), phases[k].dlid[i]});
+  return impl_->timed(list);
+}
+
+const char* version() { return IBROUTE_VERSION; }
+
+}  // namespace ibroute::peer

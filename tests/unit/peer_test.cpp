@@ -1,0 +1,182 @@
+// libibroute-peer (schedule/peer): what a peer reads from a whole schedule, from each node's slice,
+// from version-1 and list-encoded files — the same transfers, in order, timed by the schedule.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "fabrics.hpp"
+#include "ibroute/fabric/synthetic.hpp"
+#include "ibroute/peer.hpp"
+#include "ibroute/schedule/admission.hpp"
+#include "ibroute/schedule/format.hpp"
+#include "ibroute/schedule/hosts.hpp"
+#include "ibroute/schedule/patterns.hpp"
+#include "ibroute/schedule/planner.hpp"
+#include "ibroute/schedule/validate.hpp"
+
+using namespace ibroute::fabric;
+using namespace ibroute::schedule;
+using ibroute::test::World;
+namespace peer = ibroute::peer;
+
+namespace {
+
+std::vector<int32_t> ranks(int from, int to) {
+  std::vector<int32_t> r(to - from);
+  std::iota(r.begin(), r.end(), from);
+  return r;
+}
+
+World half_fat_tree() {
+  FatTreeSpec t;
+  t.leaves = 6, t.hosts_per_leaf = 4, t.uplinks = 2, t.spines = 2, t.lmc = 2, t.shuffle_names = true, t.seed = 11;
+  return World(build_fat_tree(t));
+}
+
+ScheduleDoc doc_of(const World& w, Schedule s) {
+  ScheduleDoc d;
+  s.name = "p";
+  LoadReport r = evaluate(w.ctx, s.hosts, s.phases, false);
+  s.timing = make_timing(w.ctx, r, 1 << 20, 0);
+  d.schedule = std::move(s);
+  d.identities = identify_hosts(w.f, d.schedule.hosts);
+  d.fabric = {4, "2026-11-24T00:00:00Z", w.f.max_lmc()};
+  d.created_at = "2026-11-24T00:00:01Z";
+  return d;
+}
+
+// What the schedule says rank r sends and receives, walked here from its phases.
+struct Expected {
+  std::vector<std::tuple<uint32_t, uint32_t, uint16_t>> sends, receives;
+};
+Expected expected(const ScheduleDoc& d, uint32_t r) {
+  Expected e;
+  for (size_t k = 0; k < d.schedule.phases.size(); ++k) {
+    const Phase& ph = d.schedule.phases[k];
+    if (ph.dst[r] >= 0) e.sends.emplace_back(k, ph.dst[r], ph.dlid[r]);
+    for (size_t i = 0; i < ph.dst.size(); ++i)
+      if (ph.dst[i] == static_cast<int32_t>(r)) e.receives.emplace_back(k, i, ph.dlid[i]);
+  }
+  return e;
+}
+
+void expect_transfers(const ScheduleDoc& d, const std::vector<peer::Transfer>& got, const std::vector<std::tuple<uint32_t, uint32_t, uint16_t>>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(std::make_tuple(got[i].phase, got[i].peer, got[i].dlid), want[i]) << "transfer " << i;
+    EXPECT_DOUBLE_EQ(got[i].offset_s, got[i].phase * d.schedule.timing.slot_s);
+    EXPECT_EQ(got[i].size, d.schedule.timing.message_size);
+  }
+}
+
+// Every rank, from the whole file and from its own slice.
+void expect_every_rank(const ScheduleDoc& d, const std::string& text, int version) {
+  const peer::Schedule whole = peer::Schedule::parse(text, "whole.json");
+  EXPECT_FALSE(whole.is_slice());
+  EXPECT_FALSE(whole.own_rank());
+  EXPECT_EQ(whole.format_version(), version);
+  EXPECT_EQ(whole.name(), d.schedule.name);
+  EXPECT_EQ(whole.message_size(), d.schedule.timing.message_size);
+  EXPECT_DOUBLE_EQ(whole.slot_s(), d.schedule.timing.slot_s);
+  ASSERT_EQ(whole.hosts().size(), d.identities.size());
+  const SliceWriter slices(d);
+  size_t transfers = 0;
+  for (uint32_t r = 0; r < d.identities.size(); ++r) {
+    const peer::Host& h = whole.hosts()[r];
+    EXPECT_EQ(std::make_tuple(h.rank, h.name, h.port_guid, h.base_lid, h.lmc),
+              std::make_tuple(r, d.identities[r].name, d.identities[r].port_guid, d.identities[r].base_lid, d.identities[r].lmc));
+    EXPECT_EQ(whole.rank_of_port_guid(h.port_guid), r);
+    const Expected e = expected(d, r);
+    transfers += e.sends.size();
+    expect_transfers(d, whole.sends(r), e.sends);
+    expect_transfers(d, whole.receives(r), e.receives);
+    const peer::Schedule own = peer::Schedule::parse(slices.slice(r), "slice.json");
+    EXPECT_TRUE(own.is_slice());
+    EXPECT_EQ(own.own_rank(), r);
+    expect_transfers(d, own.sends(r), e.sends);
+    expect_transfers(d, own.receives(r), e.receives);
+    EXPECT_THROW(own.sends((r + 1) % d.identities.size()), peer::Error) << "a slice answers for its own rank only";
+  }
+  EXPECT_GT(transfers, 0u);
+}
+
+std::string what(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const peer::Error& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+}  // namespace
+
+TEST(Peer, AllToAllAndTwoGroupsFromTheWholeFileAndEachSlice) {
+  World w = half_fat_tree();
+  const std::vector<Host> hosts = all_hosts(w.f);
+  const ScheduleDoc a2a = doc_of(w, plan_all_to_all(w.ctx, hosts, {}));
+  expect_every_rank(a2a, to_json(a2a), 2);
+  const ScheduleDoc groups = doc_of(w, plan_groups(w.ctx, hosts, ranks(0, 8), ranks(8, 24), {}));
+  const std::string text = to_json(groups);
+  ASSERT_NE(text.find("\"encoding\": \"shift\""), std::string::npos);
+  expect_every_rank(groups, text, 2);
+  EXPECT_TRUE(peer::Schedule::parse(text).sends(20).empty()) << "a receiver sends nothing";
+}
+
+TEST(Peer, ListEncodedAndVersion1FilesRead) {
+  World w = half_fat_tree();
+  const std::vector<Host> hosts = all_hosts(w.f);
+  Schedule s;
+  s.hosts = hosts;
+  s.phases = random_permutations(hosts.size(), 5, 3);  // not shifts: written transfer by transfer
+  apply_lid_policy(w.f, hosts, s.phases, LidPolicy::spread);
+  const ScheduleDoc listed = doc_of(w, s);
+  const std::string text = to_json(listed);
+  ASSERT_NE(text.find("\"src\""), std::string::npos);
+  expect_every_rank(listed, text, 2);
+  nlohmann::json v1 = nlohmann::json::parse(text);
+  v1["version"] = 1;
+  expect_every_rank(listed, v1.dump(), 1);
+  // A version-1 slice is a version-2 slice without groups.
+  nlohmann::json slice = nlohmann::json::parse(SliceWriter(listed).slice(3));
+  slice["version"] = 1;
+  EXPECT_EQ(peer::Schedule::parse(slice.dump()).format_version(), 1);
+}
+
+TEST(Peer, HostsByGuidAndNameAndAmbiguity) {
+  World w = half_fat_tree();
+  ScheduleDoc d = doc_of(w, plan_all_to_all(w.ctx, all_hosts(w.f), {}));
+  const peer::Schedule s = peer::Schedule::parse(to_json(d));
+  EXPECT_EQ(s.rank_of_name(d.identities[5].name), 5u);
+  EXPECT_FALSE(s.rank_of_name("no-such-host"));
+  EXPECT_FALSE(s.rank_of_port_guid(0x1));
+  d.identities[7].name = d.identities[5].name;  // two HCAs, one description
+  EXPECT_NE(what([&] { (void)peer::Schedule::parse(to_json(d)).rank_of_name(d.identities[5].name); }).find("is ranks 5 and 7"),
+            std::string::npos);
+  EXPECT_NE(what([&] { (void)s.sends(24); }).find("rank 24 out of range (0..23)"), std::string::npos);
+}
+
+TEST(Peer, DamagedSlicesAreRefusedByPlace) {
+  World w = half_fat_tree();
+  const ScheduleDoc d = doc_of(w, plan_all_to_all(w.ctx, all_hosts(w.f), {}));
+  const nlohmann::json good = nlohmann::json::parse(SliceWriter(d).slice(2));
+  auto refused = [&](const std::function<void(nlohmann::json&)>& damage, const std::string& needle) {
+    nlohmann::json j = good;
+    damage(j);
+    const std::string msg = what([&] { (void)peer::Schedule::parse(j.dump(), "rank2.json"); });
+    EXPECT_EQ(msg.rfind("rank2.json: ", 0), 0u) << msg;
+    EXPECT_NE(msg.find(needle), std::string::npos) << msg;
+  };
+  refused([](auto& j) { j["sends"][1]["phase"] = 0; }, "/sends/1/phase: phase 0 after phase 0 (one transfer per phase, in order)");
+  refused([](auto& j) { j["sends"][0]["phase"] = 23; }, "/sends/0/phase: 23 is not a phase (0..22)");
+  refused([](auto& j) { j["sends"][0]["dst"] = 2; }, "/sends/0/dst: rank 2 is the slice's own");
+  refused([](auto& j) { j["receives"][4]["src"] = 24; }, "/receives/4/src: 24: rank out of range (0..23)");
+  refused([](auto& j) { j["receives"][0]["dlid"] = 60000; }, "/receives/0/dlid: 60000 is not a unicast LID");
+  refused([](auto& j) { j["rank"] = -1; }, "/rank: -1: rank out of range");
+  refused([](auto& j) { j.erase("sends"); }, "/sends: \"sends\" is missing");
+  refused([](auto& j) { j["version"] = 3; }, "/version: schedule format version 3; this ibroute reads versions 1..2");
+  refused([](auto& j) { j["format"] = "ibroute-slice"; }, "not an ibroute schedule");
+  refused([](auto& j) { j["sends"] = nlohmann::json::array({j["sends"][0], j["sends"][0]}); }, "/sends/1/phase");
+  EXPECT_NE(what([] { (void)peer::Schedule::parse("{\"format\": \"ibroute-schedule-slice\", \"ver"); }).find("not valid JSON"), std::string::npos);
+  EXPECT_NE(what([] { (void)peer::Schedule::load("/nonexistent/s.json"); }).find("/nonexistent/s.json: no such file"), std::string::npos);
+}
