@@ -1,6 +1,7 @@
 #include "accept_html.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -35,14 +36,51 @@ std::string text_of(const json& v) {
   return v.dump();
 }
 
-// Blue (low) to red (high), as mpiGraph's colour scale.
-std::string colour(double x) {
-  x = std::clamp(x, 0.0, 1.0);
-  int r = static_cast<int>(255 * std::min(1.0, 2 * x)), b = static_cast<int>(255 * std::min(1.0, 2 * (1 - x)));
-  int g = static_cast<int>(255 * (1 - std::abs(2 * x - 1)) * 0.8);
+// Share of the expected rate to colour: red (nothing) through yellow (half) to green (all of it or
+// more) — a run that delivers what was planned is all green, a slow pair stands out in red.
+struct Rgb {
+  double r, g, b;
+};
+constexpr Rgb kNone{215, 48, 39}, kHalf{254, 224, 139}, kFull{26, 152, 80};
+
+std::string hex(const Rgb& c) {
   char buf[16];
-  std::snprintf(buf, sizeof buf, "#%02x%02x%02x", r, g, b);
+  std::snprintf(buf, sizeof buf, "#%02x%02x%02x", static_cast<int>(c.r + 0.5), static_cast<int>(c.g + 0.5), static_cast<int>(c.b + 0.5));
   return buf;
+}
+
+std::string colour(double share) {
+  share = std::clamp(std::isfinite(share) ? share : 0.0, 0.0, 1.0);
+  const Rgb& a = share < 0.5 ? kNone : kHalf;
+  const Rgb& b = share < 0.5 ? kHalf : kFull;
+  const double t = share < 0.5 ? share * 2 : share * 2 - 1;
+  return hex({a.r + (b.r - a.r) * t, a.g + (b.g - a.g) * t, a.b + (b.b - a.b) * t});
+}
+
+// The full mark of the scale: the expected rate, or the highest measured when none is known.
+double full_mark(const Heatmap& h) { return h.expected_gbps > 0 ? h.expected_gbps : h.max_gbps; }
+
+std::string gbps_text(double g) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3g", g);
+  return b;
+}
+
+// The scale under the map: the gradient with 0, 50 % and 100 % of the full mark, and grey.
+std::string legend_svg(const Heatmap& h) {
+  const double full = full_mark(h);
+  std::ostringstream o;
+  o << "<svg id=\"heatmap-legend\" xmlns=\"http://www.w3.org/2000/svg\" width=\"560\" height=\"46\">"
+    << "<defs><linearGradient id=\"share\"><stop offset=\"0\" stop-color=\"" << hex(kNone) << "\"/><stop offset=\"0.5\" stop-color=\""
+    << hex(kHalf) << "\"/><stop offset=\"1\" stop-color=\"" << hex(kFull) << "\"/></linearGradient></defs>"
+    << "<rect x=\"40\" y=\"4\" width=\"300\" height=\"16\" fill=\"url(#share)\"/>"
+    << "<text x=\"40\" y=\"36\" font-size=\"11\">0</text>"
+    << "<text x=\"190\" y=\"36\" font-size=\"11\" text-anchor=\"middle\">" << gbps_text(full / 2) << "</text>"
+    << "<text x=\"340\" y=\"36\" font-size=\"11\" text-anchor=\"end\">" << gbps_text(full) << " Gb/s"
+    << (h.expected_gbps > 0 ? " (expected)" : " (highest)") << "</text>"
+    << "<rect x=\"370\" y=\"4\" width=\"16\" height=\"16\" fill=\"#eeeeee\" stroke=\"#ccc\"/>"
+    << "<text x=\"392\" y=\"16\" font-size=\"11\">no transfer planned</text></svg>";
+  return o.str();
 }
 
 std::string heatmap_svg(const Heatmap& h) {
@@ -55,7 +93,7 @@ std::string heatmap_svg(const Heatmap& h) {
     for (size_t x = 0; x < h.cells; ++x) {
       float v = h.gbps[y * h.cells + x];
       o << "<rect x=\"" << x * px << "\" y=\"" << y * px << "\" width=\"" << px << "\" height=\"" << px << "\" fill=\""
-        << (v < 0 ? std::string("#eeeeee") : colour(h.max_gbps > 0 ? v / h.max_gbps : 0)) << "\"/>";
+        << (v < 0 ? std::string("#eeeeee") : colour(full_mark(h) > 0 ? v / full_mark(h) : 0)) << "\"/>";
     }
   o << "<text x=\"0\" y=\"" << side + 18 << "\" font-size=\"11\">destination rank →  (0 … " << h.ranks - 1
     << ")</text><text x=\"-30\" y=\"12\" font-size=\"11\" transform=\"rotate(90,-30,12)\">source rank →</text></g></svg>";
@@ -110,16 +148,17 @@ std::string table(const json& rows, const std::vector<std::string>& cols, const 
 
 }  // namespace
 
-Heatmap bin_heatmap(const std::vector<float>& pair_gbps, size_t n, size_t max_cells) {
+Heatmap bin_heatmap(const std::vector<float>& pair_gbps, size_t n, double expected_gbps, size_t max_cells) {
   Heatmap h;
   h.ranks = n;
-  h.cells = std::min(n, max_cells);
+  h.expected_gbps = expected_gbps;
+  h.cells = pair_gbps.size() == n * n ? std::min(n, max_cells) : 0;  // no matrix: not measured
   if (h.cells == 0) return h;
   std::vector<double> sum(h.cells * h.cells, 0);
   std::vector<int> count(h.cells * h.cells, 0);
   for (size_t i = 0; i < n; ++i)
     for (size_t j = 0; j < n; ++j) {
-      if (i == j) continue;
+      if (i == j || pair_gbps[i * n + j] < 0) continue;
       size_t c = (i * h.cells / n) * h.cells + j * h.cells / n;
       sum[c] += pair_gbps[i * n + j];
       ++count[c];
@@ -161,9 +200,18 @@ std::string accept_html(const json& r, const std::string& fabric_svg, const Heat
   }
   o << "</table>";
   o << "<h2>Fabric, coloured by link load of the plan's worst phase</h2><div class=\"fig\" id=\"fabric\">" << fabric_svg << "</div>";
-  o << "<h2>Per-pair bandwidth (Gb/s)</h2><p>Row: source rank, column: destination rank"
-    << (heat.cells < heat.ranks ? "; " + std::to_string(heat.ranks) + " ranks binned into " + std::to_string(heat.cells) + " per side (mean)" : "")
-    << "; colour from blue (0) to red (" << text_of(json(heat.max_gbps)) << " Gb/s, the highest); grey: no transfer.</p><div class=\"fig\">" << heatmap_svg(heat) << "</div>";
+  o << "<h2>Per-pair bandwidth (Gb/s)</h2>";
+  if (heat.cells == 0)
+    o << "<p id=\"heatmap\">Not measured: the run report has no per-pair matrix (a run of more than 2048 ranks leaves it out; "
+         "the per-link and per-node figures are complete).</p>";
+  else
+    o << "<p>Row: source rank, column: destination rank"
+      << (heat.cells < heat.ranks ? "; " + std::to_string(heat.ranks) + " ranks binned into " + std::to_string(heat.cells) + " per side (mean)" : "")
+      << "; colour: the share of "
+      << (heat.expected_gbps > 0 ? gbps_text(heat.expected_gbps) + " Gb/s each pair is expected to reach (" + esc(heat.full_mark_source) + ")"
+                                 : "the highest measured, " + gbps_text(heat.max_gbps) + " Gb/s (no expected rate is known)")
+      << " — green all of it, yellow half, red nothing; grey: no transfer planned.</p><div class=\"fig\">" << heatmap_svg(heat)
+      << legend_svg(heat) << "</div>";
   o << "<h2>Transfers per link: round-robin against the plan</h2><div class=\"fig\">"
     << histogram_svg(r["load"]["round_robin"]["histogram"], r["load"]["plan"]["histogram"]) << "</div>";
   const json& plan = r["load"]["plan"];

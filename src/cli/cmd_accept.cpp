@@ -330,7 +330,9 @@ int run_accept(const AcceptOptions& o) {
     suspects = std::move(run.suspects);
     not_ok = std::move(run.not_ok);
     missing_ranks = run.missing_ranks;
-    if (run.ranks == hosts.size()) pair = std::move(run.pair_gbps);
+    // Above 2048 ranks the report carries no per-pair matrix: no heatmap then, not zeros.
+    if (run.ranks == hosts.size() && run.pair_gbps.size() == hosts.size() * hosts.size()) pair = std::move(run.pair_gbps);
+    else pair.clear();
     sustainable = run.sustainable_rate;
   }
   if (e.contains("min_rate_per_node")) {
@@ -409,7 +411,25 @@ int run_accept(const AcceptOptions& o) {
   std::string svg = fabric::render_svg(fabric::to_dot(f, d));
   if (auto p = svg.find("<svg"); p != std::string::npos) svg = svg.substr(p);  // inline: no XML prolog
   std::ofstream html(o.report);
-  if (!(html << accept_html(report, svg, bin_heatmap(pair, hosts.size())))) throw InputError("cannot write " + o.report);
+  // Pairs the plan does not have (two groups) are no transfer, not a transfer that moved nothing.
+  if (groups && !pair.empty()) {
+    std::vector<char> sends(hosts.size(), 0), receives(hosts.size(), 0);
+    for (int32_t r : plan.senders) sends[static_cast<size_t>(r)] = 1;
+    for (int32_t r : plan.receivers) receives[static_cast<size_t>(r)] = 1;
+    for (size_t i = 0; i < hosts.size(); ++i)
+      for (size_t j = 0; j < hosts.size(); ++j)
+        if (!sends[i] || !receives[j]) pair[i * hosts.size() + j] = -1.f;
+  }
+  // The heatmap's full mark: what each pair must deliver — the rate the expectation demands of a
+  // node, else the plan's (each node sends to one peer at a time). Not the plan's alone: a plan
+  // over the bound is planned slower, and its run would look good against its own low rate.
+  Heatmap heat = bin_heatmap(pair, hosts.size(), plan.timing.rate * 8 / 1e9);
+  heat.full_mark_source = "the plan's rate per node";
+  if (e.contains("min_rate_per_node")) {
+    heat.expected_gbps = parse_quantity(e["min_rate_per_node"].get<std::string>(), false, "min_rate_per_node") * 8 / 1e9;
+    heat.full_mark_source = "min_rate_per_node of the expectation";
+  }
+  if (!(html << accept_html(report, svg, heat))) throw InputError("cannot write " + o.report);
   report["report"] = o.report;
 
   if (o.json) {

@@ -60,7 +60,8 @@ class InstalledPackage(unittest.TestCase):
                     "usr/share/bash-completion/completions/ibroute", "usr/share/doc/ibroute/schedule-format.md",
                     "usr/share/doc/ibroute/README.md", "usr/share/doc/ibroute/examples/hft96-shuffled.topo",
                     "usr/include/ibroute/peer.hpp", "usr/lib/libibroute-peer.so.0", "usr/lib/cmake/ibroute/ibrouteConfig.cmake",
-                    "usr/share/doc/ibroute/examples/peer/node_transfers.cpp"):
+                    "usr/share/doc/ibroute/examples/peer/node_transfers.cpp", "usr/share/doc/ibroute/schemas/schedule.schema.json",
+                    "usr/share/doc/ibroute/schemas/run-report.schema.json", "usr/share/doc/ibroute/schemas/expectation.schema.json"):
             self.assertTrue(os.path.exists(os.path.join(self.root, rel)), rel)
         tests = [p for p in glob.glob(os.path.join(self.root, "usr", "**"), recursive=True) if "test" in os.path.basename(p)]
         self.assertEqual(tests, [], "no test or benchmark binaries in the package")

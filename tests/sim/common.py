@@ -62,3 +62,43 @@ class TempDirTest(unittest.TestCase):
 
     def path(self, name):
         return os.path.join(self.tmp, name)
+
+
+def png_pixels(path):
+    """The pixels of an 8-bit RGB(A) PNG as Chromium writes its screenshots: pixel(x, y) -> (r, g, b)."""
+    import struct
+    import zlib
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
+    pos, idat = 8, b""
+    while pos < len(data):
+        size, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + size]
+        pos += 12 + size
+        if kind == b"IHDR":
+            width, height, depth, ctype, _, _, interlace = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat += body
+    assert depth == 8 and ctype in (2, 6) and interlace == 0, (depth, ctype, interlace)
+    bpp = 3 if ctype == 2 else 4
+    raw, stride = zlib.decompress(idat), width * bpp
+    rows, prev = [], bytearray(stride)
+    for y in range(height):  # undo the per-row filters (PNG spec, section 9)
+        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for x in range(stride):
+            a = line[x - bpp] if x >= bpp else 0
+            b, c = prev[x], (prev[x - bpp] if x >= bpp else 0)
+            if kind == 1:
+                line[x] = (line[x] + a) & 255
+            elif kind == 2:
+                line[x] = (line[x] + b) & 255
+            elif kind == 3:
+                line[x] = (line[x] + (a + b) // 2) & 255
+            elif kind == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(line)
+        prev = line
+    return lambda x, y: tuple(rows[y][x * bpp:x * bpp + 3])

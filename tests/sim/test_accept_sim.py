@@ -1,7 +1,8 @@
 """ibroute accept --simulate on ibsim + OpenSM fabrics: a healthy fabric passes; a link at 1x, an
 unlinked link and LMC 0 make the right checks fail with the right values; a three-level tree routed
 by ftree at LMC 0 passes through the topology order. The HTML report is opened in headless Chromium
-and checked from the DOM it renders."""
+and checked from the DOM it renders, and its heatmap from the pixels Chromium paints: scaled to the
+rate the plan expects, a healthy run is green, a congested one is not."""
 import json
 import os
 import re
@@ -9,7 +10,7 @@ import shutil
 import subprocess
 import unittest
 
-from common import EXAMPLES, TempDirTest, ibroute
+from common import EXAMPLES, TempDirTest, ibroute, png_pixels
 from simfabric import SimFabric, generate
 from test_real_shapes_sim import gen_real
 
@@ -36,6 +37,33 @@ def chromium():
         if shutil.which(name):
             return shutil.which(name)
     return None
+
+
+def heatmap_colours(test, report, ranks):
+    """The report's heatmap and legend painted by headless Chromium: the colour at the centre of
+    every (source, destination) cell, and the legend's left end, middle and right end."""
+    with open(report) as f:
+        html = f.read()
+    heat = re.search(r'<svg id="heatmap".*?</svg>', html, re.S).group(0)
+    legend = re.search(r'<svg id="heatmap-legend".*?</svg>', html, re.S).group(0)
+    px = max(2, 512 // ranks)  # as accept_html.cpp lays the cells out, inside translate(40,5)
+    side = px * ranks
+    page = test.path("heatmap.html")
+    with open(page, "w") as f:
+        f.write(f'<!DOCTYPE html><html><body style="margin:0;background:#fff"><div style="position:absolute;left:0;top:0">{heat}</div>'
+                f'<div style="position:absolute;left:0;top:{side + 40}px">{legend}</div></body></html>')
+    png = test.path("heatmap.png")
+    subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--force-device-scale-factor=1",
+                    f"--screenshot={png}", f"--window-size={side + 400},{side + 120}", "file://" + page],
+                   capture_output=True, timeout=120, check=True)
+    pixel = png_pixels(png)
+    cells = {(i, j): pixel(40 + j * px + px // 2, 5 + i * px + px // 2) for i in range(ranks) for j in range(ranks)}
+    y = side + 40 + 12
+    return cells, (pixel(42, y), pixel(190, y), pixel(338, y))
+
+
+def green(c):
+    return c[1] > c[0] + 40 and c[1] > c[2]
 
 
 class AcceptOnSimulatedFabrics(TempDirTest):
@@ -84,6 +112,16 @@ class AcceptOnSimulatedFabrics(TempDirTest):
         heat = dom[dom.index('<svg id="heatmap"'):]
         heat = heat[:heat.index("</svg>")]
         self.assertEqual(heat.count("<rect "), 96 * 96)  # one cell per (source, destination)
+        # Painted: every pair delivers the plan's rate, so every cell is green, the diagonal grey,
+        # and the legend runs from red through yellow to green, its full mark the expected rate.
+        cells, (low, mid, high) = heatmap_colours(self, report, 96)
+        self.assertEqual([k for k, c in cells.items() if k[0] != k[1] and not green(c)], [])
+        self.assertEqual({c for k, c in cells.items() if k[0] == k[1]}, {(238, 238, 238)})
+        self.assertTrue(low[0] > 200 and low[1] < 80, low)
+        self.assertTrue(mid[0] > 230 and mid[1] > 200, mid)
+        self.assertTrue(green(high), high)
+        self.assertIn("40 Gb/s (expected)", re.search(r'<svg id="heatmap-legend".*?</svg>', dom, re.S).group(0))  # 5 GB/s
+        self.assertIn("expected to reach (min_rate_per_node of the expectation)", dom)
         self.assertIn('id="clock"', dom)
         self.assertIn("<th>least possible</th>", dom)
         self.assertIn('id="plan-order"', dom)
@@ -135,6 +173,10 @@ class AcceptOnSimulatedFabrics(TempDirTest):
         self.assertEqual(named, sorted(named, reverse=True))
         self.assertEqual([w["load"] for w in j["load"]["plan"]["worst_links"]], named)
         self.assertEqual(checks["rate_per_node"]["result"], "fail", "congestion costs bandwidth")
+        # Painted against the 5 GB/s the expectation demands, not the plan's own lowered rate: no
+        # pair is green, as no node reaches it.
+        cells, _ = heatmap_colours(self, self.path("report.html"), 96)
+        self.assertEqual([k for k, c in cells.items() if k[0] != k[1] and green(c)], [])
         # By leaf and port, minhop's one path per pair spreads the shifts evenly: --order auto finds it.
         r = ibroute("accept", "--db", self.path("f.db"), "--expect", self.path("expect.json"), "--simulate", "--json",
                     "--report", self.path("auto.html"), check=False)
