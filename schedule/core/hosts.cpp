@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <map>
 #include <unordered_map>
 
@@ -87,6 +88,35 @@ std::vector<Host> topology_order(const Fabric& f, std::vector<Host> hosts) {
   };
   std::stable_sort(hosts.begin(), hosts.end(), [&](const Host& a, const Host& b) { return key(a) < key(b); });
   return hosts;
+}
+
+size_t rank_named(const std::vector<HostIdentity>& ids, std::string_view spec, const std::string& what) {
+  // A GUID (0x...) or a LID (decimal), when the spec is one; 0 is neither (no GUID or LID is 0).
+  auto parse = [](std::string_view t, int base) -> uint64_t {
+    uint64_t v = 0;
+    auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v, base);
+    return !t.empty() && ec == std::errc() && p == t.data() + t.size() ? v : 0;
+  };
+  const bool hex = spec.starts_with("0x") || spec.starts_with("0X");
+  const uint64_t guid = hex ? parse(spec.substr(2), 16) : 0, lid = hex ? 0 : parse(spec, 10);
+  std::vector<size_t> found;
+  for (size_t r = 0; r < ids.size(); ++r) {
+    const HostIdentity& h = ids[r];
+    if (h.name == spec || (guid && (guid == h.node_guid || guid == h.port_guid)) ||
+        (lid && lid >= h.base_lid && lid < h.base_lid + (uint64_t{1} << h.lmc)))
+      found.push_back(r);
+  }
+  if (found.size() == 1) return found[0];
+  const std::string quoted = "'" + std::string(spec) + "'";
+  if (found.empty())
+    throw InputError(what + ": no host of the schedule is " + quoted +
+                     " (give a node description, a node or port GUID 0x..., or one of its LIDs)");
+  std::string list;
+  for (size_t i = 0; i < found.size() && i < 8; ++i)
+    list += (i ? "; " : "") + std::string("rank ") + std::to_string(found[i]) + " " + ids[found[i]].name + " port " +
+            fabric::guid_hex(ids[found[i]].port_guid);
+  if (found.size() > 8) list += "; and " + std::to_string(found.size() - 8) + " more";
+  throw InputError(what + ": " + quoted + " names " + std::to_string(found.size()) + " hosts of the schedule (" + list + "): give a port GUID");
 }
 
 }  // namespace ibroute::schedule

@@ -91,7 +91,7 @@ std::string check_pairs(const Schedule& s) {
   return "";
 }
 
-Validation validate(const EvalContext& ctx, const ScheduleDoc& doc) {
+Validation validate(const EvalContext& ctx, const ScheduleDoc& doc, const fabric::ProgressFn& progress) {
   Validation v;
   const Schedule& s = doc.schedule;
   std::vector<std::string> problems;
@@ -124,7 +124,7 @@ Validation validate(const EvalContext& ctx, const ScheduleDoc& doc) {
       }
     }
   v.checks.push_back({"dlids", foreign == 0, foreign == 0 ? "every DLID belongs to its destination" : example + " (" + std::to_string(foreign) + " transfers)"});
-  v.load = evaluate(ctx, hosts, s.phases, false);
+  v.load = evaluate(ctx, hosts, s.phases, false, progress);
   v.checks.push_back({"routes", v.load.broken == 0,
                       v.load.broken == 0 ? "every transfer has a working route" : std::to_string(v.load.broken) + " transfers have no working route"});
   std::string worst;

@@ -24,7 +24,8 @@ std::function<int()> setup_run_options(CLI::App& app) {
   c->add_option("--schedule", o->schedule, "schedule name or id in --db");
   c->add_option("--schedule-file", o->schedule_file, "schedule file (ibroute export --format json)");
   c->add_option("--scan", o->scan, "scan whose routes give per-link figures (default: the schedule's, or the newest)");
-  c->add_option("--placement", o->placement, "file: one host name per line, line i = MPI rank i (default: by local port GUID)");
+  c->add_option("--placement", o->placement,
+                 "file: one host per line (node description, node or port GUID, or LID), line i = MPI rank i (default: by local port GUID)");
   c->add_option("--rate", o->rate, "bytes per second each node sends (default: the schedule's); e.g. 5G");
   c->add_option("--message-size", o->message_size, "bytes per transfer (default: the schedule's); e.g. 1M");
   c->add_option("--rounds", o->rounds, "times the schedule is repeated (default 1)");

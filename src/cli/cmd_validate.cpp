@@ -22,6 +22,8 @@ struct ValidateOptions {
 };
 
 int run_validate(const ValidateOptions& o) {
+  Progress progress;  // on a terminal: reading, then the load evaluation phase by phase
+  progress("reading the schedule", 0, 1);
   const std::string text = read_file(o.file);
   ScheduleDoc doc;
   try {
@@ -32,7 +34,8 @@ int run_validate(const ValidateOptions& o) {
   store::FabricStore store(o.db, store::Access::read_only);
   FabricContext c(store, o.scan);
   c.require_routes("validating a schedule");
-  Validation v = validate(c.eval, doc);
+  Validation v = validate(c.eval, doc, [&](std::string_view stage, size_t d, size_t t) { progress(stage, d, t); });
+  progress.finish();
   if (o.json) {
     nlohmann::json j{{"file", o.file}, {"schedule", doc.schedule.name}, {"planned_for_scan", doc.fabric.scan_id},
                      {"scan_id", c.scan_id}, {"ok", v.ok()}, {"checks", nlohmann::json::array()}};

@@ -38,6 +38,9 @@ PortSel find_port(const fabric::Fabric& f, const std::string& spec, const std::s
 class Progress {
  public:
   Progress();
+  ~Progress() { finish(); }  // an error unwinding past it prints on a clean line
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
   void operator()(std::string_view stage, size_t done, size_t total);
   void finish();
 

@@ -15,6 +15,7 @@
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/runner/run_report.hpp"
 #include "ibroute/schedule/format.hpp"
+#include "ibroute/schedule/hosts.hpp"
 #include "ibroute/schedule/validate.hpp"
 #include "run_report_json.hpp"
 
@@ -85,15 +86,12 @@ void load_inputs(const RunOptions& o, int world, Inputs& in) {
     std::istringstream lines(read_file(o.placement));
     std::string line;
     std::vector<int32_t> seen(n, -1);
-    while (std::getline(lines, line)) {
+    for (size_t line_no = 1; std::getline(lines, line); ++line_no) {
       if (auto h = line.find('#'); h != std::string::npos) line.resize(h);
       line.erase(0, line.find_first_not_of(" \t\r"));
       line.erase(line.find_last_not_of(" \t\r") + 1);
       if (line.empty()) continue;
-      int32_t r = -1;
-      for (size_t i = 0; i < n && r < 0; ++i)
-        if (in.doc.identities[i].name == line || in.doc.schedule.hosts[i].name == line) r = static_cast<int32_t>(i);
-      if (r < 0) throw InputError(o.placement + ": '" + printable(line) + "' is not a host of the schedule");
+      const auto r = static_cast<int32_t>(rank_named(in.doc.identities, printable(line), o.placement + " line " + std::to_string(line_no)));
       if (seen[static_cast<size_t>(r)] >= 0)
         throw InputError(o.placement + ": '" + printable(line) + "' given for ranks " + std::to_string(seen[static_cast<size_t>(r)]) + " and " +
                          std::to_string(in.placement.size()));

@@ -92,8 +92,10 @@ class HostNames(TempDirTest):
         cmds = {"plan": [IBROUTE, "plan", "--db", self.db, "--name", "tty", "--replace"],
                 "analyze": [IBROUTE, "analyze", "--db", self.db, "--patterns", "rr-name"],
                 "export": [IBROUTE, "export", "--db", self.db, "--schedule", "all", "-o", os.path.join(self.tmp, "x.json"),
-                           "--per-node", os.path.join(self.tmp, "slices")]}
-        stages = {"plan": ["[plan]", "[evaluate]", "[lower bound]", "[round-robin]"], "analyze": ["[rr-name"], "export": ["[slices]"]}
+                           "--per-node", os.path.join(self.tmp, "slices")],
+                "validate": [IBROUTE, "validate", "--db", self.db, os.path.join(self.tmp, "x.json")]}  # the file export wrote
+        stages = {"plan": ["[plan]", "[evaluate]", "[lower bound]", "[round-robin]"], "analyze": ["[rr-name"], "export": ["[slices]"],
+                  "validate": ["[reading the schedule]", "[evaluate]"]}
         for name, cmd in cmds.items():
             tty = subprocess.run(["script", "-qec", shlex.join(cmd), "/dev/null"], capture_output=True, text=True, timeout=300)
             self.assertEqual(tty.returncode, 0, tty.stdout[-2000:])

@@ -180,3 +180,21 @@ TEST(Peer, DamagedSlicesAreRefusedByPlace) {
   EXPECT_NE(what([] { (void)peer::Schedule::parse("{\"format\": \"ibroute-schedule-slice\", \"ver"); }).find("not valid JSON"), std::string::npos);
   EXPECT_NE(what([] { (void)peer::Schedule::load("/nonexistent/s.json"); }).find("/nonexistent/s.json: no such file"), std::string::npos);
 }
+
+// `ibroute run --placement` names a rank's host as the schedule file does, in any form.
+TEST(Placement, EveryFormOfAHostNamesItsRankAndAmbiguityIsRefused) {
+  World w = half_fat_tree();
+  ScheduleDoc d = doc_of(w, plan_all_to_all(w.ctx, all_hosts(w.f), {}));
+  const HostIdentity& h = d.identities[9];
+  for (const std::string& spec : {h.name, ibroute::fabric::guid_hex(h.node_guid), ibroute::fabric::guid_hex(h.port_guid),
+                                  std::to_string(h.base_lid), std::to_string(h.base_lid + 3)})
+    EXPECT_EQ(rank_named(d.identities, spec, "p.txt line 1"), 9u) << spec;
+  ibroute::test::expect_input_error([&] { rank_named(d.identities, "49000", "p.txt line 2"); },
+                                    "p.txt line 2: no host of the schedule is '49000'");
+  ibroute::test::expect_input_error([&] { rank_named(d.identities, "nosuch", "p.txt line 3"); },
+                                    "p.txt line 3: no host of the schedule is 'nosuch' (give a node description");
+  d.identities[4].name = h.name;  // two ranks, one description
+  ibroute::test::expect_input_error([&] { rank_named(d.identities, h.name, "p.txt line 4"); },
+                                    "names 2 hosts of the schedule (rank 4 " + h.name + " port ");
+  EXPECT_EQ(rank_named(d.identities, ibroute::fabric::guid_hex(h.port_guid), "p.txt"), 9u) << "the GUID still tells them apart";
+}

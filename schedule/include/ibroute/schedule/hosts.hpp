@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ibroute/fabric/model.hpp"
@@ -25,5 +26,10 @@ std::vector<Host> pick_hosts(const fabric::Fabric& f, const std::vector<Host>& a
 std::vector<Host> topology_order(const fabric::Fabric& f, std::vector<Host> hosts);
 
 bool natural_less(const std::string& a, const std::string& b);
+
+// The rank a schedule file's host list gives `spec` — without the fabric, from what the file says
+// of each rank: its node description, node or port GUID (0x...), or one of its 2^LMC LIDs.
+// InputError naming `what` when no rank or several do (the candidates listed).
+size_t rank_named(const std::vector<HostIdentity>& ids, std::string_view spec, const std::string& what);
 
 }  // namespace ibroute::schedule

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ibroute/fabric/model.hpp"
+#include "ibroute/fabric/progress.hpp"
 #include "ibroute/schedule/evaluate.hpp"
 #include "ibroute/schedule/schedule.hpp"
 
@@ -34,6 +35,7 @@ std::vector<HostIdentity> identify_hosts(const fabric::Fabric& f, const std::vec
 std::string check_pairs(const Schedule& s);
 std::string check_all_to_all(size_t hosts, const std::vector<Phase>& phases);  // check_pairs of an all-to-all
 
-Validation validate(const EvalContext& ctx, const ScheduleDoc& doc);
+// `progress` hears the load evaluation (the long part on a large fabric).
+Validation validate(const EvalContext& ctx, const ScheduleDoc& doc, const fabric::ProgressFn& progress = {});
 
 }  // namespace ibroute::schedule
