@@ -67,7 +67,8 @@ void print_json(const nlohmann::json& j) {
   std::cout << out.dump(2) << '\n';
 }
 
-// "1M" = 1048576 bytes (binary, for sizes); "5G" = 5e9 (decimal, for rates); plain numbers too.
+// "1M" = 1048576 bytes (binary, for sizes); "5G" = 5e9 (decimal, for rates); "5GiB/s" = 5 * 2^30
+// (binary when it says so); plain numbers too.
 double parse_quantity(const std::string& text, bool binary, const char* what) {
   size_t used = 0;
   double v = 0;
@@ -77,7 +78,8 @@ double parse_quantity(const std::string& text, bool binary, const char* what) {
     throw InputError(std::string(what) + " '" + text + "' is not a number");
   }
   std::string unit = text.substr(used);
-  double k = binary ? 1024 : 1000;
+  // "iB" says binary whatever the default: "5GiB/s" is 5 * 2^30 bytes per second, not 5e9.
+  const double k = binary || unit.find("iB") != std::string::npos ? 1024 : 1000;
   double mult = 1;
   if (!unit.empty()) {
     char u = static_cast<char>(std::toupper(static_cast<unsigned char>(unit[0])));

@@ -63,7 +63,8 @@ std::string own_directory();
 // A whole file; InputError "cannot read PATH" when it cannot be opened.
 std::string read_file(const std::string& path);
 
-// "1M" = 1048576 bytes (binary, for sizes); "5G" = 5e9 (decimal, for rates); plain numbers too.
+// "1M" = 1048576 bytes (binary, for sizes); "5G" = 5e9 (decimal, for rates); "5GiB/s" = 5 * 2^30
+// (an "iB" unit is binary either way); plain numbers too.
 // Throws InputError naming `what`.
 double parse_quantity(const std::string& text, bool binary, const char* what);
 
