@@ -252,10 +252,7 @@ size_t max_phases(const Schedule& s) {
   return s.all_to_all() ? s.hosts.size() - 1 : std::max(s.senders.size(), s.receivers.size());
 }
 
-}  // namespace
-
-namespace {
-
+// A whole schedule, its phases in either encoding.
 ScheduleDoc schedule_of(const json& j, bool v1) {
   const At root{j, ""};
   ScheduleDoc doc;
