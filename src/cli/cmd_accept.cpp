@@ -335,8 +335,9 @@ int run_accept(const AcceptOptions& o) {
     else pair.clear();
     sustainable = run.sustainable_rate;
   }
+  std::optional<double> min_rate;  // bytes/s each node must send; also the heatmap's full mark
   if (e.contains("min_rate_per_node")) {
-    double want = parse_quantity(e["min_rate_per_node"].get<std::string>(), false, "min_rate_per_node");
+    const double want = *(min_rate = parse_quantity(e["min_rate_per_node"].get<std::string>(), false, "min_rate_per_node"));
     checks.add("rate_per_node", node_rate >= want, format_rate(node_rate) + (o.simulate ? " (simulated)" : " (slowest node)"),
                "at least " + format_rate(want), node_rate < want && !over.empty() ? "the plan is over the bound, " + why : "");
   }
@@ -425,8 +426,8 @@ int run_accept(const AcceptOptions& o) {
   // over the bound is planned slower, and its run would look good against its own low rate.
   Heatmap heat = bin_heatmap(pair, hosts.size(), plan.timing.rate * 8 / 1e9);
   heat.full_mark_source = "the plan's rate per node";
-  if (e.contains("min_rate_per_node")) {
-    heat.expected_gbps = parse_quantity(e["min_rate_per_node"].get<std::string>(), false, "min_rate_per_node") * 8 / 1e9;
+  if (min_rate) {
+    heat.expected_gbps = *min_rate * 8 / 1e9;
     heat.full_mark_source = "min_rate_per_node of the expectation";
   }
   if (!(html << accept_html(report, svg, heat))) throw InputError("cannot write " + o.report);

@@ -8,6 +8,7 @@
 
 #include "fabric_store.hpp"
 #include "fabrics.hpp"
+#include "schedule_docs.hpp"
 #include "ibroute/fabric/synthetic.hpp"
 #include "ibroute/schedule/admission.hpp"
 #include "ibroute/schedule/format.hpp"
@@ -53,17 +54,7 @@ FatTreeSpec half_fat_tree(uint8_t lmc) {
   return t;
 }
 
-ScheduleDoc doc_of(const World& w, Schedule s) {
-  ScheduleDoc d;
-  s.name = "g";
-  LoadReport r = evaluate(w.ctx, s.hosts, s.phases, false);
-  s.timing = make_timing(w.ctx, r, 1 << 20, 0);
-  d.schedule = std::move(s);
-  d.identities = identify_hosts(w.f, d.schedule.hosts);
-  d.fabric = {1, "2026-11-22T00:00:00Z", w.f.max_lmc()};
-  d.created_at = "2026-11-22T00:00:01Z";
-  return d;
-}
+ScheduleDoc doc_of(const World& w, Schedule s) { return ibroute::test::doc_of(w, std::move(s), "g"); }
 
 }  // namespace
 

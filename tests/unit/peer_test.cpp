@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "fabrics.hpp"
+#include "schedule_docs.hpp"
 #include "ibroute/fabric/synthetic.hpp"
 #include "ibroute/peer.hpp"
 #include "ibroute/schedule/admission.hpp"
@@ -33,17 +34,7 @@ World half_fat_tree() {
   return World(build_fat_tree(t));
 }
 
-ScheduleDoc doc_of(const World& w, Schedule s) {
-  ScheduleDoc d;
-  s.name = "p";
-  LoadReport r = evaluate(w.ctx, s.hosts, s.phases, false);
-  s.timing = make_timing(w.ctx, r, 1 << 20, 0);
-  d.schedule = std::move(s);
-  d.identities = identify_hosts(w.f, d.schedule.hosts);
-  d.fabric = {4, "2026-11-24T00:00:00Z", w.f.max_lmc()};
-  d.created_at = "2026-11-24T00:00:01Z";
-  return d;
-}
+ScheduleDoc doc_of(const World& w, Schedule s) { return ibroute::test::doc_of(w, std::move(s), "p"); }
 
 // What the schedule says rank r sends and receives, walked here from its phases.
 struct Expected {
