@@ -106,7 +106,7 @@ std::string hex(uint64_t v) {
 class Rank {
  public:
   Rank(Bootstrap& mpi, const schedule::Schedule& s, const RankMapping& map, const RunConfig& cfg)
-      : mpi_(mpi), s_(s), map_(map), cfg_(cfg), n_(s.hosts.size()) {
+      : mpi_(mpi), s_(s), map_(map), cfg_(cfg), n_(s.hosts.size()), round_slots_(static_cast<int64_t>(schedule::slot_starts(s).back())) {
     const auto me = static_cast<size_t>(mpi.rank());
     if (!cfg.test_clock_skew_ns.empty()) skew_ = cfg.test_clock_skew_ns[me % cfg.test_clock_skew_ns.size()];
     if (!cfg.test_clock_ppm.empty()) ppm_ = cfg.test_clock_ppm[me % cfg.test_clock_ppm.size()];
@@ -118,7 +118,9 @@ class Rank {
     slot_ns_ = cfg.slot_ns, rounds_ = cfg.rounds;
   }
 
-  int64_t planned_ns() const { return static_cast<int64_t>(rounds_) * static_cast<int64_t>(s_.phases.size()) * slot_ns_; }
+  // A round lasts its slots (one per phase, unless the phases differ in length).
+  int64_t round_slots() const { return round_slots_; }
+  int64_t planned_ns() const { return static_cast<int64_t>(rounds_) * round_slots() * slot_ns_; }
 
   RunOutcome run() {
     setup_local();  // errors agreed on inside
@@ -150,7 +152,7 @@ class Rank {
     out.t0_ns = t0;
     t0_ = t0;
     RateSearch search(static_cast<double>(cfg_.message_size) / (static_cast<double>(cfg_.slot_ns) * 1e-9), cfg_.max_skipped_share,
-                      cfg_.find_rate_steps, cfg_.find_rate_step_ns, s_.phases.size());
+                      cfg_.find_rate_steps, cfg_.find_rate_step_ns, static_cast<size_t>(round_slots()));
     for (;;) {
       timed_sends();
       out.rounds_run = rounds_run_;
@@ -214,6 +216,7 @@ class Rank {
   const RankMapping& map_;
   const RunConfig& cfg_;
   size_t n_;
+  int64_t round_slots_ = 0;  // slots per round: one per phase unless the phases differ in length
   int64_t skew_ = 0, skew0_ = 0;
   double ppm_ = 0, ppm0_ = 0;
   bool truth_ = false;
@@ -681,7 +684,7 @@ class Rank {
   // the others keep time (no rank ever posts early, so none is past the clock's round).
   void order_stop(int sig) {
     if (stop_round_ != UINT64_MAX) return;
-    const int64_t round_ns = std::max<int64_t>(1, slot_ns_ * static_cast<int64_t>(s_.phases.size()));
+    const int64_t round_ns = std::max<int64_t>(1, slot_ns_ * round_slots());
     const uint64_t margin = static_cast<uint64_t>(200'000'000 / round_ns) + 1;
     const int64_t elapsed = now() - local_t0_;
     const uint64_t by_clock = elapsed > 0 ? static_cast<uint64_t>(elapsed / round_ns) : 0;

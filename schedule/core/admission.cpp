@@ -27,17 +27,17 @@ std::string rate_text(double bytes_per_s) {
 }
 }  // namespace
 
-RateLimit max_rate(const EvalContext& ctx, const LoadReport& load) {
+RateLimit max_rate(const EvalContext& ctx, const LoadReport& load, bool slotted) {
   RateLimit r{std::numeric_limits<double>::infinity(), ""};
   for (size_t l = 0; l < load.link_worst.size(); ++l) {
     if (load.link_worst[l] == 0) continue;
     double carry = ctx.gbps[l] * 1e9 / 8;  // bytes per second the link carries
-    double limit = carry / load.link_worst[l];
+    double limit = carry / (slotted ? load.link_share[l] : load.link_worst[l]);
     if (limit < r.max_rate) {
       r.max_rate = limit;
       bool host_side = !ctx.switch_link(static_cast<int32_t>(l));
       r.limited_by = describe_link(ctx.fabric, ctx.links, static_cast<int32_t>(l)) + " carries " + rate_text(carry) +
-                     (load.link_worst[l] > 1 ? " for " + std::to_string(load.link_worst[l]) + " transfers at once" : "") +
+                     (slotted ? "" : load.link_worst[l] > 1 ? " for " + std::to_string(load.link_worst[l]) + " transfers at once" : "") +
                      (host_side ? " (a host link)" : "");
     }
   }
@@ -45,9 +45,9 @@ RateLimit max_rate(const EvalContext& ctx, const LoadReport& load) {
   return r;
 }
 
-Timing make_timing(const EvalContext& ctx, const LoadReport& load, uint64_t message_size, double rate) {
+Timing make_timing(const EvalContext& ctx, const LoadReport& load, uint64_t message_size, double rate, bool slotted) {
   if (message_size == 0) throw InputError("the message size must be more than 0 bytes");
-  RateLimit lim = max_rate(ctx, load);
+  RateLimit lim = max_rate(ctx, load, slotted);
   if (lim.max_rate <= 0) throw InputError("no transfer of this schedule has a working route: no rate is possible");
   if (rate < 0) throw InputError("the rate must be positive");
   if (rate > lim.max_rate * (1 + 1e-9))

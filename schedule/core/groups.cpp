@@ -1,4 +1,5 @@
 // Who sends to whom in which phase: the all-to-all shifts and their two-group generalisation.
+#include <cmath>
 #include <numeric>
 
 #include "ibroute/schedule/schedule.hpp"
@@ -15,6 +16,17 @@ std::vector<Phase> shift_phases(size_t n) {
     out.push_back(std::move(p));
   }
   return out;
+}
+
+uint32_t phase_slot_count(double time) {
+  if (!(time > 1)) return 1;
+  return static_cast<uint32_t>(std::min<double>(kMaxPhaseSlots, std::ceil(time - 1e-9)));
+}
+
+std::vector<uint64_t> slot_starts(const Schedule& s) {
+  std::vector<uint64_t> at(s.phases.size() + 1, 0);
+  for (size_t p = 0; p < s.phases.size(); ++p) at[p + 1] = at[p] + (s.slots.empty() ? 1 : s.slots[p]);
+  return at;
 }
 
 namespace {

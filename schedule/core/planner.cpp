@@ -1,10 +1,13 @@
 #include "ibroute/schedule/planner.hpp"
 
 #include "option_table.hpp"
+#include "phase_packing.hpp"
+#include "ibroute/schedule/efficiency.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <cmath>
 #include <numeric>
 #include <thread>
 
@@ -35,22 +38,35 @@ bool method_from(const std::string& s, Method& out) {
 
 namespace {
 
+struct SolveResult {
+  double time = 0;   // the phase's time in message-times at the host link rate (0: nothing on a link)
+  int overflow = 0;  // worst load - the fabric's bound (<= 0: within it)
+};
+
 class PhaseSolver {
  public:
   PhaseSolver(const EvalContext& ctx, const OptionTable& table, const std::vector<Host>& hosts, int rounds)
-      : ctx_(ctx), t_(table), hosts_(hosts), n_(hosts.size()), rounds_(rounds), over_(ctx.capacity.size()), seen_(ctx.links.size(), 0),
-        users_(ctx.links.size()) {
-    for (size_t l = 0; l < over_.size(); ++l) over_[l] = -ctx.capacity[l];
+      : ctx_(ctx), t_(table), hosts_(hosts), n_(hosts.size()), rounds_(rounds), cap_(unit_capacities(ctx)), weight_(cap_.size(), 1),
+        over_(ctx.capacity.size()), seen_(ctx.links.size(), 0), users_(ctx.links.size()) {
+    // A link slower than a host link: one transfer on it takes host/link rate times as long, so it
+    // counts that many times against a capacity of one (the repair then weighs time, not transfers).
+    const double host = ctx.structure.host_gbps > 0 ? ctx.structure.host_gbps : 0;
+    for (size_t l = 0; l < cap_.size(); ++l)
+      if (cap_[l] == 0) cap_[l] = 1, weight_[l] = host > 0 && ctx.gbps[l] > 0 ? std::max(1, static_cast<int>(std::lround(host / ctx.gbps[l]))) : 1;
+    for (size_t l = 0; l < over_.size(); ++l) over_[l] = -cap_[l];
     for (int32_t s : ctx.structure.top) spine_slot_.emplace(s, static_cast<int>(spine_slot_.size()));
   }
 
-  // Picks the DLID of every transfer of `ph`; returns the worst overflow (0: congestion-free).
-  int solve(Phase& ph, Method method, size_t& unroutable) {
+  // Picks the DLID of every transfer of `ph`, aiming at no link above `target` transfers per
+  // host-link rate (the phase's least possible load, not the fabric's bound). With `deferred`,
+  // transfers still above the target afterwards are taken out of the phase and listed there.
+  SolveResult solve(Phase& ph, Method method, size_t& unroutable, int target, std::vector<Transfer>* deferred = nullptr,
+                    size_t rotate = 0) {
     choice_.assign(n_, kNone);
     range_.resize(n_);
     std::vector<size_t> todo;
     gather(ph, todo, unroutable);
-    if (method == Method::structure) colour_by_spine(ph, todo);
+    if (method == Method::structure) colour_by_spine(ph, todo, target);
     // Greedy for the rest: fewest options first, least-loaded option.
     std::vector<std::pair<uint32_t, size_t>> keyed;  // (options, rank): sorted, ties in rank order
     for (size_t i : todo)
@@ -64,16 +80,24 @@ class PhaseSolver {
     if (method == Method::free) start_from_better_of_base(rest);
     else
       for (size_t i : rest) place(i, best_option(i).first);
-    int worst = repair(todo);
+    repair(todo, target - 1);
+    if (deferred) defer_over(ph, todo, rotate, *deferred);
     for (size_t i = 0; i < n_; ++i) {
       if (ph.dst[i] < 0) continue;
       if (choice_[i] != kNone) ph.dlid[i] = opt(choice_[i]).dlid;
       else ph.dlid[i] = base_lid(ph.dst[i]);  // no working route: the base LID, counted as unroutable
     }
-    for (int32_t l : touched_) over_[l] = -ctx_.capacity[l], users_[l].clear(), seen_[l] = 0;
+    SolveResult r;
+    const double host = ctx_.structure.host_gbps > 0 ? ctx_.structure.host_gbps : 1;
+    for (int32_t l : touched_) {
+      const int load = (over_[l] + cap_[l]) / weight_[l];
+      if (load > 0) r.time = std::max(r.time, load * host / std::max(ctx_.gbps[l], 1e-9));
+      r.overflow = std::max(r.overflow, load - ctx_.capacity[l]);  // against the fabric's bound
+    }
+    for (int32_t l : touched_) over_[l] = -cap_[l], users_[l].clear(), seen_[l] = 0;
     touched_.clear();
     track_users_ = false;
-    return worst;
+    return r;
   }
 
 
@@ -84,6 +108,8 @@ class PhaseSolver {
   const std::vector<Host>& hosts_;
   size_t n_;
   int rounds_;
+  std::vector<int> cap_;     // per link: transfers at the host link rate it carries at once (1 for a link of that rate)
+  std::vector<int> weight_;  // per link: what one transfer counts against it (1; more on a link slower than a host link)
   // Per link: load - capacity (one array, not two: the solver is bound by random memory reads).
   std::vector<int> over_;
   std::vector<char> seen_;                   // link touched in this phase (listed in touched_)
@@ -150,7 +176,7 @@ class PhaseSolver {
   }
   void touch(int32_t l, size_t i, int delta) {  // small enough to inline: the greedy passes call it most
     if (!seen_[l]) seen_[l] = 1, touched_.push_back(l);
-    over_[l] += delta;
+    over_[l] += delta * weight_[l];
     if (track_users_) track(l, i, delta);
   }
   void track(int32_t l, size_t i, int delta) {
@@ -178,7 +204,7 @@ class PhaseSolver {
     const int32_t* ls = links(k);
     for (uint16_t x = 0; x < opt(k).len; ++x) {
       int32_t l = ls[x];
-      int over = over_[l] + ((choice_[i] != kNone && on_path(choice_[i], l)) ? 0 : 1);
+      int over = over_[l] + ((choice_[i] != kNone && on_path(choice_[i], l)) ? 0 : weight_[l]);
       worst = std::max(worst, over);
       if (over > 0) {
         ++nblock;
@@ -207,8 +233,8 @@ class PhaseSolver {
       const int32_t* ls = links(k);
       for (uint16_t x = 0; x < opt(k).len; ++x) {
         const int o = over_[ls[x]];
-        if (off) over = std::max(over, o + 1);
-        sum += o + ctx_.capacity[ls[x]];  // the load
+        if (off) over = std::max(over, o + weight_[ls[x]]);
+        sum += o + cap_[ls[x]];  // the load
       }
       if (over < best_over || (over == best_over && sum < best_sum)) best = k, best_over = over, best_sum = sum;
     }
@@ -242,7 +268,7 @@ class PhaseSolver {
   }
   // Takes every transfer of `ts` off the fabric at once, when they are all there is on it.
   void clear(const std::vector<size_t>& ts) {
-    for (int32_t l : touched_) over_[l] = -ctx_.capacity[l];
+    for (int32_t l : touched_) over_[l] = -cap_[l];
     for (size_t i : ts) choice_[i] = kNone;
   }
 
@@ -253,7 +279,7 @@ class PhaseSolver {
     return it == spine_slot_.end() ? -1 : it->second;
   }
 
-  void colour_by_spine(const Phase& ph, const std::vector<size_t>& todo) {
+  void colour_by_spine(const Phase& ph, const std::vector<size_t>& todo, int target) {
     const int spines = static_cast<int>(spine_slot_.size());
     if (spines == 0) return;
     // Colours: (spine, slot); as many slots per spine as a leaf may send through it at once.
@@ -262,7 +288,7 @@ class PhaseSolver {
     for (size_t x = 0; x < s.leaves.size(); ++x)
       max_up = std::max(max_up, s.uplinks_per_leaf[x]), max_hosts = std::max(max_hosts, s.hosts_per_leaf[x]);
     const int per_pair = std::max(1, max_up / spines);
-    const int slots = s.transfer_bound * per_pair;
+    const int slots = std::max(1, target) * per_pair;
     const int colours = std::max(spines * slots, max_hosts);
     // Bipartite multigraph: source leaves x destination leaves; edges = transfers between leaves.
     std::unordered_map<int32_t, int> left_id, right_id;
@@ -323,7 +349,7 @@ class PhaseSolver {
         if (spine_of(k) != want) continue;
         long sum = 0;
         const int32_t* ls = links(k);
-        for (uint16_t x = 0; x < opt(k).len; ++x) sum += over_[ls[x]] + ctx_.capacity[ls[x]];  // the load
+        for (uint16_t x = 0; x < opt(k).len; ++x) sum += over_[ls[x]] + cap_[ls[x]];  // the load
         if (sum < pick_load) pick = k, pick_load = sum;
       }
       if (pick != kNone) place(e.src, pick);
@@ -336,10 +362,10 @@ class PhaseSolver {
   // works only on the few links at the current worst instead of on every transfer over the
   // bound, and so costs little; on the two-level trees the last level is 0 and the search is
   // what it was. The attempt that fails still lowers how many transfers exceed the level below.
-  int repair(const std::vector<size_t>& todo) {
-    int worst = 0;
+  int repair(const std::vector<size_t>& todo, int floor_level) {
+    int worst = INT32_MIN;
     for (int32_t l : touched_) worst = std::max(worst, over_[l]);
-    if (worst <= 0) return 0;
+    if (worst <= floor_level) return worst;
     track_users_ = true;  // the ejection chains and the hot sets need to know who is on a link
     for (size_t i : todo)
       if (choice_[i] != kNone) {
@@ -348,9 +374,23 @@ class PhaseSolver {
         for (uint16_t x = 0; x < opt(choice_[i]).len; ++x) users_[ls[x]].push_back(static_cast<uint32_t>(i));
       }
     if (stamp_.size() < n_) stamp_.assign(n_, 0);
-    for (int level = worst - 1; level >= 0; --level)
+    for (int level = worst - 1; level >= floor_level; --level)
       if (!lower_to(level)) return level + 1;
-    return 0;
+    return floor_level;
+  }
+
+  // Takes out of the phase every transfer that still crosses a link above its capacity (`ts` visited
+  // from `rotate` on, so that phase after phase other senders wait): each link keeps the first
+  // transfers visited that fit. What is taken out is planned later, in phases of its own.
+  void defer_over(Phase& ph, const std::vector<size_t>& ts, size_t rotate, std::vector<Transfer>& deferred) {
+    track_users_ = false;
+    for (size_t x = 0; x < ts.size(); ++x) {
+      const size_t i = ts[(x + rotate) % ts.size()];
+      if (choice_[i] == kNone || current_overflow(i) <= 0) continue;
+      move(i, kNone);
+      deferred.push_back({static_cast<int32_t>(i), ph.dst[i]});
+      ph.dst[i] = -1;
+    }
   }
 
   // The transfers on links whose (load - capacity) exceeds `level`, each once.
@@ -497,23 +537,36 @@ Schedule plan_all_to_all(const EvalContext& ctx, const std::vector<Host>& hosts,
   return plan_groups(ctx, hosts, {}, {}, opt, stats);
 }
 
-Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<int32_t>& senders,
-                     const std::vector<int32_t>& receivers, const PlanOptions& opt, PlanStats* stats) {
-  Schedule s;
-  s.hosts = hosts;
-  s.senders = senders;
-  s.receivers = receivers;
-  s.bound = ctx.structure.transfer_bound;
-  const size_t n = hosts.size();
-  OptionTable table(ctx, hosts, opt.threads);
+namespace {
 
-  Method primary = opt.method;
-  if (primary == Method::automatic) primary = ctx.structure.two_level && !ctx.structure.top.empty() && n >= 64 ? Method::structure : Method::free;
-  Method secondary = primary == Method::structure ? Method::free : (ctx.structure.two_level ? Method::structure : Method::free);
+// One way of planning the phases: each phase solved on its own (on all cores, the result the same
+// for any number of threads), its time and overflow tallied.
+struct Planned {
+  std::vector<Phase> phases;
+  std::vector<double> time;  // per phase, message-times at the host link rate
+  PlanStats st;
+  size_t methods_used[2] = {0, 0};
+  double total() const {
+    double t = 0;
+    for (double x : time) t += x > 0 ? phase_slot_count(x) : 0;
+    return t;
+  }
+};
 
-  std::vector<Phase> phases = s.all_to_all() ? shift_phases(n) : group_phases(n, senders, receivers);
-  // Phases are independent: each thread takes the next unsolved one with a solver of its own,
-  // so the schedule is the same for any number of threads.
+// Solves every phase of `phases`. Without `deferred`, each phase aims at its least load (what its
+// leaves' up-links allow); with it, first every leaf's excess waits (Leaves::defer_excess), then
+// every phase aims at one transfer per host-link rate and what still does not fit waits too, all
+// listed in `deferred` in phase order.
+Planned solve_phases(const EvalContext& ctx, const OptionTable& table, const std::vector<Host>& hosts, const Leaves& leaves,
+                     std::vector<Phase> phases, const PlanOptions& opt, Method primary, Method secondary, size_t progress_base,
+                     size_t progress_total, std::vector<Transfer>* deferred) {
+  Planned out;
+  out.time.assign(phases.size(), 0);
+  std::vector<std::vector<Transfer>> waits(deferred ? phases.size() : 0);
+  if (deferred) {  // phase by phase in order: who waits depends on who waited before
+    std::vector<uint32_t> count(hosts.size(), 0);
+    for (size_t p = 0; p < phases.size(); ++p) leaves.defer_excess(phases[p], count, waits[p]);
+  }
   struct Tally {
     PlanStats st;
     size_t methods_used[2] = {0, 0};
@@ -524,41 +577,131 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
   std::atomic<size_t> next{0};
   std::atomic<size_t> solved{0};
   auto work = [&](Tally& t, bool reports) {  // the calling thread reports progress between its phases
-    PhaseSolver solver(ctx, table, s.hosts, opt.repair_rounds);
+    PhaseSolver solver(ctx, table, hosts, opt.repair_rounds);
     for (size_t p; (p = next.fetch_add(1, std::memory_order_relaxed)) < phases.size();) {
-      if (reports && opt.progress) opt.progress("plan", solved.load(std::memory_order_relaxed), phases.size());
+      if (reports && opt.progress) opt.progress("plan", progress_base + solved.load(std::memory_order_relaxed), progress_total);
       Phase& ph = phases[p];
       size_t unroutable = 0;
+      std::vector<Transfer>* wait = deferred ? &waits[p] : nullptr;
+      const int target = wait ? 1 : leaves.phase_bound(ph);
       Phase first = ph;
-      int worst = solver.solve(first, primary, unroutable);
+      const size_t waiting = wait ? wait->size() : 0;
+      SolveResult r = solver.solve(first, primary, unroutable, target, wait, p);
       Method used = primary;
-      if (worst > 0 && opt.method == Method::automatic && secondary != primary) {
-        // Automatic: where the first method leaves congestion, try the other and keep the better.
+      if (phase_slot_count(r.time) > static_cast<uint32_t>(target) && opt.method == Method::automatic && secondary != primary) {
+        // Automatic: where the first method misses the target, try the other and keep the better.
         Phase second = ph;
         size_t u2 = 0;
-        int w2 = solver.solve(second, secondary, u2);
-        if (w2 < worst) first = std::move(second), worst = w2, used = secondary;
+        std::vector<Transfer> wait2;
+        SolveResult r2 = solver.solve(second, secondary, u2, target, wait ? &wait2 : nullptr, p);
+        const bool better = wait ? wait2.size() < wait->size() - waiting
+                                 : r2.time < r.time || (r2.time == r.time && r2.overflow < r.overflow);
+        if (better) {
+          first = std::move(second), r = r2, used = secondary, unroutable = u2;
+          if (wait) wait->resize(waiting), wait->insert(wait->end(), wait2.begin(), wait2.end());
+        }
       }
       ph = std::move(first);
+      out.time[p] = r.time;
       ++t.methods_used[used == Method::structure];
       t.st.unroutable += unroutable;
-      if (worst > 0) ++t.st.phases_over;
+      if (r.overflow > 0) ++t.st.phases_over;
       solved.fetch_add(1, std::memory_order_relaxed);
-      t.st.worst_overflow = std::max(t.st.worst_overflow, worst);
+      t.st.worst_overflow = std::max(t.st.worst_overflow, r.overflow);
     }
   };
   run_parallel(threads, [&](unsigned k) { work(tallies[k], k == 0); });
-  PlanStats st;
-  size_t methods_used[2] = {0, 0};
   for (const Tally& t : tallies) {
-    st.unroutable += t.st.unroutable;
-    st.phases_over += t.st.phases_over;
-    st.worst_overflow = std::max(st.worst_overflow, t.st.worst_overflow);
-    methods_used[0] += t.methods_used[0], methods_used[1] += t.methods_used[1];
+    out.st.unroutable += t.st.unroutable;
+    out.st.phases_over += t.st.phases_over;
+    out.st.worst_overflow = std::max(out.st.worst_overflow, t.st.worst_overflow);
+    out.methods_used[0] += t.methods_used[0], out.methods_used[1] += t.methods_used[1];
   }
+  out.phases = std::move(phases);
+  if (deferred)
+    for (auto& w : waits) deferred->insert(deferred->end(), w.begin(), w.end());
+  return out;
+}
+
+// Packing the waiting transfers holds them all and tries every receiver of every sender in every
+// phase: worth it below this many hosts, where host subsets are what users plan.
+constexpr size_t kMaxPackingHosts = 6000;
+// Another composition is tried where the shifts take more than this times the least possible time.
+// Below it (a full regular half fat-tree: 1726 against 1680 on 864 hosts, 190 against 176 on 96)
+// the shifts stay: N-1 phases of one slot each, the compact version-2 file older peers read.
+constexpr double kPackingGain = 1.10;
+
+}  // namespace
+
+Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<int32_t>& senders,
+                     const std::vector<int32_t>& receivers, const PlanOptions& opt, PlanStats* stats) {
+  Schedule s;
+  s.hosts = hosts;
+  s.senders = senders;
+  s.receivers = receivers;
+  s.bound = ctx.structure.transfer_bound;
+  const size_t n = hosts.size();
+  OptionTable table(ctx, hosts, opt.threads);
+  const Leaves leaves(ctx, hosts);
+
+  Method primary = opt.method;
+  if (primary == Method::automatic) primary = ctx.structure.two_level && !ctx.structure.top.empty() && n >= 64 ? Method::structure : Method::free;
+  Method secondary = primary == Method::structure ? Method::free : (ctx.structure.two_level ? Method::structure : Method::free);
+
+  std::vector<Phase> shifts = s.all_to_all() ? shift_phases(n) : group_phases(n, senders, receivers);
+  // The least time the exchange can take (host links and cuts; the forced links cost a walk of
+  // every route and change little here) decides whether another composition may be shorter.
+  const double least = least_time(ctx, hosts, senders, receivers, false).time;
+  const bool may_pack = n <= kMaxPackingHosts && opt.packing;
+  const bool may_interleave = !s.all_to_all() && opt.packing;
+  const size_t total = shifts.size() * (1 + may_pack + may_interleave);
+  Planned plan = solve_phases(ctx, table, hosts, leaves, shifts, opt, primary, secondary, 0, total, nullptr);
+  std::string how = "shifts";
+  if (may_interleave && plan.total() > least * kPackingGain) {
+    // Two groups pair the k-th sender with the (k + shift)-th receiver: where a leaf's receivers
+    // (senders) stand together in the list, a shift brings it more than its up-links carry. The
+    // same groups with each leaf's ranks spread evenly over the list avoid that.
+    std::vector<int32_t> snd = leaves.interleave(senders), rcv = leaves.interleave(receivers);
+    std::vector<Phase> spread = group_phases(n, snd, rcv);
+    Planned other = solve_phases(ctx, table, hosts, leaves, spread, opt, primary, secondary, shifts.size(), total, nullptr);
+    if (other.total() < plan.total()) {
+      plan = std::move(other), shifts = std::move(spread), how = "interleaved";
+      s.senders = std::move(snd), s.receivers = std::move(rcv);
+    }
+  }
+  if (may_pack && plan.total() > least * kPackingGain) {
+    // The shifts, each at its least load, take longer than the exchange needs: some leaf or group
+    // is the bottleneck in every shift. Let its excess wait and pack it into phases of its own.
+    std::vector<Transfer> waiting;
+    const size_t base = shifts.size() * (1 + may_interleave);
+    Planned packed = solve_phases(ctx, table, hosts, leaves, std::move(shifts), opt, primary, secondary, base, total, &waiting);
+    const std::vector<int> cap = unit_capacities(ctx);
+    pack_phases(ctx, table, hosts, leaves, cap, std::move(waiting), packed.phases);
+    std::erase_if(packed.phases, [](const Phase& ph) { return std::all_of(ph.dst.begin(), ph.dst.end(), [](int32_t d) { return d < 0; }); });
+    packed.time.clear();  // recomputed below from the phases kept
+    const double host = ctx.structure.host_gbps > 0 ? ctx.structure.host_gbps : 1;
+    PathFinder finder(ctx.fabric, ctx.links);
+    std::vector<int> load(ctx.links.size(), 0);
+    std::vector<int32_t> path, used;
+    for (const Phase& ph : packed.phases) {  // each phase's time from its routes
+      double t = 0;
+      for (size_t i = 0; i < n; ++i) {
+        if (ph.dst[i] < 0 || finder.path(hosts[i].node, hosts[i].port, ph.dlid[i], path) != RouteStatus::ok) continue;
+        for (int32_t l : path)
+          if (load[l]++ == 0) used.push_back(l);
+      }
+      for (int32_t l : used) t = std::max(t, load[l] * host / std::max(ctx.gbps[l], 1e-9)), load[l] = 0;
+      used.clear();
+      packed.time.push_back(std::max(t, 1.0));
+    }
+    if (packed.total() < plan.total()) plan = std::move(packed), how = "packed";
+  }
+  PlanStats st = plan.st;
+  const size_t* methods_used = plan.methods_used;
   st.method = methods_used[1] && methods_used[0] ? to_string(primary) + "+" + to_string(secondary)
                                                  : to_string(methods_used[1] ? Method::structure : Method::free);
-  s.phases = std::move(phases);
+  if (how != "shifts") st.method += "+" + how;
+  s.phases = std::move(plan.phases);
   s.method = st.method;
   if (stats) *stats = st;
   return s;

@@ -36,7 +36,16 @@ Simulation simulate(const EvalContext& ctx, const Schedule& s, uint64_t message_
     sim.phase_seconds.push_back(slowest);
     sim.seconds += slowest;
   }
-  if (sim.seconds > 0) sim.node_bytes_per_s = static_cast<double>(message_size) * static_cast<double>(s.phases.size()) / sim.seconds;
+  // What a sender moves over the exchange's time (phases of waiting transfers packed apart: fewer
+  // than one message per phase).
+  size_t transfers = 0;
+  std::vector<char> sends(sim.n, 0);
+  for (const Phase& ph : s.phases)
+    for (size_t i = 0; i < ph.dst.size(); ++i)
+      if (ph.dst[i] >= 0) ++transfers, sends[i] = 1;
+  const auto senders = static_cast<size_t>(std::count(sends.begin(), sends.end(), 1));
+  if (sim.seconds > 0 && senders > 0)
+    sim.node_bytes_per_s = static_cast<double>(message_size) * static_cast<double>(transfers) / static_cast<double>(senders) / sim.seconds;
   return sim;
 }
 

@@ -102,7 +102,7 @@ Validation validate(const EvalContext& ctx, const ScheduleDoc& doc, const fabric
   std::string pairs = check_pairs(s);
   if (s.all_to_all())
     v.checks.push_back({"all_to_all", pairs.empty(),
-                        pairs.empty() ? std::to_string(s.phases.size()) + " phases, every ordered pair once, every phase a permutation" : pairs});
+                        pairs.empty() ? std::to_string(s.phases.size()) + " phases, every ordered pair once, every rank at most once per phase" : pairs});
   else
     v.checks.push_back({"groups", pairs.empty(),
                         pairs.empty() ? std::to_string(s.phases.size()) + " phases, " + std::to_string(s.senders.size()) + " senders to " +
@@ -134,6 +134,24 @@ Validation validate(const EvalContext& ctx, const ScheduleDoc& doc, const fabric
       if (o.load - o.capacity > w->load - w->capacity) w = &o;
     worst = std::to_string(v.load.over_count) + " link-phases over the bound; worst: " + describe_link(ctx.fabric, ctx.links, w->link) +
             " carries " + std::to_string(w->load) + " in phase " + std::to_string(w->phase) + " (capacity " + std::to_string(w->capacity) + ")";
+  }
+  // Every phase must fit its slots (one each, or the schedule's phase_slots) at the host link rate:
+  // its worst link's transfers take that long.
+  if (s.timing.slot_s > 0 && s.timing.message_size > 0 && ctx.structure.host_gbps > 0) {
+    const double message_s = static_cast<double>(s.timing.message_size) * 8 / (ctx.structure.host_gbps * 1e9);
+    size_t short_phases = 0;
+    std::string first_short;
+    for (size_t k = 0; k < v.load.phase_time.size(); ++k) {
+      const double have = static_cast<double>(s.slots.empty() ? 1 : s.slots[k]) * s.timing.slot_s;
+      const double need = v.load.phase_time[k] * message_s;
+      if (need <= have * (1 + 1e-6)) continue;
+      if (!short_phases++)
+        first_short = "phase " + std::to_string(k) + " needs " + std::to_string(need * 1e6) + " us at the link rate, its slots give " +
+                      std::to_string(have * 1e6) + " us";
+    }
+    v.checks.push_back({"timing", short_phases == 0,
+                        short_phases == 0 ? "every phase fits its slots at the host link rate"
+                                          : first_short + " (" + std::to_string(short_phases) + " phases too short)"});
   }
   v.checks.push_back({"congestion", v.load.over.empty(),
                       v.load.over.empty() ? "at most " + std::to_string(v.load.max_load) + " transfers on any link direction (bound " + std::to_string(ctx.structure.transfer_bound) + ")" : worst});

@@ -18,8 +18,11 @@ namespace {
 json fabric_json(const FabricRef& f) {
   return {{"scan_id", f.scan_id}, {"scan_started_at", f.scan_started_at}, {"lmc", f.lmc}};
 }
-json timing_json(const Timing& t) {
-  return {{"message_size", t.message_size}, {"rate", t.rate}, {"slot_s", t.slot_s}};
+json timing_json(const Schedule& s) {
+  const Timing& t = s.timing;
+  json j{{"message_size", t.message_size}, {"rate", t.rate}, {"slot_s", t.slot_s}};
+  if (!s.slots.empty()) j["phase_slots"] = s.slots;
+  return j;
 }
 json hosts_json(const ScheduleDoc& doc) {
   json hosts = json::array();
@@ -32,8 +35,8 @@ json hosts_json(const ScheduleDoc& doc) {
 }
 json header(const ScheduleDoc& doc, const char* format) {
   const Schedule& s = doc.schedule;
-  return {{"format", format}, {"version", kFormatVersion}, {"name", s.name}, {"created_at", doc.created_at},
-          {"method", s.method}, {"bound", s.bound}, {"fabric", fabric_json(doc.fabric)}, {"timing", timing_json(s.timing)}};
+  return {{"format", format}, {"version", format_version_for(s)}, {"name", s.name}, {"created_at", doc.created_at},
+          {"method", s.method}, {"bound", s.bound}, {"fabric", fabric_json(doc.fabric)}, {"timing", timing_json(s)}};
 }
 
 // Reading: every value is checked where it is read, and every failure is an InputError naming the
@@ -144,6 +147,11 @@ void read_shift_phases(const At& ph_at, ScheduleDoc& doc) {
 
 }  // namespace
 
+int format_version_for(const Schedule& s) {
+  size_t shifts = s.all_to_all() ? (s.hosts.empty() ? 0 : s.hosts.size() - 1) : std::max(s.senders.size(), s.receivers.size());
+  return !s.slots.empty() || s.phases.size() > shifts ? 3 : 2;
+}
+
 std::string to_json(const ScheduleDoc& doc) {
   const Schedule& s = doc.schedule;
   json j = header(doc, "ibroute-schedule");
@@ -201,7 +209,8 @@ json parse_json(std::string_view text) {
 }
 
 // What a schedule and its slices share: name, method, fabric, timing, hosts and (version 2) groups.
-void read_header(const At& root, bool v1, ScheduleDoc& doc) {
+void read_header(const At& root, int64_t version, ScheduleDoc& doc) {
+  const bool v1 = version == 1;
   Schedule& s = doc.schedule;
   s.name = root["name"].text();
   doc.created_at = root["created_at"].text();
@@ -215,6 +224,12 @@ void read_header(const At& root, bool v1, ScheduleDoc& doc) {
   s.timing.message_size = static_cast<uint64_t>(tim["message_size"].integer(0, INT64_MAX, "a message size in bytes (0 or more)"));
   s.timing.rate = tim["rate"].number(0, 1e15, "a rate in bytes per second (0..1e15)");
   s.timing.slot_s = tim["slot_s"].number(0, 1e6, "a slot in seconds (0..1e6)");
+  if (version >= 3 && tim.has("phase_slots")) {  // its length is checked against the phases once they are read
+    const At slots = tim["phase_slots"].list();
+    s.slots.reserve(slots.size());
+    for (size_t k = 0; k < slots.size(); ++k)
+      s.slots.push_back(static_cast<uint32_t>(slots[k].integer(1, kMaxPhaseSlots, "slots of a phase (1.." + std::to_string(kMaxPhaseSlots) + ")")));
+  }
 
   const At hosts = root["hosts"];
   if (!hosts.v.is_array() || hosts.v.empty()) fail(hosts.path, "\"hosts\" is missing or empty");
@@ -248,21 +263,32 @@ int32_t read_rank(const At& a, size_t n) {
   return static_cast<int32_t>(a.v.get<int64_t>());
 }
 
-// The most phases a schedule of these hosts and groups can have.
-size_t max_phases(const Schedule& s) {
-  return s.all_to_all() ? s.hosts.size() - 1 : std::max(s.senders.size(), s.receivers.size());
+// The most phases a schedule of these hosts and groups can have: its shifts, and from version 3
+// one phase per transfer at the most (transfers that waited are packed into phases of their own).
+size_t max_phases(const Schedule& s, int64_t version) {
+  const size_t shifts = s.all_to_all() ? s.hosts.size() - 1 : std::max(s.senders.size(), s.receivers.size());
+  if (version < 3) return shifts;
+  const size_t pairs = s.all_to_all() ? s.hosts.size() * (s.hosts.size() - 1) : s.senders.size() * s.receivers.size();
+  return std::max(shifts, pairs);
+}
+
+// timing.phase_slots, where given, has one entry per phase.
+void check_slots(const At& root, const Schedule& s, size_t phases) {
+  if (!s.slots.empty() && s.slots.size() != phases)
+    fail(root.path + "/timing/phase_slots", std::to_string(s.slots.size()) + " entries for " + std::to_string(phases) + " phases");
 }
 
 // A whole schedule, its phases in either encoding.
-ScheduleDoc schedule_of(const json& j, bool v1) {
+ScheduleDoc schedule_of(const json& j, int64_t version) {
   const At root{j, ""};
   ScheduleDoc doc;
   Schedule& s = doc.schedule;
-  read_header(root, v1, doc);
+  read_header(root, version, doc);
   const size_t n = s.hosts.size();
   const At phases = root["phases"];
-  if (!v1 && phases.v.is_object()) {
+  if (version > 1 && phases.v.is_object()) {
     read_shift_phases(phases, doc);
+    check_slots(root, s, s.phases.size());
     return doc;
   }
   // Memory follows what the file holds: a phase is stored as one entry per host, so the file must
@@ -270,7 +296,8 @@ ScheduleDoc schedule_of(const json& j, bool v1) {
   // groups), and its phases must be mostly listed — a small file of empty phases over many hosts
   // would otherwise take gigabytes.
   if (!phases.v.is_array()) fail(phases.path, "\"phases\" is missing or not a list");
-  const size_t k_max = max_phases(s);
+  const size_t k_max = max_phases(s, version);
+  check_slots(root, s, phases.v.size());
   if (phases.v.size() > k_max)
     fail(phases.path, std::to_string(phases.v.size()) + " phases; " +
                           (s.all_to_all() ? "an all-to-all of " + std::to_string(n) + " hosts has " : "these groups have ") +
@@ -299,7 +326,7 @@ ScheduleDoc schedule_of(const json& j, bool v1) {
 
 ScheduleDoc from_json(std::string_view text) {
   const json j = parse_json(text);
-  return schedule_of(j, read_format(j, "ibroute-schedule") == 1);
+  return schedule_of(j, read_format(j, "ibroute-schedule"));
 }
 
 void write_csv(std::ostream& o, const ScheduleDoc& doc) {
@@ -373,13 +400,14 @@ std::vector<SliceTransfer> read_slice_transfers(const At& list, const char* peer
   return out;
 }
 
-SliceDoc slice_of(const json& j, bool v1) {
+SliceDoc slice_of(const json& j, int64_t version) {
   const At root{j, ""};
   SliceDoc out;
-  read_header(root, v1, out.doc);
+  read_header(root, version, out.doc);
   const size_t n = out.doc.schedule.hosts.size();
   out.rank = static_cast<size_t>(read_rank(root["rank"], n));
-  const size_t k_max = max_phases(out.doc.schedule);
+  const Schedule& s = out.doc.schedule;
+  const size_t k_max = s.slots.empty() ? max_phases(s, version) : s.slots.size();  // the slots name every phase
   out.sends = read_slice_transfers(root["sends"], "dst", out.rank, n, k_max);
   out.receives = read_slice_transfers(root["receives"], "src", out.rank, n, k_max);
   return out;
@@ -389,7 +417,7 @@ SliceDoc slice_of(const json& j, bool v1) {
 
 SliceDoc slice_from_json(std::string_view text) {
   const json j = parse_json(text);
-  return slice_of(j, read_format(j, "ibroute-schedule-slice") == 1);
+  return slice_of(j, read_format(j, "ibroute-schedule-slice"));
 }
 
 AnyScheduleDoc any_from_json(std::string_view text) {
@@ -397,10 +425,10 @@ AnyScheduleDoc any_from_json(std::string_view text) {
   AnyScheduleDoc out;
   if (j.is_object() && j.contains("format") && j["format"] == "ibroute-schedule-slice") {
     out.version = static_cast<int>(read_format(j, "ibroute-schedule-slice"));
-    out.slice = slice_of(j, out.version == 1);
+    out.slice = slice_of(j, out.version);
   } else {
     out.version = static_cast<int>(read_format(j, "ibroute-schedule"));
-    out.whole = schedule_of(j, out.version == 1);
+    out.whole = schedule_of(j, out.version);
   }
   return out;
 }

@@ -23,8 +23,16 @@ struct Schedule::Impl {
   std::vector<Transfer> timed(const std::vector<sch::SliceTransfer>& list) const {
     std::vector<Transfer> out;
     out.reserve(list.size());
-    for (const sch::SliceTransfer& t : list)
-      out.push_back({t.phase, static_cast<uint32_t>(t.peer), t.dlid, t.phase * doc.schedule.timing.slot_s, doc.schedule.timing.message_size});
+    const sch::Timing& t = doc.schedule.timing;
+    const std::vector<uint32_t>& slots = doc.schedule.slots;  // phases of different lengths (version 3)
+    uint64_t start = 0;
+    uint32_t at = 0;  // the phase `start` belongs to: transfers come in phase order
+    for (const sch::SliceTransfer& x : list) {
+      if (slots.empty()) start = x.phase;
+      else
+        for (; at < x.phase; ++at) start += slots[at];
+      out.push_back({x.phase, static_cast<uint32_t>(x.peer), x.dlid, static_cast<double>(start) * t.slot_s, t.message_size});
+    }
     return out;
   }
   void check_rank(uint32_t rank) const {

@@ -24,6 +24,7 @@
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/schedule/admission.hpp"
 #include "ibroute/schedule/hosts.hpp"
+#include "ibroute/schedule/efficiency.hpp"
 #include "ibroute/schedule/lower_bound.hpp"
 #include "ibroute/schedule/patterns.hpp"
 #include "ibroute/schedule/planner.hpp"
@@ -42,6 +43,7 @@ struct AcceptOptions {
   std::string expect;
   std::string hosts, senders, receivers;
   std::string order = "auto";
+  bool shifts_only = false;
   bool simulate = false;
   std::string launch;
   std::vector<std::string> run_args;
@@ -90,14 +92,15 @@ struct Attempt {
 };
 
 // `named`: two groups in the order given (null: all-to-all among `given`).
-Attempt plan_in(const FabricContext& c, const std::string& order, const std::vector<Host>& given, const Groups* named) {
+Attempt plan_in(const FabricContext& c, const std::string& order, const std::vector<Host>& given, const Groups* named, bool shifts_only) {
   Attempt a{order, {}, {}, {}};
   Progress progress;
+  const PlanOptions po{.packing = !shifts_only, .progress = std::ref(progress)};
   if (named) {
     const Groups g = order == "topology" ? topology_ordered(c.fabric, *named) : *named;
-    a.plan = plan_groups(c.eval, g.hosts, g.senders, g.receivers, {.progress = std::ref(progress)}, &a.stats);
+    a.plan = plan_groups(c.eval, g.hosts, g.senders, g.receivers, po, &a.stats);
   } else {
-    a.plan = plan_all_to_all(c.eval, order == "topology" ? topology_order(c.fabric, given) : given, {.progress = std::ref(progress)}, &a.stats);
+    a.plan = plan_all_to_all(c.eval, order == "topology" ? topology_order(c.fabric, given) : given, po, &a.stats);
   }
   a.load = evaluate(c.eval, a.plan.hosts, a.plan.phases, false, std::ref(progress));
   progress.finish();
@@ -271,14 +274,17 @@ int run_accept(const AcceptOptions& o) {
   const auto message_size = static_cast<uint64_t>(parse_quantity(e.contains("message_size") ? e["message_size"].get<std::string>() : o.message_size, true, "message size"));
   Stopwatch sw;
   const Groups* two = groups ? &named : nullptr;
-  std::vector<Attempt> tried{plan_in(c, o.order == "topology" ? "topology" : "name", given, two)};
-  if (o.order == "auto" && tried[0].stats.phases_over > 0) tried.push_back(plan_in(c, "topology", given, two));
+  std::vector<Attempt> tried{plan_in(c, o.order == "topology" ? "topology" : "name", given, two, o.shifts_only)};
+  if (o.order == "auto" && tried[0].stats.phases_over > 0) tried.push_back(plan_in(c, "topology", given, two, o.shifts_only));
   const Attempt& chosen = *std::min_element(tried.begin(), tried.end(), [](const Attempt& a, const Attempt& b) { return a.rank() < b.rank(); });
   Schedule plan = chosen.plan;
   const PlanStats& ps = chosen.stats;
   const LoadReport& load = chosen.load;
   const std::vector<Host>& hosts = plan.hosts;
-  plan.timing = make_timing(c.eval, load, message_size, o.rate.empty() ? 0 : parse_quantity(o.rate, false, "--rate"));
+  plan.slots = phase_slots(load);  // phases of different lengths where their loads differ
+  plan.timing = make_timing(c.eval, load, message_size, o.rate.empty() ? 0 : parse_quantity(o.rate, false, "--rate"), !plan.slots.empty());
+  const LeastTime least_t = least_time(c.eval, hosts, plan.senders, plan.receivers);
+  const Efficiency eff = efficiency_of(c.eval, least_t, load, groups ? plan.receivers.size() : hosts.size() - 1);
   plan.name = "accept-" + std::to_string(hosts.size()) + "-scan" + std::to_string(c.scan_id);
   const double plan_s = sw.lap();
   const LowerBound least = worst_load_lower_bound(c.eval, hosts, plan.phases, 0, load.broken ? nullptr : &load.phase_max);  // how far from the best possible
@@ -294,6 +300,14 @@ int run_accept(const AcceptOptions& o) {
                "worst link " + std::to_string(load.max_load) + ", least possible " + std::to_string(least.worst) + ", " +
                    std::to_string(ps.phases_over) + " of " + std::to_string(plan.phases.size()) + " phases over",
                "at most " + std::to_string(plan.bound) + " transfers per link direction in every phase", why);
+  if (e.contains("min_efficiency")) {
+    const double want = e["min_efficiency"].get<double>();
+    char got[160];
+    std::snprintf(got, sizeof got, "%.3f (least possible time %.0f / planned %.0f message-times)", eff.value, eff.least, eff.planned);
+    char need[48];
+    std::snprintf(need, sizeof need, "at least %.3f", want);
+    checks.add("min_efficiency", eff.value + 1e-9 >= want, got, need, "limited by " + eff.limited_by);
+  }
 
   // 4. Does the fabric deliver it?
   json clock = json::array(), suspects = json::array(), not_ok = json::array();
@@ -395,7 +409,8 @@ int run_accept(const AcceptOptions& o) {
                 {"method", plan.method},
                 {"seconds", plan_s},
                 {"message_size", message_size},
-                {"rate", plan.timing.rate}}},
+                {"rate", plan.timing.rate},
+                {"efficiency", efficiency_json(eff)}}},
               {"load", {{"plan", plan_load}, {"round_robin", load_json(rr_load)}}},
               {"rate_per_node", node_rate},
               {"bisection_bound_gbps", all_to_all_bound_gbps(c.eval, hosts)},
@@ -442,8 +457,8 @@ int run_accept(const AcceptOptions& o) {
     std::string other;
     for (const Attempt& a : tried)
       if (&a != &chosen) other = " (" + a.order + " order: worst link " + std::to_string(a.load.max_load) + ")";
-    std::printf("  plan: %zu hosts in %s order%s, worst link %d, least possible %d (bound %d)\n", hosts.size(), chosen.order.c_str(),
-                other.c_str(), load.max_load, least.worst, plan.bound);
+    std::printf("  plan: %zu hosts in %s order%s, worst link %d, least possible %d (bound %d), efficiency %.2f (limited by %s)\n",
+                hosts.size(), chosen.order.c_str(), other.c_str(), load.max_load, least.worst, plan.bound, eff.value, eff.limited_by.c_str());
     for (const json& ch : checks.list)
       std::printf("  %-12s %-18s %s   (expected %s)\n", ch["result"].get<std::string>().c_str(), ch["check"].get<std::string>().c_str(),
                   ch["measured"].is_string() ? ch["measured"].get<std::string>().c_str() : ch["measured"].dump().c_str(),
@@ -478,6 +493,7 @@ Runner setup_accept(CLI::App& app) {
   c->add_option("--hosts", o->hosts, "hosts in rank order: a,b,c or @FILE, each a node description, node-name-map name, GUID or LID (default: all, in name order)");
   c->add_option("--senders", o->senders, "two groups instead of all-to-all: the hosts that send (as --hosts), with --receivers");
   c->add_option("--receivers", o->receivers, "two groups: the hosts that receive from every sender");
+  c->add_flag("--shifts-only", o->shifts_only, "plan only the shifts of the rank order (as plan --shifts-only): is the all-to-all congestion-free as N-1 permutations");
   c->add_option("--order", o->order,
                 "rank order of the plan: name (as given), topology (by leaf and port), auto (name; topology when that "
                 "leaves a link over the bound, the better kept)")

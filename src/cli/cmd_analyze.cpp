@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <iostream>
 
+#include <optional>
+
 #include "commands.hpp"
 #include "common.hpp"
 #include "fabric_context.hpp"
@@ -33,6 +35,12 @@ struct AnalyzeOptions {
 };
 
 constexpr size_t kBoundPhases = 256;
+
+std::string fmt_number(const char* f, double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
 
 struct PatternResult {
   std::string pattern, lids;
@@ -89,8 +97,16 @@ int run_analyze(const AnalyzeOptions& o) {
                          least});
     }
   }
+  // The round-robin patterns are whole all-to-all exchanges: how close their time comes to the least.
+  std::optional<LeastTime> least_t;
+  for (const PatternResult& r : results)
+    if (r.pattern.rfind("rr-", 0) == 0 && !least_t) least_t = least_time(c.eval, hosts, {}, {});
   progress.finish();
   const double bound_gbps = all_to_all_bound_gbps(c.eval, hosts);
+  auto efficiency = [&](const PatternResult& r) -> std::optional<Efficiency> {
+    if (!least_t || r.pattern.rfind("rr-", 0) != 0 || hosts.size() < 2) return std::nullopt;
+    return efficiency_of(c.eval, *least_t, r.load, hosts.size() - 1);
+  };
   RoutingBalance rb = f.has_lfts ? routing_balance(f, s) : RoutingBalance{};
 
   nlohmann::json j;
@@ -179,6 +195,8 @@ int run_analyze(const AnalyzeOptions& o) {
     if (r.load.fair_share)
       x["fair_share"] = {{"mean_gbps", r.load.mean_gbps}, {"min_gbps", r.load.min_gbps},
                          {"share_of_bound", bound_gbps > 0 ? r.load.mean_gbps / bound_gbps : 0}};
+    const auto eff = efficiency(r);
+    x["efficiency"] = eff ? efficiency_json(*eff) : nlohmann::json(nullptr);
     j["patterns"].push_back(std::move(x));
   }
   if (o.json) {
@@ -251,19 +269,23 @@ int run_analyze(const AnalyzeOptions& o) {
   if (results.empty()) return kExitOk;
   std::printf("traffic on %zu hosts (bound %d per link direction; all-to-all bound %.1f Gb/s per node)\n", hosts.size(),
               s.transfer_bound, bound_gbps);
-  std::printf("  %-30s %-7s %7s %6s %5s %5s %10s %s\n", "pattern", "LIDs", "phases", "mean", "max", "least", "congested",
-              o.fair_share ? "per node (max-min fair)" : "");
+  std::printf("  %-30s %-7s %7s %6s %5s %5s %10s %10s %s\n", "pattern", "LIDs", "phases", "mean", "max", "least", "congested",
+              "efficiency", o.fair_share ? "per node (max-min fair)" : "");
   for (const PatternResult& r : results) {
-    std::printf("  %-30s %-7s %7zu %6.2f %5d %5d %9.1f%%", pattern_title(r.pattern).c_str(), r.lids.c_str(), r.load.phases,
-                r.load.mean_load, r.load.max_load, r.least.worst, 100 * r.load.congested_share());
+    const auto eff = efficiency(r);
+    std::printf("  %-30s %-7s %7zu %6.2f %5d %5d %9.1f%% %10s", pattern_title(r.pattern).c_str(), r.lids.c_str(), r.load.phases,
+                r.load.mean_load, r.load.max_load, r.least.worst, 100 * r.load.congested_share(),
+                eff ? fmt_number("%.2f", eff->value).c_str() : "-");
     if (r.load.fair_share)
       std::printf("  %6.1f Gb/s (%3.0f%% of bound)", r.load.mean_gbps, bound_gbps > 0 ? 100 * r.load.mean_gbps / bound_gbps : 0);
     if (r.load.broken) std::printf("  %zu broken", r.load.broken);
     std::printf("\n");
   }
   std::printf("(mean/max: transfers per switch link direction per phase; least: no choice of DLIDs gets max below this,\n"
-              " from at most %zu evenly spaced phases; congested: transfers crossing a link above the bound)\n",
+              " from at most %zu evenly spaced phases; congested: transfers crossing a link above the bound;\n"
+              " efficiency: least possible time of the all-to-all / its time with each phase as long as its worst link needs)\n",
               kBoundPhases);
+  if (least_t) std::printf("least possible all-to-all time: %.0f message-times, limited by %s\n", least_t->time, least_t->limited_by.c_str());
   return kExitOk;
 }
 

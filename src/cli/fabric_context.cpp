@@ -93,4 +93,15 @@ nlohmann::json phase_max_histogram(const std::vector<int>& phase_max) {
   return h;
 }
 
+nlohmann::json slot_histogram(const std::vector<uint32_t>& slots) {
+  nlohmann::json h = nlohmann::json::object();
+  for (uint32_t m : slots) h[std::to_string(m)] = h.value(std::to_string(m), 0) + 1;
+  return h;
+}
+
+nlohmann::json efficiency_json(const schedule::Efficiency& e) {
+  return {{"value", e.value}, {"least_time", e.least}, {"planned_time", e.planned}, {"limited_by", e.limited_by},
+          {"rate_per_node_gbps", e.rate_gbps}};
+}
+
 }  // namespace ibroute::cli

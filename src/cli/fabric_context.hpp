@@ -12,6 +12,7 @@
 #include "fabric_store.hpp"
 #include "ibroute/fabric/links.hpp"
 #include "ibroute/fabric/structure.hpp"
+#include "ibroute/schedule/efficiency.hpp"
 #include "ibroute/schedule/evaluate.hpp"
 #include "ibroute/schedule/schedule.hpp"
 
@@ -51,5 +52,10 @@ std::string format_rate(double bytes_per_s);  // "6.25 GB/s"
 
 // {"2": 863}: how many phases have each worst link load.
 nlohmann::json phase_max_histogram(const std::vector<int>& phase_max);
+// {"1": 563, "2": 12}: how many phases last each number of slots.
+nlohmann::json slot_histogram(const std::vector<uint32_t>& slots);
+// The efficiency measure as every --json names it (least and planned time in message-times at the
+// host link rate, what limits it, the rate per node it gives).
+nlohmann::json efficiency_json(const schedule::Efficiency& e);
 
 }  // namespace ibroute::cli

@@ -151,7 +151,7 @@ RunConfig make_config(const RunOptions& o, const Schedule& s) {
   const double rate = o.rate.empty() ? s.timing.rate : parse_quantity(o.rate, false, "--rate");
   if (!(rate > 0)) throw InputError("the schedule carries no rate: give --rate BYTES_PER_S");
   cfg.slot_ns = static_cast<int64_t>(static_cast<double>(cfg.message_size) / rate * 1e9);
-  const double round_s = static_cast<double>(cfg.slot_ns) * 1e-9 * static_cast<double>(s.phases.size());
+  const double round_s = static_cast<double>(cfg.slot_ns) * 1e-9 * static_cast<double>(slot_starts(s).back());
   cfg.rounds = o.rounds ? o.rounds : o.duration > 0 ? std::max<uint32_t>(1, static_cast<uint32_t>(o.duration / round_s + 0.5)) : 1;
   cfg.skip_after = std::max<uint32_t>(1, o.skip_after);
   cfg.drain_ns = static_cast<int64_t>(o.drain_s * 1e9);
@@ -177,7 +177,7 @@ RunConfig make_config(const RunOptions& o, const Schedule& s) {
     cfg.max_skipped_share = o.max_skipped;
     cfg.find_rate_steps = o.find_rate_steps;
     cfg.find_rate_step_ns = static_cast<int64_t>(o.step_s * 1e9);
-    const double round_s = static_cast<double>(cfg.slot_ns) * 1e-9 * static_cast<double>(s.phases.size());
+    const double round_s = static_cast<double>(cfg.slot_ns) * 1e-9 * static_cast<double>(slot_starts(s).back());
     cfg.rounds = std::max<uint32_t>(2, static_cast<uint32_t>(o.step_s / round_s));
   }
   cfg.schedule_name = s.name;

@@ -74,7 +74,7 @@ CREATE TABLE schedule_host(
 -- ROWID row spills everything beyond ~1 KB into an overflow page of its own (+35 % on disk).
 CREATE TABLE schedule_phase(
   schedule_id INTEGER NOT NULL, phase INTEGER NOT NULL, dst BLOB NOT NULL, dlid BLOB NOT NULL, shift INTEGER,
-  PRIMARY KEY (schedule_id, phase));
+  slots INTEGER, PRIMARY KEY (schedule_id, phase));
 )sql";
 
 // Version 3: runs of schedules, with the whole report as JSON.
@@ -103,6 +103,10 @@ constexpr AddedColumn kSchemaV5[] = {
     {"schedule", "senders", "ALTER TABLE schedule ADD COLUMN senders BLOB"},
     {"schedule", "receivers", "ALTER TABLE schedule ADD COLUMN receivers BLOB"},
     {"schedule_phase", "shift", "ALTER TABLE schedule_phase ADD COLUMN shift INTEGER"},
+};
+// Version 6: phases of different lengths (`slots`: how many slots the phase lasts; NULL: one).
+constexpr AddedColumn kSchemaV6[] = {
+    {"schedule_phase", "slots", "ALTER TABLE schedule_phase ADD COLUMN slots INTEGER"},
 };
 
 }  // namespace
@@ -311,7 +315,7 @@ void FabricStore::check_or_create_schema(Access access) {
     found_version_ = kSchemaVersion;
     return;
   }
-  if (version == "1" || version == "2" || version == "3" || version == "4") {
+  if (version == "1" || version == "2" || version == "3" || version == "4" || version == "5") {
     found_version_ = version[0] - '0';
     if (access == Access::read_only)
       throw InputError(path_ + " has schema version " + version + "; run 'ibroute migrate --db " + path_ +
@@ -342,7 +346,8 @@ bool FabricStore::migrate_from(int version) {
   }
   if (version <= 1) db_.exec(kSchemaV2);
   if (version <= 2) db_.exec(kSchemaV3);
-  for (std::span<const AddedColumn> added : {std::span<const AddedColumn>(kSchemaV4), std::span<const AddedColumn>(kSchemaV5)})
+  for (std::span<const AddedColumn> added :
+       {std::span<const AddedColumn>(kSchemaV4), std::span<const AddedColumn>(kSchemaV5), std::span<const AddedColumn>(kSchemaV6)})
     for (const AddedColumn& c : added)
       if (!has_column(c.table, c.column)) db_.exec(c.sql);
   Stmt m(db_, "UPDATE meta SET value = ? WHERE key = 'schema_version'");
@@ -739,13 +744,15 @@ int64_t FabricStore::save_schedule(int64_t scan, const schedule::Schedule& s, in
     Stmt g(db_, "UPDATE schedule SET senders = ?, receivers = ? WHERE id = ?");
     g.bind_blob(1, to_le_bytes(s.senders)).bind_blob(2, to_le_bytes(s.receivers)).bind(3, id).run();
   }
-  Stmt p(db_, "INSERT INTO schedule_phase(schedule_id, phase, dst, dlid, shift) VALUES (?,?,?,?,?)");
+  Stmt p(db_, "INSERT INTO schedule_phase(schedule_id, phase, dst, dlid, shift, slots) VALUES (?,?,?,?,?,?)");
   const std::vector<int32_t> shifts = schedule::shifts_of(s);
   const std::vector<uint16_t> base = shifts.empty() ? std::vector<uint16_t>{} : base_lids(scan, s.hosts, "schedule " + s.name);
   const std::vector<int32_t> senders = schedule::sender_ranks(s);
   for (size_t k = 0; k < s.phases.size(); ++k) {
     const schedule::Phase& ph = s.phases[k];
     p.bind(1, id).bind(2, int64_t(k));
+    if (s.slots.empty()) p.bind_null(6);
+    else p.bind(6, int64_t{s.slots[k]});
     std::vector<uint8_t> offsets;  // compact: one byte per sender, where every DLID is base + 0..254
     for (size_t i = 0; i < senders.size() && !shifts.empty(); ++i) {
       const int32_t d = ph.dst[senders[i]];
@@ -836,7 +843,7 @@ schedule::Schedule FabricStore::load_schedule(int64_t id) {
   const std::vector<int32_t> senders = schedule::sender_ranks(s), receivers = schedule::receiver_ranks(s);
   const size_t m = std::max(senders.size(), receivers.size());
   std::vector<uint16_t> base;  // read when the first compact phase needs it
-  Stmt p(db_, "SELECT phase, dst, dlid, shift FROM schedule_phase WHERE schedule_id = ? ORDER BY phase");
+  Stmt p(db_, "SELECT phase, dst, dlid, shift, slots FROM schedule_phase WHERE schedule_id = ? ORDER BY phase");
   p.bind(1, id);
   while (p.step()) {
     std::string where = sched_where + ", phase row " + std::to_string(s.phases.size() + 1);
@@ -844,7 +851,16 @@ schedule::Schedule FabricStore::load_schedule(int64_t id) {
     if (k != static_cast<int64_t>(s.phases.size()))
       damaged(where, "phase " + std::to_string(k) + ", expected " + std::to_string(s.phases.size()) + " (phases have gaps)");
     where = sched_where + ", phase " + std::to_string(k);
-    if (s.phases.size() >= std::max<size_t>(m, 1)) damaged(where, "more phases than " + std::to_string(m) + " shifts of its groups");
+    if (!p.is_null(4)) {  // phases of different lengths
+      s.slots.resize(s.phases.size(), 1);
+      s.slots.push_back(static_cast<uint32_t>(int_col(p, 4, 1, schedule::kMaxPhaseSlots, where, "slots")));
+    } else if (!s.slots.empty()) {
+      s.slots.push_back(1);
+    }
+    if (!p.is_null(3) && s.phases.size() >= std::max<size_t>(m, 1)) damaged(where, "more phases than " + std::to_string(m) + " shifts of its groups");
+    // Listed phases may be more than the shifts (waiting transfers packed apart), never more than the transfers.
+    if (s.phases.size() >= std::max<size_t>(m, senders.size() * receivers.size()))
+      damaged(where, "more phases than the " + std::to_string(senders.size() * receivers.size()) + " transfers of its groups");
     if (!p.is_null(3)) {
       const auto shift = static_cast<int32_t>(int_col(p, 3, 0, static_cast<int64_t>(m) - 1, where, "shift"));
       auto offsets = blob_col(p, 2, where, "dlid");

@@ -19,7 +19,7 @@ namespace ibroute::store {
 // 5: + two-group schedules (schedule.senders/receivers) and compact phases (schedule_phase.shift).
 // Older databases are migrated by the commands that write (and by `ibroute migrate`), never by those
 // that only read.
-constexpr int kSchemaVersion = 5;
+constexpr int kSchemaVersion = 6;
 
 // How a command opens the database. read_only: SQLITE_OPEN_READONLY, the file is never changed (an
 // older schema is refused, naming `ibroute migrate`); read_write: an older schema is migrated;

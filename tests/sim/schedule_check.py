@@ -1,6 +1,7 @@
 """Independent checks of an exported schedule: structure, and link loads recomputed from the
 database's stored routes (the `route` table), not from the planner's own code."""
 import collections
+import math
 import json
 
 from common import db_rows
@@ -54,10 +55,11 @@ def explicit(doc):
 
 def check_groups(doc):
     """Every (sender, receiver) pair once (none to itself), nobody sending or receiving twice in a
-    phase, max(senders, receivers) phases (less one when a shift would only send to self)."""
+    phase, max(senders, receivers) phases (less one when a shift would only send to self; more in
+    a version-3 file whose waiting transfers were packed apart)."""
     senders, receivers = groups_of(doc)
     phases = phases_of(doc)
-    assert len(phases) <= max(len(senders), len(receivers))
+    assert len(phases) <= max(len(senders), len(receivers)) or doc.get("version") == 3
     pairs = collections.Counter()
     for k, phase in enumerate(phases):
         assert len({t["src"] for t in phase}) == len(phase), f"phase {k}: a rank sends twice"
@@ -68,10 +70,20 @@ def check_groups(doc):
 
 
 def check_all_to_all(doc):
-    """Each ordered pair exactly once, each phase a permutation."""
+    """Each ordered pair exactly once; each phase a permutation (N-1 phases) — or, in a version-3
+    file whose busy leaves' transfers waited, more phases, nobody twice in one."""
     n = len(doc["hosts"])
     pairs = set()
     phases = phases_of(doc)
+    if doc.get("version") == 3 and len(phases) > n - 1:
+        for k, phase in enumerate(phases):
+            assert len({t["src"] for t in phase}) == len(phase), f"phase {k}: a rank sends twice"
+            assert len({t["dst"] for t in phase}) == len(phase), f"phase {k}: a rank receives twice"
+            for t in phase:
+                assert t["src"] != t["dst"] and (t["src"], t["dst"]) not in pairs
+                pairs.add((t["src"], t["dst"]))
+        assert len(pairs) == n * (n - 1)
+        return
     assert len(phases) == n - 1, f"{len(phases)} phases for {n} hosts"
     for k, phase in enumerate(phases):
         srcs = [t["src"] for t in phase]
@@ -113,3 +125,71 @@ def link_loads(db, scan, doc):
                         if kinds[n] == "switch" and kinds.get(peer_of.get((n, p)), "") == "switch"]
         maxima.append(max(switch_loads, default=0))
     return maxima, statuses
+
+
+# Data rate per lane, relative: only ratios between links matter for the efficiency measure.
+LANE = {"SDR": 2.5, "DDR": 5.0, "QDR": 10.0, "FDR10": 10.3125, "FDR": 14.0625, "EDR": 25.78125, "HDR": 53.125, "NDR": 106.25,
+        "XDR": 212.5}
+
+
+class Routes:
+    """The fabric as the database stores it, read here without ibroute's code: ports, link rates,
+    and the stored route of every (ingress switch, DLID)."""
+
+    def __init__(self, db, scan):
+        self.ports = {}
+        self.rate = {}
+        self.peer = {}
+        self.kind = dict(db_rows(db, "SELECT idx, type FROM node WHERE scan_id=?", scan))
+        rows = db_rows(db, "SELECT node_idx, num, guid, base_lid, lmc, peer_node, peer_port, width, speed FROM port WHERE scan_id=?", scan)
+        mine = {(n, p): (w or 0) * LANE.get(sp or "", 0) for n, p, g, b, l, pn, pp, w, sp in rows}
+        for node, num, guid, base, lmc, peer, peer_port, width, speed in rows:
+            self.ports[guid] = (node, num, base, lmc, peer)
+            if peer is not None:
+                self.peer[(node, num)] = (peer, peer_port)
+                self.rate[(node, num)] = min(mine[(node, num)], mine.get((peer, peer_port), 0)) or mine[(node, num)]
+        self.routes = {(i, d): (s, h) for i, d, s, h in db_rows(db, "SELECT ingress, dlid, status, hops FROM route WHERE scan_id=?", scan)}
+
+    def switch_link(self, n, p):
+        return self.kind.get(n) == "switch" and self.kind.get(self.peer.get((n, p), (None,))[0]) == "switch"
+
+
+def efficiency(db, scan, doc):
+    """T, T* and T*/T of an exported schedule from the stored routes: T sums each phase's time (its
+    worst link's transfers x host rate / link rate, at least 1), T* is the largest of each host's
+    messages over its link and each leaf's leaving and entering transfers over its up-links.
+    Returns (T, T*, phases)."""
+    r = Routes(db, scan)
+    hosts = [r.ports[h["port_guid"]] for h in doc["hosts"]]
+    host_rates = sorted(r.rate[(n, p)] for n, p, _, _, _ in hosts)
+    host_rate = host_rates[len(host_rates) // 2]  # the common host link rate
+    senders, receivers = groups_of(doc)
+    total = 0
+    phases = phases_of(doc)
+    for phase in phases:
+        load = collections.Counter()
+        for t in phase:
+            node, num, base, lmc, ingress = hosts[t["src"]]
+            load[(node, num)] += 1
+            status, hops = r.routes[(ingress, t["dlid"])]
+            for hop in hops.split():
+                n, p = map(int, hop.split(":"))
+                if p not in (0, 255):
+                    load[(n, p)] += 1
+        worst = max((c * host_rate / r.rate[l] for l, c in load.items()), default=0)
+        total += math.ceil(worst - 1e-9) if worst > 1 else (1 if phase else 0)
+    S, R = set(senders), set(receivers)
+    least = 0.0
+    for i, (n, p, _, _, _) in enumerate(hosts):
+        msgs = max(len(R - {i}) if i in S else 0, len(S - {i}) if i in R else 0)
+        least = max(least, msgs * host_rate / r.rate[(n, p)])
+    by_leaf = collections.defaultdict(list)
+    for i, (n, p, _, _, leaf) in enumerate(hosts):
+        by_leaf[leaf].append(i)
+    for leaf, members in by_leaf.items():
+        up = sum(r.rate[(leaf, q)] / host_rate for (m, q) in r.peer if m == leaf and r.switch_link(leaf, q))
+        s_in = sum(1 for i in members if i in S)
+        r_in = sum(1 for i in members if i in R)
+        if up > 0:
+            least = max(least, s_in * (len(R) - r_in) / up, r_in * (len(S) - s_in) / up)
+    return total, least, len(phases)

@@ -149,17 +149,24 @@ class AcceptOnSimulatedFabrics(TempDirTest):
 
     def test_unlinked_link_fails_the_broken_links_check(self):
         topo = generate(self.path("missing.topo"), *GEN, "--missing", "1")
-        checks, j, _ = self.accept(topo)
+        checks, j, _ = self.accept(topo, args=["--shifts-only"])
         self.assertFalse(j["accepted"])
         self.assertEqual(checks["broken_links"]["result"], "fail")
         self.assertEqual(checks["broken_links"]["measured"], 1)
         self.assertEqual(checks["link_width"]["result"], "pass")
-        # A leaf with 3 of 4 up-links cannot carry 8 hosts' traffic at 2 per link: over the bound.
+        # A leaf with 3 of 4 up-links cannot carry 8 hosts' traffic at 2 per link in every shift: over the bound.
         self.assertEqual(checks["congestion_free"]["result"], "fail")
+        # Unless its excess waits (the default plan): congestion-free, in more phases, still short of the bound's rate.
+        r = ibroute("accept", "--db", self.path("f.db"), "--expect", self.path("expect.json"), "--simulate", "--json",
+                    "--report", self.path("packed.html"), check=False)
+        packed = json.loads(r.stdout)
+        self.assertEqual({c["check"]: c["result"] for c in packed["checks"]}["congestion_free"], "pass")
+        self.assertIn("packed", packed["plan"]["method"])
+        self.assertGreater(packed["plan"]["efficiency"]["value"], j["plan"]["efficiency"]["value"])
 
     def test_lmc0_has_no_congestion_free_plan_in_name_order(self):
         expect = dict(EXPECT, lmc=0)
-        checks, j, _ = self.accept(os.path.join(EXAMPLES, "hft96-shuffled.topo"), lmc=0, expect=expect, args=["--order", "name"])
+        checks, j, _ = self.accept(os.path.join(EXAMPLES, "hft96-shuffled.topo"), lmc=0, expect=expect, args=["--order", "name", "--shifts-only"])
         self.assertFalse(j["accepted"])
         self.assertEqual(checks["lmc"]["result"], "pass")
         self.assertEqual(checks["congestion_free"]["result"], "fail")
@@ -173,13 +180,15 @@ class AcceptOnSimulatedFabrics(TempDirTest):
         self.assertEqual(named, sorted(named, reverse=True))
         self.assertEqual([w["load"] for w in j["load"]["plan"]["worst_links"]], named)
         self.assertEqual(checks["rate_per_node"]["result"], "fail", "congestion costs bandwidth")
-        # Painted against the 5 GB/s the expectation demands, not the plan's own lowered rate: no
-        # pair is green, as no node reaches it.
+        # Painted against the 5 GB/s the expectation demands: each phase is timed for its own load, so
+        # pairs on no busy link run at the link rate (green), those sharing an overloaded link get a
+        # share of it below 5 GB/s (not green), and no node averages 5 GB/s (rate_per_node above).
         cells, _ = heatmap_colours(self, self.path("report.html"), 96)
-        self.assertEqual([k for k, c in cells.items() if k[0] != k[1] and green(c)], [])
+        greens = [k for k, c in cells.items() if k[0] != k[1] and green(c)]
+        self.assertGreater(96 * 95 - len(greens), 96, "pairs that share an overloaded link are not green")
         # By leaf and port, minhop's one path per pair spreads the shifts evenly: --order auto finds it.
         r = ibroute("accept", "--db", self.path("f.db"), "--expect", self.path("expect.json"), "--simulate", "--json",
-                    "--report", self.path("auto.html"), check=False)
+                    "--report", self.path("auto.html"), "--shifts-only", check=False)
         auto = json.loads(r.stdout)
         self.assertEqual(auto["plan"]["order"], "topology")
         self.assertEqual({c["check"]: c["result"] for c in auto["checks"]}["congestion_free"], "pass")
@@ -190,7 +199,7 @@ class AcceptOnSimulatedFabrics(TempDirTest):
         topo = gen_real(self.path("t3.topo"), "three-level", "--pods", 4, "--pod-leaves", 4, "--pod-aggs", 4, "--down", 4,
                         "--up", 4, "--core-per-agg", 4, "--seed", 7)
         expect = {"topology": "three-level", "hosts": 64, "lmc": 0, "congestion_free": True}
-        checks, j, report = self.accept(topo, lmc=0, expect=expect, engine="ftree")
+        checks, j, report = self.accept(topo, lmc=0, expect=expect, engine="ftree", args=["--shifts-only"])
         self.assertEqual(checks["congestion_free"]["result"], "pass", checks["congestion_free"])
         self.assertTrue(j["accepted"], checks)
         plan = j["plan"]
@@ -209,7 +218,7 @@ class AcceptOnSimulatedFabrics(TempDirTest):
         db = self.path("f.db")
         exp = self.path("expect.json")
         r = ibroute("accept", "--db", db, "--expect", exp, "--simulate", "--order", "name", "--report", self.path("n.html"),
-                    check=False)
+                    "--shifts-only", check=False)
         self.assertEqual(r.returncode, 1, r.stderr)
         m = re.search(r"worst link (\d+), least possible (\d+)", r.stdout)
         self.assertGreater(int(m.group(2)), bound)

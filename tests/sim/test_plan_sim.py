@@ -16,8 +16,8 @@ def missing_pairs(topo):
 
 
 class PlanOnSimulatedFabrics(TempDirTest):
-    def pipeline(self, topo, lmc, engine, expect_free, hosts=None):
-        db = self.path("f.db")
+    def pipeline(self, topo, lmc, engine, expect_free, hosts=None, shifts_only=False):
+        db = self.path("shifts.db" if shifts_only else "f.db")
         with SimFabric(topo, lmc=lmc, engine=engine) as sim:
             scan = ibroute_json("scan", "--db", db, sim=sim)["scan_id"]
         a = ibroute_json("analyze", "--db", db, "--samples", "3")
@@ -28,7 +28,7 @@ class PlanOnSimulatedFabrics(TempDirTest):
         by = {(p["pattern"], p["lids"]): p for p in a["patterns"]}
         self.assertIn(("rr-name", "base"), by)
 
-        args = ["plan", "--db", db, "--name", "p1"] + (["--hosts", ",".join(hosts)] if hosts else [])
+        args = ["plan", "--db", db, "--name", "p1"] + (["--hosts", ",".join(hosts)] if hosts else []) + (["--shifts-only"] if shifts_only else [])
         plan = ibroute_json(*args)
         out = self.path("p1.json")
         ibroute("export", "--db", db, "--schedule", "p1", "--format", "json", "-o", out)
@@ -39,6 +39,9 @@ class PlanOnSimulatedFabrics(TempDirTest):
         maxima, statuses = link_loads(db, scan, doc)
         self.assertEqual(set(statuses), {0}, "every planned transfer has an ok route")
         self.assertEqual(max(maxima), plan["max_load"])  # the planner's own report agrees with the DB
+        if doc["version"] == 3 and len(phases_of(doc)) >= len(doc["hosts"]):  # waiting transfers packed apart
+            self.assertIn("packed", plan["method"])
+            self.assertTrue(all(m <= 1 for m in maxima), maxima)  # one transfer per link in every phase
         if expect_free:
             self.assertTrue(all(m <= 2 for m in maxima), maxima)  # the bound in every phase
             self.assertEqual(plan["congested"], 0)
@@ -74,14 +77,24 @@ class PlanOnSimulatedFabrics(TempDirTest):
         self.pipeline(f"{EXAMPLES}/hft96-shuffled.topo", 4, "updn", True, hosts=subset)
 
     def test_lmc0_has_no_choice(self):
-        self.pipeline(f"{EXAMPLES}/hft96-shuffled.topo", 0, "minhop", False)
+        # In the shifts no DLID can be chosen: over the bound. Letting the busy leaves' excess wait
+        # needs no choice: one transfer per link, in more (shorter) phases.
+        self.pipeline(f"{EXAMPLES}/hft96-shuffled.topo", 0, "minhop", False, shifts_only=True)
+        db, plan, a = self.pipeline(f"{EXAMPLES}/hft96-shuffled.topo", 0, "minhop", True)
+        self.assertIn("packed", plan["method"])
+        self.assertGreaterEqual(plan["efficiency"]["value"], 0.9)
 
     def test_two_percent_links_missing(self):
         topo = generate(self.path("deg.topo"), "--shuffle", "--seed", "7", "--missing", "1")  # 1 of 48 leaf-spine links
-        db, plan, a = self.pipeline(topo, 4, "minhop", False)
+        db, plan, a = self.pipeline(topo, 4, "minhop", False, shifts_only=True)
         self.assertEqual(plan["max_load"], 3)  # one leaf lost a quarter of its up-links: 3 is the least possible
         self.assertEqual(plan["lower_bound"]["worst"], 3)  # and the lower bound proves it
         self.assertRegex(plan["lower_bound"]["where"], r"transfers (leave|enter) over \d+ links")
+        self.assertRegex(plan["efficiency"]["limited_by"], r"up-links")  # that leaf is the bottleneck of the exchange
+        # Packed: that leaf's excess waits, every phase within one transfer per link.
+        db, packed, a = self.pipeline(topo, 4, "minhop", True)
+        self.assertGreater(packed["efficiency"]["value"], plan["efficiency"]["value"])
+        self.assertGreaterEqual(packed["efficiency"]["value"], 0.9)
 
     def test_hft864_shuffled_lmc4(self):
         db, plan, a = self.pipeline(f"{EXAMPLES}/hft864-shuffled.topo", 4, "minhop", True)

@@ -209,7 +209,7 @@ class SchemaTest(TempDirTest):
         v1 = explicit(good)
         cases = [
             ("wrong format", good, setting("format", value="ibroute-schedules")),
-            ("version 3", good, setting("version", value=3)),
+            ("version 4", good, setting("version", value=4)),
             ("version as a string", good, setting("version", value="2")),
             ("missing hosts", good, deleting("hosts")),
             ("no hosts", good, setting("hosts", value=[])),
@@ -268,7 +268,7 @@ class SchemaTest(TempDirTest):
             ("negative phase", setting("receives", 0, "phase", value=-1)),
             ("sends not a list", setting("sends", value={"phase": 0})),
             ("receive without src", deleting("receives", 0, "src")),
-            ("version 3", setting("version", value=3)),
+            ("version 4", setting("version", value=4)),
         ]
         for label, edit in cases:
             doc = copy.deepcopy(s)
@@ -397,7 +397,7 @@ class SchemaTest(TempDirTest):
             self.assert_valid("run-report", load(os.path.join(CORPUS, "run_report", name)), name)
 
         bad = [("wrong format", setting("format", value="ibroute-runs")),
-               ("version 3", setting("version", value=3)),
+               ("version 4", setting("version", value=4)),
                ("DLID 60000", setting("not_ok", 0, "dlid", value=60000)),
                ("missing nodes", deleting("nodes")),
                ("missing clock", deleting("clock")),

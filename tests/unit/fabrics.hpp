@@ -11,10 +11,15 @@
 #include "ibroute/fabric/model.hpp"
 #include "ibroute/fabric/structure.hpp"
 #include "ibroute/schedule/evaluate.hpp"
+#include "ibroute/schedule/planner.hpp"
 
 namespace ibroute::test {
 
 using namespace ibroute::fabric;
+
+// Plans as shifts of the rank order only (N-1 phases, the compact format): what the tests of the
+// formats, the peer library and the lower bound work on. Packing has tests of its own.
+inline const schedule::PlanOptions kShiftsOnly{.packing = false};
 
 inline int add_node(Fabric& f, NodeType t, const std::string& desc, int nports, uint64_t guid) {
   Node n;

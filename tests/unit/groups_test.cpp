@@ -19,6 +19,7 @@
 
 using namespace ibroute::fabric;
 using namespace ibroute::schedule;
+using ibroute::test::kShiftsOnly;
 using ibroute::test::expect_input_error;
 using ibroute::test::World;
 
@@ -114,7 +115,7 @@ TEST(Groups, PlannedCongestionFreeOnAHalfFatTree) {
   for (const Case& c : {Case{ranks(0, 24), ranks(24, 48)}, Case{ranks(0, 12), ranks(12, 48)}, Case{ranks(0, 36), ranks(36, 48)},
                         Case{ranks(0, 32), ranks(16, 48)}}) {
     PlanStats st;
-    Schedule s = plan_groups(w.ctx, hosts, c.snd, c.rcv, {}, &st);
+    Schedule s = plan_groups(w.ctx, hosts, c.snd, c.rcv, kShiftsOnly, &st);
     EXPECT_EQ(s.phases.size(), std::max(c.snd.size(), c.rcv.size()));
     expect_each_pair_once(hosts.size(), c.snd, c.rcv, s.phases);
     LoadReport r = evaluate(w.ctx, s.hosts, s.phases, false);
@@ -128,7 +129,7 @@ TEST(Groups, PlannedCongestionFreeOnAHalfFatTree) {
 TEST(Format, TwoGroupsRoundTripCompactly) {
   World w(build_fat_tree(half_fat_tree(2)));
   std::vector<Host> hosts = all_hosts(w.f);
-  ScheduleDoc d = doc_of(w, plan_groups(w.ctx, hosts, ranks(0, 12), ranks(12, 48), {}));
+  ScheduleDoc d = doc_of(w, plan_groups(w.ctx, hosts, ranks(0, 12), ranks(12, 48), kShiftsOnly));
   const std::string text = to_json(d);
   EXPECT_NE(text.find("\"version\": 2"), std::string::npos);
   EXPECT_NE(text.find("\"encoding\": \"shift\""), std::string::npos);
@@ -156,7 +157,7 @@ TEST(Format, ExplicitPhasesAndVersion1StillRead) {
   EXPECT_NE(text.find("\"src\""), std::string::npos);
   EXPECT_EQ(from_json(text).schedule.phases, d.schedule.phases);
   // A version-1 file (explicit phases, no groups) reads as before.
-  ScheduleDoc a2a = doc_of(w, plan_all_to_all(w.ctx, hosts, {}));
+  ScheduleDoc a2a = doc_of(w, plan_all_to_all(w.ctx, hosts, kShiftsOnly));
   std::string v1 = to_json(a2a);
   nlohmann::json j = nlohmann::json::parse(v1);
   j["version"] = 1;
@@ -175,7 +176,7 @@ TEST(Format, ExplicitPhasesAndVersion1StillRead) {
 
 TEST(Format, DamagedCompactPhasesAreRefusedByPlace) {
   World w(build_fat_tree(half_fat_tree(2)));
-  ScheduleDoc d = doc_of(w, plan_groups(w.ctx, all_hosts(w.f), ranks(0, 24), ranks(24, 48), {}));
+  ScheduleDoc d = doc_of(w, plan_groups(w.ctx, all_hosts(w.f), ranks(0, 24), ranks(24, 48), kShiftsOnly));
   const nlohmann::json good = nlohmann::json::parse(to_json(d));
   auto fails = [&](const std::function<void(nlohmann::json&)>& damage, const std::string& needle) {
     nlohmann::json j = good;
@@ -192,7 +193,7 @@ TEST(Format, DamagedCompactPhasesAreRefusedByPlace) {
   fails([](auto& j) { j["groups"]["receivers"][0] = 48; }, "/groups/receivers/0: 48 is not a rank (0..47)");
   fails([](auto& j) { j["phases"]["encoding"] = "zip"; }, "unknown phase encoding");
   // Overlapping groups: a sender's own receiver position is '.', and a digit there is refused.
-  ScheduleDoc o = doc_of(w, plan_groups(w.ctx, all_hosts(w.f), ranks(0, 30), ranks(20, 48), {}));
+  ScheduleDoc o = doc_of(w, plan_groups(w.ctx, all_hosts(w.f), ranks(0, 30), ranks(20, 48), kShiftsOnly));
   nlohmann::json j = nlohmann::json::parse(to_json(o));
   for (size_t k = 0; k < j["phases"]["offsets"].size(); ++k) {
     std::string line = j["phases"]["offsets"][k];
@@ -210,7 +211,7 @@ TEST(ScheduleStore, TwoGroupsStoredCompactly) {
       (std::filesystem::temp_directory_path() / ("ibroute-groups-" + std::to_string(::getpid()) + ".db")).string();
   std::filesystem::remove(path);
   World w(build_fat_tree(half_fat_tree(2)));
-  Schedule s = plan_groups(w.ctx, all_hosts(w.f), ranks(10, 20), ranks(0, 48), {});
+  Schedule s = plan_groups(w.ctx, all_hosts(w.f), ranks(10, 20), ranks(0, 48), kShiftsOnly);
   s.name = "g";
   {
     ibroute::store::FabricStore st(path, true);

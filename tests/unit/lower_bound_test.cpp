@@ -11,6 +11,7 @@
 
 using namespace ibroute::fabric;
 using namespace ibroute::schedule;
+using ibroute::test::kShiftsOnly;
 using ibroute::test::TwoLeaves;
 using ibroute::test::World;
 
@@ -86,7 +87,7 @@ TEST(LowerBound, LeafMissingAnUpLinkNeedsThree) {
   EXPECT_EQ(lb.where.rfind("leaf001: ", 0), 0u) << lb.where;
   EXPECT_NE(lb.where.find("transfers leave over 2 links"), std::string::npos) << lb.where;
   // The planner cannot do better, and here it reaches the bound.
-  Schedule s = plan_all_to_all(w.ctx, hosts, {});
+  Schedule s = plan_all_to_all(w.ctx, hosts, kShiftsOnly);
   EXPECT_EQ(evaluate(w.ctx, s.hosts, s.phases, false).max_load, 3);
 }
 
@@ -94,7 +95,7 @@ TEST(LowerBound, NeverAbovePlannedOnVariousTrees) {
   for (uint32_t seed = 1; seed <= 6; ++seed) {
     World w(various_tree(seed));
     std::vector<Host> hosts = all_hosts(w.f);
-    Schedule s = plan_all_to_all(w.ctx, hosts, {});
+    Schedule s = plan_all_to_all(w.ctx, hosts, kShiftsOnly);
     const int planned = evaluate(w.ctx, s.hosts, s.phases, false).max_load;
     LowerBound lb = worst_load_lower_bound(w.ctx, hosts, s.phases);
     EXPECT_LE(lb.worst, planned) << "seed " << seed;

@@ -17,6 +17,7 @@
 
 using namespace ibroute::fabric;
 using namespace ibroute::schedule;
+using ibroute::test::kShiftsOnly;
 using ibroute::test::World;
 namespace peer = ibroute::peer;
 
@@ -105,9 +106,9 @@ std::string what(const std::function<void()>& f) {
 TEST(Peer, AllToAllAndTwoGroupsFromTheWholeFileAndEachSlice) {
   World w = half_fat_tree();
   const std::vector<Host> hosts = all_hosts(w.f);
-  const ScheduleDoc a2a = doc_of(w, plan_all_to_all(w.ctx, hosts, {}));
+  const ScheduleDoc a2a = doc_of(w, plan_all_to_all(w.ctx, hosts, kShiftsOnly));
   expect_every_rank(a2a, to_json(a2a), 2);
-  const ScheduleDoc groups = doc_of(w, plan_groups(w.ctx, hosts, ranks(0, 8), ranks(8, 24), {}));
+  const ScheduleDoc groups = doc_of(w, plan_groups(w.ctx, hosts, ranks(0, 8), ranks(8, 24), kShiftsOnly));
   const std::string text = to_json(groups);
   ASSERT_NE(text.find("\"encoding\": \"shift\""), std::string::npos);
   expect_every_rank(groups, text, 2);
@@ -136,7 +137,7 @@ TEST(Peer, ListEncodedAndVersion1FilesRead) {
 
 TEST(Peer, HostsByGuidAndNameAndAmbiguity) {
   World w = half_fat_tree();
-  ScheduleDoc d = doc_of(w, plan_all_to_all(w.ctx, all_hosts(w.f), {}));
+  ScheduleDoc d = doc_of(w, plan_all_to_all(w.ctx, all_hosts(w.f), kShiftsOnly));
   const peer::Schedule s = peer::Schedule::parse(to_json(d));
   EXPECT_EQ(s.rank_of_name(d.identities[5].name), 5u);
   EXPECT_FALSE(s.rank_of_name("no-such-host"));
@@ -149,7 +150,7 @@ TEST(Peer, HostsByGuidAndNameAndAmbiguity) {
 
 TEST(Peer, DamagedSlicesAreRefusedByPlace) {
   World w = half_fat_tree();
-  const ScheduleDoc d = doc_of(w, plan_all_to_all(w.ctx, all_hosts(w.f), {}));
+  const ScheduleDoc d = doc_of(w, plan_all_to_all(w.ctx, all_hosts(w.f), kShiftsOnly));
   const nlohmann::json good = nlohmann::json::parse(SliceWriter(d).slice(2));
   auto refused = [&](const std::function<void(nlohmann::json&)>& damage, const std::string& needle) {
     nlohmann::json j = good;
@@ -165,7 +166,7 @@ TEST(Peer, DamagedSlicesAreRefusedByPlace) {
   refused([](auto& j) { j["receives"][0]["dlid"] = 60000; }, "/receives/0/dlid: 60000 is not a unicast LID");
   refused([](auto& j) { j["rank"] = -1; }, "/rank: -1: rank out of range");
   refused([](auto& j) { j.erase("sends"); }, "/sends: \"sends\" is missing");
-  refused([](auto& j) { j["version"] = 3; }, "/version: schedule format version 3; this ibroute reads versions 1..2");
+  refused([](auto& j) { j["version"] = 4; }, "/version: schedule format version 4; this ibroute reads versions 1..3");
   refused([](auto& j) { j["format"] = "ibroute-slice"; }, "not an ibroute schedule");
   refused([](auto& j) { j["sends"] = nlohmann::json::array({j["sends"][0], j["sends"][0]}); }, "/sends/1/phase");
   EXPECT_NE(what([] { (void)peer::Schedule::parse("{\"format\": \"ibroute-schedule-slice\", \"ver"); }).find("not valid JSON"), std::string::npos);
@@ -175,7 +176,7 @@ TEST(Peer, DamagedSlicesAreRefusedByPlace) {
 // `ibroute run --placement` names a rank's host as the schedule file does, in any form.
 TEST(Placement, EveryFormOfAHostNamesItsRankAndAmbiguityIsRefused) {
   World w = half_fat_tree();
-  ScheduleDoc d = doc_of(w, plan_all_to_all(w.ctx, all_hosts(w.f), {}));
+  ScheduleDoc d = doc_of(w, plan_all_to_all(w.ctx, all_hosts(w.f), kShiftsOnly));
   const HostIdentity& h = d.identities[9];
   for (const std::string& spec : {h.name, ibroute::fabric::guid_hex(h.node_guid), ibroute::fabric::guid_hex(h.port_guid),
                                   std::to_string(h.base_lid), std::to_string(h.base_lid + 3)})

@@ -19,6 +19,7 @@
 
 using namespace ibroute::fabric;
 using namespace ibroute::schedule;
+using ibroute::test::kShiftsOnly;
 using ibroute::test::World;
 using ibroute::test::expect_input_error;
 
@@ -31,7 +32,7 @@ FatTreeSpec small(uint8_t lmc) {
 
 ScheduleDoc planned_doc(const World& w) {
   ScheduleDoc d;
-  d.schedule = plan_all_to_all(w.ctx, all_hosts(w.f), {});
+  d.schedule = plan_all_to_all(w.ctx, all_hosts(w.f), kShiftsOnly);
   d.schedule.name = "t";
   LoadReport r = evaluate(w.ctx, d.schedule.hosts, d.schedule.phases, false);
   d.schedule.timing = make_timing(w.ctx, r, 1 << 20, 0);
@@ -100,8 +101,8 @@ TEST(Format, RejectsBrokenFiles) {
   fails(text.substr(0, text.size() / 2), "not valid JSON");
   fails("{\"format\": \"other\"}", "not an ibroute schedule");
   std::string v3 = text;
-  v3.replace(v3.find("\"version\": 2"), 12, "\"version\": 3");
-  fails(v3, "format version 3");
+  v3.replace(v3.find("\"version\": 2"), 12, "\"version\": 4");
+  fails(v3, "format version 4");
   std::string no_hosts = text;
   no_hosts.replace(no_hosts.find("\"hosts\""), 7, "\"hostz\"");
   fails(no_hosts, "\"hosts\" is missing");
@@ -126,7 +127,7 @@ TEST(Validate, AcceptsThePlanAndCatchesEachFault) {
   ScheduleDoc d = planned_doc(w);
   Validation ok = validate(w.ctx, d);
   EXPECT_TRUE(ok.ok()) << ok.checks[0].detail;
-  EXPECT_EQ(ok.checks.size(), 5u);
+  EXPECT_EQ(ok.checks.size(), 6u);
 
   ScheduleDoc other = d;  // a host the scan does not know
   other.identities[2].port_guid = 0xdead;
@@ -152,9 +153,13 @@ TEST(Validate, AcceptsThePlanAndCatchesEachFault) {
   apply_lid_policy(w.f, d.schedule.hosts, rr, LidPolicy::base);
   naive.schedule.phases = rr;
   Validation v5 = validate(w.ctx, naive);
-  bool congested = !v5.checks[4].ok;
+  ASSERT_EQ(v5.checks[5].name, "congestion");
+  bool congested = !v5.checks[5].ok;
   LoadReport r = evaluate(w.ctx, d.schedule.hosts, rr, false);
   EXPECT_EQ(congested, r.max_load > 2);
+  // The plan's timing gives each phase the time of 2 transfers per link: a phase with more does not fit.
+  ASSERT_EQ(v5.checks[4].name, "timing");
+  EXPECT_EQ(v5.checks[4].ok, r.max_load <= 2) << v5.checks[4].detail;
 }
 
 TEST(Admission, RateAndSlot) {

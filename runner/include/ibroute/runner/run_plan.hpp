@@ -28,8 +28,9 @@ struct TimedSend {
 };
 
 // A rank's sends: one entry per phase it sends in. Send k of the run is entry k % per_round()
-// of round k / per_round(), phase p of round r starting at (r * phases + p) * slot_ns, so
-// nothing grows with the number of rounds.
+// of round k / per_round(), phase p of round r starting at (r * slots + start(p)) * slot_ns, where
+// a round lasts `slots` slots and phase p starts start(p) slots into it (one slot per phase unless
+// the schedule's phases differ in length), so nothing grows with the number of rounds.
 class SendPlan {
  public:
   SendPlan() = default;
@@ -39,16 +40,19 @@ class SendPlan {
   TimedSend at(uint64_t k) const;
   int64_t slot_ns() const { return slot_ns_; }
   uint32_t phases() const { return phases_; }
+  uint64_t slots() const { return slots_; }  // per round
 
  private:
   struct Entry {
     uint32_t phase = 0;
+    uint64_t start = 0;  // slots into the round
     int32_t dst = 0;
     uint16_t dlid = 0;
     uint32_t channel = 0;
   };
   std::vector<Entry> entries_;
   uint32_t phases_ = 0;
+  uint64_t slots_ = 0;
   int64_t slot_ns_ = 0;
 };
 

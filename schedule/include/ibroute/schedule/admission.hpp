@@ -15,11 +15,13 @@ struct RateLimit {
   std::string limited_by;
 };
 
-RateLimit max_rate(const EvalContext& ctx, const LoadReport& load);
+// `slotted`: the phases last their own slots (phase_slots()), so a link carries at once what it
+// carries relative to its phase's slots (LoadReport::link_share); else every phase lasts one slot.
+RateLimit max_rate(const EvalContext& ctx, const LoadReport& load, bool slotted = false);
 
 // Timing for a message size and a rate (0: the highest admissible). Throws InputError naming the
 // limiting link when the rate is more than the fabric carries.
-Timing make_timing(const EvalContext& ctx, const LoadReport& load, uint64_t message_size, double rate);
+Timing make_timing(const EvalContext& ctx, const LoadReport& load, uint64_t message_size, double rate, bool slotted = false);
 
 std::string describe_link(const fabric::Fabric& f, const fabric::LinkIndex& links, int32_t link);
 

@@ -14,8 +14,12 @@
 namespace ibroute::schedule {
 
 // 2: two groups ("groups"), and phases as shifts plus one DLID offset per sender (O(N) values
-// per phase instead of N objects). Version 1 files are still read.
-constexpr int kFormatVersion = 2;
+// per phase instead of N objects). 3: phases of different lengths (timing.phase_slots) and more
+// phases than the shifts (transfers that waited, packed into phases of their own). A schedule that
+// needs neither is written as version 2, which older readers take. Versions 1 and 2 are still read.
+constexpr int kFormatVersion = 3;
+// The version a schedule is written in: 3 only where it needs what 3 adds.
+int format_version_for(const Schedule& s);
 
 std::string to_json(const ScheduleDoc& doc);
 // Throws InputError naming what is wrong (not JSON, another format or version, missing fields,

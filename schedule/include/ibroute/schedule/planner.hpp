@@ -32,6 +32,7 @@ struct PlanOptions {
   Method method = Method::automatic;
   int repair_rounds = 40;
   unsigned threads = 0;  // phases solved at once; 0: one per core
+  bool packing = true;   // where a leaf or group is the bottleneck, let its excess wait and pack it (below)
   fabric::ProgressFn progress;  // ("plan", phases done, phases)
 };
 

@@ -40,8 +40,19 @@ struct Schedule {
   // Two groups: the ranks that send and those that receive, each in rank order (they may overlap).
   // Both empty: all-to-all, every rank sends to every other.
   std::vector<int32_t> senders, receivers;
+  // Phases of different lengths: phase p lasts slots[p] times timing.slot_s (its worst link load,
+  // so that a phase that can run at full rate is not timed for the worst one). Empty: one slot each.
+  std::vector<uint32_t> slots;
   bool all_to_all() const { return senders.empty() && receivers.empty(); }
 };
+
+// The most slots a phase may last, and the most a whole schedule may take (a reader refuses more).
+constexpr uint32_t kMaxPhaseSlots = 1u << 16;
+// How many slots a phase of `time` message-times (at the rate of one slot) takes: at least one.
+uint32_t phase_slot_count(double time);
+// Where each phase starts, in slots from the schedule's start, and (last element) the total:
+// phases.size() + 1 values.
+std::vector<uint64_t> slot_starts(const Schedule& s);
 
 // The senders (receivers) of a schedule: its groups, or every rank for an all-to-all.
 std::vector<int32_t> sender_ranks(const Schedule& s);

@@ -40,6 +40,7 @@ struct Host {
 // One transfer of a rank. For a send, `peer` is the destination rank and `dlid` the destination LID
 // to address (it picks the path); for a receive, `peer` is the source and `dlid` the one of our
 // LIDs it addresses. The transfer starts `offset_s` seconds after the common start t0 (phase ×
+// slot; from format version 3, where phases differ in length, the slots of the phases before it ×
 // slot) and moves `size` bytes.
 struct Transfer {
   std::uint32_t phase = 0;
@@ -60,14 +61,14 @@ class Schedule {
   const std::string& name() const;        // the schedule's name in the database that planned it
   const std::string& method() const;      // "structure", "free", ...
   const std::string& created_at() const;  // UTC, ISO 8601
-  int format_version() const;             // of the file read (1 or 2)
+  int format_version() const;             // of the file read (1, 2 or 3)
   bool is_slice() const;
   // The rank a slice is for; empty for a whole schedule (which answers for every rank).
   std::optional<std::uint32_t> own_rank() const;
 
   std::uint64_t message_size() const;  // bytes per transfer
   double rate() const;                 // bytes per second each node sends
-  double slot_s() const;               // seconds from one phase's start to the next's
+  double slot_s() const;               // seconds of a slot: a phase lasts one (version 3: its timing.phase_slots)
   int bound() const;                   // transfers a regular link direction may carry at once
   std::int64_t scan_id() const;        // the scan it was planned on
 

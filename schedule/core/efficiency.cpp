@@ -1,0 +1,199 @@
+#include "ibroute/schedule/efficiency.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <thread>
+
+#include "ibroute/fabric/parallel.hpp"
+#include "ibroute/schedule/admission.hpp"
+
+namespace ibroute::schedule {
+
+using namespace ibroute::fabric;
+
+namespace {
+
+std::string fmt(const char* f, double a, double b = 0) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, f, a, b);
+  return buf;
+}
+
+// Who takes part: per rank, whether it sends and receives, and how many of each there are.
+struct Roles {
+  std::vector<char> sends, receives;
+  size_t senders = 0, receivers = 0;
+};
+
+Roles roles_of(size_t n, const std::vector<int32_t>& senders, const std::vector<int32_t>& receivers) {
+  Roles r;
+  const bool all = senders.empty() && receivers.empty();
+  r.sends.assign(n, all), r.receives.assign(n, all);
+  for (int32_t s : senders) r.sends[static_cast<size_t>(s)] = 1;
+  for (int32_t d : receivers) r.receives[static_cast<size_t>(d)] = 1;
+  r.senders = static_cast<size_t>(std::count(r.sends.begin(), r.sends.end(), 1));
+  r.receivers = static_cast<size_t>(std::count(r.receives.begin(), r.receives.end(), 1));
+  return r;
+}
+
+int32_t ingress_of(const Fabric& f, const Host& h) {
+  const Port& p = f.nodes[h.node].ports[h.port];
+  return p.connected() && f.nodes[p.peer_node].is_switch() ? p.peer_node : -1;
+}
+
+struct UnionFind {
+  std::vector<int32_t> up;
+  explicit UnionFind(size_t n) : up(n) { std::iota(up.begin(), up.end(), 0); }
+  int32_t find(int32_t x) {
+    while (up[x] != x) x = up[x] = up[up[x]];
+    return x;
+  }
+  void join(int32_t a, int32_t b) { up[find(a)] = find(b); }
+};
+
+void consider(LeastTime& best, double time, const std::string& why) {
+  if (time > best.time + 1e-9) best.time = time, best.limited_by = why;
+}
+
+// Every group of switches connected below level L+1 (a leaf at L = 1, a pod or a director's line
+// cards above): what its senders push out and its receivers take in, over the links that leave it.
+void cut_bounds(const EvalContext& ctx, const std::vector<Host>& hosts, const Roles& roles, double host_gbps, LeastTime& best) {
+  const Fabric& f = ctx.fabric;
+  const auto& level = ctx.structure.level;
+  for (int top = 1; top < ctx.structure.levels; ++top) {
+    auto inside = [&](int32_t node) { return node >= 0 && level[node] >= 1 && level[node] <= top; };
+    UnionFind groups(f.nodes.size());
+    std::vector<double> up(f.nodes.size(), 0);  // per switch: capacity of its links out of the group, in host links
+    for (size_t x = 0; x < f.nodes.size(); ++x) {
+      if (!inside(static_cast<int32_t>(x))) continue;
+      const Node& sw = f.nodes[x];
+      for (int p = 1; p <= sw.num_ports(); ++p) {
+        const Port& port = sw.ports[p];
+        if (!port_usable(port) || !f.nodes[port.peer_node].is_switch()) continue;
+        if (inside(port.peer_node)) groups.join(static_cast<int32_t>(x), port.peer_node);
+        else if (level[port.peer_node] > top) up[x] += ctx.links.gbps(ctx.links.id(static_cast<int32_t>(x), p)) / host_gbps;
+      }
+    }
+    std::vector<double> cap(f.nodes.size(), 0);
+    std::vector<size_t> s_in(f.nodes.size(), 0), r_in(f.nodes.size(), 0), switches(f.nodes.size(), 0);
+    for (size_t x = 0; x < f.nodes.size(); ++x)
+      if (inside(static_cast<int32_t>(x))) cap[groups.find(static_cast<int32_t>(x))] += up[x], ++switches[groups.find(static_cast<int32_t>(x))];
+    for (size_t i = 0; i < hosts.size(); ++i) {
+      int32_t sw = ingress_of(f, hosts[i]);
+      if (!inside(sw)) continue;
+      int32_t g = groups.find(sw);
+      s_in[g] += roles.sends[i], r_in[g] += roles.receives[i];
+    }
+    for (size_t g = 0; g < f.nodes.size(); ++g) {
+      if (s_in[g] == 0 && r_in[g] == 0) continue;
+      const double out = static_cast<double>(s_in[g]) * static_cast<double>(roles.receivers - r_in[g]);
+      const double in = static_cast<double>(r_in[g]) * static_cast<double>(roles.senders - s_in[g]);
+      if (cap[g] <= 0) continue;  // nothing leaves: the plan's unroutable transfers say so
+      const double t = std::max(out, in) / cap[g];
+      const std::string who = switches[g] == 1 ? f.nodes[g].desc : "the " + std::to_string(switches[g]) + " switches below level " +
+                                                                        std::to_string(top + 1) + " with " + f.nodes[g].desc;
+      consider(best, t, who + ": " + fmt("%.0f transfers ", std::max(out, in)) + (out >= in ? "leave" : "enter") +
+                            fmt(" over up-links worth %.4g host links", cap[g]));
+    }
+  }
+}
+
+// Transfers that every LID of their destination routes over one link: that link carries them all.
+void forced_links(const EvalContext& ctx, const std::vector<Host>& hosts, const Roles& roles, double host_gbps, LeastTime& best) {
+  const Fabric& f = ctx.fabric;
+  std::vector<int32_t> group_switch;  // ingress switches, and per switch its senders
+  std::vector<size_t> senders_at;
+  std::vector<int> group_of(hosts.size(), -1);
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    int32_t sw = ingress_of(f, hosts[i]);
+    if (sw < 0) continue;
+    auto it = std::find(group_switch.begin(), group_switch.end(), sw);
+    if (it == group_switch.end()) group_switch.push_back(sw), senders_at.push_back(0), it = group_switch.end() - 1;
+    group_of[i] = static_cast<int>(it - group_switch.begin());
+    senders_at[group_of[i]] += roles.sends[i];
+  }
+  const unsigned threads = static_cast<unsigned>(std::clamp<size_t>(hosts.size() / 256, 1, std::max(1u, std::thread::hardware_concurrency())));
+  std::vector<std::vector<double>> counts(threads, std::vector<double>(ctx.links.size(), 0));
+  run_parallel(threads, [&](unsigned t) {
+    PathFinder finder(f, ctx.links);
+    std::vector<int32_t> path, common;
+    for (size_t j = hosts.size() * t / threads; j < hosts.size() * (t + 1) / threads; ++j) {
+      if (!roles.receives[j]) continue;
+      const Port& d = f.nodes[hosts[j].node].ports[hosts[j].port];
+      if (d.base_lid == 0) continue;
+      for (size_t g = 0; g < group_switch.size(); ++g) {
+        size_t m = senders_at[g] - (group_of[j] == static_cast<int>(g) && roles.sends[j] ? 1 : 0);
+        if (m == 0) continue;
+        common.clear();
+        bool first = true;
+        for (uint32_t o = 0; o < d.lid_count(); ++o) {
+          path.clear();
+          if (finder.from_switch(group_switch[g], static_cast<uint16_t>(d.base_lid + o), path) != RouteStatus::ok) continue;
+          if (first) common = path, first = false;
+          else common.erase(std::remove_if(common.begin(), common.end(),
+                                           [&](int32_t l) { return std::find(path.begin(), path.end(), l) == path.end(); }),
+                            common.end());
+        }
+        for (int32_t l : common) counts[t][l] += static_cast<double>(m);
+      }
+    }
+  });
+  for (size_t l = 0; l < ctx.links.size(); ++l) {
+    double c = 0;
+    for (const auto& per : counts) c += per[l];
+    if (c <= 0 || !ctx.switch_link(static_cast<int32_t>(l)) || ctx.gbps[l] <= 0) continue;
+    consider(best, c * host_gbps / ctx.gbps[l],
+             describe_link(f, ctx.links, static_cast<int32_t>(l)) + fmt(": %.0f transfers have no other path", c));
+  }
+}
+
+}  // namespace
+
+LeastTime least_time(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<int32_t>& senders,
+                     const std::vector<int32_t>& receivers, bool with_forced_links) {
+  LeastTime best;
+  const size_t n = hosts.size();
+  if (n < 2) return best;
+  const Roles roles = roles_of(n, senders, receivers);
+  const double host_gbps = ctx.structure.host_gbps > 0 ? ctx.structure.host_gbps : 1;
+  // Each host's own link: what it sends and what it receives, at its own rate.
+  for (size_t i = 0; i < n; ++i) {
+    const double sends = roles.sends[i] ? static_cast<double>(roles.receivers - roles.receives[i]) : 0;
+    const double gets = roles.receives[i] ? static_cast<double>(roles.senders - roles.sends[i]) : 0;
+    const double gbps = ctx.links.gbps(ctx.links.id(hosts[i].node, hosts[i].port));
+    const double t = std::max(sends, gets) * host_gbps / (gbps > 0 ? gbps : host_gbps);
+    consider(best, t, hosts[i].name + "'s link: " + fmt("%.0f messages ", std::max(sends, gets)) + (sends >= gets ? "sent" : "received") +
+                          (gbps > 0 && gbps < host_gbps ? fmt(" at %.4g of %.4g Gb/s", gbps, host_gbps) : ""));
+  }
+  cut_bounds(ctx, hosts, roles, host_gbps, best);
+  if (with_forced_links) forced_links(ctx, hosts, roles, host_gbps, best);
+  return best;
+}
+
+std::vector<uint32_t> phase_slots(const LoadReport& load) {
+  std::vector<uint32_t> slots;
+  slots.reserve(load.phase_time.size());
+  for (double t : load.phase_time) slots.push_back(phase_slot_count(t));
+  if (std::adjacent_find(slots.begin(), slots.end(), std::not_equal_to<>()) == slots.end()) slots.clear();
+  return slots;
+}
+
+double planned_time(const LoadReport& load) {
+  double t = 0;
+  for (double p : load.phase_time) t += p > 0 ? phase_slot_count(p) : 0;
+  return t;
+}
+
+Efficiency efficiency_of(const EvalContext& ctx, const LeastTime& least, const LoadReport& load, size_t max_sends) {
+  Efficiency e;
+  e.least = least.time;
+  e.planned = planned_time(load);
+  e.limited_by = least.limited_by;
+  e.value = e.planned > 0 ? std::min(1.0, e.least / e.planned) : 0;
+  e.rate_gbps = e.planned > 0 ? static_cast<double>(max_sends) / e.planned * ctx.structure.host_gbps : 0;
+  return e;
+}
+
+}  // namespace ibroute::schedule

@@ -1,0 +1,47 @@
+// Phases beyond the shifts of one rank order: where a leaf holds more of the host set than it has
+// up-links, or one group is larger than the other, every shift overloads the same up-links and a
+// plan timed shift by shift runs at half the rate. Instead, such a leaf's excess transfers wait
+// (they are deferred from the shift they belong to) and are packed into phases of their own, each
+// a partial matching in which no link carries more than it can at the host link rate.
+// Internal to schedule/core.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ibroute/schedule/evaluate.hpp"
+#include "option_table.hpp"
+
+namespace ibroute::schedule {
+
+struct Transfer {
+  int32_t src, dst;  // ranks
+};
+
+// Per directed link: how many transfers at the host link rate it carries at once (a link twice as
+// fast carries two; one slower than a host link none: even one transfer makes its phase longer).
+std::vector<int> unit_capacities(const EvalContext& ctx);
+
+// The hosts' leaves: per rank its leaf (the switch it is cabled to, numbered; -1 none), and per
+// leaf the transfers at the host link rate its up-links carry at once.
+struct Leaves {
+  std::vector<int> of_rank;
+  std::vector<int> up;
+  Leaves(const EvalContext& ctx, const std::vector<Host>& hosts);
+  // The least worst load of a phase: transfers leaving (entering) a leaf over its up-links.
+  int phase_bound(const Phase& ph) const;
+  // Takes transfers out of `ph` until no leaf sends or receives more than its up-links carry at
+  // once; those of the ranks that waited least so far (`waits`, per rank, counted up) wait.
+  void defer_excess(Phase& ph, std::vector<uint32_t>& waits, std::vector<Transfer>& deferred) const;
+  // The same ranks with each leaf's spread evenly over the list (its k-th of c at about (k + 1/2) / c).
+  std::vector<int32_t> interleave(const std::vector<int32_t>& ranks) const;
+};
+
+// Packs `deferred` into `phases`: first into those there are (where both ends wait and the links
+// have room), then into new ones appended, each a partial matching with a DLID per transfer such
+// that no link carries more than `cap` (unit_capacities); the busiest senders, receivers and leaves
+// first, so that the bottleneck works in every phase.
+void pack_phases(const EvalContext& ctx, const OptionTable& table, const std::vector<Host>& hosts, const Leaves& leaves,
+                 const std::vector<int>& cap, std::vector<Transfer> deferred, std::vector<Phase>& phases);
+
+}  // namespace ibroute::schedule

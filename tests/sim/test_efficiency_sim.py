@@ -1,0 +1,145 @@
+"""Efficiency (least possible time of the exchange / planned time) of `ibroute plan` on ibsim + OpenSM
+fabrics, for host subsets and two groups, recomputed from the database's stored routes by
+tests/sim/schedule_check.py (not the planner's code), against round-robin with base LIDs built here
+and against the least possible time; and the exported file validated, version 3 where it needs it."""
+import json
+import os
+import random
+import unittest
+
+from common import EXAMPLES, TempDirTest, db_rows, ibroute, ibroute_json
+from schedule_check import Routes, efficiency, groups_of, phases_of
+from simfabric import SimFabric, generate
+
+
+def host_names(db, scan):
+    return sorted(d for (d,) in db_rows(db, "SELECT desc FROM node WHERE scan_id = ? AND type = 'ca'", scan))
+
+
+def round_robin(db, scan, names, senders=(), receivers=()):
+    """Round-robin over the host set with base LIDs, as an exported document: what a user would run."""
+    r = Routes(db, scan)
+    guid = dict(db_rows(db, "SELECT n.desc, p.guid FROM node n JOIN port p ON p.scan_id = n.scan_id AND p.node_idx = n.idx "
+                            "AND p.num = 1 WHERE n.scan_id = ? AND n.type = 'ca'", scan))
+    hosts = [{"name": h, "port_guid": guid[h], "base_lid": r.ports[guid[h]][2]} for h in names]
+    rank = {h: i for i, h in enumerate(names)}
+    S = [rank[h] for h in senders] or list(range(len(names)))
+    R = [rank[h] for h in receivers] or list(range(len(names)))
+    m = max(len(S), len(R))
+    phases = [[{"src": s, "dst": R[(i + k) % m], "dlid": hosts[R[(i + k) % m]]["base_lid"]}
+               for i, s in enumerate(S) if (i + k) % m < len(R) and R[(i + k) % m] != s] for k in range(m)]
+    doc = {"hosts": hosts, "phases": [p for p in phases if p]}
+    if senders:
+        doc["groups"] = {"senders": S, "receivers": R}
+    return doc
+
+
+def check_pairs(doc):
+    """Every (sender, receiver) pair once, nobody twice in a phase."""
+    senders, receivers = groups_of(doc)
+    seen = set()
+    for k, phase in enumerate(phases_of(doc)):
+        assert len({t["src"] for t in phase}) == len(phase), f"phase {k}: a rank sends twice"
+        assert len({t["dst"] for t in phase}) == len(phase), f"phase {k}: a rank receives twice"
+        for t in phase:
+            assert (t["src"], t["dst"]) not in seen
+            seen.add((t["src"], t["dst"]))
+    assert seen == {(s, r) for s in senders for r in receivers if s != r}
+
+
+class EfficiencyOnSimulatedFabrics(TempDirTest):
+    def plan_and_check(self, db, scan, tag, hosts=(), senders=(), receivers=(), at_least=0.9, within_bound=True):
+        args = ["plan", "--db", db, "--name", tag]
+        for label, group in (("hosts", hosts), ("senders", senders), ("receivers", receivers)):
+            if group:
+                path = self.path(f"{tag}-{label}.txt")
+                with open(path, "w") as f:
+                    f.write("\n".join(group) + "\n")
+                args += [f"--{label}", "@" + path]
+        plan = ibroute_json(*args)
+        out = self.path(tag + ".json")
+        ibroute("export", "--db", db, "--schedule", tag, "-o", out)
+        with open(out) as f:
+            doc = json.load(f)
+        check_pairs(doc)
+        t, least, phases = efficiency(db, scan, doc)
+        e = plan["efficiency"]
+        # What ibroute claims, recomputed from the stored routes.
+        self.assertEqual(e["planned_time"], t, tag)
+        self.assertGreaterEqual(e["least_time"] + 1e-6, least, tag)  # ibroute also counts links with no other path
+        self.assertAlmostEqual(e["value"], e["least_time"] / t, places=9)
+        self.assertGreaterEqual(least / t, at_least, f"{tag}: T {t}, T* {least}")
+        # Better than round-robin with base LIDs in the same order, and the least possible not beaten.
+        names = list(hosts) or sorted(set(senders) | set(receivers), key=(list(senders) + list(receivers)).index)
+        rr_t, _, _ = efficiency(db, scan, round_robin(db, scan, names, senders, receivers))
+        self.assertLess(t, rr_t, tag)
+        self.assertGreaterEqual(t + 1e-9, least)
+        # The file names its version by what it needs, and validate takes it.
+        needs_v3 = "phase_slots" in doc["timing"] or phases > max(len(g) for g in groups_of(doc)) - (0 if senders else 1)
+        self.assertEqual(doc["version"], 3 if needs_v3 else 2, tag)
+        v = ibroute("validate", "--db", db, out, "--json", check=False)
+        vj = json.loads(v.stdout)
+        self.assertEqual(v.returncode, 0 if within_bound else 1, vj)
+        self.assertTrue(all(c["ok"] for c in vj["checks"] if within_bound or c["check"] != "congestion"), vj)
+        return plan, doc, t, least
+
+    def test_host_subsets_and_groups_on_the_shuffled_864_host_tree(self):
+        db = self.path("f.db")
+        with SimFabric(os.path.join(EXAMPLES, "hft864-shuffled.topo"), lmc=4) as sim:
+            scan = ibroute_json("scan", "--db", db, sim=sim)["scan_id"]
+        names = host_names(db, scan)
+        rng = random.Random(25)
+        few = sorted(rng.sample(names, 100), key=names.index)
+        plan, doc, t, least = self.plan_and_check(db, scan, "sub100", hosts=few, at_least=0.95)
+        self.assertEqual(plan["max_load"], 1)  # no leaf holds 12 of them: one transfer per link in every phase
+        self.assertEqual(t, 99)
+        some = sorted(rng.sample(names, 300), key=names.index)
+        plan, doc, t, least = self.plan_and_check(db, scan, "sub300", hosts=some, at_least=0.9)
+        self.assertIn("packed", plan["method"])  # its densest leaves' excess waits
+        self.assertGreater(least, 299)  # a leaf with more of the set than up-links is the bottleneck
+        self.assertIn("up-links", plan["efficiency"]["limited_by"])
+        pool = rng.sample(names, 600)
+        snd, rcv = sorted(pool[:300], key=names.index), sorted(pool[300:], key=names.index)
+        self.plan_and_check(db, scan, "g300", senders=snd, receivers=rcv, at_least=0.9)
+        pool = rng.sample(names, 600)
+        self.plan_and_check(db, scan, "g150", senders=sorted(pool[:150], key=names.index), receivers=sorted(pool[150:], key=names.index),
+                            at_least=0.95)
+        # analyze reports round-robin's efficiency on the same measure.
+        a = ibroute_json("analyze", "--db", db, "--hosts", ",".join(few), "--patterns", "rr-name", "--lids", "base", "--no-fair-share")
+        rr = a["patterns"][0]["efficiency"]
+        rr_t, _, _ = efficiency(db, scan, round_robin(db, scan, few))
+        self.assertEqual(rr["planned_time"], rr_t)
+        self.assertEqual(rr["least_time"], 99)
+
+    def test_a_degraded_fabric(self):
+        # 8 leaves of 12 hosts and 6 up-links, 3 of 48 leaf-spine links missing, 2 narrowed.
+        topo = generate(self.path("deg.topo"), "--leaves", "8", "--down", "12", "--up", "6", "--spines", "6", "--switch-ports", "18",
+                        "--spine-ports", "8", "--shuffle", "--seed", "7", "--missing", "3", "--narrow", "2")
+        db = self.path("deg.db")
+        with SimFabric(topo, lmc=2) as sim:
+            scan = ibroute_json("scan", "--db", db, sim=sim)["scan_id"]
+        names = host_names(db, scan)
+        # A host at 1x is the bottleneck: every phase lasts as long as its one transfer, and the others
+        # fit in that time even where a leaf short of up-links carries more than the bound.
+        plan, doc, t, least = self.plan_and_check(db, scan, "all", hosts=names, at_least=0.95, within_bound=False)
+        self.assertIn("at 25 of 100 Gb/s", plan["efficiency"]["limited_by"])
+        # accept checks the same measure against an expectation.
+        exp = self.path("exp.json")
+        with open(exp, "w") as f:
+            json.dump({"min_efficiency": 0.8}, f)
+        r = ibroute("accept", "--db", db, "--expect", exp, "--simulate", "--json", "--report", self.path("r.html"), check=False)
+        rep = json.loads(r.stdout)
+        check = next(c for c in rep["checks"] if c["check"] == "min_efficiency")
+        self.assertEqual(check["result"], "pass", check)
+        with open(exp, "w") as f:
+            json.dump({"min_efficiency": 1.0}, f)
+        r = ibroute("accept", "--db", db, "--expect", exp, "--simulate", "--json", "--report", self.path("r.html"), check=False)
+        check = next(c for c in json.loads(r.stdout)["checks"] if c["check"] == "min_efficiency")
+        if rep["plan"]["efficiency"]["value"] < 1:
+            self.assertEqual(check["result"], "fail", check)
+            self.assertEqual(r.returncode, 1)
+            self.assertIn("limited by", check.get("detail", ""))
+
+
+if __name__ == "__main__":
+    unittest.main()

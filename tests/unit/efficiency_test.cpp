@@ -1,0 +1,264 @@
+// The efficiency measure (least possible time / planned time) with known answers, and the planner
+// that minimises the planned time: subsets, a leaf short of up-links, two groups, a missing up-link;
+// phases of different lengths through the format, the store, the peer library and the runner.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include "fabric_store.hpp"
+#include "ibroute/fabric/routes.hpp"
+#include "ibroute/fabric/synthetic.hpp"
+#include "ibroute/peer.hpp"
+#include "ibroute/runner/run_plan.hpp"
+#include "ibroute/schedule/admission.hpp"
+#include "ibroute/schedule/efficiency.hpp"
+#include "ibroute/schedule/format.hpp"
+#include "ibroute/schedule/hosts.hpp"
+#include "ibroute/schedule/planner.hpp"
+#include "ibroute/schedule/validate.hpp"
+#include "schedule_docs.hpp"
+
+using namespace ibroute::fabric;
+using namespace ibroute::schedule;
+using ibroute::test::kShiftsOnly;
+using ibroute::test::World;
+
+namespace {
+
+FatTreeSpec two_level(int leaves, int hosts_per_leaf, int uplinks, uint8_t lmc) {
+  FatTreeSpec t;
+  t.leaves = leaves, t.hosts_per_leaf = hosts_per_leaf, t.uplinks = uplinks, t.spines = uplinks, t.lmc = lmc, t.shuffle_names = true;
+  return t;
+}
+
+int32_t leaf_of(const World& w, const Host& h) { return w.f.nodes[h.node].ports[h.port].peer_node; }
+
+// Per leaf, the first `k` hosts (in name order) of each leaf.
+std::vector<Host> per_leaf(const World& w, size_t k) {
+  std::map<int32_t, size_t> taken;
+  std::vector<Host> out;
+  for (const Host& h : all_hosts(w.f))
+    if (taken[leaf_of(w, h)]++ < k) out.push_back(h);
+  return out;
+}
+
+// T of a plan recomputed from its phases' loads on the LFT walk: each phase its worst link load
+// (all links of the host rate here), at least 1.
+double walked_time(const World& w, const Schedule& s) {
+  const LoadReport r = evaluate(w.ctx, s.hosts, s.phases, false);
+  double t = 0;
+  for (size_t p = 0; p < s.phases.size(); ++p) {
+    const bool any = std::any_of(s.phases[p].dst.begin(), s.phases[p].dst.end(), [](int32_t d) { return d >= 0; });
+    if (any) t += std::max(1, r.phase_max[p]);
+  }
+  return t;
+}
+
+// Every (sender, receiver) pair once, every rank at most once per phase, every DLID its destination's.
+void expect_complete(const World& w, const Schedule& s) {
+  EXPECT_EQ(check_pairs(s), "");
+  for (const Phase& ph : s.phases)
+    for (size_t i = 0; i < ph.dst.size(); ++i)
+      if (ph.dst[i] >= 0) {
+        const Host& d = s.hosts[static_cast<size_t>(ph.dst[i])];
+        ASSERT_TRUE(w.f.nodes[d.node].ports[d.port].owns_lid(ph.dlid[i]));
+      }
+}
+
+Efficiency measured(const World& w, const Schedule& s) {
+  const LoadReport r = evaluate(w.ctx, s.hosts, s.phases, false);
+  const size_t sends = s.all_to_all() ? s.hosts.size() - 1 : s.receivers.size();
+  return efficiency_of(w.ctx, least_time(w.ctx, s.hosts, s.senders, s.receivers), r, sends);
+}
+
+}  // namespace
+
+TEST(Efficiency, ASubsetWithNoMoreHostsPerLeafThanUpLinksRunsAtFullRate) {
+  World w(build_fat_tree(two_level(12, 8, 4, 2)));  // half fat-tree: 8 hosts, 4 up-links per leaf
+  const std::vector<Host> hosts = per_leaf(w, 4);   // 4 per leaf: 48 hosts
+  const LeastTime least = least_time(w.ctx, hosts, {}, {});
+  EXPECT_DOUBLE_EQ(least.time, 47);  // each host sends 47 messages; each leaf 4 x 44 over 4 up-links = 44
+  EXPECT_NE(least.limited_by.find("'s link: 47 messages sent"), std::string::npos) << least.limited_by;
+  const Schedule s = plan_all_to_all(w.ctx, hosts, {});
+  expect_complete(w, s);
+  EXPECT_EQ(walked_time(w, s), 47);  // every phase at one transfer per link: the bound (2) would take 94
+  const Efficiency e = measured(w, s);
+  EXPECT_DOUBLE_EQ(e.planned, 47);
+  EXPECT_DOUBLE_EQ(e.value, 1);
+  EXPECT_NEAR(e.rate_gbps, w.s.host_gbps, 1e-9);
+}
+
+TEST(Efficiency, ALeafWithMoreHostsThanUpLinksIsTheCutAndItsExcessWaits) {
+  World w(build_fat_tree(two_level(6, 15, 12, 4)));  // 15 hosts and 12 up-links per leaf, 90 hosts
+  const std::vector<Host> hosts = all_hosts(w.f);
+  const LeastTime least = least_time(w.ctx, hosts, {}, {});
+  EXPECT_DOUBLE_EQ(least.time, 15.0 * 75 / 12);  // 93.75 > the 89 messages of each host
+  EXPECT_NE(least.limited_by.find("1125 transfers leave over up-links worth 12 host links"), std::string::npos) << least.limited_by;
+  // Shifts alone: nearly every shift sends more than 12 out of each leaf, so is timed for 2.
+  const Schedule shifts = plan_all_to_all(w.ctx, hosts, kShiftsOnly);
+  expect_complete(w, shifts);
+  EXPECT_GT(walked_time(w, shifts), 150);
+  // Packed: every phase at one transfer per link, the leaves' excess in phases of its own.
+  PlanStats st;
+  const Schedule packed = plan_all_to_all(w.ctx, hosts, {}, &st);
+  expect_complete(w, packed);
+  EXPECT_NE(st.method.find("packed"), std::string::npos);
+  EXPECT_GT(packed.phases.size(), hosts.size() - 1);
+  EXPECT_EQ(evaluate(w.ctx, packed.hosts, packed.phases, false).max_load, 1);
+  const double t = walked_time(w, packed);
+  EXPECT_GE(t, least.time);
+  EXPECT_GE(least.time / t, 0.9) << t;
+  EXPECT_DOUBLE_EQ(measured(w, packed).planned, t);
+}
+
+TEST(Efficiency, TwoGroupsOneToThreeAndThreeToOne) {
+  World w(build_fat_tree(two_level(12, 8, 4, 2)));
+  const std::vector<Host> hosts = all_hosts(w.f);  // 96, names shuffled over the leaves
+  std::vector<int32_t> few, many;
+  for (int32_t r = 0; r < 96; ++r) (r % 4 == 0 ? few : many).push_back(r);  // 24 and 72
+  for (bool one_to_three : {true, false}) {
+    const auto& snd = one_to_three ? few : many;
+    const auto& rcv = one_to_three ? many : few;
+    const LeastTime least = least_time(w.ctx, hosts, snd, rcv);
+    EXPECT_DOUBLE_EQ(least.time, 72) << least.limited_by;  // the smaller group's hosts each send (receive) 72
+    const Schedule s = plan_groups(w.ctx, hosts, snd, rcv, {});
+    expect_complete(w, s);
+    const double t = walked_time(w, s);
+    EXPECT_GE(t, 72);
+    EXPECT_GE(72 / t, 0.95) << (one_to_three ? "1:3 " : "3:1 ") << t;
+  }
+}
+
+TEST(Efficiency, ALeafMissingAnUpLink) {
+  FatTreeSpec spec = two_level(4, 6, 3, 2);
+  spec.seed = 4;
+  Fabric f = build_fat_tree(spec);
+  // leaf001 loses its link to spine02: 6 hosts over 2 up-links.
+  int leaf = -1, spine = -1;
+  for (size_t i = 0; i < f.nodes.size(); ++i) {
+    if (f.nodes[i].desc == "leaf001") leaf = static_cast<int>(i);
+    if (f.nodes[i].desc == "spine02") spine = static_cast<int>(i);
+  }
+  for (int p = 1; p <= f.nodes[leaf].num_ports(); ++p)
+    if (Port& port = f.nodes[leaf].ports[p]; port.peer_node == spine) {
+      f.nodes[spine].ports[port.peer_port] = Port{.guid = f.nodes[spine].guid};
+      port = Port{.guid = f.nodes[leaf].guid};
+    }
+  route_dmodk(f);
+  World w(f);
+  const std::vector<Host> hosts = all_hosts(w.f);
+  const LeastTime least = least_time(w.ctx, hosts, {}, {});
+  EXPECT_DOUBLE_EQ(least.time, 6.0 * 18 / 2);  // 54 against 23 messages per host
+  EXPECT_EQ(least.limited_by.rfind("leaf001: 108 transfers leave over up-links worth 2 host links", 0), 0u) << least.limited_by;
+  const Schedule s = plan_all_to_all(w.ctx, hosts, {});
+  expect_complete(w, s);
+  const double t = walked_time(w, s);
+  EXPECT_GE(t, 54);
+  EXPECT_GE(54 / t, 0.9) << t;
+}
+
+TEST(Efficiency, TheFullRegularFabricStaysAtTheBound) {
+  World w(build_fat_tree(two_level(36, 24, 12, 4)));  // 864 hosts
+  PlanStats st;
+  const Schedule s = plan_all_to_all(w.ctx, all_hosts(w.f), {}, &st);
+  EXPECT_EQ(s.phases.size(), 863u);
+  EXPECT_EQ(st.method, "structure");
+  EXPECT_EQ(evaluate(w.ctx, s.hosts, s.phases, false).max_load, 2);
+  EXPECT_GE(measured(w, s).value, 0.97);
+}
+
+// Phases of different lengths: the slots of each phase from its load, the rate they allow, and the
+// same slots back from the file, the database and the peer library; the runner posts each phase
+// at its own offset.
+TEST(Efficiency, PhasesOfDifferentLengthsTravelEverywhere) {
+  World w(build_fat_tree(two_level(12, 8, 4, 2)));
+  const std::vector<Host> hosts = topology_order(w.f, all_hosts(w.f));
+  Schedule s = plan_all_to_all(w.ctx, hosts, kShiftsOnly);  // loads 1 and 2: short shifts stay mostly inside a leaf
+  const LoadReport r = evaluate(w.ctx, s.hosts, s.phases, false);
+  s.slots = phase_slots(r);
+  ASSERT_FALSE(s.slots.empty());
+  for (size_t p = 0; p < s.slots.size(); ++p) EXPECT_EQ(s.slots[p], static_cast<uint32_t>(std::max(1, r.phase_max[p]))) << p;
+  s.name = "slotted";
+  s.timing = make_timing(w.ctx, r, 1 << 20, 0, true);
+  EXPECT_NEAR(s.timing.rate, w.s.host_gbps * 1e9 / 8, 1);  // each phase timed for its own load: the link rate
+  EXPECT_LT(planned_time(r), 2.0 * 95);
+
+  ScheduleDoc d;
+  d.schedule = s;
+  d.identities = identify_hosts(w.f, hosts);
+  d.fabric = {1, "2026-11-24T00:00:00Z", w.f.max_lmc()};
+  const std::string text = to_json(d);
+  EXPECT_NE(text.find("\"version\": 3"), std::string::npos);
+  EXPECT_NE(text.find("\"phase_slots\""), std::string::npos);
+  const ScheduleDoc back = from_json(text);
+  EXPECT_EQ(back.schedule.slots, s.slots);
+  EXPECT_EQ(back.schedule.phases, s.phases);
+  const Validation v = validate(w.ctx, back);
+  EXPECT_TRUE(v.ok()) << v.checks.back().detail;
+  // The same phases with every slot 1 are too short where a phase carries 2 per link.
+  ScheduleDoc squeezed = back;
+  std::fill(squeezed.schedule.slots.begin(), squeezed.schedule.slots.end(), 1u);
+  const Validation vs = validate(w.ctx, squeezed);
+  auto timing = std::find_if(vs.checks.begin(), vs.checks.end(), [](const Check& c) { return c.name == "timing"; });
+  ASSERT_NE(timing, vs.checks.end());
+  EXPECT_FALSE(timing->ok) << timing->detail << " slot " << squeezed.schedule.timing.slot_s << " max " << r.max_load;
+  // A damaged phase_slots is refused by place.
+  std::string bad = text;
+  bad.replace(bad.find("\"phase_slots\": ["), 16, "\"phase_slots\": [0,");
+  ibroute::test::expect_input_error([&] { (void)from_json(bad); }, "/timing/phase_slots");
+
+  // The peer library: offsets are the slots before the phase.
+  const std::vector<uint64_t> start = slot_starts(s);
+  const auto peer = ibroute::peer::Schedule::parse(text, "slotted.json");
+  EXPECT_EQ(peer.format_version(), 3);
+  for (const auto& t : peer.sends(5)) EXPECT_NEAR(t.offset_s, static_cast<double>(start[t.phase]) * s.timing.slot_s, 1e-12);
+  SliceWriter slices(d);
+  const auto slice = ibroute::peer::Schedule::parse(slices.slice(5), "rank5.json");
+  EXPECT_EQ(slice.sends(5).size(), peer.sends(5).size());
+  for (size_t k = 0; k < slice.sends(5).size(); ++k) EXPECT_DOUBLE_EQ(slice.sends(5)[k].offset_s, peer.sends(5)[k].offset_s);
+
+  // The runner: phase p of round r at (r x total slots + start(p)) slots.
+  const auto channels = ibroute::runner::channels_of(s);
+  ibroute::runner::SendPlan plan(s, channels, 5, 1000);
+  EXPECT_EQ(plan.slots(), start.back());
+  for (uint64_t k = 0; k < 2 * plan.per_round(); ++k) {
+    const auto ts = plan.at(k);
+    const uint64_t phase = ts.seq % s.phases.size(), round = ts.seq / s.phases.size();
+    EXPECT_EQ(ts.at_ns, static_cast<int64_t>((round * start.back() + start[phase]) * 1000)) << k;
+  }
+
+  // The database keeps the slots (and a schedule without them reads back without).
+  const std::string path = (std::filesystem::temp_directory_path() / ("ibroute-slots-" + std::to_string(::getpid()) + ".db")).string();
+  std::filesystem::remove(path);
+  {
+    ibroute::store::FabricStore st(path, true);
+    st.save_scan({.source = "offline", .origin = "unit"}, w.f, resolve_routes(w.f));
+    st.save_schedule(1, s, 2, 0, 0.1, false);
+    Schedule plain = s;
+    plain.name = "plain", plain.slots.clear();
+    st.save_schedule(1, plain, 2, 0, 0.1, false);
+    EXPECT_EQ(st.load_schedule(st.schedule_info("slotted").id).slots, s.slots);
+    EXPECT_TRUE(st.load_schedule(st.schedule_info("plain").id).slots.empty());
+    st.db().exec("UPDATE schedule_phase SET slots = 0 WHERE phase = 3 AND slots IS NOT NULL");
+    ibroute::test::expect_input_error([&] { (void)st.load_schedule(st.schedule_info("slotted").id); }, "phase 3");
+  }
+  std::filesystem::remove(path);
+}
+
+TEST(Efficiency, APackedScheduleRoundTripsAsVersion3) {
+  World w(build_fat_tree(two_level(6, 15, 12, 4)));
+  const ScheduleDoc d = ibroute::test::doc_of(w, plan_all_to_all(w.ctx, all_hosts(w.f), {}), "packed");
+  ASSERT_GT(d.schedule.phases.size(), 89u);
+  const std::string text = to_json(d);
+  EXPECT_NE(text.find("\"version\": 3"), std::string::npos);
+  const ScheduleDoc back = from_json(text);
+  EXPECT_EQ(back.schedule.phases, d.schedule.phases);
+  EXPECT_TRUE(validate(w.ctx, back).ok());
+  const auto peer = ibroute::peer::Schedule::parse(text, "packed.json");
+  size_t sends = 0;
+  for (uint32_t r = 0; r < 90; ++r) sends += peer.sends(r).size();
+  EXPECT_EQ(sends, 90u * 89u);
+}
