@@ -153,6 +153,10 @@ RunConfig make_config(const RunOptions& o, const Schedule& s) {
   cfg.slot_ns = static_cast<int64_t>(static_cast<double>(cfg.message_size) / rate * 1e9);
   const double round_s = static_cast<double>(cfg.slot_ns) * 1e-9 * static_cast<double>(slot_starts(s).back());
   cfg.rounds = o.rounds ? o.rounds : o.duration > 0 ? std::max<uint32_t>(1, static_cast<uint32_t>(o.duration / round_s + 0.5)) : 1;
+  // Planned times are nanoseconds in 64 bits: a run of more than ~100 years is a mistake in the input.
+  if (round_s * static_cast<double>(cfg.rounds) > 3e9)
+    throw InputError("the run would last " + std::to_string(round_s * cfg.rounds / 86400 / 365) +
+                     " years (slots x slot time x rounds): check the schedule's timing, --rate and --rounds");
   cfg.skip_after = std::max<uint32_t>(1, o.skip_after);
   cfg.drain_ns = static_cast<int64_t>(o.drain_s * 1e9);
   cfg.finish_timeout_ns = static_cast<int64_t>(o.finish_timeout_s * 1e9);

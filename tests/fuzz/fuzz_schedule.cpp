@@ -1,4 +1,4 @@
-// The schedule exchange format (docs/schedule-format.md), versions 1 and 2, whole files and per-node
+// The schedule exchange format (docs/schedule-format.md), versions 1, 2 and 3, whole files and per-node
 // slices. What is read must write back and read again to the same schedule (groups included), and
 // the slice written of it must read back to that rank's transfers.
 #include <cstdlib>
@@ -21,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       std::fprintf(stderr, "fuzz: a schedule that was read does not read back: %s\n", e.what());
       std::abort();
     }
-    if (back.schedule.phases != doc.schedule.phases || back.schedule.senders != doc.schedule.senders ||
+    if (back.schedule.phases != doc.schedule.phases || back.schedule.slots != doc.schedule.slots || back.schedule.senders != doc.schedule.senders ||
         back.schedule.receivers != doc.schedule.receivers || back.identities != doc.identities || to_json(back) != text) {
       std::fprintf(stderr, "fuzz: a schedule changed on the way out and back in\n");
       std::abort();

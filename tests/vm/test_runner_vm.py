@@ -84,6 +84,9 @@ SLURM = ("mkdir -p /sys/fs/cgroup && mount -t cgroup2 none /sys/fs/cgroup && mkd
          "pkill slurmd; pkill slurmctld\n")
 
 
+V3_SLOTS = [1, 3, 1, 2]
+
+
 class RunnerInVm(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -122,6 +125,17 @@ class RunnerInVm(unittest.TestCase):
             h["port_guid"] = "0x00aa" + h["port_guid"][6:]
         with open(os.path.join(cls.job, "other.json"), "w") as f:
             json.dump(doc, f)
+        # Version 3: phases of different lengths (timing.phase_slots), and more phases than shifts
+        # (the first shift split in two, as a packed plan's waiting transfers are).
+        v3 = explicit(json.loads(json.dumps(doc)))
+        for h, orig in zip(v3["hosts"], json.load(open(os.path.join(cls.job, "vm4.json")))["hosts"]):
+            h["port_guid"] = orig["port_guid"]
+        first = v3["phases"][0]
+        v3["phases"] = [first[:2], first[2:]] + v3["phases"][1:]
+        v3["version"] = 3
+        v3["timing"]["phase_slots"] = V3_SLOTS
+        with open(os.path.join(cls.job, "vm4-v3.json"), "w") as f:
+            json.dump(v3, f)
         run = f"{shlex.quote(IBROUTE)} run --db /tmp/fab.db"
         skews = ",".join(map(str, SKEWS_US))
         # Clean runs (and accept's run) allow many open transfers: on 2 emulated CPUs a rank may
@@ -155,6 +169,8 @@ class RunnerInVm(unittest.TestCase):
             "ranks": f"mpirun -np 3 {run} --schedule vm4",
             "device": f"mpirun -np 4 {run} --schedule vm4 --placement /job/p4.txt --device mlx5_7",
             "other": f"mpirun -np 4 {run} --schedule-file /job/other.json --placement /job/p4.txt",
+            "v3": f"mkdir -p /job/trace3 && mpirun -np 4 {run} --schedule-file /job/vm4-v3.json --placement /job/p4.txt --rounds 2 "
+                  "--skip-after 8 --trace /job/trace3 -o /job/v3.json",
         }
         # The acceptance test's run path: accept plans, launches `ibroute run` through mpirun, judges.
         with open(os.path.join(cls.job, "expect.json"), "w") as f:
@@ -229,6 +245,25 @@ class RunnerInVm(unittest.TestCase):
 
     def test_format_version_1_file_runs(self):
         self.check_clean("v1", 2, 2)
+
+    def test_phases_of_different_lengths_post_at_their_own_offsets(self):
+        """A version-3 file: 4 phases (the first shift split in two) lasting 1, 3, 1 and 2 slots.
+        Every byte checked by its receiver; each send planned at (round x 7 + its phase's start) slots."""
+        r = self.check_clean("v3", 4, 2)
+        slot = r["slot_ns"]
+        start = [sum(V3_SLOTS[:p]) for p in range(len(V3_SLOTS))]
+        sends = []
+        for rank in range(4):
+            with open(os.path.join(self.job, "trace3", f"trace-{rank}.csv")) as f:
+                lines = [l for l in f.read().splitlines() if not l.startswith("#")]
+            cols = lines[0].split(",")
+            sends += [x for x in (dict(zip(cols, l.split(","))) for l in lines[1:]) if x["kind"] == "send"]
+        self.assertEqual(len(sends), 4 * 3 * 2)
+        for x in sends:  # on the reference clock (rank 0's), to within the clock model's rounding
+            want = (int(x["round"]) * sum(V3_SLOTS) + start[int(x["phase"])]) * slot
+            self.assertLessEqual(abs(int(x["planned_ns"]) - want), 20_000, x)
+        self.assertTrue(all(x["status"] == "ok" for x in sends))
+        self.assertEqual(r["phases"], 4)
 
     def test_two_group_schedule_delivers_every_pair(self):
         rc, err, r = self.result("groups")
