@@ -87,6 +87,46 @@ void rank_levels(const Fabric& f, const Adjacency& adj, const std::vector<int>& 
   for (int32_t sw : switches) s.level[sw] = d[sw] < 0 ? -1 : d[sw] + 1;
 }
 
+// A switch that host traffic can cross lies on a shortest path between two host-carrying switches
+// (routing engines route on shortest paths). One that lies on none above every one that does — a
+// director's line ASIC with no outside cable, reached only from the spine ASICs — would otherwise
+// rank as a level above the top and set a bound of its own: it is taken out of the levels and
+// listed as unused. Per host-carrying
+// switch a: BFS, then in decreasing distance every switch that leads (one hop further from a) to
+// a switch that leads on to another host-carrying switch is crossed. O(host switches x links).
+void drop_uncrossed(const Fabric& f, const Adjacency& adj, const std::vector<int>& host_ports, FabricStructure& s) {
+  std::vector<int32_t> ends;
+  for (size_t i = 0; i < f.nodes.size(); ++i)
+    if (f.nodes[i].is_switch() && host_ports[i] > 0 && s.level[i] >= 1) ends.push_back(static_cast<int32_t>(i));
+  if (ends.size() < 2) return;
+  std::vector<char> crossed(f.nodes.size(), 0), leads(f.nodes.size(), 0);
+  std::vector<int32_t> order;
+  for (int32_t a : ends) {
+    std::vector<int> d = bfs(adj, {a});
+    order.clear();
+    for (size_t x = 0; x < d.size(); ++x)
+      if (d[x] >= 0) order.push_back(static_cast<int32_t>(x));
+    std::sort(order.begin(), order.end(), [&](int32_t x, int32_t y) { return d[x] > d[y]; });
+    for (int32_t x : order) {
+      leads[x] = x != a && host_ports[x] > 0;
+      for (int32_t y : adj[x])
+        if (d[y] == d[x] + 1 && leads[y]) leads[x] = 1;
+      if (leads[x]) crossed[x] = 1;
+    }
+  }
+  // Only where it would make a level of its own above every crossed switch: an uncrossed switch
+  // among the others (a core that lost its cable to one pod) stays, so that the missing cable is
+  // named where it is missing.
+  int top = 0;
+  for (size_t i = 0; i < f.nodes.size(); ++i)
+    if (f.nodes[i].is_switch() && (crossed[i] || host_ports[i] > 0)) top = std::max(top, s.level[i]);
+  for (size_t i = 0; i < f.nodes.size(); ++i)
+    if (f.nodes[i].is_switch() && s.level[i] > top && host_ports[i] == 0 && !crossed[i]) {
+      s.level[i] = -1;
+      s.unused.push_back(static_cast<int32_t>(i));
+    }
+}
+
 void find_chassis(const Fabric& f, FabricStructure& s) {
   std::map<uint64_t, std::vector<int32_t>> by_sysimg;
   for (size_t i = 0; i < f.nodes.size(); ++i)
@@ -142,6 +182,7 @@ FabricStructure analyze_structure(const Fabric& f) {
       }
   }
   rank_levels(f, adj, host_ports, s);
+  drop_uncrossed(f, adj, host_ports, s);
   find_chassis(f, s);
   for (size_t i = 0; i < n; ++i) {
     s.levels = std::max(s.levels, s.level[i]);

@@ -57,7 +57,7 @@ bool looks_like_ports_report(std::string_view text) {
   LineReader r(text, "");
   for (std::string_view line; r.next(line);) {
     line = trim(line);
-    if (line.empty() || line[0] == '#' || is_tool_message(line)) continue;
+    if (line.empty() || line[0] == '#' || is_tool_message(line) || is_progress_line(line)) continue;  // -s: progress first
     std::string_view s = line;
     return type_of(next_token(s)).has_value();
   }
@@ -111,7 +111,7 @@ Fabric parse_ports_report(std::string_view text, std::string_view source_name) {
   bool cut = false;
   for (std::string_view line; r.next(line);) {
     std::string_view l = trim(line);
-    if (l.empty() || l[0] == '#') continue;
+    if (l.empty() || l[0] == '#' || is_progress_line(l)) continue;  // ibnetdiscover -s -p: discovery progress
     if (is_tool_message(l)) {
       if (messages.size() < 1000) messages.push_back(r.where() + ": " + excerpt(l, 240));
       continue;

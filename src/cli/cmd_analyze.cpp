@@ -147,6 +147,7 @@ int run_analyze(const AnalyzeOptions& o) {
                     {"lateral", refs(s.lateral)},
                     {"loopbacks", refs(s.loopbacks)},
                     {"hosts_above_lowest_level", names(s.hosts_above)},
+                    {"unused_switches", names(s.unused)},
                     {"summary", describe_chassis(s)}};
   nlohmann::json levels = nlohmann::json::array();
   for (const LevelInfo& lv : s.per_level)
@@ -219,6 +220,11 @@ int run_analyze(const AnalyzeOptions& o) {
     std::printf("%s\n", s.not_hosts.size() > 4 ? " ..." : "");
   }
   if (!s.hosts_above.empty()) std::printf("  hosts above level 1 %zu (on switches that also carry traffic between leaves)\n", s.hosts_above.size());
+  if (!s.unused.empty()) {
+    std::printf("  unused switches     %zu (on no shortest path between hosts: no level, no bound):", s.unused.size());
+    for (size_t i = 0; i < s.unused.size() && i < 4; ++i) std::printf(" %s", f.nodes[s.unused[i]].desc.c_str());
+    std::printf("%s\n", s.unused.size() > 4 ? " ..." : "");
+  }
   std::printf("  hosts per leaf      %d..%d\n  up-links per leaf   %d..%d\n", hmin, hmax, umin, umax);
   std::printf("  oversubscription    %.2f:1 -> at most %d transfer(s) per link direction at once\n", s.oversubscription,
               s.transfer_bound);

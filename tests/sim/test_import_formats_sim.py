@@ -39,6 +39,9 @@ class ImportFormats(TempDirTest):
             cls.files["plain"] = write_text(os.path.join(d, "plain.txt"), run("ibnetdiscover"))
             cls.files["grouped"] = write_text(os.path.join(d, "grouped.txt"), run("ibnetdiscover", "-g"))
             cls.files["ports"] = write_text(os.path.join(d, "ports.txt"), run("ibnetdiscover", "-p"))
+            # As gatherers keep them: the discovery's progress lines (-s) in front, verbose (-v).
+            cls.files["ports_progress"] = write_text(os.path.join(d, "ports-s.txt"), run("ibnetdiscover", "-s", "-v", "-p"))
+            cls.files["plain_progress"] = write_text(os.path.join(d, "plain-s.txt"), run("ibnetdiscover", "-s", "-v"))
             cls.files["cache"] = os.path.join(d, "fabric.cache")
             sim.run(["timeout", "60", "ibnetdiscover", "--cache", cls.files["cache"]])
             cls.files["dump_lfts"] = write_text(os.path.join(d, "dump_lfts.txt"), dump_lfts_sh(sim))
@@ -68,9 +71,19 @@ class ImportFormats(TempDirTest):
         return off
 
     def test_every_topology_and_table_format_gives_the_live_routes(self):
-        for topo, lfts in (("plain", "dump_lfts"), ("grouped", "dump_fts"), ("cache", "osm_lfts"), ("plain", "osm_fdbs")):
+        for topo, lfts in (("plain", "dump_lfts"), ("grouped", "dump_fts"), ("cache", "osm_lfts"), ("plain", "osm_fdbs"),
+                           ("plain_progress", "dump_lfts")):
             with self.subTest(topology=topo, lfts=lfts):
                 self.import_and_compare(topo, lfts)
+
+    def test_ports_report_with_progress_lines_is_the_same_fabric(self):
+        self.assertIn("DR path slid", read_text(self.files["ports_progress"]))
+        a = ibroute_json("scan", "--db", self.db, "--topology", self.files["ports"])
+        b = ibroute_json("scan", "--db", self.db, "--topology", self.files["ports_progress"])
+        for k in ("switches", "cas", "links"):
+            self.assertEqual(b[k], a[k], k)
+        d = ibroute_json("diff", "--db", self.db, a["scan_id"], b["scan_id"])
+        self.assertTrue(d["identical"], d)
 
     def test_ports_report_gives_the_cabling_without_lmc(self):
         off = ibroute_json("scan", "--db", self.db, "--topology", self.files["ports"])

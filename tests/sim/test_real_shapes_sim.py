@@ -59,6 +59,23 @@ class RealShapes(TempDirTest):
         self.assertIn(v.returncode, (0, 1), v.stderr)
         self.assertNotIn("ibroute:", v.stderr.replace("ibwarn", ""))
 
+    def test_director_line_asic_without_outside_cables_is_unused_not_a_level(self):
+        # 2 edge switches with one up-link each reach 2 of the director's 4 line ASICs: the other two
+        # hang off the spine ASICs alone. Replayed in ibsim and routed by OpenSM.
+        topo = gen_real(self.path("u.topo"), "director", "--lines", 4, "--spine-asics", 2, "--edges", 2, "--edge-hosts", 35,
+                        "--line-hosts", 0, "--seed", 3)
+        db, s = self.scan(topo, 0, "minhop")
+        self.assertTrue(s["complete"], s["problems"])
+        a = ibroute_json("analyze", "--db", db, "--no-fair-share", "--patterns", "rr-name", "--lids", "base")
+        st = a["structure"]
+        self.assertEqual(st["levels"], 3, st["summary"])  # edge, line, spine: not a fourth level of idle line ASICs
+        self.assertEqual(st["summary"], "1 IS5600 director (6 ASICs) + 2 edge switches, 3 switch levels")
+        self.assertEqual(sorted(st["unused_switches"]), ["MF0;director1:IS5600/L03/U1", "MF0;director1:IS5600/L04/U1"])
+        self.assertEqual([lv["level"] for lv in st["per_level"]], [1, 2, 3])
+        self.assertEqual(st["per_level"][2]["switches"], 2)  # the spine ASICs are the top
+        r = ibroute("analyze", "--db", db, "--no-fair-share", "--patterns", "rr-name")
+        self.assertIn("unused switches     2 (on no shortest path between hosts", r.stdout)
+
     def test_three_levels_missing_cables_and_idle_up_links(self):
         args = ["three-level", "--pods", 3, "--pod-leaves", 4, "--pod-aggs", 2, "--down", 4, "--up", 2, "--core-per-agg", 2]
         topo = gen_real(self.path("t.topo"), *args, "--seed", 4)

@@ -121,6 +121,30 @@ TEST(RealDumps, PortsReport) {
   EXPECT_TRUE(has_problem(f, "no_lmc"));
 }
 
+// Gatherers keep `ibnetdiscover -s -v -p`: the discovery's progress lines ("DR path slid 0; dlid 0;
+// 0,1 -> new Switch {...} portnum 0 lid 0-0 \"\"", by the thousand) before the ports report. They are
+// skipped, and the report is the same fabric.
+TEST(RealDumps, PortsReportAfterProgressLines) {
+  const std::string report = fixture("mixed-vendors.ports");
+  std::string progress;
+  for (int i = 0; i < 3000; ++i)
+    progress += "DR path slid 0; dlid 0; 0,1," + std::to_string(i % 36 + 1) + " -> new Channel Adapter {00000000001000" +
+                std::to_string(10 + i % 80) + "} portnum 1 lid 0-0 \"\"\n";
+  progress += "DR path slid 0; dlid 0; 0,1 -> new Switch {0002c90300a00000} portnum 0 lid 0-0 \"\"\n";
+  const Fabric plain = parse_topology(report, "ports");
+  const Fabric with = parse_topology(progress + report, "ports-s");
+  ASSERT_EQ(with.nodes.size(), plain.nodes.size());
+  for (size_t i = 0; i < plain.nodes.size(); ++i) {
+    EXPECT_EQ(with.nodes[i].guid, plain.nodes[i].guid);
+    EXPECT_EQ(with.nodes[i].desc, plain.nodes[i].desc);
+    ASSERT_EQ(with.nodes[i].ports.size(), plain.nodes[i].ports.size());
+    for (size_t p = 0; p < plain.nodes[i].ports.size(); ++p) {
+      EXPECT_EQ(with.nodes[i].ports[p].peer_node, plain.nodes[i].ports[p].peer_node);
+      EXPECT_EQ(with.nodes[i].ports[p].peer_port, plain.nodes[i].ports[p].peer_port);
+    }
+  }
+}
+
 TEST(RealDumps, NodeNameMapNamesAndRepeatedDescriptions) {
   NodeNameMap m = parse_node_name_map(fixture("site.map"), "site.map");
   ASSERT_EQ(m.size(), 2u);

@@ -48,6 +48,8 @@ struct FabricStructure {
   std::vector<int32_t> top;      // switches of the highest level ("spines" of a 2-level tree)
   std::vector<int32_t> hosts;    // host CAs with a connected port
   std::vector<int32_t> not_hosts;  // routers and aggregation nodes: kept in the model, not in traffic
+  std::vector<int32_t> unused;     // switches on no shortest path between host-carrying switches (level -1):
+                                   // no host traffic crosses them, e.g. a director's uncabled line ASIC
   std::vector<int32_t> hosts_above;  // hosts attached to a switch above level 1
   std::vector<int> hosts_per_leaf, uplinks_per_leaf;  // by leaves index
   std::vector<LevelInfo> per_level;  // [0] is level 1
