@@ -340,6 +340,44 @@ std::string describe_chassis(const FabricStructure& s) {
   return out;
 }
 
+namespace {
+
+// Per switch and port: the host-to-host routes that leave by it — every host-carrying switch to
+// every host LID not its own, walked through the LFTs. Traffic reaches an upper switch only for
+// the destinations its lower switches send it, so an up-port with LFT entries may carry none.
+std::vector<std::vector<long>> routes_per_port(const Fabric& f, const FabricStructure& s, const std::vector<uint16_t>& host_lids,
+                                               const LidMap& lids) {
+  std::vector<std::vector<long>> out(f.nodes.size());
+  for (size_t i = 0; i < f.nodes.size(); ++i)
+    if (f.nodes[i].is_switch()) out[i].assign(f.nodes[i].ports.size(), 0);
+  std::vector<char> carries(f.nodes.size(), 0);
+  for (int32_t h : s.hosts)
+    for (const Port& p : f.nodes[h].ports)
+      if (p.connected() && f.nodes[p.peer_node].is_switch()) carries[p.peer_node] = 1;
+  for (size_t src = 0; src < f.nodes.size(); ++src) {
+    if (!carries[src]) continue;
+    for (uint16_t lid : host_lids) {
+      const LidOwner* o = lids.owner(lid);
+      const Port& dp = f.nodes[o->node].ports[o->port];
+      if (dp.peer_node == static_cast<int32_t>(src)) continue;  // its own host: no switch link
+      int32_t sw = static_cast<int32_t>(src);
+      for (int hop = 0; hop < 64; ++hop) {
+        const Node& n = f.nodes[sw];
+        if (!n.lft_read || lid >= n.lft.size()) break;
+        const int port = n.lft[lid];
+        if (port <= 0 || port > n.num_ports() || !port_usable(n.ports[port])) break;
+        ++out[sw][port];
+        const int32_t next = n.ports[port].peer_node;
+        if (!f.nodes[next].is_switch()) break;
+        sw = next;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 RoutingBalance routing_balance(const Fabric& f, const FabricStructure& s) {
   RoutingBalance b;
   LidMap lids(f);
@@ -348,6 +386,7 @@ RoutingBalance routing_balance(const Fabric& f, const FabricStructure& s) {
     const LidOwner* o = lids.owner(lid);
     if (is_host(f.nodes[o->node])) host_lids.push_back(lid);
   }
+  const std::vector<std::vector<long>> routes = routes_per_port(f, s, host_lids, lids);
   std::map<int32_t, long> through;
   for (int32_t t : s.top) through[t] = 0;
   if (s.levels > 2) b.upper.resize(s.levels - 2);
@@ -361,24 +400,30 @@ RoutingBalance routing_balance(const Fabric& f, const FabricStructure& s) {
       if (port_usable(node.ports[p]) && node.ports[p].peer_node != static_cast<int32_t>(sw) &&
           s.level[node.ports[p].peer_node] == lvl + 1)
         per_port[p] = 0;
-    long routed_up = 0;
     if (node.lft_read)
       for (uint16_t lid : host_lids) {
         if (lid >= node.lft.size()) continue;
         auto it = per_port.find(node.lft[lid]);
-        if (it == per_port.end()) continue;
-        ++it->second, ++routed_up;
-        int32_t up = node.ports[it->first].peer_node;
-        if (lvl == s.levels - 1 && through.count(up)) ++through[up];
+        if (it != per_port.end()) ++it->second;
       }
-    RoutingBalance::Leaf l{static_cast<int32_t>(sw), {per_port.begin(), per_port.end()}, 0, 0};
+    RoutingBalance::Leaf l{static_cast<int32_t>(sw), {per_port.begin(), per_port.end()}, 0, 0, {}, 0, 0};
+    long routed_up = 0;
+    for (auto& [p, c] : l.ports) {
+      const long r = routes[sw][p];
+      l.routes.emplace_back(p, r);
+      routed_up += r;
+      if (lvl == s.levels - 1 && through.count(node.ports[p].peer_node)) through[node.ports[p].peer_node] += r;
+    }
     if (!l.ports.empty()) {
       l.min = l.max = l.ports[0].second;
       for (auto& [p, c] : l.ports) l.min = std::min(l.min, c), l.max = std::max(l.max, c);
+      l.route_min = l.route_max = l.routes[0].second;
+      for (auto& [p, r] : l.routes) l.route_min = std::min(l.route_min, r), l.route_max = std::max(l.route_max, r);
     }
+    // Idle: an up-link no host-to-host route takes while its switch sends routes up.
     if (routed_up > 0)
-      for (auto& [p, c] : l.ports)
-        if (c == 0) {
+      for (auto& [p, r] : l.routes)
+        if (r == 0) {
           b.idle.push_back({static_cast<int32_t>(sw), p, node.ports[p].peer_node, node.ports[p].peer_port});
           ++b.idle_per_level[lvl - 1];
         }

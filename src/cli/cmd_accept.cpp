@@ -240,13 +240,15 @@ int run_accept(const AcceptOptions& o) {
   if (e.contains("lmc")) checks.add("lmc", f.max_lmc() == e["lmc"].get<int>(), f.max_lmc(), e["lmc"]);
   // 2. Is the routing balanced?
   if (e.contains("max_routing_imbalance")) {
-    // At every level below the top: host LIDs per up-port, max/min; an up-link no route uses at all
-    // (while its switch routes up) is unbounded imbalance.
+    // At every level below the top: host-to-host routes per up-port (walked through the LFTs, not
+    // LFT entries: above the leaves only the destinations the level below sends arrive), max/min;
+    // an up-link no route uses at all (while its switch routes up) is unbounded imbalance.
     fabric::RoutingBalance b = fabric::routing_balance(f, st);
     double worst = 1;
     std::string where;
     auto consider = [&](const fabric::RoutingBalance::Leaf& l) {
-      if (l.min > 0 && static_cast<double>(l.max) / l.min > worst) worst = static_cast<double>(l.max) / l.min, where = f.nodes[l.leaf].desc;
+      if (l.route_min > 0 && static_cast<double>(l.route_max) / static_cast<double>(l.route_min) > worst)
+        worst = static_cast<double>(l.route_max) / static_cast<double>(l.route_min), where = f.nodes[l.leaf].desc;
     };
     for (const auto& l : b.leaves) consider(l);
     for (const auto& level : b.upper)
@@ -259,7 +261,7 @@ int run_accept(const AcceptOptions& o) {
         if (b.idle_per_level[l]) where += "; level " + std::to_string(l + 1) + ": " + std::to_string(b.idle_per_level[l]);
     }
     checks.add("routing_balance", worst <= e["max_routing_imbalance"].get<double>(), std::isinf(worst) ? json("unbounded") : json(worst),
-               "max/min host LIDs per up-port <= " + text_or(e["max_routing_imbalance"]) + " at every level", where);
+               "max/min host-to-host routes per up-port <= " + text_or(e["max_routing_imbalance"]) + " at every level", where);
   }
 
   // 3. Does a congestion-free all-to-all exist? In the ranks' given (name) order, or by leaf and

@@ -3,6 +3,7 @@
 // bisections), each with the base LID or an LMC policy, and the least worst load any choice of
 // DLIDs could give the pattern.
 #include <algorithm>
+#include <climits>
 #include <iostream>
 
 #include <optional>
@@ -178,9 +179,12 @@ int run_analyze(const AnalyzeOptions& o) {
   nlohmann::json upper = nlohmann::json::array();
   for (size_t u = 0; u < rb.upper.size(); ++u) {
     int lo = INT32_MAX, hi = 0;
+    long rlo = LONG_MAX, rhi = 0;
     for (const auto& l : rb.upper[u])
-      if (!l.ports.empty()) lo = std::min(lo, l.min), hi = std::max(hi, l.max);
-    upper.push_back({{"level", u + 2}, {"switches", rb.upper[u].size()}, {"min", lo == INT32_MAX ? 0 : lo}, {"max", hi}});
+      if (!l.ports.empty()) lo = std::min(lo, l.min), hi = std::max(hi, l.max), rlo = std::min(rlo, l.route_min), rhi = std::max(rhi, l.route_max);
+    upper.push_back({{"level", u + 2}, {"switches", rb.upper[u].size()}, {"min", lo == INT32_MAX ? 0 : lo}, {"max", hi},
+                     {"routes_min", rlo == LONG_MAX ? 0 : rlo}, {"routes_max", rhi},
+                     {"idle_up_links", u + 1 < rb.idle_per_level.size() ? rb.idle_per_level[u + 1] : 0}});
   }
   j["routing_balance"] = {{"leaves", leaves}, {"top", top}, {"upper_levels", upper}, {"idle_up_links", refs(rb.idle)}};
   j["all_to_all_bound_gbps"] = bound_gbps;
@@ -266,9 +270,13 @@ int run_analyze(const AnalyzeOptions& o) {
     }
     for (size_t u = 0; u < rb.upper.size(); ++u) {
       int lo = INT32_MAX, hi = 0;
+      long rlo = LONG_MAX, rhi = 0;
       for (const auto& l : rb.upper[u])
-        if (!l.ports.empty()) lo = std::min(lo, l.min), hi = std::max(hi, l.max);
-      if (lo <= hi) std::printf("  level %zu up-ports carry %d..%d host LIDs each\n", u + 2, lo, hi);
+        if (!l.ports.empty()) lo = std::min(lo, l.min), hi = std::max(hi, l.max), rlo = std::min(rlo, l.route_min), rhi = std::max(rhi, l.route_max);
+      if (lo <= hi)
+        std::printf("  level %zu up-ports carry %d..%d host LIDs each in their tables, %ld..%ld host-to-host routes%s\n", u + 2, lo, hi,
+                    rlo, rhi, u + 1 < rb.idle_per_level.size() && rb.idle_per_level[u + 1] ? (" (" + std::to_string(rb.idle_per_level[u + 1]) +
+                                   " up-links carry none: the traffic that reaches these switches is routed correlated)").c_str() : "");
     }
     list("idle up-links", rb.idle);
   }

@@ -119,14 +119,18 @@ class RealShapes(TempDirTest):
         self.assertEqual(s["routes"]["total"], s["routes"]["ok"], s["routes"])
         a = ibroute_json("analyze", "--db", db, "--no-fair-share", "--patterns", "rr-name", "--lids", "base")
         idle = a["routing_balance"]["idle_up_links"]
-        self.assertEqual(idle, [{"a": "agg-p1-01", "a_port": 6, "b": idle[0]["b"], "b_port": idle[0]["b_port"]}])
+        # The link moved off, and (counted by routes, not LFT entries) those minhop's correlated
+        # choices leave idle: traffic reaches an aggregation switch only for the DLIDs its leaves send it.
+        self.assertIn(("agg-p1-01", 6), {(x["a"], x["a_port"]) for x in idle})
+        self.assertTrue(all(x["a"].startswith("agg-") and x["b"].startswith("core") for x in idle), idle)
+        self.assertEqual(a["routing_balance"]["upper_levels"][0]["idle_up_links"], len(idle))
         exp = write_text(self.path("e.json"), json.dumps({"topology": 3, "max_routing_imbalance": 2}))
         r = ibroute("accept", "--db", db, "--expect", exp, "--simulate", "--json", "--report", self.path("r.html"), check=False)
         self.assertEqual(r.returncode, 1)
         rb = {c["check"]: c for c in json.loads(r.stdout)["checks"]}["routing_balance"]
         self.assertEqual(rb["result"], "fail", rb)
-        self.assertIn("1 up-link(s) carry no route, e.g. agg-p1-01[6]", rb["detail"])
-        self.assertIn("level 2: 1", rb["detail"])
+        self.assertIn(f"{len(idle)} up-link(s) carry no route, e.g. ", rb["detail"])
+        self.assertIn(f"level 2: {len(idle)}", rb["detail"])
 
     def test_hosts_on_a_spine(self):
         topo = generate(self.path("h.topo"), "--leaves", 6, "--down", 4, "--up", 2, "--spines", 2,

@@ -103,6 +103,15 @@ class RoutingTables(TempDirTest):
         self.assertEqual(named["lower_bound"]["worst"], 2)
         self.assertLessEqual(named["max_load"], 3)
         self.assertGreater(minhop["lower_bound"]["worst"], named["max_load"])
+        # Routing balance by routes, not LFT entries: under minhop traffic reaches an aggregation
+        # switch only for the DLIDs its leaves send it, and most of its core links carry none; under
+        # these tables every aggregation->core link carries the same number of routes.
+        by_minhop = ibroute_json("analyze", "--db", self.path("lmc2a.db"), "--patterns", "rr-name", "--no-fair-share")["routing_balance"]
+        ours = ibroute_json("analyze", "--db", db2, "--patterns", "rr-name", "--no-fair-share")["routing_balance"]
+        self.assertGreater(by_minhop["upper_levels"][0]["idle_up_links"], 0)
+        self.assertTrue(all(x["b"].startswith("core") for x in by_minhop["idle_up_links"]), by_minhop["idle_up_links"])
+        self.assertEqual(ours["idle_up_links"], [])
+        self.assertEqual(ours["upper_levels"][0]["routes_min"], ours["upper_levels"][0]["routes_max"])
 
     def test_director_that_ftree_refuses(self):
         topo = gen_real(self.path("dir.topo"), "director", "--edges", 4, "--edge-hosts", 20, "--line-hosts", 2, "--seed", 2)

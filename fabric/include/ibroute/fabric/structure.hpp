@@ -79,13 +79,17 @@ FabricStructure analyze_structure(const Fabric& f);
 std::string describe_chassis(const FabricStructure& s);
 
 // How the routing spreads destinations over up-links (seed 004 found it uneven across spines),
-// at every level: per switch below the top, how many host LIDs each up-port carries; per
-// top-level switch, how many (leaf, DLID) routes cross it; the up-links no route uses at all.
+// at every level: per switch below the top, how many host LIDs each up-port has in its LFT and how
+// many host-to-host routes (every host-carrying switch to every host LID, walked through the LFTs)
+// actually leave by it — above the leaves the two differ where the levels' choices are correlated;
+// per top-level switch, how many routes cross it; the up-links no route uses at all.
 struct RoutingBalance {
   struct Leaf {
     int32_t leaf;                            // any switch below the top (the name is historic)
-    std::vector<std::pair<int, int>> ports;  // (up-port, host LIDs routed out of it)
+    std::vector<std::pair<int, int>> ports;  // (up-port, host LIDs its LFT sends out of it)
     int min = 0, max = 0;
+    std::vector<std::pair<int, long>> routes;  // (up-port, host-to-host routes that leave by it)
+    long route_min = 0, route_max = 0;
   };
   std::vector<Leaf> leaves;                  // level-1 switches
   std::vector<std::vector<Leaf>> upper;      // [0] = level 2, ... (below the top)
