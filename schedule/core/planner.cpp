@@ -648,24 +648,26 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
   if (primary == Method::automatic) primary = ctx.structure.two_level && !ctx.structure.top.empty() && n >= 64 ? Method::structure : Method::free;
   Method secondary = primary == Method::structure ? Method::free : (ctx.structure.two_level ? Method::structure : Method::free);
 
-  std::vector<Phase> shifts = s.all_to_all() ? shift_phases(n) : group_phases(n, senders, receivers);
   // The least time the exchange can take (host links and cuts; the forced links cost a walk of
   // every route and change little here) decides whether another composition may be shorter.
   const double least = least_time(ctx, hosts, senders, receivers, false).time;
   const bool may_pack = n <= kMaxPackingHosts && opt.packing;
   const bool may_interleave = !s.all_to_all() && opt.packing;
-  const size_t total = shifts.size() * (1 + may_pack + may_interleave);
-  Planned plan = solve_phases(ctx, table, hosts, leaves, shifts, opt, primary, secondary, 0, total, nullptr);
+  // The phases are made anew for each composition tried (N-1 phases of N cells: 600 MB at 10 000
+  // hosts; a copy would double the planner's peak).
+  auto composition = [&] { return s.all_to_all() ? shift_phases(n) : group_phases(n, s.senders, s.receivers); };
+  const size_t m = s.all_to_all() ? n - 1 : std::max(senders.size(), receivers.size());
+  const size_t total = m * (1 + may_pack + may_interleave);
+  Planned plan = solve_phases(ctx, table, hosts, leaves, composition(), opt, primary, secondary, 0, total, nullptr);
   std::string how = "shifts";
   if (may_interleave && plan.total() > least * kPackingGain) {
     // Two groups pair the k-th sender with the (k + shift)-th receiver: where a leaf's receivers
     // (senders) stand together in the list, a shift brings it more than its up-links carry. The
     // same groups with each leaf's ranks spread evenly over the list avoid that.
     std::vector<int32_t> snd = leaves.interleave(senders), rcv = leaves.interleave(receivers);
-    std::vector<Phase> spread = group_phases(n, snd, rcv);
-    Planned other = solve_phases(ctx, table, hosts, leaves, spread, opt, primary, secondary, shifts.size(), total, nullptr);
+    Planned other = solve_phases(ctx, table, hosts, leaves, group_phases(n, snd, rcv), opt, primary, secondary, m, total, nullptr);
     if (other.total() < plan.total()) {
-      plan = std::move(other), shifts = std::move(spread), how = "interleaved";
+      plan = std::move(other), how = "interleaved";
       s.senders = std::move(snd), s.receivers = std::move(rcv);
     }
   }
@@ -673,27 +675,11 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
     // The shifts, each at its least load, take longer than the exchange needs: some leaf or group
     // is the bottleneck in every shift. Let its excess wait and pack it into phases of its own.
     std::vector<Transfer> waiting;
-    const size_t base = shifts.size() * (1 + may_interleave);
-    Planned packed = solve_phases(ctx, table, hosts, leaves, std::move(shifts), opt, primary, secondary, base, total, &waiting);
-    const std::vector<int> cap = unit_capacities(ctx);
-    pack_phases(ctx, table, hosts, leaves, cap, std::move(waiting), packed.phases);
+    Planned packed =
+        solve_phases(ctx, table, hosts, leaves, composition(), opt, primary, secondary, m * (1 + may_interleave), total, &waiting);
+    pack_phases(ctx, table, hosts, leaves, unit_capacities(ctx), std::move(waiting), packed.phases);
     std::erase_if(packed.phases, [](const Phase& ph) { return std::all_of(ph.dst.begin(), ph.dst.end(), [](int32_t d) { return d < 0; }); });
-    packed.time.clear();  // recomputed below from the phases kept
-    const double host = ctx.structure.host_gbps > 0 ? ctx.structure.host_gbps : 1;
-    PathFinder finder(ctx.fabric, ctx.links);
-    std::vector<int> load(ctx.links.size(), 0);
-    std::vector<int32_t> path, used;
-    for (const Phase& ph : packed.phases) {  // each phase's time from its routes
-      double t = 0;
-      for (size_t i = 0; i < n; ++i) {
-        if (ph.dst[i] < 0 || finder.path(hosts[i].node, hosts[i].port, ph.dlid[i], path) != RouteStatus::ok) continue;
-        for (int32_t l : path)
-          if (load[l]++ == 0) used.push_back(l);
-      }
-      for (int32_t l : used) t = std::max(t, load[l] * host / std::max(ctx.gbps[l], 1e-9)), load[l] = 0;
-      used.clear();
-      packed.time.push_back(std::max(t, 1.0));
-    }
+    packed.time = evaluate(ctx, hosts, packed.phases, false).phase_time;  // each phase's time from its routes
     if (packed.total() < plan.total()) plan = std::move(packed), how = "packed";
   }
   PlanStats st = plan.st;

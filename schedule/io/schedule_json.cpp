@@ -147,11 +147,6 @@ void read_shift_phases(const At& ph_at, ScheduleDoc& doc) {
 
 }  // namespace
 
-int format_version_for(const Schedule& s) {
-  size_t shifts = s.all_to_all() ? (s.hosts.empty() ? 0 : s.hosts.size() - 1) : std::max(s.senders.size(), s.receivers.size());
-  return !s.slots.empty() || s.phases.size() > shifts ? 3 : 2;
-}
-
 std::string to_json(const ScheduleDoc& doc) {
   const Schedule& s = doc.schedule;
   json j = header(doc, "ibroute-schedule");
@@ -323,6 +318,10 @@ ScheduleDoc schedule_of(const json& j, int64_t version) {
 }
 
 }  // namespace
+
+int format_version_for(const Schedule& s) {
+  return !s.slots.empty() || (!s.hosts.empty() && s.phases.size() > max_phases(s, 2)) ? 3 : 2;
+}
 
 ScheduleDoc from_json(std::string_view text) {
   const json j = parse_json(text);

@@ -193,3 +193,26 @@ def efficiency(db, scan, doc):
         if up > 0:
             least = max(least, s_in * (len(R) - r_in) / up, r_in * (len(S) - s_in) / up)
     return total, least, len(phases)
+
+
+def round_robin(db, scan, names, senders=(), receivers=(), topology=False):
+    """Round-robin over a host set (names, in rank order) with base LIDs, as an exported document:
+    the baseline a user would run. Two groups: the shifts of senders -> receivers (names).
+    topology: ranks by leaf and port instead of the order given."""
+    r = Routes(db, scan)
+    guid = dict(db_rows(db, "SELECT n.desc, p.guid FROM node n JOIN port p ON p.scan_id = n.scan_id AND p.node_idx = n.idx "
+                            "AND p.num = 1 WHERE n.scan_id = ? AND n.type = 'ca'", scan))
+    order = list(names)
+    if topology:
+        order.sort(key=lambda h: (r.ports[guid[h]][4], r.peer[r.ports[guid[h]][:2]][1]))
+    hosts = [{"name": h, "port_guid": guid[h], "base_lid": r.ports[guid[h]][2]} for h in order]
+    rank = {h: i for i, h in enumerate(order)}
+    S = [rank[h] for h in senders] or list(range(len(order)))
+    R = [rank[h] for h in receivers] or list(range(len(order)))
+    m = max(len(S), len(R))
+    phases = [[{"src": s, "dst": R[(i + k) % m], "dlid": hosts[R[(i + k) % m]]["base_lid"]}
+               for i, s in enumerate(S) if (i + k) % m < len(R) and R[(i + k) % m] != s] for k in range(m)]
+    doc = {"hosts": hosts, "phases": [p for p in phases if p]}
+    if senders:
+        doc["groups"] = {"senders": S, "receivers": R}
+    return doc
