@@ -1,9 +1,11 @@
 // Tree routing at the scale ibsim cannot hold here: the tables of a three-level fat-tree built in
 // memory, their check, and the round-robin all-to-all over them in tree order and in host-name
-// order (base LIDs). bench/routing calls it for 10 000 hosts. Prints one JSON object.
+// order (base LIDs). bench/routing calls it for 10 000 hosts. Prints one JSON object. A last
+// argument `spread` builds the spread construction instead of the hubs'.
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <string>
 #include <nlohmann/json.hpp>
 
 #include "ibroute/fabric/links.hpp"
@@ -18,8 +20,8 @@ using namespace ibroute::fabric;
 using namespace ibroute::schedule;
 
 int main(int argc, char** argv) {
-  if (argc != 7) {
-    std::cerr << "usage: routing_synthetic HOSTS PODS LEAVES HOSTS_PER_LEAF AGGS CORES\n";
+  if (argc != 7 && !(argc == 8 && std::string(argv[7]) == "spread")) {
+    std::cerr << "usage: routing_synthetic HOSTS PODS LEAVES HOSTS_PER_LEAF AGGS CORES [spread]\n";
     return 2;
   }
   auto seconds_since = [](auto t) { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count(); };
@@ -34,7 +36,8 @@ int main(int argc, char** argv) {
   for (const Host& h : by_name) refs.push_back({h.node, h.port});
   const std::vector<CaPort> order = tree_order(f, s, refs);
   auto t0 = std::chrono::steady_clock::now();
-  TreeRouting r = route_tree(f, s, order);
+  const TreeStyle style = argc == 8 ? TreeStyle::spread : TreeStyle::hubs;
+  TreeRouting r = route_tree(f, s, order, style);
   const double route_s = seconds_since(t0);
   t0 = std::chrono::steady_clock::now();
   const RefineStats refined = refine_for_shift(f, s, order, r);

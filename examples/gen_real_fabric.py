@@ -106,13 +106,19 @@ def directors(f, rng, a):
         lines.append(ln)
         spines.append(sp)
     edges = [f.add("sw", "Infiniscale-IV Mellanox Technologies", 36 + (1 if a.aggregation_node else 0)) for _ in range(a.edges)]
-    ext = [(d, l) for d in range(a.directors) for l in range(a.lines)]
-    k = 0
+    # The last `a.uncabled_lines` line ASICs of the first director take no outside cable.
+    cabled = [[l for l in range(a.lines) if d != 0 or l < a.lines - a.uncabled_lines] for d in range(a.directors)]
+    ext = [(d, l) for d in range(a.directors) for l in cabled[d]]
+    k, nxt = 0, [0] * a.directors
     for e in edges:
         spare = (2 if a.loopback else 0) + (1 if a.router else 0)  # free ports for the extras
         for u in range(36 - a.edge_hosts - spare):
-            d, l = ext[k % len(ext)]
-            k += 1
+            if a.spread:  # up-link u to director u mod D, each director's lines in turn
+                d = u % a.directors
+                l, nxt[d] = cabled[d][nxt[d] % len(cabled[d])], nxt[d] + 1
+            else:
+                d, l = ext[k % len(ext)]
+                k += 1
             f.link(e, lines[d][l], a.edge_hosts + 1 + u, None)
     return edges, [l for ln in lines for l in ln], [s for sp in spines for s in sp]
 
@@ -153,6 +159,8 @@ def main():
     ap.add_argument("--edges", type=int, default=4)
     ap.add_argument("--edge-hosts", type=int, default=18)
     ap.add_argument("--line-hosts", type=int, default=0, help="hosts on each line ASIC's free external ports")
+    ap.add_argument("--spread", action="store_true", help="every edge switch cabled to every director in turn")
+    ap.add_argument("--uncabled-lines", type=int, default=0, help="line ASICs of the first director with no outside cable")
     # three-level
     ap.add_argument("--pods", type=int, default=2)
     ap.add_argument("--pod-leaves", type=int, default=4)

@@ -5,7 +5,6 @@
 // sources to one destination (one per phase) and is kept when it lowers the sum of squared
 // excesses over capacity (so the worst links are relieved first).
 #include <algorithm>
-#include <chrono>
 #include <tuple>
 
 #include "ibroute/fabric/links.hpp"
@@ -130,7 +129,9 @@ RefineStats refine_for_shift(const Fabric& f, const FabricStructure& s, const st
   };
   std::tie(st.excess_before, st.worst_excess_before) = totals();
   st.excess_after = st.excess_before, st.worst_excess_after = st.worst_excess_before;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(limits.seconds);
+  // A budget of work, not of time: the same tables on any machine. One unit: one hop of one
+  // transfer weighed on a candidate path.
+  uint64_t work = 0;
 
   // One pass: every (ingress switch, destination) whose transfers cross an overloaded link in
   // some phase tries every other first hop; the best strict improvement is kept. The switch's
@@ -142,8 +143,8 @@ RefineStats refine_for_shift(const Fabric& f, const FabricStructure& s, const st
       const std::vector<size_t>& srcs = q.ranks_of[a];
       for (size_t t = 0; t < q.n; ++t) {
         if (q.ingress[t] == x) continue;  // so no source is t itself
-        if (std::chrono::steady_clock::now() > deadline) {
-          st.timed_out = true;
+        if (work > limits.work) {
+          st.out_of_budget = true;
           goto done;
         }
         auto phase_of = [&](size_t src) { return (t + q.n - src) % q.n; };
@@ -174,6 +175,7 @@ RefineStats refine_for_shift(const Fabric& f, const FabricStructure& s, const st
           // Gain: excess removed on the old path minus excess added on the new, phase by phase
           // (with the transfer taken off: what it caused on its old links, would cause on the new).
           long gain = 0;
+          work += srcs.size() * static_cast<uint64_t>(cur_len + rest_len + 1);
           for (size_t src : srcs) {
             const size_t k = phase_of(src);
             q.add(cur, cur_len, k, -1);
@@ -200,6 +202,7 @@ RefineStats refine_for_shift(const Fabric& f, const FabricStructure& s, const st
     if (improved == 0) break;
   }
 done:
+  st.work = work;
   std::tie(st.excess_after, st.worst_excess_after) = totals();
   return st;
 }

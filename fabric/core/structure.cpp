@@ -120,8 +120,22 @@ void drop_uncrossed(const Fabric& f, const Adjacency& adj, const std::vector<int
   int top = 0;
   for (size_t i = 0; i < f.nodes.size(); ++i)
     if (f.nodes[i].is_switch() && (crossed[i] || host_ports[i] > 0)) top = std::max(top, s.level[i]);
+  // A director's spine ASIC stays where edge switches share line ASICs (every shortest path then
+  // turns at a line ASIC, yet routes may climb through the spines): an uncrossed switch directly
+  // above a crossed one of its own chassis that has cables out of the chassis. Not the uncabled
+  // line ASIC above the spines (they have none).
+  const auto chassis = [&](int32_t x) { return f.nodes[x].sysimg_guid; };
+  auto cabled_out = [&](int32_t y) {
+    return std::any_of(adj[y].begin(), adj[y].end(), [&](int32_t z) { return chassis(z) != chassis(y); }) || host_ports[y] > 0;
+  };
+  auto chassis_above_crossed = [&](size_t i) {
+    if (!chassis(i)) return false;
+    for (int32_t y : adj[i])
+      if (crossed[y] && s.level[y] == s.level[i] - 1 && chassis(y) == chassis(i) && cabled_out(y)) return true;
+    return false;
+  };
   for (size_t i = 0; i < f.nodes.size(); ++i)
-    if (f.nodes[i].is_switch() && s.level[i] > top && host_ports[i] == 0 && !crossed[i]) {
+    if (f.nodes[i].is_switch() && s.level[i] > top && host_ports[i] == 0 && !crossed[i] && !chassis_above_crossed(i)) {
       s.level[i] = -1;
       s.unused.push_back(static_cast<int32_t>(i));
     }

@@ -1,6 +1,7 @@
 #include "ibroute/fabric/tree_routing.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstdio>
 #include <numeric>
 #include <tuple>
@@ -201,11 +202,155 @@ struct Destination {
   uint8_t last_port = 0;  // out-port at the target: the CA's cable, or 0 for the switch itself
 };
 
+// Spread routing: no hub per LID. Each destination's routes are laid out as the flow of the
+// all-to-all towards it, over the loads the other destinations leave on the links: the switches
+// with sources climb first, lowest level first, each by the up-link (among those from which the
+// target can be reached up*/down*) that carries least, passing its flow on; then, from the top
+// down, every switch above the target descends by the way whose next two links carry least. Ties
+// rotate by the destination's label, so that consecutive labels leave a switch by different
+// links. A second pass lays every destination again, seeing all the others' loads. Where the
+// levels are not a k-ary tree (edge switches cabled to several directors, line ASICs shared by
+// edges that share nothing else) this keeps the links' totals even where the hubs concentrate a
+// leaf's destinations on one of its links.
+void route_spread(const Fabric& f, const Tree& t, const std::vector<Destination>& dest, size_t ranked, TreeRouting& out) {
+  const size_t n = t.node.size();
+  std::vector<size_t> base(n + 1, 0);  // link load index: base[x] + port
+  for (size_t x = 0; x < n; ++x) base[x + 1] = base[x] + f.nodes[t.node[x]].ports.size();
+  std::vector<int64_t> load(base[n], 0), sources(n, 0), flow(n);
+  for (size_t k = 0; k < ranked; ++k) ++sources[dest[k].target];
+  std::vector<int> ascending(n);
+  std::iota(ascending.begin(), ascending.end(), 0);
+  std::stable_sort(ascending.begin(), ascending.end(), [&](int a, int b) { return t.level[a] < t.level[b]; });
+  std::vector<uint8_t> cand;
+  std::vector<std::pair<int, size_t>> last;          // links into the target: (switch above, load index)
+  std::vector<std::pair<uint64_t, int64_t>> pending;  // flow of this LID per set of last links
+  std::vector<uint64_t> mask_of(n);                   // per switch: the last links it reaches (this LID)
+  std::vector<uint32_t> mask_gen(n, 0);
+  uint32_t generation = 0;
+  // The candidate with the least cost, ties taken in turn from an offset of the label and switch.
+  auto choose = [&](long v, int x, auto cost) {
+    const size_t m = cand.size(), first = static_cast<size_t>(v + x) % m;
+    uint8_t pick = cand[first];
+    auto low = cost(pick);
+    for (size_t i = 1; i < m; ++i)
+      if (const auto c = cost(cand[(first + i) % m]); c < low) low = c, pick = cand[(first + i) % m];
+    return pick;
+  };
+  // Lays (sign +1) or lifts (-1) a destination's flow along the entries it has.
+  auto walk = [&](const Destination& d, uint32_t lid, int64_t sign) {
+    auto step = [&](int x) {
+      const uint8_t p = out.lft[t.node[x]][lid];
+      if (x != d.target && p != kNoRoute && p != 0) load[base[x] + p] += sign * flow[x], flow[t.peer(x, p, f)] += flow[x];
+    };
+    for (int x : ascending)  // the climbs first, as laid
+      if (!t.below[x].test(d.target)) step(x);
+    for (auto it = ascending.rbegin(); it != ascending.rend(); ++it)
+      if (t.below[*it].test(d.target)) step(*it);
+  };
+  for (int pass = 0; pass < 2; ++pass)
+    for (size_t label = 0; label < dest.size(); ++label) {
+      const Destination& d = dest[label];
+      const Bits& reach = t.tops.reached_by[d.target];
+      for (uint32_t off = 0; off < d.count; ++off) {
+        const uint32_t lid = d.base + off;
+        // The 2^LMC LIDs of a port: shifted by a prime stride so that they leave by other links.
+        const long v = static_cast<long>(label) + static_cast<long>(off) * 7919;
+        // Only the base LIDs of ranked hosts carry the all-to-all; a host sends nothing to itself.
+        const bool carries = off == 0 && label < ranked;
+        auto reset = [&] {
+          for (size_t x = 0; x < n; ++x) flow[x] = carries ? sources[x] - (static_cast<int>(x) == d.target) : 0;
+        };
+        if (pass > 0) {
+          if (!carries) continue;
+          reset();
+          walk(d, lid, -1);
+        }
+        reset();
+        bool routed = false;
+        // The last links, into the target's switch, and per climbing choice which of them it
+        // can still reach: a director with fewer cables into the target's leaf gets a smaller
+        // share of its traffic. Sources that chose a set of last links before in this LID count
+        // there already (`pending`), so that the flow splits instead of following the first.
+        last.clear();
+        for (uint8_t q : t.up[d.target]) {
+          const Port& port = f.nodes[t.node[d.target]].ports[q];
+          last.push_back({t.index[port.peer_node], base[t.index[port.peer_node]] + port.peer_port});
+        }
+        pending.clear();
+        ++generation;
+        auto reachable = [&](int y) {  // memoised per LID: many switches climb to the same few
+          if (mask_gen[y] == generation) return mask_of[y];
+          uint64_t mask = 0;
+          for (size_t i = 0; i < last.size() && i < 64; ++i)
+            if (t.below[y].test(last[i].first) || t.tops.above[y].intersects(t.tops.reached_by[last[i].first])) mask |= uint64_t{1} << i;
+          mask_gen[y] = generation;
+          return mask_of[y] = mask;
+        };
+        auto pending_of = [&](uint64_t mask) -> int64_t& {
+          for (auto& [m, sum] : pending)
+            if (m == mask) return sum;
+          return pending.emplace_back(mask, 0).second;
+        };
+        for (int x : ascending) {  // climbing, lowest level first
+          if (x == d.target || t.below[x].test(d.target)) continue;
+          cand.clear();
+          for (uint8_t p : t.up[x])
+            if (t.tops.above[t.peer(x, p, f)].intersects(reach)) cand.push_back(p);
+          uint8_t port = kNoRoute;
+          if (!cand.empty()) {
+            // The mean load of the last links a choice leads to (scaled to stay whole), then its own link.
+            port = choose(v, x, [&](uint8_t p) {
+              const uint64_t mask = reachable(t.peer(x, p, f));
+              int64_t sum = pending_of(mask);
+              for (size_t i = 0; i < last.size() && i < 64; ++i)
+                if (mask >> i & 1) sum += load[last[i].second];
+              const int64_t mean = mask ? sum * 720720 / std::popcount(mask) : 0;
+              return std::pair(mean, load[base[x] + p]);
+            });
+            if (carries) pending_of(reachable(t.peer(x, port, f))) += sources[x];
+            load[base[x] + port] += flow[x];
+            flow[t.peer(x, port, f)] += flow[x];
+            routed = true;
+          }
+          out.lft[t.node[x]][lid] = port;
+        }
+        for (auto it = ascending.rbegin(); it != ascending.rend(); ++it) {  // descending, top first
+          const int x = *it;
+          if (x == d.target) {
+            out.lft[t.node[x]][lid] = d.last_port;
+            routed = true;
+            continue;
+          }
+          if (!t.below[x].test(d.target)) continue;
+          cand.clear();
+          for (uint8_t p : t.down[x])
+            if (t.below[t.peer(x, p, f)].test(d.target)) cand.push_back(p);
+          // A way down costs the heavier of its first link and the lightest link after it.
+          const uint8_t port = choose(v, x, [&](uint8_t p) {
+            const int y = t.peer(x, p, f);
+            int64_t after = 0;
+            if (y != d.target) {
+              after = INT64_MAX;
+              for (uint8_t q : t.down[y])  // with the flow that already climbed to y in this LID
+                if (t.below[t.peer(y, q, f)].test(d.target)) after = std::min(after, load[base[y] + q] + flow[y]);
+            }
+            return std::max(load[base[x] + p], after);
+          });
+          load[base[x] + port] += flow[x];
+          flow[t.peer(x, port, f)] += flow[x];
+          out.lft[t.node[x]][lid] = port;
+          routed = true;
+        }
+        out.routed_lids += pass == 0 && routed;
+      }
+    }
+}
+
 std::string describe_port(const Fabric& f, CaPort p) { return f.nodes[p.node].desc + " port " + std::to_string(p.port); }
 
 }  // namespace
 
-TreeRouting route_tree(const Fabric& f, const FabricStructure& s, const std::vector<CaPort>& order) {
+TreeRouting route_tree(const Fabric& f, const FabricStructure& s, const std::vector<CaPort>& order, TreeStyle style) {
   const Tree t = build_tree(f, s);
   const size_t n = t.node.size();
 
@@ -253,6 +398,11 @@ TreeRouting route_tree(const Fabric& f, const FabricStructure& s, const std::vec
   TreeRouting out;
   out.lft.resize(f.nodes.size());
   for (int32_t node : t.node) out.lft[node].assign(top_lid + 1, kNoRoute);
+
+  if (style == TreeStyle::spread) {
+    route_spread(f, t, dest, order.size(), out);
+    return out;
+  }
 
   const int start = order.empty() ? dest.front().target : t.index[f.nodes[order.front().node].ports[order.front().port].peer_node];
   const RootOrder ro = root_order(t, t.hubs, start, f);

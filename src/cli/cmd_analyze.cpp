@@ -109,6 +109,16 @@ int run_analyze(const AnalyzeOptions& o) {
     return efficiency_of(c.eval, *least_t, r.load, hosts.size() - 1);
   };
   RoutingBalance rb = f.has_lfts ? routing_balance(f, s) : RoutingBalance{};
+  // The consequence of the routing for the all-to-all: the least worst link any DLID choice
+  // leaves round-robin, and the least time over these tables against the fabric's own.
+  std::optional<LeastTime> fabric_least;
+  int rr_least = INT32_MAX;
+  if (least_t && f.has_lfts) {
+    fabric_least = least_time(c.eval, hosts, {}, {}, false);
+    for (const PatternResult& r : results)
+      if (r.pattern.rfind("rr-", 0) == 0) rr_least = std::min(rr_least, r.least.worst);
+  }
+  const double ceiling = fabric_least && least_t->time > 0 ? fabric_least->time / least_t->time : 0;
 
   nlohmann::json j;
   j["scan_id"] = c.scan_id;
@@ -187,6 +197,10 @@ int run_analyze(const AnalyzeOptions& o) {
                      {"idle_up_links", u + 1 < rb.idle_per_level.size() ? rb.idle_per_level[u + 1] : 0}});
   }
   j["routing_balance"] = {{"leaves", leaves}, {"top", top}, {"upper_levels", upper}, {"idle_up_links", refs(rb.idle)}};
+  if (fabric_least)
+    j["routing_balance"]["consequence"] = {{"round_robin_least", rr_least}, {"bound", s.transfer_bound},
+                                           {"least_time_tables", least_t->time}, {"least_time_fabric", fabric_least->time},
+                                           {"efficiency_ceiling", ceiling}};
   j["all_to_all_bound_gbps"] = bound_gbps;
   j["patterns"] = nlohmann::json::array();
   for (const PatternResult& r : results) {
@@ -248,8 +262,35 @@ int run_analyze(const AnalyzeOptions& o) {
     }
     if (v.size() > 8) std::printf("    ... (--json lists all)\n");
   };
-  list("missing links", s.missing);
-  list("extra links", s.extra);
+  // Missing and extra links in plain words: one line per switch (or pair), with the count the
+  // others have beside what this one has.
+  auto differences = [&](const char* what, const std::vector<LinkRef>& v, int sign) {
+    std::vector<std::pair<LinkRef, int>> groups;
+    for (const LinkRef& l : v) {
+      if (!groups.empty() && groups.back().first.a_node == l.a_node && groups.back().first.b_node == l.b_node) ++groups.back().second;
+      else groups.push_back({l, 1});
+    }
+    std::printf("  %-19s %s", what, v.empty() ? "none\n" : (std::to_string(v.size()) + "\n").c_str());
+    const char* word = sign < 0 ? "missing" : "extra";
+    for (size_t i = 0; i < groups.size() && i < 8; ++i) {
+      const auto& [l, k] = groups[i];
+      const Node& a = f.nodes[l.a_node];
+      if (l.b_node < 0) {
+        const int level = std::max(s.level[l.a_node], 1), common = s.per_level[level - 1].common_up;
+        std::printf("    %s: %d up-links where level %d's switches have %d (%d %s)\n", a.desc.c_str(), common + sign * k, level, common,
+                    k, word);
+      } else {
+        int have = 0;
+        for (int p = 1; p <= a.num_ports(); ++p) have += a.ports[p].peer_node == l.b_node && port_usable(a.ports[p]);
+        const int common = have - sign * k;
+        std::printf("    %s -- %s: %s where each leaf has %d to each top switch (%d %s)\n", a.desc.c_str(), f.nodes[l.b_node].desc.c_str(),
+                    have == 0 ? "no cable" : (std::to_string(have) + (have == 1 ? " cable" : " cables")).c_str(), common, k, word);
+      }
+    }
+    if (groups.size() > 8) std::printf("    ... %zu more (--json lists all)\n", groups.size() - 8);
+  };
+  differences("missing links", s.missing, -1);
+  differences("extra links", s.extra, +1);
   list("slow links", s.slow);
   list("links not active", s.inactive);
   list("loopback cables", s.loopbacks);
@@ -279,6 +320,10 @@ int run_analyze(const AnalyzeOptions& o) {
                                    " up-links carry none: the traffic that reaches these switches is routed correlated)").c_str() : "");
     }
     list("idle up-links", rb.idle);
+    if (fabric_least)
+      std::printf("  consequence         round-robin cannot go below %d transfer(s) per link at once (bound %d); the least possible\n"
+                  "                      all-to-all time over these tables is %.0f message-times, the fabric's %.0f: at most %.2f efficiency\n",
+                  rr_least, s.transfer_bound, least_t->time, fabric_least->time, ceiling);
   }
   if (results.empty()) return kExitOk;
   std::printf("traffic on %zu hosts (bound %d per link direction; all-to-all bound %.1f Gb/s per node)\n", hosts.size(),

@@ -12,6 +12,7 @@
 #include "ibroute/fabric/text_export.hpp"
 #include "ibroute/fabric/tree_routing.hpp"
 #include "ibroute/schedule/admission.hpp"
+#include "ibroute/schedule/efficiency.hpp"
 #include "ibroute/schedule/hosts.hpp"
 #include "ibroute/schedule/patterns.hpp"
 #include "ibroute/schedule/planner.hpp"
@@ -28,10 +29,11 @@ struct RoutingCliOptions {
   std::optional<int64_t> scan;
   std::string hosts;
   std::string order = "auto";
+  std::string style = "auto";
   std::string output, ranks;
   bool plan = false;
   bool no_refine = false;
-  double refine_seconds = 20;
+  double refine_work = 8192;  // millions of units (RefineLimits::work)
   bool json = false;
 };
 
@@ -68,13 +70,21 @@ struct Outcome {
   std::vector<Host> hosts;
   TreeRouting routing;
   RefineStats refine;
+  TreeStyle style = TreeStyle::hubs;
+  LeastTime least;  // over these tables: what any plan of the all-to-all needs at least
+  // Better: a least time lower by more than 2 % (what every plan inherits), else a lower worst link.
+  bool better_than(const Outcome& o) const {
+    if (least.time < 0.98 * o.least.time || o.least.time < 0.98 * least.time) return least.time < o.least.time;
+    return std::pair(load.max_load, load.congested_share()) < std::pair(o.load.max_load, o.load.congested_share());
+  }
 };
 
-Outcome route_in_order(const FabricContext& c, Fabric& routed, const std::vector<Host>& hosts, const RoutingCliOptions& o) {
+Outcome route_one(const FabricContext& c, Fabric& routed, const std::vector<Host>& hosts, const RoutingCliOptions& o, TreeStyle style) {
   Outcome out;
   out.hosts = hosts;
-  out.routing = route_tree(c.fabric, c.structure, port_refs(hosts));
-  if (!o.no_refine) out.refine = refine_for_shift(c.fabric, c.structure, port_refs(hosts), out.routing, {.seconds = o.refine_seconds});
+  out.style = style;
+  out.routing = route_tree(c.fabric, c.structure, port_refs(hosts), style);
+  if (!o.no_refine) out.refine = refine_for_shift(c.fabric, c.structure, port_refs(hosts), out.routing, {.work = static_cast<uint64_t>(o.refine_work * 1e6)});
   for (size_t i = 0; i < routed.nodes.size(); ++i)
     if (routed.nodes[i].is_switch() && !out.routing.lft[i].empty()) routed.nodes[i].lft = out.routing.lft[i], routed.nodes[i].lft_read = true;
   routed.has_lfts = true;
@@ -83,7 +93,19 @@ Outcome route_in_order(const FabricContext& c, Fabric& routed, const std::vector
   std::vector<Phase> rr = shift_phases(hosts.size());
   apply_lid_policy(routed, hosts, rr, LidPolicy::base);
   out.load = evaluate(eval, hosts, rr, false);
+  out.least = least_time(eval, hosts, {}, {});
   return out;
+}
+
+// Both constructions where the style is auto: the hubs' (congestion-free shifts on k-ary trees)
+// and the spread one (even link totals where edges are cabled to several directors).
+Outcome route_in_order(const FabricContext& c, Fabric& routed, const std::vector<Host>& hosts, const RoutingCliOptions& o) {
+  if (o.style != "auto") return route_one(c, routed, hosts, o, o.style == "spread" ? TreeStyle::spread : TreeStyle::hubs);
+  Outcome best = route_one(c, routed, hosts, o, TreeStyle::hubs);
+  Fabric again = c.fabric;
+  Outcome other = route_one(c, again, hosts, o, TreeStyle::spread);
+  if (other.better_than(best)) best = std::move(other), routed = std::move(again);
+  return best;
 }
 
 nlohmann::json over_links(const Fabric& f, const LoadReport& load, size_t most) {
@@ -151,11 +173,22 @@ int run_routing(const RoutingCliOptions& o) {
     write_whole(o.ranks, text);
   }
 
+  // What the tables leave to any plan: the least time over them against the fabric's own.
+  const LeastTime fabric_least = [&] {
+    const LinkIndex links(routed);
+    const EvalContext eval(routed, links, c.structure);
+    return least_time(eval, best.hosts, {}, {}, false);
+  }();
+  const double ceiling = best.least.time > 0 ? fabric_least.time / best.least.time : 0.0;
+  const char* style = best.style == TreeStyle::spread ? "spread" : "hubs";
   nlohmann::json j{{"scan_id", c.scan_id},
                    {"hosts", best.hosts.size()},
                    {"order", used},
                    {"levels", c.structure.levels},
+                   {"style", style},
                    {"hubs", best.routing.hubs.size()},
+                   {"least_time", {{"tables", best.least.time}, {"fabric", fabric_least.time}, {"efficiency_ceiling", ceiling},
+                                   {"limited_by", best.least.limited_by}}},
                    {"lmc", c.fabric.max_lmc()},
                    {"bound", bound},
                    {"seconds", seconds},
@@ -164,7 +197,7 @@ int run_routing(const RoutingCliOptions& o) {
                    {"detours", best.routing.detours},
                    {"refine", {{"excess_before", best.refine.excess_before}, {"excess_after", best.refine.excess_after},
                                {"moves", best.refine.moves}, {"passes", best.refine.passes}, {"skipped", best.refine.skipped},
-                               {"timed_out", best.refine.timed_out}}},
+                               {"work", best.refine.work}, {"out_of_budget", best.refine.out_of_budget}}},
                    {"check", {{"ok", check.ok()}, {"walked", check.walked}, {"failures", check.failures}, {"first", check.first}}},
                    {"round_robin", {{"max_load", best.load.max_load},
                                     {"congested_share", best.load.congested_share()},
@@ -180,9 +213,13 @@ int run_routing(const RoutingCliOptions& o) {
   if (o.json) {
     print_json(j);
   } else {
-    std::printf("routing for scan %lld: %zu hosts in %s order, %d switch levels, %zu hubs, LMC %d, computed in %.2f s\n",
-                static_cast<long long>(c.scan_id), best.hosts.size(), used.c_str(), c.structure.levels, best.routing.hubs.size(),
+    const std::string how = best.style == TreeStyle::spread ? std::string("spread (every switch balances its own choices)")
+                                                             : std::to_string(best.routing.hubs.size()) + " hubs";
+    std::printf("routing for scan %lld: %zu hosts in %s order, %d switch levels, %s, LMC %d, computed in %.2f s\n",
+                static_cast<long long>(c.scan_id), best.hosts.size(), used.c_str(), c.structure.levels, how.c_str(),
                 int{c.fabric.max_lmc()}, seconds);
+    std::printf("  least possible all-to-all time over these tables %.0f message-times, the fabric's %.0f: at most %.2f efficiency for any plan\n",
+                best.least.time, fabric_least.time, ceiling);
     std::printf("  round-robin, base LIDs: worst link %d (bound %d), %.1f %% congested%s\n", best.load.max_load, bound,
                 100 * best.load.congested_share(), best.load.max_load <= bound ? ": congestion-free" : "");
     const auto over = over_links(routed, best.load, 5);
@@ -195,7 +232,7 @@ int run_routing(const RoutingCliOptions& o) {
       std::printf("  refined: %s\n", best.refine.skipped ? "skipped (too many links x ranks for the load table)"
                                                          : (std::to_string(best.refine.excess_before) + " transfers above capacity -> " +
                                                             std::to_string(best.refine.excess_after) + " in " + std::to_string(best.refine.moves) +
-                                                            " moves" + (best.refine.timed_out ? " (time limit)" : "")).c_str());
+                                                            " moves" + (best.refine.out_of_budget ? " (work budget spent)" : "")).c_str());
     if (best.routing.moved_roots || best.routing.detours)
       std::printf("  missing links: %zu LIDs turn at another hub than their rank picks, %zu entries of host switches climb another way\n",
                   best.routing.moved_roots, best.routing.detours);
@@ -227,6 +264,13 @@ Runner setup_routing(CLI::App& app) {
       "pairs where that lowers the transfers above capacity in some phase, and the worst link left is\n"
       "reported. With LMC > 0 a port's LIDs start at hubs that differ at every level, so that\n"
       "'ibroute plan' has real choices.\n"
+      "Where edge switches are cabled to several directors (no pods: the hubs would pin each\n"
+      "destination to one link into its leaf), the spread construction lays each destination's\n"
+      "traffic over the links' loads: sources climb towards the directors with the most spare capacity\n"
+      "into the target's leaf, every switch above it descends by its lightest way. --style auto builds\n"
+      "both and keeps the one whose least possible all-to-all time is lower (by more than 2 %), else\n"
+      "the one with the lower worst link. The least possible time over the tables against the\n"
+      "fabric's own is printed: the most efficiency any plan over them can reach.\n"
       "Orders: given (--hosts as listed), tree (by the switches above each leaf, then leaf and port:\n"
       "proposed), auto (given where it reaches the bound, else tree; tree without --hosts).\n"
       "Checked before anything is written: every LID arrives from every switch that a CA hangs off (a\n"
@@ -239,11 +283,17 @@ Runner setup_routing(CLI::App& app) {
   c->add_option("--scan", o->scan, "scan id (default: the newest)");
   c->add_option("--hosts", o->hosts, "hosts of the all-to-all in rank order: a,b,c or @FILE, each a node description, node-name-map name, GUID or LID (default: every host)");
   c->add_option("--order", o->order, "rank order: auto, given or tree")->check(CLI::IsMember({"auto", "given", "tree"}))->capture_default_str();
+  c->add_option("--style", o->style, "construction: auto (both, the better kept), hubs or spread")
+      ->check(CLI::IsMember({"auto", "hubs", "spread"}))
+      ->capture_default_str();
   c->add_option("-o,--output", o->output, "write the tables here (dump_lfts.sh format, for opensm -R file -U)");
   c->add_option("--ranks", o->ranks, "write the rank order here, one host per line (for --hosts @FILE)");
   c->add_flag("--plan", o->plan, "also plan the all-to-all over the new tables (uses LMC > 0)");
   c->add_flag("--no-refine", o->no_refine, "skip the local search on the first hops (construction only)");
-  c->add_option("--refine-seconds", o->refine_seconds, "time limit of the local search")->check(CLI::Range(0.0, 3600.0))->capture_default_str();
+  c->add_option("--refine-work", o->refine_work,
+                "work budget of the local search, in millions of transfer-hops weighed (not a time: the same tables on any machine)")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
   c->add_flag("--json", o->json, "print JSON");
   return [o] { return run_routing(*o); };
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <random>
 #include <set>
 
@@ -11,6 +12,7 @@
 #include "ibroute/fabric/text_export.hpp"
 #include "ibroute/fabric/text_import.hpp"
 #include "ibroute/fabric/tree_routing.hpp"
+#include "ibroute/schedule/efficiency.hpp"
 #include "ibroute/schedule/hosts.hpp"
 #include "ibroute/schedule/patterns.hpp"
 
@@ -81,7 +83,80 @@ int node_named(const Fabric& f, const std::string& name) {
   return -1;
 }
 
+// Three directors (4 line ASICs of 9 outside ports and 9 links to 3 spine ASICs each, not cabled to each other)
+// and 18 edge switches of 6 hosts, every edge cabled twice to every director, its two line ASICs
+// of a director taken 3 apart (so edges that share one line share no other: no pods), one edge
+// short of a cable. LIDs in node order.
+Fabric multi_director() {
+  Fabric f;
+  uint64_t guid = 0x10000;
+  auto sw = [&](const std::string& name, int ports) {
+    const int n = ibroute::test::add_node(f, NodeType::sw, name, ports, guid += 0x100);
+    f.nodes[n].ports[0].state = PortState::active;
+    return n;
+  };
+  std::vector<std::vector<int>> lines(3);
+  std::vector<int> used(3 * 4, 0);
+  for (int d = 0; d < 3; ++d) {
+    std::vector<int> spines;
+    for (int k = 0; k < 3; ++k) spines.push_back(sw("director" + std::to_string(d) + "/S" + std::to_string(k), 12));
+    for (int l = 0; l < 4; ++l) {
+      lines[d].push_back(sw("director" + std::to_string(d) + "/L" + std::to_string(l), 18));
+      for (int j = 0; j < 9; ++j) ibroute::test::up_link(f, lines[d][l], 10 + j, spines[j % 3], 3 * l + j / 3 + 1);
+    }
+  }
+  int host = 0;
+  for (int e = 0; e < 18; ++e) {
+    const int edge = sw("edge" + std::to_string(e), 12);
+    for (int u = 0; u < 6; ++u) {
+      const int d = u % 3, l = (3 * e + u / 3) % 4;
+      if (e == 5 && u == 4) continue;  // the missing cable
+      ibroute::test::up_link(f, edge, 7 + u, lines[d][l], 1 + used[d * 4 + l]++);
+    }
+    for (int h = 0; h < 6; ++h, ++host) {
+      const int ca = ibroute::test::add_node(f, NodeType::ca, "node" + std::to_string((host * 37) % 108) + " HCA-1", 1, 0x900000 + 0x10 * host);
+      ibroute::test::up_link(f, ca, 1, edge, h + 1);
+    }
+  }
+  uint16_t lid = 1;
+  for (size_t i = 0; i < f.nodes.size(); ++i) ibroute::test::set_lid(f, static_cast<int>(i), f.nodes[i].is_switch() ? 0 : 1, lid++);
+  f.has_lfts = true;
+  return f;
+}
+
 }  // namespace
+
+// Hubs pin each destination to one way into its edge switch: on directors that edges share
+// irregularly, a few links into a leaf carry several hosts' traffic. The spread construction
+// splits every destination over all the ways in: the least possible all-to-all time over its
+// tables (walked from them by the efficiency code, not by the routing) comes near the fabric's.
+TEST(TreeRouting, SpreadRoutingReachesTheCapacityOfMultiDirectorTrees) {
+  double fabric = 0;
+  std::map<TreeStyle, double> tables;
+  for (TreeStyle style : {TreeStyle::hubs, TreeStyle::spread}) {
+    Fabric f = multi_director();
+    const FabricStructure s = analyze_structure(f);
+    ASSERT_EQ(s.levels, 3);
+    const std::vector<CaPort> order = tree_order(f, s, refs(all_hosts(f)));
+    const TreeRouting r = route_tree(f, s, order, style);
+    for (size_t i = 0; i < f.nodes.size(); ++i)
+      if (!r.lft[i].empty()) f.nodes[i].lft = r.lft[i];
+    const RoutingCheck check = check_tree_routing(f, s);
+    EXPECT_TRUE(check.ok()) << (check.first.empty() ? "" : check.first[0]);
+    World w(f);
+    const std::vector<Host> hosts = all_hosts(w.f);
+    fabric = least_time(w.ctx, hosts, {}, {}, false).time;
+    tables[style] = least_time(w.ctx, hosts, {}, {}).time;
+    // Every host reaches every other over the new tables.
+    std::vector<Phase> rr = shift_phases(hosts.size());
+    apply_lid_policy(w.f, hosts, rr, LidPolicy::base);
+    EXPECT_EQ(evaluate(w.ctx, hosts, rr, false).broken, 0u);
+  }
+  // An edge with 5 up-links for 6 hosts: 6 x 102 transfers enter it over 5 links.
+  EXPECT_DOUBLE_EQ(fabric, 6.0 * 102 / 5);
+  EXPECT_LE(tables[TreeStyle::spread], 1.15 * fabric);
+  EXPECT_GT(tables[TreeStyle::hubs], 1.5 * fabric);
+}
 
 TEST(TreeRouting, HalfFatTreeInTreeOrderIsCongestionFreeAtLmc0) {
   Fabric f = build_fat_tree(half_fat_tree(0));
@@ -294,4 +369,30 @@ TEST(TreeRouting, LocalSearchSkipsWhatItCannotHoldInMemory) {
   const RefineStats st = refine_for_shift(f, s, refs(hosts), r, {.max_cells = 100});
   EXPECT_TRUE(st.skipped);
   EXPECT_EQ(r.lft, lft);
+}
+
+// A budget of work, not of time: a search cut short stops at the same move on every run (and
+// machine), and a larger budget goes on from there.
+TEST(TreeRouting, LocalSearchStopsOnItsWorkBudgetTheSameWayEveryTime) {
+  Fabric f = build_fat_tree(half_fat_tree(0));
+  unlink(f, node_named(f, "leaf003"), 8 + 2);
+  const FabricStructure s = analyze_structure(f);
+  std::vector<CaPort> order = refs(all_hosts(f));
+  const TreeRouting start = route_tree(f, s, order);
+  const RefineStats full = [&] {
+    TreeRouting r = start;
+    return refine_for_shift(f, s, order, r);
+  }();
+  ASSERT_GT(full.work, 1000u);
+  EXPECT_FALSE(full.out_of_budget);
+  std::vector<std::vector<std::vector<uint8_t>>> tables;
+  for (int run = 0; run < 2; ++run) {
+    TreeRouting r = start;
+    const RefineStats cut = refine_for_shift(f, s, order, r, {.work = full.work / 3});
+    EXPECT_TRUE(cut.out_of_budget);
+    EXPECT_LE(cut.moves, full.moves);
+    EXPECT_GE(cut.excess_after, full.excess_after);
+    tables.push_back(r.lft);
+  }
+  EXPECT_EQ(tables[0], tables[1]);
 }

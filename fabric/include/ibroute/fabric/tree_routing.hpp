@@ -40,17 +40,25 @@ struct TreeRouting {
   size_t detours = 0;                     // entries of switches with hosts that cannot climb towards the root
 };
 
+// How destinations are routed: `hubs` as above (congestion-free shifts on regular trees);
+// `spread` where every switch rotates its own choices by the destination (see route_spread), for
+// trees that are not k-ary (edge switches cabled to several directors).
+enum class TreeStyle { hubs, spread };
+
 // `order`: CA ports in rank order (the hosts of the all-to-all); every other CA port and every
 // switch LID is routed after them. Throws InputError when the fabric is no tree to route: no
 // switch levels, no LIDs, or switches joined within a level.
-TreeRouting route_tree(const Fabric& f, const FabricStructure& s, const std::vector<CaPort>& order);
+TreeRouting route_tree(const Fabric& f, const FabricStructure& s, const std::vector<CaPort>& order,
+                       TreeStyle style = TreeStyle::hubs);
 
 // Local search on `r` for the round-robin (shift) all-to-all among `order` with base LIDs: the
 // first hop of each (ingress switch, destination) pair moves where that lowers the transfers
 // above capacity, counted exactly per switch link and phase. Entries above the ingress switches
 // stay, so routes stay up*/down*. Skipped when links x ranks exceed `max_cells` (memory).
+// The budget is of work (hops of transfers weighed on candidate paths), not of time, so that the
+// same scan gives the same tables on any machine.
 struct RefineLimits {
-  double seconds = 20;
+  uint64_t work = uint64_t{8} << 30;  // about 20 s on a 2-core machine of 2026
   int passes = 12;
   size_t max_cells = size_t{96} << 20;
 };
@@ -59,7 +67,8 @@ struct RefineStats {
   int worst_excess_before = 0, worst_excess_after = 0;
   size_t moves = 0;
   int passes = 0;
-  bool skipped = false, timed_out = false;
+  uint64_t work = 0;  // spent of the budget
+  bool skipped = false, out_of_budget = false;
 };
 RefineStats refine_for_shift(const Fabric& f, const FabricStructure& s, const std::vector<CaPort>& order, TreeRouting& r,
                              const RefineLimits& limits = {});
