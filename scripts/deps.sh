@@ -19,6 +19,8 @@ PACKAGES=(
   chromium
   # the fuzz targets (tests/fuzz): libFuzzer, ASan and UBSan come with clang's runtime
   clang libclang-rt-14-dev
+  # the package test reads the installed man pages with man
+  man-db
   # the JSON Schemas of the exchange formats (docs/schemas) are checked against real outputs (tests/sim/test_schemas.py)
   python3-jsonschema
 )

@@ -136,4 +136,21 @@ std::string guid_hex(uint64_t guid) {
   return buf;
 }
 
+std::string markup_escape(std::string_view text) {
+  std::string o;
+  o.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      case '\'': o += "&#39;"; break;
+      default:
+        if (static_cast<unsigned char>(c) >= 0x20 && c != 0x7f) o += c;
+    }
+  }
+  return o;
+}
+
 }  // namespace ibroute::fabric

@@ -13,17 +13,7 @@ namespace ibroute::fabric {
 
 namespace {
 
-std::string esc(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '&') o += "&amp;";
-    else if (c == '<') o += "&lt;";
-    else if (c == '>') o += "&gt;";
-    else if (c == '"') o += "&quot;";
-    else if (static_cast<unsigned char>(c) >= 0x20) o += c;
-  }
-  return o;
-}
+std::string esc(const std::string& s) { return ibroute::fabric::markup_escape(s); }
 
 // Load against capacity: light green (idle) through green (at capacity) to red (over).
 std::string load_colour(long load, long cap) {

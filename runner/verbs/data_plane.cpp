@@ -14,6 +14,7 @@
 #include <deque>
 #include <unordered_map>
 
+#include "ibroute/fabric/model.hpp"
 #include "ibroute/runner/clock_sync.hpp"
 #include "ibroute/runner/rate_search.hpp"
 #include "ibroute/runner/run_plan.hpp"
@@ -96,12 +97,6 @@ struct Offset {
 };
 
 uint64_t pattern(int32_t src, size_t word) { return (static_cast<uint64_t>(src) + 1) * 0x9E3779B97F4A7C15ull ^ word; }
-
-std::string hex(uint64_t v) {
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%016llx", static_cast<unsigned long long>(v));
-  return b;
-}
 
 class Rank {
  public:
@@ -303,7 +298,7 @@ class Rank {
         for (size_t i = 0; i < n_; ++i)
           if (map_.port_guids[i] == port_.port_guid) me_ = static_cast<int32_t>(i);
         if (me_ < 0)
-          throw RunError("port GUID " + hex(port_.port_guid) + " of " + port_.device_name + " port " + std::to_string(port_.port_num) +
+          throw RunError("port GUID " + fabric::guid_hex(port_.port_guid) + " of " + port_.device_name + " port " + std::to_string(port_.port_num) +
                          " is not a host of the schedule (a schedule for another fabric? else map ranks with --placement)");
       }
       const uint64_t recv_bytes = cfg_.message_size * n_;

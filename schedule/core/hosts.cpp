@@ -11,6 +11,38 @@
 
 namespace ibroute::schedule {
 
+namespace {
+std::string_view trimmed(std::string_view s) {
+  const size_t b = s.find_first_not_of(" \t\r");
+  if (b == std::string_view::npos) return {};
+  return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
+}
+}  // namespace
+
+std::vector<ListedHost> host_lines(std::string_view text) {
+  std::vector<ListedHost> out;
+  size_t line = 0;
+  while (!text.empty()) {
+    ++line;
+    const size_t end = text.find('\n');
+    std::string_view l = text.substr(0, end);
+    text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
+    l = trimmed(l.substr(0, l.find('#')));
+    if (!l.empty()) out.push_back({line, std::string(l)});
+  }
+  return out;
+}
+
+std::vector<std::string> host_commas(std::string_view text) {
+  std::vector<std::string> out;
+  for (size_t at = 0; at <= text.size();) {
+    const size_t end = std::min(text.find(',', at), text.size());
+    if (const std::string_view name = trimmed(text.substr(at, end - at)); !name.empty()) out.emplace_back(name);
+    at = end + 1;
+  }
+  return out;
+}
+
 using namespace ibroute::fabric;
 
 bool natural_less(const std::string& a, const std::string& b) {

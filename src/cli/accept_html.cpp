@@ -1,5 +1,7 @@
 #include "accept_html.hpp"
 
+#include "ibroute/fabric/model.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -11,19 +13,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string esc(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    switch (c) {
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '&': o += "&amp;"; break;
-      case '"': o += "&quot;"; break;
-      default: o += c;
-    }
-  }
-  return o;
-}
+std::string esc(const std::string& s) { return ibroute::fabric::markup_escape(s); }
 
 std::string text_of(const json& v) {
   if (v.is_string()) return v.get<std::string>();

@@ -32,17 +32,11 @@ std::vector<schedule::Host> select_hosts(const fabric::Fabric& f, const std::str
   std::vector<std::string> names;
   if (spec[0] == '@') {
     std::ifstream in(spec.substr(1));
-    if (!in) throw InputError("cannot read host list " + spec.substr(1));
-    for (std::string line; std::getline(in, line);) {
-      line = line.substr(0, line.find('#'));
-      while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
-      size_t b = line.find_first_not_of(" \t");
-      if (b != std::string::npos) names.push_back(line.substr(b));
-    }
+    std::stringstream text;
+    if (!in || !(text << in.rdbuf())) throw InputError("cannot read host list " + spec.substr(1));
+    for (schedule::ListedHost& h : schedule::host_lines(text.str())) names.push_back(std::move(h.name));
   } else {
-    std::stringstream ss(spec);
-    for (std::string name; std::getline(ss, name, ',');)
-      if (!name.empty()) names.push_back(name);
+    names = schedule::host_commas(spec);
   }
   return schedule::pick_hosts(f, all, names, at_least);
 }

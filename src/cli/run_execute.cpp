@@ -83,15 +83,10 @@ void load_inputs(const RunOptions& o, int world, Inputs& in) {
   }
   const size_t n = in.doc.schedule.hosts.size();
   if (!o.placement.empty()) {
-    std::istringstream lines(read_file(o.placement));
-    std::string line;
     std::vector<int32_t> seen(n, -1);
-    for (size_t line_no = 1; std::getline(lines, line); ++line_no) {
-      if (auto h = line.find('#'); h != std::string::npos) line.resize(h);
-      line.erase(0, line.find_first_not_of(" \t\r"));
-      line.erase(line.find_last_not_of(" \t\r") + 1);
-      if (line.empty()) continue;
-      const auto r = static_cast<int32_t>(rank_named(in.doc.identities, printable(line), o.placement + " line " + std::to_string(line_no)));
+    for (const ListedHost& h : host_lines(read_file(o.placement))) {
+      const std::string& line = h.name;
+      const auto r = static_cast<int32_t>(rank_named(in.doc.identities, printable(line), o.placement + " line " + std::to_string(h.line)));
       if (seen[static_cast<size_t>(r)] >= 0)
         throw InputError(o.placement + ": '" + printable(line) + "' given for ranks " + std::to_string(seen[static_cast<size_t>(r)]) + " and " +
                          std::to_string(in.placement.size()));

@@ -105,9 +105,9 @@ class InstalledPackage(unittest.TestCase):
                 if f"ibroute {cmd}" in line:
                     for opt in re.findall(r"(?<![\w-])(--[a-zA-Z][\w-]*)", line.split(f"ibroute {cmd}", 1)[1].split("#")[0]):
                         self.assertIn(opt, options, f"example of {cmd}: {line}")
-        if shutil.which("man"):
-            text = run("man", "-l", "-P", "cat", os.path.join(man1, "ibroute-plan.1"), env={**os.environ, "MANWIDTH": "100"})
-            self.assertIn("--hosts", text)
+        self.assertTrue(shutil.which("man"), "man is missing: scripts/deps.sh installs man-db")
+        text = run("man", "-l", "-P", "cat", os.path.join(man1, "ibroute-plan.1"), env={**os.environ, "MANWIDTH": "100"})
+        self.assertIn("--hosts", text)
 
     def test_bash_completes_subcommands_and_options(self):
         script = os.path.join(self.root, "usr", "share", "bash-completion", "completions", "ibroute")

@@ -74,7 +74,7 @@ class SimFabric:
     def stop(self):
         if self.proc and self.proc.poll() is None:
             try:
-                self.console("Quit")
+                os.write(self.console_fd, b"Quit\n")  # no prompt follows: wait for the process
                 self.proc.wait(timeout=5)
             except (OSError, subprocess.TimeoutExpired):
                 self.proc.kill()
@@ -91,10 +91,24 @@ class SimFabric:
     def env(self):
         return dict(os.environ, IBSIM_SOCKNAME=self.name, LD_PRELOAD=PRELOAD)
 
-    def console(self, line):
-        """A command on ibsim's console, e.g. 'Unlink "ibswitch03"[10]'."""
+    def console(self, line, timeout=10):
+        """A command on ibsim's console, e.g. 'Unlink "ibswitch03"[10]'. ibsim prints its prompt
+        ("sim> ") once a command is applied: waits for the next one instead of a fixed time, and
+        returns what ibsim printed in between."""
+        path = os.path.join(self.dir, "ibsim.log")
+        self.log.flush()
+        before = read_text(path)
         os.write(self.console_fd, (line + "\n").encode())
-        time.sleep(0.2)  # the console is asynchronous; give it a moment to apply
+        deadline = time.monotonic() + timeout
+        while True:
+            text = read_text(path)
+            if text.count("sim> ") > before.count("sim> "):
+                return text[len(before):]
+            if self.proc.poll() is not None:
+                raise SimError(f"ibsim exited after console command {line!r}")
+            if time.monotonic() > deadline:
+                raise SimError(f"ibsim did not apply console command {line!r} within {timeout} s")
+            time.sleep(0.01)
 
     def run(self, args, timeout=120, check=True):
         """Run a client of the simulator (preloaded, bounded, in the sim's directory)."""

@@ -1,4 +1,4 @@
-"""The tool as an admin meets it (issue 14), on the shuffled 96-host half fat-tree (ibsim +
+"""The tool as an admin meets it, on the shuffled 96-host half fat-tree (ibsim +
 OpenSM, LMC 2) scanned live with a node-name map. One way to name a host everywhere: every option
 that takes hosts accepts a node description, a node-name-map name, a node GUID, a port GUID or a
 LID (any of a port's 2^LMC), and a name two nodes carry is refused with both candidates. Progress

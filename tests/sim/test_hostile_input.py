@@ -157,8 +157,7 @@ class HostileInputTest(TempDirTest):
         raise AssertionError(target)
 
     def test_every_regression_input(self):
-        if not os.path.isdir(REGRESSIONS):
-            self.skipTest("no regressions")
+        self.assertTrue(os.path.isdir(REGRESSIONS), f"{REGRESSIONS} is missing: the fuzz regressions belong to the repository")
         for target in sorted(os.listdir(REGRESSIONS)):
             for name in sorted(os.listdir(os.path.join(REGRESSIONS, target))):
                 if name.startswith("."):

@@ -260,3 +260,18 @@ TEST(ScheduleStore, ExplicitRowsOfAVersion4DatabaseStillLoad) {
   EXPECT_TRUE(back.all_to_all());
   std::filesystem::remove(path);
 }
+
+// The one reader of host lists: files (comments, blanks, CRLF, line numbers kept) and a,b,c.
+TEST(HostLists, LinesAndCommasAsPeopleWriteThem) {
+  const auto lines = ibroute::schedule::host_lines("# DAQ nodes\r\nnode0001 HCA-1\r\n\n  node0002   # spare\n\t\nnode0003");
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0].name, "node0001 HCA-1");
+  EXPECT_EQ(lines[0].line, 2u);
+  EXPECT_EQ(lines[1].name, "node0002");
+  EXPECT_EQ(lines[1].line, 4u);
+  EXPECT_EQ(lines[2].name, "node0003");
+  EXPECT_EQ(lines[2].line, 6u);
+  EXPECT_TRUE(ibroute::schedule::host_lines("").empty());
+  EXPECT_EQ(ibroute::schedule::host_commas("a, b ,,c HCA-1 ,"), (std::vector<std::string>{"a", "b", "c HCA-1"}));
+  EXPECT_TRUE(ibroute::schedule::host_commas(" , ").empty());
+}

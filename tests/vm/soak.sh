@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The VM suite N times in a row (default 10) with the unit tests looping beside it as load: the
-# proof that its assertions hold on a busy machine (issue 11). Uses a copy of the built binaries,
+# proof that its assertions hold on a busy machine. Uses a copy of the built binaries,
 # so a rebuild meanwhile does not change what is tested. Prints one line per run; exit 1 at the
 # first failure (its log is kept).
 #   tests/vm/soak.sh [RUNS] [BUILD_DIR]        e.g. tests/vm/soak.sh 10 build-ci

@@ -127,5 +127,8 @@ constexpr bool is_link_width(int64_t lanes) { return lanes == 1 || lanes == 2 ||
 double lane_gbps(std::string_view speed);
 
 std::string guid_hex(uint64_t guid);  // "0x0002c90200421930"
+// Text for HTML and SVG (the acceptance report, the link matrix): & < > " ' as entities, control
+// characters dropped (XML allows none of them in text).
+std::string markup_escape(std::string_view text);
 
 }  // namespace ibroute::fabric

@@ -78,7 +78,7 @@ FabricStructure analyze_structure(const Fabric& f);
 // "1 IS5600 director (8 ASICs) + 4 edge switches, 3 switch levels"
 std::string describe_chassis(const FabricStructure& s);
 
-// How the routing spreads destinations over up-links (seed 004 found it uneven across spines),
+// How the routing spreads destinations over up-links (LOEWE-CSC's was uneven across spines: docs/background.md#loewe-csc-measurements),
 // at every level: per switch below the top, how many host LIDs each up-port has in its LFT and how
 // many host-to-host routes (every host-carrying switch to every host LID, walked through the LFTs)
 // actually leave by it — above the leaves the two differ where the levels' choices are correlated;

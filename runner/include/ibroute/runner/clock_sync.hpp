@@ -1,4 +1,4 @@
-// Clock offsets from round trips (seed 004's ib-test): the reference (rank 0) stamps a ping when
+// Clock offsets from round trips (docs/background.md#clock-synchronisation-by-round-trips): the reference (rank 0) stamps a ping when
 // it leaves and its pong when it returns, the peer stamps the moment in between. Causality bounds
 // the offset by every sample; the tightest bounds come from the fastest round trips.
 #pragma once

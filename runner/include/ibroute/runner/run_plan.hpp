@@ -56,7 +56,7 @@ class SendPlan {
   int64_t slot_ns_ = 0;
 };
 
-// Skip rule (seed 004): a destination with `limit` unfinished transfers gets no more until some
+// Skip rule (docs/background.md#the-skip-rule): a destination with `limit` unfinished transfers gets no more until some
 // finish; the transfers that would have gone are counted as skipped.
 class SkipRule {
  public:

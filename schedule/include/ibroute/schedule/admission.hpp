@@ -1,4 +1,4 @@
-// The rate a schedule can run at (seed 002's admission rule): every source and destination link,
+// The rate a schedule can run at (docs/background.md#the-admission-rule): every source and destination link,
 // and every switch out-port in every phase, must carry what is put on it.
 #pragma once
 

@@ -25,6 +25,16 @@ std::vector<Host> pick_hosts(const fabric::Fabric& f, const std::vector<Host>& a
 // The same hosts ordered by the cabling: by leaf switch (in GUID order), then by leaf port.
 std::vector<Host> topology_order(const fabric::Fabric& f, std::vector<Host> hosts);
 
+// Host lists as people write them, the one reader of every command (--hosts @FILE, --senders,
+// --placement): one name per line, '#' starts a comment, blanks around a name and empty lines
+// ignored (line numbers kept for messages); or a,b,c on the command line, each name trimmed.
+struct ListedHost {
+  size_t line = 0;
+  std::string name;
+};
+std::vector<ListedHost> host_lines(std::string_view text);
+std::vector<std::string> host_commas(std::string_view text);
+
 bool natural_less(const std::string& a, const std::string& b);
 
 // The rank a schedule file's host list gives `spec` — without the fabric, from what the file says

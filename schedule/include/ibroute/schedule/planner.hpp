@@ -2,7 +2,7 @@
 // for every transfer it picks the destination LID, hence the path, so that no link direction
 // carries more transfers at once than its capacity (the fabric's bound, 2 on a half fat-tree).
 //
-// Two methods (seed 004), both ending in the same repair of overloaded links:
+// Two methods (docs/background.md#schedules-phases-and-the-choice-of-destination-lid), both ending in the same repair of overloaded links:
 //  - free: take, transfer by transfer, a route whose links are still free (greedy, fewest
 //    choices first); good for small host sets and any topology.
 //  - structure: on a two-level tree, per phase the leaf-to-leaf traffic is a bipartite multigraph
