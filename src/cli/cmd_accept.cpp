@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "accept_checks.hpp"
 #include "accept_html.hpp"
 #include "accept_input.hpp"
 #include "commands.hpp"
@@ -55,24 +56,6 @@ struct AcceptOptions {
   std::string report = "accept-report.html";
   bool json = false;
 };
-
-struct Checks {
-  json list = json::array();
-  int passed = 0, failed = 0;
-  void add(const std::string& name, std::optional<bool> ok, json measured, json expected, const std::string& detail = "") {
-    std::string result = !ok ? "not measured" : *ok ? "pass" : "fail";
-    if (ok) (*ok ? passed : failed)++;
-    json c{{"check", name}, {"result", result}, {"measured", measured}, {"expected", expected}};
-    if (!detail.empty()) c["detail"] = detail;
-    list.push_back(c);
-  }
-};
-
-std::string text_or(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
-
-std::string port_name(const fabric::Fabric& f, int32_t node, int port) {
-  return f.nodes[node].desc + "[" + std::to_string(port) + "]";
-}
 
 json load_json(const LoadReport& l) {
   json h = json::object();
@@ -192,78 +175,8 @@ int run_accept(const AcceptOptions& o) {
   const fabric::FabricStructure& st = c.structure;
   Checks checks;
 
-  // 1. Is the fabric what was ordered?
-  if (e.contains("topology")) {
-    // "two-level", "three-level", "4-level" or a number: the switch levels counted from the hosts up.
-    const json& want = e["topology"];
-    int want_levels = -1;
-    if (want.is_number_integer()) want_levels = want.get<int>();
-    else if (want.is_string()) want_levels = topology_levels(want.get<std::string>());
-    std::string got = st.levels == 2 ? "two-level" : st.levels == 3 ? "three-level" : std::to_string(st.levels) + "-level";
-    checks.add("topology", st.levels == want_levels && st.tree, got + (st.tree ? "" : ", not a tree"), want,
-               fabric::describe_chassis(st) + "; " + std::to_string(st.leaves.size()) + " leaves, " + std::to_string(st.top.size()) +
-                   " top switches");
-  }
-  if (e.contains("hosts")) checks.add("hosts", st.hosts.size() == e["hosts"].get<size_t>(), st.hosts.size(), e["hosts"]);
-  if (e.contains("link_width") || e.contains("link_speed")) {
-    size_t narrow = 0, slow = 0, links = 0;
-    std::string first_narrow, first_slow;
-    for (size_t a = 0; a < f.nodes.size(); ++a)
-      for (size_t p = 1; p < f.nodes[a].ports.size(); ++p) {
-        const fabric::Port& x = f.nodes[a].ports[p];
-        if (!x.connected() || static_cast<size_t>(x.peer_node) < a || (static_cast<size_t>(x.peer_node) == a && x.peer_port < p)) continue;
-        ++links;
-        std::string name = port_name(f, static_cast<int32_t>(a), static_cast<int>(p)) + " - " + port_name(f, x.peer_node, x.peer_port);
-        if (e.contains("link_width") && x.width < e["link_width"].get<int>()) {
-          if (!narrow++) first_narrow = name + " at " + std::to_string(x.width) + "x";
-        }
-        if (e.contains("link_speed") && x.speed != e["link_speed"].get<std::string>()) {
-          if (!slow++) first_slow = name + " at " + x.speed;
-        }
-      }
-    if (e.contains("link_width"))
-      checks.add("link_width", narrow == 0, std::to_string(narrow) + " of " + std::to_string(links) + " links narrower",
-                 std::to_string(e["link_width"].get<int>()) + "x everywhere", first_narrow);
-    if (e.contains("link_speed"))
-      checks.add("link_speed", slow == 0, std::to_string(slow) + " of " + std::to_string(links) + " links at another speed",
-                 e["link_speed"].get<std::string>() + " everywhere", first_slow);
-  }
-  {
-    size_t broken = st.missing.size() + st.inactive.size();
-    std::string detail;
-    if (!st.missing.empty()) detail = "missing: " + port_name(f, st.missing[0].a_node, st.missing[0].a_port) + " to " + f.nodes[st.missing[0].b_node < 0 ? st.missing[0].a_node : st.missing[0].b_node].desc;
-    if (!st.missing.empty() && st.missing[0].b_node < 0) detail = "missing: an up-link of " + f.nodes[st.missing[0].a_node].desc;
-    const size_t allowed = e.value("max_broken_links", 0);
-    checks.add("broken_links", broken <= allowed, broken, "at most " + std::to_string(allowed),
-               detail.empty() ? "" : detail + (broken > 1 ? " and " + std::to_string(broken - 1) + " more" : ""));
-  }
-  if (e.contains("lmc")) checks.add("lmc", f.max_lmc() == e["lmc"].get<int>(), f.max_lmc(), e["lmc"]);
-  // 2. Is the routing balanced?
-  if (e.contains("max_routing_imbalance")) {
-    // At every level below the top: host-to-host routes per up-port (walked through the LFTs, not
-    // LFT entries: above the leaves only the destinations the level below sends arrive), max/min;
-    // an up-link no route uses at all (while its switch routes up) is unbounded imbalance.
-    fabric::RoutingBalance b = fabric::routing_balance(f, st);
-    double worst = 1;
-    std::string where;
-    auto consider = [&](const fabric::RoutingBalance::Leaf& l) {
-      if (l.route_min > 0 && static_cast<double>(l.route_max) / static_cast<double>(l.route_min) > worst)
-        worst = static_cast<double>(l.route_max) / static_cast<double>(l.route_min), where = f.nodes[l.leaf].desc;
-    };
-    for (const auto& l : b.leaves) consider(l);
-    for (const auto& level : b.upper)
-      for (const auto& l : level) consider(l);
-    if (!b.idle.empty()) {
-      worst = INFINITY;
-      where = std::to_string(b.idle.size()) + " up-link(s) carry no route, e.g. " + port_name(f, b.idle[0].a_node, b.idle[0].a_port) +
-              " - " + port_name(f, b.idle[0].b_node, b.idle[0].b_port);
-      for (size_t l = 0; l < b.idle_per_level.size(); ++l)
-        if (b.idle_per_level[l]) where += "; level " + std::to_string(l + 1) + ": " + std::to_string(b.idle_per_level[l]);
-    }
-    checks.add("routing_balance", worst <= e["max_routing_imbalance"].get<double>(), std::isinf(worst) ? json("unbounded") : json(worst),
-               "max/min host-to-host routes per up-port <= " + text_or(e["max_routing_imbalance"]) + " at every level", where);
-  }
-
+  check_fabric(e, f, st, checks);
+  check_routing(e, f, st, checks);
   // 3. Does a congestion-free all-to-all exist? In the ranks' given (name) order, or by leaf and
   // port: routing engines such as ftree make the topology order's shifts congestion-free, which at
   // LMC 0 (one path per pair) no choice of DLIDs can do for another order.
@@ -297,19 +210,9 @@ int run_accept(const AcceptOptions& o) {
   const json worst = worst_json(c, load, over);
   std::string why = worst_text(worst, over.size());
   if (least.worst > plan.bound) why += "; no choice of DLIDs gets below " + std::to_string(least.worst) + ": " + least.where;
-  if (e.value("congestion_free", true))
-    checks.add("congestion_free", ps.phases_over == 0,
-               "worst link " + std::to_string(load.max_load) + ", least possible " + std::to_string(least.worst) + ", " +
-                   std::to_string(ps.phases_over) + " of " + std::to_string(plan.phases.size()) + " phases over",
-               "at most " + std::to_string(plan.bound) + " transfers per link direction in every phase", why);
-  if (e.contains("min_efficiency")) {
-    const double want = e["min_efficiency"].get<double>();
-    char got[160];
-    std::snprintf(got, sizeof got, "%.3f (least possible time %.0f / planned %.0f message-times)", eff.value, eff.least, eff.planned);
-    char need[48];
-    std::snprintf(need, sizeof need, "at least %.3f", want);
-    checks.add("min_efficiency", eff.value + 1e-9 >= want, got, need, "limited by " + eff.limited_by);
-  }
+  check_plan(e, {.max_load = load.max_load, .least_worst = least.worst, .bound = plan.bound, .phases_over = ps.phases_over,
+                 .phases = plan.phases.size(), .why = why, .efficiency = eff},
+             checks);
 
   // 4. Does the fabric deliver it?
   json clock = json::array(), suspects = json::array(), not_ok = json::array();
@@ -351,28 +254,11 @@ int run_accept(const AcceptOptions& o) {
     else pair.clear();
     sustainable = run.sustainable_rate;
   }
-  std::optional<double> min_rate;  // bytes/s each node must send; also the heatmap's full mark
-  if (e.contains("min_rate_per_node")) {
-    const double want = *(min_rate = parse_quantity(e["min_rate_per_node"].get<std::string>(), false, "min_rate_per_node"));
-    checks.add("rate_per_node", node_rate >= want, format_rate(node_rate) + (o.simulate ? " (simulated)" : " (slowest node)"),
-               "at least " + format_rate(want), node_rate < want && !over.empty() ? "the plan is over the bound, " + why : "");
-  }
-  if (e.contains("min_sustainable_rate")) {
-    double want = parse_quantity(e["min_sustainable_rate"].get<std::string>(), false, "min_sustainable_rate");
-    checks.add("sustainable_rate", sustainable ? std::optional<bool>(*sustainable >= want) : std::nullopt,
-               sustainable ? json(format_rate(*sustainable) + " (the highest rate that held)")
-                           : json(o.simulate ? "simulated: not measured" : "not measured: the run was not a rate search (run --find-rate)"),
-               "at least " + format_rate(want));
-  }
-  if (e.contains("max_skipped_share"))
-    checks.add("skipped_transfers", skipped_share ? std::optional<bool>(*skipped_share <= e["max_skipped_share"].get<double>()) : std::nullopt,
-               skipped_share ? json(*skipped_share) : json("simulated: none"), "at most " + text_or(e["max_skipped_share"]));
-  if (e.contains("max_clock_uncertainty_us"))
-    checks.add("clock_sync", clock_unc_us ? std::optional<bool>(*clock_unc_us <= e["max_clock_uncertainty_us"].get<double>()) : std::nullopt,
-               clock_unc_us ? json(std::to_string(*clock_unc_us) + " us") : json("simulated: no clocks"),
-               "at most " + text_or(e["max_clock_uncertainty_us"]) + " us");
-  if (!o.simulate && missing_ranks) checks.add("ranks_alive", *missing_ranks == 0, *missing_ranks, "none missing");
-
+  // bytes/s each node must send; also the heatmap's full mark
+  const std::optional<double> min_rate =
+      check_delivery(e, {.simulated = o.simulate, .node_rate = node_rate, .skipped_share = skipped_share, .clock_uncertainty_us = clock_unc_us,
+                         .sustainable_rate = sustainable, .missing_ranks = missing_ranks, .plan_over_bound = !over.empty(), .why = why},
+                     checks);
   const bool accepted = checks.failed == 0;
   json orders = json::array();
   for (const Attempt& a : tried)
@@ -450,25 +336,8 @@ int run_accept(const AcceptOptions& o) {
   if (!(html << accept_html(report, svg, heat))) throw InputError("cannot write " + o.report);
   report["report"] = o.report;
 
-  if (o.json) {
-    print_json(report);
-  } else {
-    const size_t unmeasured = checks.list.size() - static_cast<size_t>(checks.passed + checks.failed);
-    std::printf("%s: %d of %zu checks pass, %d fail, %zu not measured (report: %s)\n", accepted ? "ACCEPTED" : "NOT ACCEPTED",
-                checks.passed, checks.list.size(), checks.failed, unmeasured, o.report.c_str());
-    std::string other;
-    for (const Attempt& a : tried)
-      if (&a != &chosen) other = " (" + a.order + " order: worst link " + std::to_string(a.load.max_load) + ")";
-    std::printf("  plan: %zu hosts in %s order%s, worst link %d, least possible %d (bound %d), efficiency %.2f (limited by %s)\n",
-                hosts.size(), chosen.order.c_str(), other.c_str(), load.max_load, least.worst, plan.bound, eff.value, eff.limited_by.c_str());
-    for (const json& ch : checks.list)
-      std::printf("  %-12s %-18s %s   (expected %s)\n", ch["result"].get<std::string>().c_str(), ch["check"].get<std::string>().c_str(),
-                  ch["measured"].is_string() ? ch["measured"].get<std::string>().c_str() : ch["measured"].dump().c_str(),
-                  ch["expected"].is_string() ? ch["expected"].get<std::string>().c_str() : ch["expected"].dump().c_str());
-    for (const json& ch : checks.list)  // what made a check fail, e.g. the worst links
-      if (ch["result"] == "fail" && ch.contains("detail"))
-        std::printf("%s: %s\n", ch["check"].get<std::string>().c_str(), ch["detail"].get<std::string>().c_str());
-  }
+  if (o.json) print_json(report);
+  else std::fputs(accept_text(report).c_str(), stdout);
   return accepted ? kExitOk : kExitFailure;
 }
 

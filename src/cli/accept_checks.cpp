@@ -1,0 +1,174 @@
+#include "accept_checks.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include "accept_input.hpp"
+#include "common.hpp"
+#include "fabric_context.hpp"
+
+namespace ibroute::cli {
+
+using nlohmann::json;
+
+namespace {
+std::string text_or(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+std::string port_name(const fabric::Fabric& f, int32_t node, int port) { return f.nodes[node].desc + "[" + std::to_string(port) + "]"; }
+}  // namespace
+
+void Checks::add(const std::string& name, std::optional<bool> ok, json measured, json expected, const std::string& detail) {
+  std::string result = !ok ? "not measured" : *ok ? "pass" : "fail";
+  if (ok) (*ok ? passed : failed)++;
+  json c{{"check", name}, {"result", result}, {"measured", measured}, {"expected", expected}};
+  if (!detail.empty()) c["detail"] = detail;
+  list.push_back(c);
+}
+
+void check_fabric(const json& e, const fabric::Fabric& f, const fabric::FabricStructure& st, Checks& checks) {
+  if (e.contains("topology")) {
+    // "two-level", "three-level", "4-level" or a number: the switch levels counted from the hosts up.
+    const json& want = e["topology"];
+    int want_levels = -1;
+    if (want.is_number_integer()) want_levels = want.get<int>();
+    else if (want.is_string()) want_levels = topology_levels(want.get<std::string>());
+    std::string got = st.levels == 2 ? "two-level" : st.levels == 3 ? "three-level" : std::to_string(st.levels) + "-level";
+    checks.add("topology", st.levels == want_levels && st.tree, got + (st.tree ? "" : ", not a tree"), want,
+               fabric::describe_chassis(st) + "; " + std::to_string(st.leaves.size()) + " leaves, " + std::to_string(st.top.size()) +
+                   " top switches");
+  }
+  if (e.contains("hosts")) checks.add("hosts", st.hosts.size() == e["hosts"].get<size_t>(), st.hosts.size(), e["hosts"]);
+  if (e.contains("link_width") || e.contains("link_speed")) {
+    size_t narrow = 0, slow = 0, links = 0;
+    std::string first_narrow, first_slow;
+    for (size_t a = 0; a < f.nodes.size(); ++a)
+      for (size_t p = 1; p < f.nodes[a].ports.size(); ++p) {
+        const fabric::Port& x = f.nodes[a].ports[p];
+        if (!x.connected() || static_cast<size_t>(x.peer_node) < a || (static_cast<size_t>(x.peer_node) == a && x.peer_port < p)) continue;
+        ++links;
+        std::string name = port_name(f, static_cast<int32_t>(a), static_cast<int>(p)) + " - " + port_name(f, x.peer_node, x.peer_port);
+        if (e.contains("link_width") && x.width < e["link_width"].get<int>()) {
+          if (!narrow++) first_narrow = name + " at " + std::to_string(x.width) + "x";
+        }
+        if (e.contains("link_speed") && x.speed != e["link_speed"].get<std::string>()) {
+          if (!slow++) first_slow = name + " at " + x.speed;
+        }
+      }
+    if (e.contains("link_width"))
+      checks.add("link_width", narrow == 0, std::to_string(narrow) + " of " + std::to_string(links) + " links narrower",
+                 std::to_string(e["link_width"].get<int>()) + "x everywhere", first_narrow);
+    if (e.contains("link_speed"))
+      checks.add("link_speed", slow == 0, std::to_string(slow) + " of " + std::to_string(links) + " links at another speed",
+                 e["link_speed"].get<std::string>() + " everywhere", first_slow);
+  }
+  {
+    size_t broken = st.missing.size() + st.inactive.size();
+    std::string detail;
+    if (!st.missing.empty()) detail = "missing: " + port_name(f, st.missing[0].a_node, st.missing[0].a_port) + " to " + f.nodes[st.missing[0].b_node < 0 ? st.missing[0].a_node : st.missing[0].b_node].desc;
+    if (!st.missing.empty() && st.missing[0].b_node < 0) detail = "missing: an up-link of " + f.nodes[st.missing[0].a_node].desc;
+    const size_t allowed = e.value("max_broken_links", 0);
+    checks.add("broken_links", broken <= allowed, broken, "at most " + std::to_string(allowed),
+               detail.empty() ? "" : detail + (broken > 1 ? " and " + std::to_string(broken - 1) + " more" : ""));
+  }
+  if (e.contains("lmc")) checks.add("lmc", f.max_lmc() == e["lmc"].get<int>(), f.max_lmc(), e["lmc"]);
+}
+
+void check_routing(const json& e, const fabric::Fabric& f, const fabric::FabricStructure& st, Checks& checks) {
+  if (e.contains("max_routing_imbalance")) {
+    // At every level below the top: host-to-host routes per up-port (walked through the LFTs, not
+    // LFT entries: above the leaves only the destinations the level below sends arrive), max/min;
+    // an up-link no route uses at all (while its switch routes up) is unbounded imbalance.
+    fabric::RoutingBalance b = fabric::routing_balance(f, st);
+    double worst = 1;
+    std::string where;
+    auto consider = [&](const fabric::RoutingBalance::Leaf& l) {
+      if (l.route_min > 0 && static_cast<double>(l.route_max) / static_cast<double>(l.route_min) > worst)
+        worst = static_cast<double>(l.route_max) / static_cast<double>(l.route_min), where = f.nodes[l.leaf].desc;
+    };
+    for (const auto& l : b.leaves) consider(l);
+    for (const auto& level : b.upper)
+      for (const auto& l : level) consider(l);
+    if (!b.idle.empty()) {
+      worst = INFINITY;
+      where = std::to_string(b.idle.size()) + " up-link(s) carry no route, e.g. " + port_name(f, b.idle[0].a_node, b.idle[0].a_port) +
+              " - " + port_name(f, b.idle[0].b_node, b.idle[0].b_port);
+      for (size_t l = 0; l < b.idle_per_level.size(); ++l)
+        if (b.idle_per_level[l]) where += "; level " + std::to_string(l + 1) + ": " + std::to_string(b.idle_per_level[l]);
+    }
+    checks.add("routing_balance", worst <= e["max_routing_imbalance"].get<double>(), std::isinf(worst) ? json("unbounded") : json(worst),
+               "max/min host-to-host routes per up-port <= " + text_or(e["max_routing_imbalance"]) + " at every level", where);
+  }
+
+}
+
+void check_plan(const json& e, const PlanFacts& p, Checks& checks) {
+  if (e.value("congestion_free", true))
+    checks.add("congestion_free", p.phases_over == 0,
+               "worst link " + std::to_string(p.max_load) + ", least possible " + std::to_string(p.least_worst) + ", " +
+                   std::to_string(p.phases_over) + " of " + std::to_string(p.phases) + " phases over",
+               "at most " + std::to_string(p.bound) + " transfers per link direction in every phase", p.why);
+  if (e.contains("min_efficiency")) {
+    const double want = e["min_efficiency"].get<double>();
+    const schedule::Efficiency& eff = p.efficiency;
+    char got[160];
+    std::snprintf(got, sizeof got, "%.3f (least possible time %.0f / planned %.0f message-times)", eff.value, eff.least, eff.planned);
+    char need[48];
+    std::snprintf(need, sizeof need, "at least %.3f", want);
+    checks.add("min_efficiency", eff.value + 1e-9 >= want, got, need, "limited by " + eff.limited_by);
+  }
+}
+
+std::optional<double> check_delivery(const json& e, const Delivery& d, Checks& checks) {
+  std::optional<double> min_rate;
+  if (e.contains("min_rate_per_node")) {
+    const double want = *(min_rate = parse_quantity(e["min_rate_per_node"].get<std::string>(), false, "min_rate_per_node"));
+    checks.add("rate_per_node", d.node_rate >= want, format_rate(d.node_rate) + (d.simulated ? " (simulated)" : " (slowest node)"),
+               "at least " + format_rate(want), d.node_rate < want && d.plan_over_bound ? "the plan is over the bound, " + d.why : "");
+  }
+  if (e.contains("min_sustainable_rate")) {
+    const double want = parse_quantity(e["min_sustainable_rate"].get<std::string>(), false, "min_sustainable_rate");
+    checks.add("sustainable_rate", d.sustainable_rate ? std::optional<bool>(*d.sustainable_rate >= want) : std::nullopt,
+               d.sustainable_rate ? json(format_rate(*d.sustainable_rate) + " (the highest rate that held)")
+                                  : json(d.simulated ? "simulated: not measured" : "not measured: the run was not a rate search (run --find-rate)"),
+               "at least " + format_rate(want));
+  }
+  if (e.contains("max_skipped_share"))
+    checks.add("skipped_transfers", d.skipped_share ? std::optional<bool>(*d.skipped_share <= e["max_skipped_share"].get<double>()) : std::nullopt,
+               d.skipped_share ? json(*d.skipped_share) : json("simulated: none"), "at most " + text_or(e["max_skipped_share"]));
+  if (e.contains("max_clock_uncertainty_us"))
+    checks.add("clock_sync",
+               d.clock_uncertainty_us ? std::optional<bool>(*d.clock_uncertainty_us <= e["max_clock_uncertainty_us"].get<double>()) : std::nullopt,
+               d.clock_uncertainty_us ? json(std::to_string(*d.clock_uncertainty_us) + " us") : json("simulated: no clocks"),
+               "at most " + text_or(e["max_clock_uncertainty_us"]) + " us");
+  if (!d.simulated && d.missing_ranks) checks.add("ranks_alive", *d.missing_ranks == 0, *d.missing_ranks, "none missing");
+  return min_rate;
+}
+
+std::string accept_text(const json& r) {
+  std::string out;
+  char line[512];
+  const json& checks = r["checks"];
+  const size_t unmeasured = checks.size() - static_cast<size_t>(r["passed"].get<int>() + r["failed"].get<int>());
+  std::snprintf(line, sizeof line, "%s: %d of %zu checks pass, %d fail, %zu not measured (report: %s)\n",
+                r["accepted"].get<bool>() ? "ACCEPTED" : "NOT ACCEPTED", r["passed"].get<int>(), checks.size(), r["failed"].get<int>(),
+                unmeasured, r.value("report", std::string()).c_str());
+  out += line;
+  const json& plan = r["plan"];
+  const json& load = r["load"]["plan"];
+  std::string other;
+  for (const json& a : plan["orders_tried"])
+    if (a["order"] != plan["order"]) other = " (" + a["order"].get<std::string>() + " order: worst link " + std::to_string(a["max_load"].get<int>()) + ")";
+  std::snprintf(line, sizeof line, "  plan: %zu hosts in %s order%s, worst link %d, least possible %d (bound %d), efficiency %.2f (limited by %s)\n",
+                plan["hosts"].get<size_t>(), plan["order"].get<std::string>().c_str(), other.c_str(), load["max_load"].get<int>(),
+                load["lower_bound"]["worst"].get<int>(), r["fabric"]["transfer_bound"].get<int>(), plan["efficiency"]["value"].get<double>(),
+                plan["efficiency"]["limited_by"].get<std::string>().c_str());
+  out += line;
+  auto padded = [](std::string t, size_t width) { return t.size() < width ? t + std::string(width - t.size(), ' ') : t; };
+  for (const json& ch : checks)
+    out += "  " + padded(ch["result"].get<std::string>(), 12) + " " + padded(ch["check"].get<std::string>(), 18) + " " +
+           text_or(ch["measured"]) + "   (expected " + text_or(ch["expected"]) + ")\n";
+  for (const json& ch : checks)  // what made a check fail, e.g. the worst links
+    if (ch["result"] == "fail" && ch.contains("detail")) out += ch["check"].get<std::string>() + ": " + ch["detail"].get<std::string>() + "\n";
+  return out;
+}
+
+}  // namespace ibroute::cli

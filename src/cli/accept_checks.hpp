@@ -1,0 +1,53 @@
+// The checks of `ibroute accept`: the expectation and what was found or measured in, verdicts out.
+// No I/O: cmd_accept gathers the facts (scan, plan, run or simulation); accept_text renders the
+// terminal summary from the report, accept_html the page, the report itself is the JSON.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "ibroute/fabric/model.hpp"
+#include "ibroute/fabric/structure.hpp"
+#include "ibroute/schedule/efficiency.hpp"
+
+namespace ibroute::cli {
+
+struct Checks {
+  nlohmann::json list = nlohmann::json::array();
+  int passed = 0, failed = 0;
+  // `ok` empty: not measured (a simulation has no clocks).
+  void add(const std::string& name, std::optional<bool> ok, nlohmann::json measured, nlohmann::json expected, const std::string& detail = "");
+};
+
+// 1. Is the fabric what was ordered? topology, hosts, link width and speed, broken links, LMC.
+void check_fabric(const nlohmann::json& expect, const fabric::Fabric& f, const fabric::FabricStructure& st, Checks& out);
+
+// 2. Is the routing balanced? Host-to-host routes per up-port at every level (idle up-links fail).
+void check_routing(const nlohmann::json& expect, const fabric::Fabric& f, const fabric::FabricStructure& st, Checks& out);
+
+// 3. Does a congestion-free all-to-all exist, and how close does the plan come to the least time?
+struct PlanFacts {
+  int max_load = 0, least_worst = 0, bound = 0;
+  size_t phases_over = 0, phases = 0;
+  std::string why;  // the worst links, and what no DLID choice can avoid
+  schedule::Efficiency efficiency;
+};
+void check_plan(const nlohmann::json& expect, const PlanFacts& p, Checks& out);
+
+// 4. Does the fabric deliver it? From the run's report (or the simulation: what it cannot know is
+// "not measured"). Returns the rate each node must send when the expectation names one (bytes/s).
+struct Delivery {
+  bool simulated = false;
+  double node_rate = 0;  // bytes/s, the slowest node
+  std::optional<double> skipped_share, clock_uncertainty_us, sustainable_rate;
+  std::optional<size_t> missing_ranks;
+  bool plan_over_bound = false;
+  std::string why;  // of the plan, where it is over the bound
+};
+std::optional<double> check_delivery(const nlohmann::json& expect, const Delivery& d, Checks& out);
+
+// The terminal summary of a finished report (what --json prints whole).
+std::string accept_text(const nlohmann::json& report);
+
+}  // namespace ibroute::cli
