@@ -6,6 +6,20 @@
 
 namespace ibroute::runner {
 
+RateStep measure_step(const RunMerge& m, double rate, uint32_t rounds, size_t nodes) {
+  RateStep st;
+  st.rate = rate, st.rounds = rounds;
+  for (const PathCounters& p : m.paths) st.planned += p.planned, st.ok += p.ok, st.skipped += p.skipped;
+  st.skipped_share = st.planned ? static_cast<double>(st.skipped) / static_cast<double>(st.planned) : 1.0;
+  st.failed = st.planned - st.ok - st.skipped;
+  double gbps = 0;
+  for (const NodeTotals& t : m.nodes)
+    if (t.last_completion_ns > t.first_post_ns && t.first_post_ns != 0)
+      gbps += static_cast<double>(t.bytes_sent) * 8 / static_cast<double>(t.last_completion_ns - t.first_post_ns);
+  st.gbps_per_node = nodes ? gbps / static_cast<double>(nodes) : 0;
+  return st;
+}
+
 RateSearch::RateSearch(double start_rate, double max_skipped_share, int max_steps, int64_t step_ns, size_t phases)
     : start_(start_rate), max_skipped_(max_skipped_share), max_steps_(max_steps), step_ns_(step_ns), phases_(std::max<size_t>(1, phases)) {}
 

@@ -160,20 +160,8 @@ class Rank {
       // Rank 0 judges the step and picks the next rate; every rank takes its order.
       StepOrder order;
       if (mpi_.rank() == 0) {
-        const RunMerge& m = *out.merged;
-        uint64_t planned = 0, ok = 0, skipped = 0;
-        for (const PathCounters& p : m.paths) planned += p.planned, ok += p.ok, skipped += p.skipped;
-        RateStep st;
-        st.rate = static_cast<double>(cfg_.message_size) / (static_cast<double>(slot_ns_) * 1e-9);
-        st.rounds = rounds_run_, st.planned = planned, st.ok = ok, st.skipped = skipped;
-        st.skipped_share = planned ? static_cast<double>(skipped) / static_cast<double>(planned) : 1.0;
-        st.failed = planned - ok - skipped;
-        // Measured, not planned: each node's bytes over its first post to last completion.
-        double gbps = 0;
-        for (const NodeTotals& t : m.nodes)
-          if (t.last_completion_ns > t.first_post_ns && t.first_post_ns != 0)
-            gbps += static_cast<double>(t.bytes_sent) * 8 / static_cast<double>(t.last_completion_ns - t.first_post_ns);
-        st.gbps_per_node = gbps / static_cast<double>(n_);
+        const RateStep st = measure_step(*out.merged, static_cast<double>(cfg_.message_size) / (static_cast<double>(slot_ns_) * 1e-9),
+                                         rounds_run_, n_);
         const bool usable = out.missing.empty() && !stop_signal_ && open_ == 0;
         std::fprintf(stderr, "run: rate %.4g B/s per node: skipped %.4f %%, %.3f Gb/s per node\n", st.rate, 100 * st.skipped_share,
                      st.gbps_per_node);

@@ -476,3 +476,24 @@ TEST(RateSearch, SlowsDownWhenTheStartIsTooFastAndFailuresNeverHold) {
   EXPECT_EQ(s.next(), 3e9);
   EXPECT_EQ(s.answer(), 2e9);
 }
+
+// Rank 0's judgement of a rate step, out of the data plane: counts from the merged paths, the
+// throughput measured per node from first post to last completion (a node that sent nothing counts
+// as zero, so a stalled node pulls the mean down).
+TEST(RateSearch, AStepIsMeasuredFromTheMergedAggregates) {
+  const std::vector<Channel> ch{{0, 1, 10}, {1, 0, 11}};
+  RunMerge m(ch, 2, 1'000'000, 0);
+  m.paths[0].planned = 100, m.paths[0].ok = 90, m.paths[0].skipped = 6;
+  m.paths[1].planned = 100, m.paths[1].ok = 100;
+  m.nodes[0].bytes_sent = 1'000'000, m.nodes[0].first_post_ns = 1'000, m.nodes[0].last_completion_ns = 1'001'000;  // 8 Gb/s
+  const RateStep st = measure_step(m, 2.5e9, 7, 2);
+  EXPECT_EQ(st.rate, 2.5e9);
+  EXPECT_EQ(st.rounds, 7u);
+  EXPECT_EQ(st.planned, 200u);
+  EXPECT_EQ(st.ok, 190u);
+  EXPECT_EQ(st.skipped, 6u);
+  EXPECT_EQ(st.failed, 4u);
+  EXPECT_DOUBLE_EQ(st.skipped_share, 0.03);
+  EXPECT_DOUBLE_EQ(st.gbps_per_node, 4.0);  // node 1 never posted
+  EXPECT_EQ(measure_step(RunMerge({}, 0, 0, 0), 1e9, 1, 0).skipped_share, 1.0);  // nothing planned: nothing held
+}

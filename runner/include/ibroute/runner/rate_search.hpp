@@ -22,6 +22,11 @@ struct RateStep {
   bool held = false;  // no failures, skipped share within the limit, and the rate achieved
 };
 
+// A step as rank 0 judges it from the merged aggregates of every rank: transfers planned, ok,
+// skipped and failed, and the throughput measured, not planned — each node's bytes over its
+// first post to its last completion, averaged over `nodes`.
+RateStep measure_step(const RunMerge& merged, double rate, uint32_t rounds, size_t nodes);
+
 class RateSearch {
  public:
   RateSearch(double start_rate, double max_skipped_share, int max_steps, int64_t step_ns, size_t phases);
