@@ -151,4 +151,27 @@ size_t rank_named(const std::vector<HostIdentity>& ids, std::string_view spec, c
   throw InputError(what + ": " + quoted + " names " + std::to_string(found.size()) + " hosts of the schedule (" + list + "): give a port GUID");
 }
 
+Groups join_groups(const std::vector<Host>& snd, const std::vector<Host>& rcv) {
+  Groups g;
+  std::map<std::pair<int32_t, uint8_t>, int32_t> rank;
+  auto rank_of = [&](const Host& h) {
+    auto [it, fresh] = rank.emplace(std::pair{h.node, h.port}, static_cast<int32_t>(g.hosts.size()));
+    if (fresh) g.hosts.push_back(h);
+    return it->second;
+  };
+  for (const Host& h : snd) g.senders.push_back(rank_of(h));
+  for (const Host& h : rcv) g.receivers.push_back(rank_of(h));
+  if (g.hosts.size() < 2) throw InputError("a plan needs at least two hosts");
+  return g;
+}
+
+Groups topology_ordered(const fabric::Fabric& f, const Groups& g) {
+  auto members = [&](const std::vector<int32_t>& ranks) {
+    std::vector<Host> out;
+    for (int32_t r : ranks) out.push_back(g.hosts[static_cast<size_t>(r)]);
+    return out;
+  };
+  return join_groups(topology_order(f, members(g.senders)), topology_order(f, members(g.receivers)));
+}
+
 }  // namespace ibroute::schedule

@@ -41,36 +41,10 @@ std::vector<schedule::Host> select_hosts(const fabric::Fabric& f, const std::str
   return schedule::pick_hosts(f, all, names, at_least);
 }
 
-namespace {
-// Ranks: the senders, then the receivers that do not send.
-Groups join_groups(const std::vector<schedule::Host>& snd, const std::vector<schedule::Host>& rcv) {
-  Groups g;
-  std::map<std::pair<int32_t, uint8_t>, int32_t> rank;
-  auto rank_of = [&](const schedule::Host& h) {
-    auto [it, fresh] = rank.emplace(std::pair{h.node, h.port}, static_cast<int32_t>(g.hosts.size()));
-    if (fresh) g.hosts.push_back(h);
-    return it->second;
-  };
-  for (const schedule::Host& h : snd) g.senders.push_back(rank_of(h));
-  for (const schedule::Host& h : rcv) g.receivers.push_back(rank_of(h));
-  if (g.hosts.size() < 2) throw InputError("a plan needs at least two hosts");
-  return g;
-}
-std::vector<schedule::Host> members(const Groups& g, const std::vector<int32_t>& ranks) {
-  std::vector<schedule::Host> out;
-  for (int32_t r : ranks) out.push_back(g.hosts[static_cast<size_t>(r)]);
-  return out;
-}
-}  // namespace
-
-Groups topology_ordered(const fabric::Fabric& f, const Groups& g) {
-  return join_groups(schedule::topology_order(f, members(g, g.senders)), schedule::topology_order(f, members(g, g.receivers)));
-}
-
 Groups select_groups(const fabric::Fabric& f, const std::string& senders, const std::string& receivers, bool topology) {
   if (senders.empty() || receivers.empty()) throw InputError("--senders and --receivers go together");
-  Groups g = join_groups(select_hosts(f, senders, 1), select_hosts(f, receivers, 1));
-  return topology ? topology_ordered(f, g) : g;
+  Groups g = schedule::join_groups(select_hosts(f, senders, 1), select_hosts(f, receivers, 1));
+  return topology ? schedule::topology_ordered(f, g) : g;
 }
 
 std::string link_name(const FabricContext& c, int32_t link) { return schedule::describe_link(c.fabric, c.links, link); }

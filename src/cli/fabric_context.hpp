@@ -14,6 +14,7 @@
 #include "ibroute/fabric/structure.hpp"
 #include "ibroute/schedule/efficiency.hpp"
 #include "ibroute/schedule/evaluate.hpp"
+#include "ibroute/schedule/hosts.hpp"
 #include "ibroute/schedule/schedule.hpp"
 
 namespace ibroute::cli {
@@ -37,15 +38,10 @@ struct FabricContext {
 // --hosts: "a,b,c" or "@FILE" (one name per line, # comments); empty: every host in name order.
 std::vector<schedule::Host> select_hosts(const fabric::Fabric& f, const std::string& spec, size_t at_least = 2);
 
-// --senders/--receivers (same forms as --hosts): the ranks are the senders, then the receivers
-// that do not send; each group ordered as given, or by leaf and port when `topology`.
-struct Groups {
-  std::vector<schedule::Host> hosts;
-  std::vector<int32_t> senders, receivers;
-};
+// --senders/--receivers (same forms as --hosts) as schedule::Groups (hosts.hpp): each group
+// ordered as given, or by leaf and port when `topology`.
+using schedule::Groups;
 Groups select_groups(const fabric::Fabric& f, const std::string& senders, const std::string& receivers, bool topology);
-// The same groups, each ordered by leaf and port.
-Groups topology_ordered(const fabric::Fabric& f, const Groups& g);
 
 std::string link_name(const FabricContext& c, int32_t link);
 std::string format_rate(double bytes_per_s);  // "6.25 GB/s"

@@ -63,10 +63,12 @@ void load_inputs(const RunOptions& o, int world, Inputs& in) {
     in.schedule_id = info.id;
     in.doc.schedule = in.store->load_schedule(info.id);
     store::ScanInfo scan = in.store->scan(info.scan_id);
-    fabric::Fabric f = in.store->load_fabric(info.scan_id, false);
-    in.doc.identities = identify_hosts(f, in.doc.schedule.hosts);
-    in.doc.fabric = {info.scan_id, scan.started_at, static_cast<uint8_t>(scan.lmc)};
     in.fabric = std::make_unique<FabricContext>(*in.store, o.scan ? o.scan : std::optional<int64_t>(info.scan_id));
+    // The hosts as the schedule's own scan names them: that scan is loaded once (twice only when
+    // --scan routes the run over another one).
+    in.doc.identities = in.fabric->scan_id == info.scan_id ? identify_hosts(in.fabric->fabric, in.doc.schedule.hosts)
+                                                           : identify_hosts(in.store->load_fabric(info.scan_id, false), in.doc.schedule.hosts);
+    in.doc.fabric = {info.scan_id, scan.started_at, static_cast<uint8_t>(scan.lmc)};
   } else {
     try {
       in.doc = from_json(read_file(o.schedule_file));

@@ -275,3 +275,25 @@ TEST(HostLists, LinesAndCommasAsPeopleWriteThem) {
   EXPECT_EQ(ibroute::schedule::host_commas("a, b ,,c HCA-1 ,"), (std::vector<std::string>{"a", "b", "c HCA-1"}));
   EXPECT_TRUE(ibroute::schedule::host_commas(" , ").empty());
 }
+
+// Two groups become one rank list in the core: senders first, then the receivers that do not
+// send; a host in both groups is one rank; by topology each group is sorted by leaf and port.
+TEST(Groups, JoinedIntoOneRankListAndOrderedByTopology) {
+  World w(build_fat_tree(half_fat_tree(0)));
+  const std::vector<Host> all = all_hosts(w.f);
+  const std::vector<Host> snd{all[5], all[1], all[9]}, rcv{all[9], all[2]};
+  const Groups g = join_groups(snd, rcv);
+  ASSERT_EQ(g.hosts.size(), 4u);
+  EXPECT_EQ(g.senders, (std::vector<int32_t>{0, 1, 2}));
+  EXPECT_EQ(g.receivers, (std::vector<int32_t>{2, 3}));
+  EXPECT_EQ(g.hosts[2], all[9]);
+  const Groups t = topology_ordered(w.f, g);
+  auto members = [&](const Groups& x, const std::vector<int32_t>& r) {
+    std::vector<Host> out;
+    for (int32_t i : r) out.push_back(x.hosts[static_cast<size_t>(i)]);
+    return out;
+  };
+  EXPECT_EQ(members(t, t.senders), topology_order(w.f, snd));
+  EXPECT_EQ(members(t, t.receivers), topology_order(w.f, rcv));
+  ibroute::test::expect_input_error([&] { join_groups({all[0]}, {all[0]}); }, "at least two hosts");
+}

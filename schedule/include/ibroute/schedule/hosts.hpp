@@ -25,6 +25,16 @@ std::vector<Host> pick_hosts(const fabric::Fabric& f, const std::vector<Host>& a
 // The same hosts ordered by the cabling: by leaf switch (in GUID order), then by leaf port.
 std::vector<Host> topology_order(const fabric::Fabric& f, std::vector<Host> hosts);
 
+// Two groups as one rank list: the senders, then the receivers that do not send (a host in
+// both is one rank); senders and receivers as ranks into `hosts`. Throws InputError below two hosts.
+struct Groups {
+  std::vector<Host> hosts;
+  std::vector<int32_t> senders, receivers;
+};
+Groups join_groups(const std::vector<Host>& senders, const std::vector<Host>& receivers);
+// The same groups, each ordered by leaf and port (topology_order).
+Groups topology_ordered(const fabric::Fabric& f, const Groups& g);
+
 // Host lists as people write them, the one reader of every command (--hosts @FILE, --senders,
 // --placement): one name per line, '#' starts a comment, blanks around a name and empty lines
 // ignored (line numbers kept for messages); or a,b,c on the command line, each name trimmed.
