@@ -32,6 +32,10 @@ NodeNames::NodeNames(const Fabric& f) : f_(f), lids_(f) {
     by_name_.emplace(n.desc, node);
     if (!n.node_desc.empty() && n.node_desc != n.desc) by_name_.emplace(n.node_desc, node);
     by_node_guid_.emplace(n.guid, node);
+    // Hosts describe themselves as "HOSTNAME HCA-1" or "HOSTNAME mlx5_0": users type the hostname.
+    if (!n.is_switch())
+      for (const std::string* d : {&n.desc, &n.node_desc})
+        if (const size_t sp = d->find(' '); sp != std::string::npos && sp > 0 && (d == &n.desc || *d != n.desc)) by_host_.emplace(d->substr(0, sp), node);
     if (!n.is_switch())
       for (int p = 1; p <= n.num_ports(); ++p)
         if (n.ports[p].guid) by_port_guid_.emplace(n.ports[p].guid, NamedPort{node, p});
@@ -57,6 +61,11 @@ std::vector<NamedPort> NodeNames::candidates(std::string_view spec) const {
   }
   auto [a, b] = by_name_.equal_range(std::string(spec));
   for (auto it = a; it != b; ++it) add({it->second, first_cabled_port(f_.nodes[it->second])});
+  // A hostname alone ("node0270" for "node0270 HCA-1"); a host with several HCAs gives several.
+  if (out.empty()) {
+    auto [h, e] = by_host_.equal_range(std::string(spec));
+    for (auto it = h; it != e; ++it) add({it->second, first_cabled_port(f_.nodes[it->second])});
+  }
   // A host's name with its GUID appended ("desc 0x..."), as plans list hosts whose descriptions repeat.
   if (out.empty())
     if (const size_t sp = spec.rfind(' '); sp != std::string_view::npos && spec.substr(sp + 1).starts_with("0x"))

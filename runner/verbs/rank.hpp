@@ -86,6 +86,11 @@ class Rank {
     if (!cfg.test_clock_ppm.empty()) ppm0_ = cfg.test_clock_ppm[0];
     late_threshold_ = cfg.late_threshold_ns > 0 ? cfg.late_threshold_ns : std::max<int64_t>(cfg.slot_ns, 1);
     slot_ns_ = cfg.slot_ns, rounds_ = cfg.rounds;
+    // The tests' faults, decided once for this rank: the send loop reads a flag, not the config.
+    const int rank = mpi.rank();
+    fault_stall_ = rank == cfg.test_stall_rank;
+    fault_die_at_ = rank == cfg.test_die_rank ? cfg.test_die_at : UINT64_MAX;
+    fault_rkey_flip_ = rank == cfg.test_bad_rkey_rank ? 0x1u : 0u;
   }
 
   // A round lasts its slots (one per phase, unless the phases differ in length).
@@ -104,6 +109,9 @@ class Rank {
   int64_t skew_ = 0, skew0_ = 0;
   double ppm_ = 0, ppm0_ = 0;
   bool truth_ = false;
+  bool fault_stall_ = false;            // tests: a receiver that stopped taking data
+  uint64_t fault_die_at_ = UINT64_MAX;  // tests: this rank dies at that send
+  uint32_t fault_rkey_flip_ = 0;        // tests: writes with a wrong remote key
   int64_t late_threshold_ = 0;
   int64_t slot_ns_ = 0;  // this step's
   uint32_t rounds_ = 0;

@@ -16,7 +16,7 @@ void Rank::poll_data() {
     skip_->finished(channels_[my_send_[f.send]].dst);
     --open_;
   }
-  if (mpi_.rank() == cfg_.test_stall_rank) return;  // tests: a receiver that stopped taking data
+  if (fault_stall_) return;  // tests: a receiver that stopped taking data
   got = ibv_poll_cq(recv_cq_.get(), 32, wc);
   t = got > 0 ? now() : 0;
   for (int x = 0; x < got; ++x) {
@@ -122,7 +122,7 @@ void Rank::timed_sends() {
       else sched_yield();
       continue;
     }
-    if (mpi_.rank() == cfg_.test_die_rank && k == cfg_.test_die_at) raise(SIGKILL);
+    if (k == fault_die_at_) raise(SIGKILL);  // tests
     const auto send = static_cast<uint32_t>(qp_of[ts.channel]);
     InFlight f{ts.seq, send, planned, 0, false};
     if (!skip_->admit(ts.dst) || free_slots_.empty()) {
@@ -142,7 +142,7 @@ void Rank::timed_sends() {
     wr.send_flags = IBV_SEND_SIGNALED;
     wr.imm_data = htonl(static_cast<uint32_t>(ts.seq));
     wr.wr.rdma.remote_addr = peer.recv_addr + static_cast<uint64_t>(me_) * cfg_.message_size;
-    wr.wr.rdma.rkey = peer.recv_rkey ^ (mpi_.rank() == cfg_.test_bad_rkey_rank ? 0x1u : 0u);
+    wr.wr.rdma.rkey = peer.recv_rkey ^ fault_rkey_flip_;
     ibv_send_wr* bad = nullptr;
     const int64_t raw = raw_now();
     f.posted = local_of_raw(raw);

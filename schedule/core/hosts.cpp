@@ -19,6 +19,45 @@ std::string_view trimmed(std::string_view s) {
 }
 }  // namespace
 
+// Slurm's host-list form: "node[0001-0003,0007]" -> node0001 node0002 node0003 node0007, numbers
+// padded to the width written; several groups multiply ("r[1-2]n[1-2]"). Anything else in the
+// brackets (a description that holds brackets) stays as written.
+std::vector<std::string> expand_ranges(std::string_view item) {
+  constexpr size_t kMaxNames = 1'000'000;
+  const size_t open = item.find('['), close = open == std::string_view::npos ? open : item.find(']', open);
+  if (close == std::string_view::npos) return {std::string(item)};
+  const std::string_view inner = item.substr(open + 1, close - open - 1);
+  if (inner.empty() || inner.find_first_not_of("0123456789-,") != std::string_view::npos) return {std::string(item)};
+  std::vector<std::string> numbers;
+  for (size_t at = 0; at <= inner.size();) {
+    const size_t end = std::min(inner.find(',', at), inner.size());
+    const std::string_view r = inner.substr(at, end - at);
+    const size_t dash = r.find('-');
+    const std::string_view lo = r.substr(0, dash), hi = dash == std::string_view::npos ? lo : r.substr(dash + 1);
+    uint64_t a = 0, b = 0;
+    const bool ok = !lo.empty() && !hi.empty() && lo.size() <= 9 && hi.size() <= 9 &&
+                    std::from_chars(lo.data(), lo.data() + lo.size(), a).ptr == lo.data() + lo.size() &&
+                    std::from_chars(hi.data(), hi.data() + hi.size(), b).ptr == hi.data() + hi.size();
+    if (!ok || b < a) throw InputError("host list '" + std::string(item.substr(0, 80)) + "': '" + std::string(r) + "' is no range of numbers");
+    if (b - a >= kMaxNames || numbers.size() + (b - a) >= kMaxNames) throw InputError("host list '" + std::string(item.substr(0, 80)) + "' names more than a million hosts");
+    for (uint64_t x = a; x <= b; ++x) {
+      std::string digits = std::to_string(x);
+      if (digits.size() < lo.size()) digits.insert(0, lo.size() - digits.size(), '0');
+      numbers.push_back(std::move(digits));
+    }
+    at = end + 1;
+  }
+  std::vector<std::string> out;
+  const std::string prefix(item.substr(0, open));
+  const std::vector<std::string> rests = expand_ranges(item.substr(close + 1));
+  for (const std::string& n : numbers)  // the first group outermost, as Slurm lists them
+    for (const std::string& rest : rests) {
+      if (out.size() >= kMaxNames) throw InputError("host list '" + std::string(item.substr(0, 80)) + "' names more than a million hosts");
+      out.push_back(prefix + n + rest);
+    }
+  return out;
+}
+
 std::vector<ListedHost> host_lines(std::string_view text) {
   std::vector<ListedHost> out;
   size_t line = 0;
@@ -28,7 +67,8 @@ std::vector<ListedHost> host_lines(std::string_view text) {
     std::string_view l = text.substr(0, end);
     text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
     l = trimmed(l.substr(0, l.find('#')));
-    if (!l.empty()) out.push_back({line, std::string(l)});
+    if (!l.empty())
+      for (std::string& name : expand_ranges(l)) out.push_back({line, std::move(name)});
   }
   return out;
 }
@@ -36,8 +76,10 @@ std::vector<ListedHost> host_lines(std::string_view text) {
 std::vector<std::string> host_commas(std::string_view text) {
   std::vector<std::string> out;
   for (size_t at = 0; at <= text.size();) {
-    const size_t end = std::min(text.find(',', at), text.size());
-    if (const std::string_view name = trimmed(text.substr(at, end - at)); !name.empty()) out.emplace_back(name);
+    size_t end = at;  // the next comma outside brackets: "node[01-03,07],gpu1"
+    for (int depth = 0; end < text.size() && (depth > 0 || text[end] != ','); ++end) depth += text[end] == '[' ? 1 : text[end] == ']' ? -1 : 0;
+    if (const std::string_view name = trimmed(text.substr(at, end - at)); !name.empty())
+      for (std::string& n : expand_ranges(name)) out.push_back(std::move(n));
     at = end + 1;
   }
   return out;
@@ -138,6 +180,9 @@ size_t rank_named(const std::vector<HostIdentity>& ids, std::string_view spec, c
         (lid && lid >= h.base_lid && lid < h.base_lid + (uint64_t{1} << h.lmc)))
       found.push_back(r);
   }
+  if (found.empty())  // a hostname alone: "node0270" for "node0270 HCA-1"
+    for (size_t r = 0; r < ids.size(); ++r)
+      if (ids[r].name.size() > spec.size() && ids[r].name.starts_with(spec) && ids[r].name[spec.size()] == ' ') found.push_back(r);
   if (found.size() == 1) return found[0];
   const std::string quoted = "'" + std::string(spec) + "'";
   if (found.empty())

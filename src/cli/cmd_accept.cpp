@@ -361,7 +361,7 @@ Runner setup_accept(CLI::App& app) {
   c->add_option("--expect", o->expect, "expectation file (JSON)")->required();
   c->add_flag("--rescan", o->rescan, "scan the fabric first (ibroute scan into --db), then judge that scan");
   c->add_option("--scan-arg", o->scan_args, "extra argument for `ibroute scan` (repeatable), e.g. --scan-arg=-C --scan-arg=mlx5_0");
-  c->add_option("--hosts", o->hosts, "hosts in rank order: a,b,c or @FILE, each a node description, node-name-map name, GUID or LID (default: all, in name order)");
+  c->add_option("--hosts", o->hosts, "hosts in rank order: a,b,c, node[001-100] (Slurm) or @FILE, each a node description, hostname, node-name-map name, GUID or LID (default: all, in name order)");
   c->add_option("--senders", o->senders, "two groups instead of all-to-all: the hosts that send (as --hosts), with --receivers");
   c->add_option("--receivers", o->receivers, "two groups: the hosts that receive from every sender");
   c->add_flag("--shifts-only", o->shifts_only, "plan only the shifts of the rank order (as plan --shifts-only): is the all-to-all congestion-free as N-1 permutations");

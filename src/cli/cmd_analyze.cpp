@@ -360,7 +360,7 @@ Runner setup_analyze(CLI::App& app) {
       "random. Per-node bandwidth: max-min fair sharing of the link rates, per phase.");
   c->add_option("--db", o->db, "fabric database")->capture_default_str();
   c->add_option("--scan", o->scan, "scan id (default: the newest)");
-  c->add_option("--hosts", o->hosts, "hosts: a,b,c or @FILE, each a node description, node-name-map name, GUID or LID (default: all, in name order)");
+  c->add_option("--hosts", o->hosts, "hosts: a,b,c, node[001-100] (Slurm) or @FILE, each a node description, hostname, node-name-map name, GUID or LID (default: all, in name order)");
   c->add_option("--patterns", o->patterns, "patterns to evaluate")->delimiter(',')->capture_default_str();
   c->add_option("--lids", o->lids, "DLID policies to evaluate")->delimiter(',')->capture_default_str();
   c->add_option("--samples", o->samples, "random permutations / bisections to average")->capture_default_str()->check(CLI::Range(1, 10000));

@@ -185,7 +185,7 @@ Runner setup_plan(CLI::App& app) {
       "at the host link rate; 'limited by' names the bottleneck: a host link, a leaf's up-links, a link.");
   c->add_option("--db", o->db, "fabric database")->capture_default_str();
   c->add_option("--scan", o->scan, "scan id (default: the newest)");
-  c->add_option("--hosts", o->hosts, "hosts in rank order: a,b,c or @FILE, each a node description, node-name-map name, node or port GUID, or LID");
+  c->add_option("--hosts", o->hosts, "hosts in rank order: a,b,c, node[001-100] (Slurm) or @FILE, each a node description, hostname, node-name-map name, node or port GUID, or LID");
   c->add_flag("--all", o->all, "all hosts (the default), in name order");
   c->add_option("--senders", o->senders, "two groups: the hosts that send (as --hosts), with --receivers");
   c->add_option("--receivers", o->receivers, "two groups: the hosts that receive; every sender sends to every receiver once");

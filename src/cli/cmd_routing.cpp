@@ -281,7 +281,7 @@ Runner setup_routing(CLI::App& app) {
       "Exit: 0 tables computed (and written), 1 they fail the check (nothing written), 2 bad input.");
   c->add_option("--db", o->db, "fabric database")->capture_default_str();
   c->add_option("--scan", o->scan, "scan id (default: the newest)");
-  c->add_option("--hosts", o->hosts, "hosts of the all-to-all in rank order: a,b,c or @FILE, each a node description, node-name-map name, GUID or LID (default: every host)");
+  c->add_option("--hosts", o->hosts, "hosts of the all-to-all in rank order: a,b,c, node[001-100] (Slurm) or @FILE, each a node description, hostname, node-name-map name, GUID or LID (default: every host)");
   c->add_option("--order", o->order, "rank order: auto, given or tree")->check(CLI::IsMember({"auto", "given", "tree"}))->capture_default_str();
   c->add_option("--style", o->style, "construction: auto (both, the better kept), hubs or spread")
       ->check(CLI::IsMember({"auto", "hubs", "spread"}))

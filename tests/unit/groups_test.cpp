@@ -297,3 +297,30 @@ TEST(Groups, JoinedIntoOneRankListAndOrderedByTopology) {
   EXPECT_EQ(members(t, t.receivers), topology_order(w.f, rcv));
   ibroute::test::expect_input_error([&] { join_groups({all[0]}, {all[0]}); }, "at least two hosts");
 }
+
+// Hosts as users type them: a hostname for "HOSTNAME HCA-1" (several HCAs: refused, naming each),
+// and Slurm's ranges, padded as written, in files and on the command line.
+TEST(HostLists, HostnamesAndSlurmRanges) {
+  EXPECT_EQ(host_commas("node[0008-0011],gpu[1,3]x, a"),
+            (std::vector<std::string>{"node0008", "node0009", "node0010", "node0011", "gpu1x", "gpu3x", "a"}));
+  EXPECT_EQ(host_commas("r[1-2]n[7-8]"), (std::vector<std::string>{"r1n7", "r1n8", "r2n7", "r2n8"}));
+  EXPECT_EQ(host_commas("odd[name] HCA-1"), (std::vector<std::string>{"odd[name] HCA-1"}));  // not a range: as written
+  const auto lines = host_lines("# rack 3\nnode[098-101]\n");
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[3].name, "node101");
+  EXPECT_EQ(lines[3].line, 2u);
+  expect_input_error([] { host_commas("node[5-2]"); }, "'5-2' is no range");
+  expect_input_error([] { host_commas("node[1-999999999]"); }, "more than a million");
+
+  ibroute::test::TwoLeaves t;
+  t.f.nodes[t.h[0]].desc = "stage99 mlx4_0";
+  t.f.nodes[t.h[1]].desc = "r-dcs96 HCA-1";
+  t.f.nodes[t.h[2]].desc = "r-dcs96 HCA-2";
+  const std::vector<Host> all = all_hosts(t.f);
+  const std::vector<Host> picked = pick_hosts(t.f, all, {"stage99", "h4"}, 2);
+  EXPECT_EQ(picked[0].node, t.h[0]);
+  expect_input_error([&] { pick_hosts(t.f, all, {"r-dcs96", "h4"}, 2); }, "r-dcs96 HCA-1");
+  std::vector<HostIdentity> ids;
+  for (const Host& h : all) ids.push_back({h.name, 0, 0, 0, 0});
+  EXPECT_EQ(ids[rank_named(ids, "stage99", "--placement")].name, "stage99 mlx4_0");
+}

@@ -32,6 +32,7 @@ class NodeNames {
   const Fabric& f_;
   LidMap lids_;
   std::unordered_multimap<std::string, int32_t> by_name_;  // display names and reported descriptions
+  std::unordered_multimap<std::string, int32_t> by_host_;  // a CA's hostname: "node0270 HCA-1" -> "node0270"
   std::unordered_map<uint64_t, int32_t> by_node_guid_;
   std::unordered_map<uint64_t, NamedPort> by_port_guid_;
 };

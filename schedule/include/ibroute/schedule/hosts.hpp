@@ -38,11 +38,13 @@ Groups topology_ordered(const fabric::Fabric& f, const Groups& g);
 // Host lists as people write them, the one reader of every command (--hosts @FILE, --senders,
 // --placement): one name per line, '#' starts a comment, blanks around a name and empty lines
 // ignored (line numbers kept for messages); or a,b,c on the command line, each name trimmed.
+// Both take Slurm's ranges: node[0001-0100,0200] (expand_ranges).
 struct ListedHost {
   size_t line = 0;
   std::string name;
 };
 std::vector<ListedHost> host_lines(std::string_view text);
+std::vector<std::string> expand_ranges(std::string_view item);
 std::vector<std::string> host_commas(std::string_view text);
 
 bool natural_less(const std::string& a, const std::string& b);
