@@ -199,7 +199,13 @@ json parse_json(std::string_view text) {
   try {
     return json::parse(text);
   } catch (const json::exception& e) {
-    throw InputError(std::string("not valid JSON (truncated or corrupted?): ") + e.what());
+    // The parser's own words without its "[json.exception.parse_error.101] " tag.
+    std::string what = e.what();
+    if (what.starts_with("[json.exception.")) what.erase(0, what.find("] ") == std::string::npos ? 0 : what.find("] ") + 2);
+    const bool csv = text.starts_with("phase,");
+    throw InputError(std::string(csv ? "a CSV export, not the JSON format this reads (ibroute export --format json)"
+                                     : "not valid JSON (truncated or corrupted?)") +
+                     ": " + what.substr(0, 160));
   }
 }
 

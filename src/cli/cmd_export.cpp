@@ -46,7 +46,10 @@ int run_export(const ExportOptions& o) {
   doc.created_at = info.created_at;
 
   if (!o.per_node.empty()) {
-    std::filesystem::create_directories(o.per_node);
+    std::error_code ec;
+    std::filesystem::create_directories(o.per_node, ec);
+    if (ec || !std::filesystem::is_directory(o.per_node))
+      throw InputError("--per-node " + o.per_node + ": " + (std::filesystem::exists(o.per_node) ? "exists and is not a directory" : "cannot create it: " + ec.message()));
     const SliceWriter slices(doc);
     Progress progress;
     for (size_t r = 0; r < doc.identities.size(); ++r) {

@@ -62,7 +62,13 @@ int run_routes(const RoutesOptions& o) {
   if (f.nodes[src.node].is_switch())
     throw InputError("--from must be a CA port: routes are stored for CA sources ('" + o.from + "' is a switch)");
   const Port& dport = f.nodes[dst.node].ports[dst.port];
-  std::vector<uint16_t> dlids = pick_dlids(dport, o.lid);
+  // --to given as one of the port's LIDs other than the base: that LID is the one meant (an
+  // explicit --lid still decides).
+  std::string lid_spec = o.lid;
+  if (uint32_t named = 0; lid_spec == "base" && std::from_chars(o.to.data(), o.to.data() + o.to.size(), named).ptr == o.to.data() + o.to.size() &&
+                          named != dport.base_lid && dport.owns_lid(named))
+    lid_spec = o.to;
+  std::vector<uint16_t> dlids = pick_dlids(dport, lid_spec);
 
   const Port& sport = f.nodes[src.node].ports[src.port];
   nlohmann::json out{{"scan_id", scan}, {"from", port_json(f, src.node, src.port)}, {"to", port_json(f, dst.node, dst.port)},

@@ -12,6 +12,7 @@ using Runner = std::function<int()>;
 
 Runner setup_scan(CLI::App& app);
 Runner setup_scans(CLI::App& app);
+Runner setup_schedules(CLI::App& app);
 Runner setup_routes(CLI::App& app);
 Runner setup_diff(CLI::App& app);
 Runner setup_topo(CLI::App& app);

@@ -18,7 +18,12 @@ FabricContext::FabricContext(store::FabricStore& store, std::optional<int64_t> s
       fabric(store.load_fabric(scan_id, true)),
       links(fabric),
       structure(fabric::analyze_structure(fabric)),
-      eval(fabric, links, structure) {}
+      eval(fabric, links, structure) {
+  // Used, but never silently: some switches did not answer, so nodes, tables or routes may be missing.
+  if (!info.complete)
+    std::fprintf(stderr, "ibroute: warning: scan %lld is incomplete (%zu problem(s): ibroute scans --problems %lld); what follows may miss nodes or routes\n",
+                 static_cast<long long>(scan_id), fabric.problems.size(), static_cast<long long>(scan_id));
+}
 
 void FabricContext::require_routes(const std::string& what) const {
   if (!fabric.has_lfts)

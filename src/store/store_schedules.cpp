@@ -141,7 +141,15 @@ std::vector<ScheduleInfo> FabricStore::schedules() {
 ScheduleInfo FabricStore::schedule_info(const std::string& name_or_id) {
   Stmt q(db_, std::string(kScheduleCols) + " WHERE name = ?1 OR (CAST(id AS TEXT) = ?1 AND NOT EXISTS (SELECT 1 FROM schedule WHERE name = ?1))");
   q.bind(1, name_or_id);
-  if (!q.step()) throw InputError("no schedule named '" + name_or_id + "' in " + path_ + " (ibroute plan makes one)");
+  if (!q.step()) {
+    // Name the ones there are (the newest few): the user mistyped, or is in the wrong database.
+    std::string there;
+    const std::vector<ScheduleInfo> all = schedules();
+    for (size_t i = all.size(); i-- > 0 && all.size() - i <= 5;) there += (there.empty() ? "" : ", ") + one_line(all[i].name, 40);
+    throw InputError("no schedule named '" + one_line(name_or_id, 60) + "' in " + path_ +
+                     (all.empty() ? std::string(" (it holds none: ibroute plan makes one)")
+                                  : " (it holds " + std::to_string(all.size()) + ": " + there + (all.size() > 5 ? ", ...; ibroute schedules lists them)" : ")")));
+  }
   return read_schedule_row(q);
 }
 

@@ -85,6 +85,12 @@ class Faults(TempDirTest):
         self.assertEqual(s["routes"]["dead_end"], 0)
         listing = ibroute("scans", "--db", db).stdout
         self.assertIn("INCOMPLETE", listing)
+        # Every command that uses the scan says so, in one line, and goes on.
+        a = ibroute("analyze", "--db", db, "--patterns", "rr-name", "--no-fair-share")
+        warnings = [l for l in a.stderr.splitlines() if "warning" in l]
+        self.assertEqual(len(warnings), 1, a.stderr)
+        self.assertIn("is incomplete", warnings[0])
+        self.assertIn("scans --problems", warnings[0])
 
 
 if __name__ == "__main__":

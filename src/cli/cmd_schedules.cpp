@@ -1,0 +1,52 @@
+// ibroute schedules: the schedules a database holds, newest last, with what each was planned for.
+#include <cstdio>
+
+#include "commands.hpp"
+#include "common.hpp"
+
+namespace ibroute::cli {
+
+namespace {
+
+struct SchedulesOptions {
+  std::string db = kDefaultDb;
+  bool json = false;
+};
+
+int run_schedules(const SchedulesOptions& o) {
+  store::FabricStore store(o.db, store::Access::read_only);
+  const std::vector<store::ScheduleInfo> all = store.schedules();
+  if (o.json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const store::ScheduleInfo& s : all)
+      list.push_back({{"schedule_id", s.id}, {"name", s.name}, {"scan_id", s.scan_id}, {"created_at", s.created_at},
+                      {"method", s.method}, {"hosts", s.hosts}, {"phases", s.phases}, {"bound", s.bound}, {"max_load", s.max_load},
+                      {"congested", s.congested}, {"message_size_bytes", s.timing.message_size}, {"rate_bytes_per_s", s.timing.rate}, {"slot_s", s.timing.slot_s},
+                      {"planning_seconds", s.seconds}});
+    print_json({{"db", o.db}, {"schedules", list}});
+    return kExitOk;
+  }
+  if (all.empty()) {
+    std::printf("no schedules in %s (ibroute plan makes one)\n", o.db.c_str());
+    return kExitOk;
+  }
+  std::printf("%-4s %-24s %-5s %-20s %6s %7s %5s %6s  %s\n", "id", "name", "scan", "created", "hosts", "phases", "worst", "bound", "method");
+  for (const store::ScheduleInfo& s : all)
+    std::printf("%-4lld %-24s %-5lld %-20s %6lld %7lld %5d %6d  %s\n", static_cast<long long>(s.id), s.name.c_str(),
+                static_cast<long long>(s.scan_id), s.created_at.c_str(), static_cast<long long>(s.hosts), static_cast<long long>(s.phases),
+                s.max_load, s.bound, s.method.c_str());
+  return kExitOk;
+}
+
+}  // namespace
+
+Runner setup_schedules(CLI::App& app) {
+  auto o = std::make_shared<SchedulesOptions>();
+  auto* c = app.add_subcommand("schedules", "List the schedules in a database: name, scan, hosts, phases, worst link against the bound.");
+  c->footer("Names and ids are what 'ibroute export --schedule' and 'ibroute run --schedule' take.\nExit: 0 listed, 2 bad input (no such database, a damaged one).");
+  c->add_option("--db", o->db, "fabric database")->capture_default_str();
+  c->add_flag("--json", o->json, "print JSON");
+  return [o] { return run_schedules(*o); };
+}
+
+}  // namespace ibroute::cli

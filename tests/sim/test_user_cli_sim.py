@@ -1,0 +1,87 @@
+"""What a new user meets (ibsim + OpenSM, a director fabric whose hosts describe themselves as
+'nodeX-YYY HCA-1'): hosts by hostname and Slurm ranges, the list of schedules, hints for typos, and
+errors that name the problem in one line instead of leaking internals."""
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+from common import EXAMPLES, TempDirTest, ibroute, ibroute_json
+from simfabric import SimFabric, read_text, write_text
+
+
+class NewUser(TempDirTest):
+    @classmethod
+    def setUpClass(cls):
+        cls.root = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"ibroute-user-{os.getpid()}")
+        os.makedirs(cls.root, exist_ok=True)
+        cls.topo = os.path.join(cls.root, "dir.topo")
+        subprocess.run([sys.executable, os.path.join(EXAMPLES, "gen_real_fabric.py"), "director", "--edges", "6", "--lines", "6",
+                        "--spine-asics", "18", "--edge-hosts", "18", "-o", cls.topo], check=True, capture_output=True)
+        cls.db = os.path.join(cls.root, "f.db")
+        with SimFabric(cls.topo, lmc=1) as sim:
+            ibroute_json("scan", "--db", cls.db, sim=sim)
+
+    @classmethod
+    def tearDownClass(cls):
+        import shutil
+        shutil.rmtree(cls.root, ignore_errors=True)
+
+    def one_line_error(self, *args, needle):
+        r = ibroute(*args, check=False)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertIn(needle, r.stderr)
+        return r.stderr
+
+    def test_hosts_by_hostname_and_slurm_ranges(self):
+        # 108 hosts named node1-001 .. node2-008 HCA-1: ten by their hostnames as Slurm writes them.
+        plan = ibroute_json("plan", "--db", self.db, "--hosts", "node1-[001-008], node1-010,node1-099", "--name", "ten")
+        self.assertEqual(plan["hosts"], 10)
+        out = self.path("ten.json")
+        ibroute("export", "--db", self.db, "--schedule", "ten", "--format", "json", "-o", out)
+        names = [h["name"] for h in json.loads(read_text(out))["hosts"]]
+        self.assertEqual(names[:2], ["node1-001 HCA-1", "node1-002 HCA-1"])
+        self.assertEqual(names[-1], "node1-099 HCA-1")
+        # The same from a file, as `scontrol show hostnames` writes it (one per line).
+        f = write_text(self.path("hosts.txt"), "".join(f"node2-00{i}\n" for i in range(1, 5)))
+        self.assertEqual(ibroute_json("plan", "--db", self.db, "--hosts", "@" + f, "--name", "four")["hosts"], 4)
+        self.one_line_error("plan", "--db", self.db, "--hosts", "node1-001,nobody", needle="unknown host 'nobody'")
+        self.one_line_error("plan", "--db", self.db, "--hosts", "node1-[009-003]", needle="'009-003' is no range")
+
+    def test_schedules_are_listed_and_named_when_missing(self):
+        ibroute_json("plan", "--db", self.db, "--hosts", "node1-[001-004]", "--name", "small")
+        listing = ibroute_json("schedules", "--db", self.db)
+        self.assertIn("small", [s["name"] for s in listing["schedules"]])
+        self.assertIn("ibroute_version", listing)
+        text = ibroute("schedules", "--db", self.db).stdout
+        self.assertTrue(text.startswith("id "), text)  # a header
+        err = self.one_line_error("export", "--db", self.db, "--schedule", "nosuch", needle="no schedule named 'nosuch'")
+        self.assertIn("small", err)
+
+    def test_typos_get_a_hint(self):
+        err = self.one_line_error("routse", "--db", self.db, needle="did you mean 'routes'")
+        self.assertIn("unknown command 'routse'", err)
+        self.one_line_error("analyze", "--db", self.db, "--pattern", "rr-name", needle="did you mean '--patterns'")
+
+    def test_errors_name_the_problem_not_the_library(self):
+        ibroute_json("plan", "--db", self.db, "--hosts", "node1-[001-004]", "--name", "e")
+        afile = write_text(self.path("afile"), "x\n")
+        self.one_line_error("export", "--db", self.db, "--schedule", "e", "--per-node", afile, needle="exists and is not a directory")
+        csv = self.path("e.csv")
+        ibroute("export", "--db", self.db, "--schedule", "e", "--format", "csv", "-o", csv)
+        err = self.one_line_error("validate", "--db", self.db, csv, needle="a CSV export, not the JSON format")
+        self.assertNotIn("json.exception", err)
+
+    def test_routes_to_a_lid_that_is_not_the_base(self):
+        # LMC 1: every port owns two LIDs; --to with the second answers for that one.
+        frm = ibroute_json("routes", "--db", self.db, "--from", "node1-001", "--to", "node1-002")
+        base = frm["to"]["base_lid"]
+        r = ibroute_json("routes", "--db", self.db, "--from", "node1-001", "--to", str(base + 1))
+        self.assertEqual([x["dlid"] for x in r["routes"]], [base + 1])
+        self.assertEqual(r["routes"][0]["offset"], 1)
+
+
+if __name__ == "__main__":
+    unittest.main()
