@@ -22,7 +22,9 @@ std::string describe_link(const Fabric& f, const LinkIndex& links, int32_t link)
 namespace {
 std::string rate_text(double bytes_per_s) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.3g GB/s", bytes_per_s / 1e9);
+  // Three significant digits, never in exponent form ("1000 GB/s", not "1e+03"); the bits beside.
+  const double gb = bytes_per_s / 1e9;
+  std::snprintf(buf, sizeof buf, gb >= 100 ? "%.0f GB/s (%.0f Gb/s)" : "%.3g GB/s (%.3g Gb/s)", gb, gb * 8);
   return buf;
 }
 }  // namespace

@@ -376,7 +376,7 @@ Runner setup_accept(CLI::App& app) {
   c->add_option("--run-report", o->run_report, "use this `ibroute run -o` report instead of running");
   c->add_option("--message-size", o->message_size, "bytes per transfer of the plan (or message_size in the expectation)")
       ->capture_default_str();
-  c->add_option("--rate", o->rate, "bytes per second per node of the plan (default: the most the fabric carries)");
+  c->add_option("--rate", o->rate, "per-node rate of the plan: 5G or 5GB/s (bytes), 5GiB/s, or 40Gb/s (bits); default: the most the fabric carries");
   c->add_option("--report", o->report, "HTML report to write")->capture_default_str();
   c->add_flag("--json", o->json, "print the report data as JSON");
   return [o] { return run_accept(*o); };

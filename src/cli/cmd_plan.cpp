@@ -192,7 +192,7 @@ Runner setup_plan(CLI::App& app) {
   c->add_option("--order", o->order, "rank order: name (as given) or topology (by leaf and port)")
       ->check(CLI::IsMember({"name", "topology"}))->capture_default_str();
   c->add_option("--message-size", o->message_size, "bytes per transfer (K, M, G = 1024^n)")->capture_default_str();
-  c->add_option("--rate", o->rate, "bytes per second each node sends (K, M, G = 1000^n; default: the most the fabric carries)");
+  c->add_option("--rate", o->rate, "per-node rate: 5G or 5GB/s (bytes, 1000^n), 5GiB/s (1024^n) or 40Gb/s, 40Gbit/s (bits); default: the most the fabric carries");
   c->add_option("--method", o->method, "auto, free or structure")->capture_default_str();
   c->add_option("--name", o->name, "schedule name (default: a2a-N-scanID)");
   c->add_flag("--replace", o->replace, "replace a schedule of the same name");

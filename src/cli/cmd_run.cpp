@@ -26,7 +26,7 @@ std::function<int()> setup_run_options(CLI::App& app) {
   c->add_option("--scan", o->scan, "scan whose routes give per-link figures (default: the schedule's, or the newest)");
   c->add_option("--placement", o->placement,
                  "file: one host per line (node description, node or port GUID, or LID), line i = MPI rank i (default: by local port GUID)");
-  c->add_option("--rate", o->rate, "bytes per second each node sends (default: the schedule's); e.g. 5G");
+  c->add_option("--rate", o->rate, "per-node rate: 5G or 5GB/s (bytes), 5GiB/s, or 40Gb/s (bits); default: the schedule's");
   c->add_option("--message-size", o->message_size, "bytes per transfer (default: the schedule's); e.g. 1M");
   c->add_option("--rounds", o->rounds, "times the schedule is repeated (default 1)");
   c->add_option("--duration", o->duration, "seconds to run instead of --rounds");

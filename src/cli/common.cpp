@@ -67,8 +67,9 @@ void print_json(const nlohmann::json& j) {
   std::cout << out.dump(2) << '\n';
 }
 
-// "1M" = 1048576 bytes (binary, for sizes); "5G" = 5e9 (decimal, for rates); "5GiB/s" = 5 * 2^30
-// (binary when it says so); plain numbers too.
+// "1M" = 1048576 bytes (binary, for sizes); "5G" = "5GB/s" = 5e9 bytes per second (decimal, for
+// rates); "5GiB/s" = 5 * 2^30 (binary when it says so); "40Gb/s" = "40Gbit/s" = 5e9 bytes per
+// second (bits, for rates); plain numbers too.
 double parse_quantity(const std::string& text, bool binary, const char* what) {
   size_t used = 0;
   double v = 0;
@@ -78,16 +79,24 @@ double parse_quantity(const std::string& text, bool binary, const char* what) {
     throw InputError(std::string(what) + " '" + text + "' is not a number");
   }
   std::string unit = text.substr(used);
-  // "iB" says binary whatever the default: "5GiB/s" is 5 * 2^30 bytes per second, not 5e9.
-  const double k = binary || unit.find("iB") != std::string::npos ? 1024 : 1000;
+  if (unit.starts_with(' ')) unit.erase(0, 1);  // "40 Gb/s"
+  // "Ki", "Mi", "Gi", "Ti" say binary whatever the default: "5GiB/s" is 5 * 2^30 bytes per second.
+  const double k = binary || (unit.size() >= 2 && unit[1] == 'i' && std::string_view("KkMGT").find(unit[0]) != std::string_view::npos) ? 1024 : 1000;
   double mult = 1;
   if (!unit.empty()) {
     char u = static_cast<char>(std::toupper(static_cast<unsigned char>(unit[0])));
     mult = u == 'K' ? k : u == 'M' ? k * k : u == 'G' ? k * k * k : u == 'T' ? k * k * k * k : 0;
     std::string rest = unit.substr(mult ? 1 : 0);
     if (mult == 0) mult = 1;
-    if (!rest.empty() && rest != "B" && rest != "iB" && rest != "B/s" && rest != "iB/s")
-      throw InputError(std::string(what) + " '" + text + "': unknown unit '" + unit + "'");
+    if (k == 1024 && !binary) rest.erase(0, 1);  // the "i" of a binary prefix
+    else if (binary && rest.starts_with("iB")) rest.erase(0, 1);
+    // Bytes (B, B/s) or, for rates, bits (b/s, bit/s, bps: "40Gb/s" is 5e9 bytes per second).
+    const bool bytes = rest.empty() || rest == "B" || rest == "B/s";
+    const bool bits = !binary && (rest == "b/s" || rest == "bit/s" || rest == "bps" || rest == "Bit/s");
+    if (!bytes && !bits)
+      throw InputError(std::string(what) + " '" + text + "': unknown unit '" + unit + "' (" +
+                       (binary ? "sizes: K, M, G (1024-based), KiB, MiB, GiB, B" : "rates: G, GB/s (bytes, 1000-based), GiB/s, Gb/s or Gbit/s (bits)") + ")");
+    if (bits) mult /= 8;
   }
   if (!(v > 0) || !std::isfinite(v)) throw InputError(std::string(what) + " must be more than 0");
   // Callers turn sizes into 64-bit integers: anything near that is a typo, not a message size or rate.

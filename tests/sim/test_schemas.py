@@ -283,7 +283,8 @@ class SchemaTest(TempDirTest):
                     ("empty", {}),
                     ("variants", {"topology": 3, "link_speed": "XDR", "min_sustainable_rate": "4G", "message_size": "64KiB"}),
                     ("variants 2", {"topology": "4-level", "min_rate_per_node": "12.5G", "message_size": "1048576"}),
-                    ("variants 3", {"topology": "single-level", "min_rate_per_node": "800MB/s", "congestion_free": False})]
+                    ("variants 3", {"topology": "single-level", "min_rate_per_node": "800MB/s", "congestion_free": False}),
+                    ("rates in bits", {"min_rate_per_node": "40 Gb/s", "min_sustainable_rate": "30Gbit/s"})]
         for label, doc in examples:
             with self.subTest(label):
                 self.assert_valid("expectation", doc, label)
@@ -298,7 +299,8 @@ class SchemaTest(TempDirTest):
                ("17-level", {"topology": "17-level"}),
                ("rate as a number", {"min_rate_per_node": 5e9}),
                ("rate 0", {"min_rate_per_node": "0G"}),
-               ("rate with a space", {"min_rate_per_node": "5 G"}),
+               ("rate with two spaces", {"min_rate_per_node": "5  G"}),
+               ("size in bits", {"message_size": "1Mb/s"}),
                ("unknown unit", {"message_size": "1Q"}),
                ("share above 1", {"max_skipped_share": 2}),
                ("boolean as a string", {"congestion_free": "yes"}),

@@ -74,6 +74,20 @@ class NewUser(TempDirTest):
         err = self.one_line_error("validate", "--db", self.db, csv, needle="a CSV export, not the JSON format")
         self.assertNotIn("json.exception", err)
 
+    def test_rates_in_bits_or_bytes(self):
+        # 40 Gb/s = 40 Gbit/s = 5 GB/s = 5e9 bytes per second; GiB is binary; a unit it does not know
+        # is refused with the forms it does.
+        rates = {}
+        for i, r in enumerate(("1Gb/s", "1 Gbit/s", "125MB/s", "125M", "1Gbps", "0.125GB/s")):
+            rates[r] = ibroute_json("plan", "--db", self.db, "--hosts", "node1-[001-004]", "--rate", r, "--name", f"r{i}")["timing"]["rate"]
+        self.assertEqual(set(rates.values()), {125e6}, rates)
+        gib = ibroute_json("plan", "--db", self.db, "--hosts", "node1-[001-004]", "--rate", "0.1GiB/s", "--name", "gib")["timing"]["rate"]
+        self.assertAlmostEqual(gib, 0.1 * 2 ** 30)
+        err = self.one_line_error("plan", "--db", self.db, "--rate", "5Q", needle="unknown unit 'Q'")
+        self.assertIn("Gb/s", err)
+        # A rate above what the fabric carries is echoed plainly (no "1e+03"), in bytes and bits.
+        err = self.one_line_error("plan", "--db", self.db, "--hosts", "node1-[001-004]", "--rate", "1T", "--name", "t", needle="1000 GB/s (8000 Gb/s)")
+
     def test_routes_to_a_lid_that_is_not_the_base(self):
         # LMC 1: every port owns two LIDs; --to with the second answers for that one.
         frm = ibroute_json("routes", "--db", self.db, "--from", "node1-001", "--to", "node1-002")
