@@ -66,6 +66,13 @@ std::vector<NamedPort> NodeNames::candidates(std::string_view spec) const {
     auto [h, e] = by_host_.equal_range(std::string(spec));
     for (auto it = h; it != e; ++it) add({it->second, first_cabled_port(f_.nodes[it->second])});
   }
+  // One HCA of a host as "host/HCA-2" or "host/mlx5_1": the description "host HCA-2".
+  if (const size_t slash = spec.find('/'); out.empty() && slash != std::string_view::npos && slash > 0) {
+    std::string desc(spec);
+    desc[slash] = ' ';
+    auto [a2, b2] = by_name_.equal_range(desc);
+    for (auto it = a2; it != b2; ++it) add({it->second, first_cabled_port(f_.nodes[it->second])});
+  }
   // A host's name with its GUID appended ("desc 0x..."), as plans list hosts whose descriptions repeat.
   if (out.empty())
     if (const size_t sp = spec.rfind(' '); sp != std::string_view::npos && spec.substr(sp + 1).starts_with("0x"))

@@ -301,8 +301,9 @@ int run_analyze(const AnalyzeOptions& o) {
     std::printf("routing balance: CA LIDs per leaf up-port, min..max over all leaves %d..%d\n", gmin, gmax);
     auto worst = rb.leaves;
     std::sort(worst.begin(), worst.end(), [](auto& a, auto& b) { return a.max - a.min > b.max - b.min; });
+    if (!worst.empty()) std::printf("  the %zu least even (widest min..max):\n", std::min<size_t>(3, worst.size()));
     for (size_t i = 0; i < worst.size() && i < 3; ++i)
-      std::printf("  %-14s %d..%d over %zu up-ports\n", f.nodes[worst[i].leaf].desc.c_str(), worst[i].min, worst[i].max,
+      std::printf("    %-14s %d..%d over %zu up-ports\n", f.nodes[worst[i].leaf].desc.c_str(), worst[i].min, worst[i].max,
                   worst[i].ports.size());
     if (!rb.top.empty()) {
       auto [lo, hi] = std::minmax_element(rb.top.begin(), rb.top.end(), [](auto& a, auto& b) { return a.second < b.second; });
@@ -357,7 +358,8 @@ Runner setup_analyze(CLI::App& app) {
       "Patterns: rr-name (round-robin all-to-all, phase k: rank i sends to i+k mod N, ranks in host-name\n"
       "order), rr-topo (the same, ranks by leaf and port), perm (random permutations), bisect (random\n"
       "bisections: effective bisection bandwidth). LIDs: base (no LMC use), spread (offset = rank mod 2^LMC),\n"
-      "random. Per-node bandwidth: max-min fair sharing of the link rates, per phase.");
+      "random. Per-node bandwidth: max-min fair sharing of the link rates, per phase.\n"
+      "Exit: 0 analysed, 2 bad input (hosts, patterns, a scan without tables for traffic).");
   c->add_option("--db", o->db, "fabric database")->capture_default_str();
   c->add_option("--scan", o->scan, "scan id (default: the newest)");
   c->add_option("--hosts", o->hosts, "hosts: a,b,c, node[001-100] (Slurm) or @FILE, each a node description, hostname, node-name-map name, GUID or LID (default: all, in name order)");

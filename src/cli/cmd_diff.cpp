@@ -4,6 +4,7 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "ibroute/fabric/diff.hpp"
+#include "ibroute/fabric/routes.hpp"
 #include "ibroute/fabric/error.hpp"
 
 namespace ibroute::cli {
@@ -45,6 +46,20 @@ int run_diff(const DiffOptions& o) {
   RouteSet ra = store.load_routes(a), rb = store.load_routes(b);
   FabricDiff d = diff_fabrics(fa, ra, fb, rb, o.examples);
 
+  // Routes named as people know them: the switch they enter at and the port that owns the DLID
+  // (in the newer scan; the older where it is gone).
+  const LidMap lids_a(fa), lids_b(fb);
+  auto owner_name = [&](uint16_t dlid) -> std::string {
+    for (auto [f, m] : {std::pair{&fb, &lids_b}, std::pair{&fa, &lids_a}})
+      if (const LidOwner* w = m->owner(dlid)) return f->nodes[w->node].desc + (f->nodes[w->node].is_switch() ? "" : " port " + std::to_string(w->port));
+    return "no owner";
+  };
+  auto ingress_name = [&](const auto& r) -> std::string {
+    for (const Fabric* f : {&fb, &fa})
+      for (const Node& n : f->nodes)
+        if (n.guid == r.ingress_guid) return n.desc;
+    return guid_hex(r.ingress_guid);
+  };
   if (o.json) {
     nlohmann::json j{{"scan_a", a}, {"scan_b", b}, {"identical", d.empty()}};
     auto nodes = [](const std::vector<PortRef>& v) {
@@ -73,10 +88,10 @@ int run_diff(const DiffOptions& o) {
     j["routes_changed"] = d.routes_changed;
     j["route_examples"] = nlohmann::json::array();
     for (auto& r : d.route_examples)
-      j["route_examples"].push_back({{"ingress", r.ingress}, {"ingress_guid", guid_hex(r.ingress_guid)}, {"dlid", r.dlid},
-                                     {"before", r.before}, {"after", r.after}});
+      j["route_examples"].push_back({{"ingress", r.ingress}, {"ingress_guid", guid_hex(r.ingress_guid)}, {"ingress_desc", ingress_name(r)},
+                                     {"dlid", r.dlid}, {"dlid_owner", owner_name(r.dlid)}, {"before", r.before}, {"after", r.after}});
     print_json(j);
-    return kExitOk;
+    return d.empty() ? kExitOk : kExitFailure;
   }
   std::cout << "scan " << a << " -> scan " << b << ": " << (d.empty() ? "no changes" : "changed") << "\n";
   for (auto& n : d.nodes_removed) std::cout << "  - node " << n.desc << " {" << guid_hex(n.guid) << "}\n";
@@ -91,10 +106,11 @@ int run_diff(const DiffOptions& o) {
   std::cout << "  LFT entries changed: " << d.lft_entries_changed << " on " << d.switches_with_lft_changes << " switches\n"
             << "  routes changed: " << d.routes_changed << " of " << d.routes_compared << " compared\n";
   for (auto& r : d.route_examples)
-    std::cout << "    " << r.ingress << " -> DLID " << r.dlid << "\n      before " << r.before << "\n      after  " << r.after << "\n";
+    std::cout << "    from " << ingress_name(r) << " to DLID " << r.dlid << " (" << owner_name(r.dlid) << ")\n      before " << r.before
+              << "\n      after  " << r.after << "\n";
   if (d.routes_changed > d.route_examples.size())
     std::cout << "    ... " << d.routes_changed - d.route_examples.size() << " more (--examples N shows more)\n";
-  return kExitOk;
+  return d.empty() ? kExitOk : kExitFailure;
 }
 
 }  // namespace
@@ -102,8 +118,10 @@ int run_diff(const DiffOptions& o) {
 Runner setup_diff(CLI::App& app) {
   auto o = std::make_shared<DiffOptions>();
   auto* c = app.add_subcommand("diff", "Topology, LID, LFT and route changes between two scans.");
+  c->footer("Changed routes are named by the switch they enter at and the port that owns the DLID.\n"
+            "Exit: 0 the scans are the same, 1 something changed (like diff(1)), 2 bad input.");
   c->add_option("--db", o->db, "fabric database")->capture_default_str();
-  c->add_option("scans", o->scans, "SCAN_A SCAN_B (default: the two newest)")->expected(0, 2);
+  c->add_option("scans", o->scans, "SCAN_A SCAN_B (default: the two newest)")->expected(0, 2)->type_name("SCAN_ID");
   c->add_option("--examples", o->examples, "changed routes to show")->capture_default_str();
   c->add_flag("--json", o->json, "print JSON");
   return [o] { return run_diff(*o); };

@@ -182,7 +182,8 @@ Runner setup_plan(CLI::App& app) {
       "time of the exchange (a leaf holding more of the hosts than it has up-links, unequal groups), the\n"
       "groups are interleaved by leaf and the busy leaves' excess transfers wait, packed into phases of\n"
       "their own (--shifts-only: not). Efficiency = least possible time / planned time, in message-times\n"
-      "at the host link rate; 'limited by' names the bottleneck: a host link, a leaf's up-links, a link.");
+      "at the host link rate; 'limited by' names the bottleneck: a host link, a leaf's up-links, a link.\n"
+      "Exit: 0 planned and stored, 1 planning failed, 2 bad input (hosts, units, a rate above what the fabric carries).");
   c->add_option("--db", o->db, "fabric database")->capture_default_str();
   c->add_option("--scan", o->scan, "scan id (default: the newest)");
   c->add_option("--hosts", o->hosts, "hosts in rank order: a,b,c, node[001-100] (Slurm) or @FILE, each a node description, hostname, node-name-map name, node or port GUID, or LID");

@@ -35,7 +35,12 @@ int run_scans(const ScansOptions& o) {
     return kExitOk;
   }
   nlohmann::json j = nlohmann::json::array();
-  for (const auto& s : store.scans()) {
+  const std::vector<store::ScanInfo> all = store.scans();
+  if (!o.json) {
+    if (all.empty()) std::cout << "no scans in " << o.db << " (ibroute scan makes one)\n";
+    else std::cout << "id\tstarted\tsource\tstate\tfabric\torigin\n";
+  }
+  for (const auto& s : all) {
     j.push_back(scan_json(s));
     if (!o.json)
       std::cout << s.id << "\t" << s.started_at << "\t" << s.source << "\t" << (s.complete ? "complete" : "INCOMPLETE") << "\t"

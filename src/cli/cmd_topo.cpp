@@ -82,7 +82,8 @@ Runner setup_topo(CLI::App& app) {
       "links at reduced width or speed orange, links down red, switches with unread LFTs red; one row\n"
       "per switch level. --format matrix draws the links between adjacent levels as a grid instead:\n"
       "link counts (missing and slow links stand out) or, with --schedule/--pattern, the worst load\n"
-      "per link direction against the capacity (over capacity red).");
+      "per link direction against the capacity (over capacity red).\n"
+      "Exit: 0 written, 1 Graphviz failed, 2 bad input.");
   c->add_option("--db", o->db, "fabric database")->capture_default_str();
   c->add_option("--scan", o->scan, "scan id (default: the newest)");
   c->add_option("--format", o->format,

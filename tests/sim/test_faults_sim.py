@@ -59,7 +59,12 @@ class Faults(TempDirTest):
         self.assertEqual(r.returncode, 1)
         self.assertIn('"dead_end"', r.stdout)
         # diff names the cable that went away and counts the routes that changed.
-        d = ibroute_json("diff", "--db", db)
+        r = ibroute("diff", "--db", db, "--json", check=False)
+        self.assertEqual(r.returncode, 1, r.stderr)  # something changed, like diff(1)
+        import json as _json
+        d = _json.loads(r.stdout)
+        self.assertTrue(all(" port " in x["dlid_owner"] or x["dlid_owner"].startswith("ib") for x in d["route_examples"]), d["route_examples"])
+        self.assertTrue(all(x["ingress_desc"].startswith("ib") for x in d["route_examples"]), d["route_examples"])
         self.assertEqual(len(d["links_removed"]), 1)
         gone = d["links_removed"][0]
         self.assertEqual({(gone["a"]["desc"], gone["a"]["port"]), (gone["b"]["desc"], gone["b"]["port"])},

@@ -74,6 +74,24 @@ class NewUser(TempDirTest):
         err = self.one_line_error("validate", "--db", self.db, csv, needle="a CSV export, not the JSON format")
         self.assertNotIn("json.exception", err)
 
+    def test_help_says_the_exit_codes_everywhere(self):
+        top = ibroute("--help").stdout
+        listing = top.split("Subcommands:", 1)[1].split("\n\n", 1)[0]
+        commands = [l.split()[0] for l in listing.splitlines() if l.startswith("  ")]
+        self.assertIn("schedules", commands)
+        for cmd in commands:
+            with self.subTest(cmd):
+                self.assertIn("Exit", ibroute(cmd, "--help").stdout)  # the exit codes, in its own footer or the general one
+        self.assertIn("SCAN_ID", ibroute("diff", "--help").stdout)
+
+    def test_diff_of_a_scan_with_itself_exits_0(self):  # changed routes: exit 1, named (test_faults_sim)
+        db = self.path("d.db")
+        import shutil
+        shutil.copyfile(self.db, db)
+        same = ibroute("diff", "--db", db, "1", "1", check=False)
+        self.assertEqual(same.returncode, 0, same.stderr)
+        self.assertIn("no changes", same.stdout)
+
     def test_rates_in_bits_or_bytes(self):
         # 40 Gb/s = 40 Gbit/s = 5 GB/s = 5e9 bytes per second; GiB is binary; a unit it does not know
         # is refused with the forms it does.

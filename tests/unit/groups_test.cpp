@@ -320,6 +320,7 @@ TEST(HostLists, HostnamesAndSlurmRanges) {
   const std::vector<Host> picked = pick_hosts(t.f, all, {"stage99", "h4"}, 2);
   EXPECT_EQ(picked[0].node, t.h[0]);
   expect_input_error([&] { pick_hosts(t.f, all, {"r-dcs96", "h4"}, 2); }, "r-dcs96 HCA-1");
+  EXPECT_EQ(pick_hosts(t.f, all, {"r-dcs96/HCA-2", "h4"}, 2)[0].node, t.h[2]);  // one HCA of that host
   std::vector<HostIdentity> ids;
   for (const Host& h : all) ids.push_back({h.name, 0, 0, 0, 0});
   EXPECT_EQ(ids[rank_named(ids, "stage99", "--placement")].name, "stage99 mlx4_0");
