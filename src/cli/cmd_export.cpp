@@ -34,6 +34,29 @@ std::string file_safe(std::string s) {
   return s;
 }
 
+// The slices' folder holds only what export wrote there: its marker and rank*.json slices. Those
+// of an earlier export (any schedule) are removed first, so that no peer reads a stale slice
+// beside the new ones; a folder with anything else in it is refused, and nothing is deleted.
+constexpr const char* kSliceMarker = ".ibroute-slices";
+void clear_own_slices(const std::string& dir, const std::string& schedule) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> ours;
+  bool marked = false;
+  size_t foreign = 0;
+  std::string example;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name == kSliceMarker) marked = true;
+    else if (e.is_regular_file() && name.starts_with("rank") && name.ends_with(".json")) ours.push_back(e.path());
+    else if (!foreign++) example = name;
+  }
+  if (foreign || (!ours.empty() && !marked))
+    throw InputError("--per-node " + dir + " holds " + std::to_string(foreign ? foreign : ours.size()) + " file(s) this export did not write (e.g. " +
+                     (foreign ? example : ours.front().filename().string()) + "): give an empty or new directory");
+  for (const fs::path& p : ours) fs::remove(p);
+  write_file(fs::path(dir) / kSliceMarker, "slices of schedule " + schedule + ", written by ibroute export --per-node\n");
+}
+
 int run_export(const ExportOptions& o) {
   store::FabricStore store(o.db, store::Access::read_only);
   store::ScheduleInfo info = store.schedule_info(o.schedule);
@@ -50,6 +73,7 @@ int run_export(const ExportOptions& o) {
     std::filesystem::create_directories(o.per_node, ec);
     if (ec || !std::filesystem::is_directory(o.per_node))
       throw InputError("--per-node " + o.per_node + ": " + (std::filesystem::exists(o.per_node) ? "exists and is not a directory" : "cannot create it: " + ec.message()));
+    clear_own_slices(o.per_node, info.name);
     const SliceWriter slices(doc);
     Progress progress;
     for (size_t r = 0; r < doc.identities.size(); ++r) {

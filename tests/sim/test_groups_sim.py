@@ -81,7 +81,7 @@ class TwoGroups(TempDirTest):
         # Receivers that do not send have no sends in their slice.
         d = self.path("slices")
         ibroute("export", "--db", self.db, "--schedule", "3to1", "--per-node", d)
-        files = sorted(os.listdir(d))
+        files = sorted(f for f in os.listdir(d) if f.startswith("rank"))
         self.assertEqual(len(files), len(self.names))
         with open(os.path.join(d, files[-1])) as f:  # the last rank: a receiver (senders come first)
             s = json.load(f)

@@ -6,7 +6,7 @@ import unittest
 
 from common import EXAMPLES, TempDirTest, db_rows, ibroute, ibroute_json
 from schedule_check import check_all_to_all, check_groups, explicit, link_loads, load_schedule, phases_of
-from simfabric import SimFabric, generate, read_text
+from simfabric import SimFabric, generate, read_text, write_text
 
 
 def missing_pairs(topo):
@@ -109,8 +109,24 @@ class PlanOnSimulatedFabrics(TempDirTest):
         ibroute("plan", "--db", db, "--name", "p")
         d = self.path("slices")
         ibroute("export", "--db", db, "--schedule", "p", "--per-node", d)
-        files = sorted(os.listdir(d))
+        files = sorted(f for f in os.listdir(d) if f.startswith("rank"))
         self.assertEqual(len(files), 96)
+        self.assertEqual(sorted(os.listdir(d)), sorted(files + [".ibroute-slices"]))  # nothing but the slices and the marker
+        # A smaller schedule into the same folder: the older slices go, no stale slice stays beside the new.
+        ibroute("plan", "--db", db, "--hosts", ",".join(json.loads(ibroute("export", "--db", db, "--schedule", "p").stdout)["hosts"][i]["name"]
+                                                           for i in range(4)), "--name", "p4")
+        ibroute("export", "--db", db, "--schedule", "p4", "--per-node", d)
+        self.assertEqual(len([f for f in os.listdir(d) if f.startswith("rank")]), 4)
+        # A folder with someone else's file: refused in one line, nothing deleted.
+        other = self.path("other")
+        os.makedirs(other)
+        write_text(os.path.join(other, "notes.txt"), "mine\n")
+        r = ibroute("export", "--db", db, "--schedule", "p4", "--per-node", other, check=False)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("did not write (e.g. notes.txt)", r.stderr)
+        self.assertEqual(os.listdir(other), ["notes.txt"])
+        ibroute("export", "--db", db, "--schedule", "p", "--per-node", d)
+        files = sorted(f for f in os.listdir(d) if f.startswith("rank"))
         whole = json.loads(ibroute("export", "--db", db, "--schedule", "p").stdout)
         with open(os.path.join(d, files[5])) as f:
             s = json.load(f)
