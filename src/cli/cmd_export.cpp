@@ -1,4 +1,5 @@
 // ibroute export: a stored schedule in the documented exchange format, whole or per node.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -40,19 +41,24 @@ std::string file_safe(std::string s) {
 constexpr const char* kSliceMarker = ".ibroute-slices";
 void clear_own_slices(const std::string& dir, const std::string& schedule) {
   namespace fs = std::filesystem;
+  // Ours: the marker and slices named as export names them (rankNNNNN-NAME.json), also those of an
+  // ibroute that wrote no marker yet.
+  auto slice_name = [](const std::string& n) {
+    return n.size() > 15 && n.starts_with("rank") && n[9] == '-' && n.ends_with(".json") &&
+           std::all_of(n.begin() + 4, n.begin() + 9, [](char c) { return c >= '0' && c <= '9'; });
+  };
   std::vector<fs::path> ours;
-  bool marked = false;
   size_t foreign = 0;
   std::string example;
   for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
     const std::string name = e.path().filename().string();
-    if (name == kSliceMarker) marked = true;
-    else if (e.is_regular_file() && name.starts_with("rank") && name.ends_with(".json")) ours.push_back(e.path());
+    if (name == kSliceMarker) continue;
+    if (e.is_regular_file() && slice_name(name)) ours.push_back(e.path());
     else if (!foreign++) example = name;
   }
-  if (foreign || (!ours.empty() && !marked))
-    throw InputError("--per-node " + dir + " holds " + std::to_string(foreign ? foreign : ours.size()) + " file(s) this export did not write (e.g. " +
-                     (foreign ? example : ours.front().filename().string()) + "): give an empty or new directory");
+  if (foreign)
+    throw InputError("--per-node " + dir + " holds " + std::to_string(foreign) + " file(s) export did not write (e.g. " + example +
+                     "): give an empty or new directory");
   for (const fs::path& p : ours) fs::remove(p);
   write_file(fs::path(dir) / kSliceMarker, "slices of schedule " + schedule + ", written by ibroute export --per-node\n");
 }

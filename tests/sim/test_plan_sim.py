@@ -123,7 +123,7 @@ class PlanOnSimulatedFabrics(TempDirTest):
         write_text(os.path.join(other, "notes.txt"), "mine\n")
         r = ibroute("export", "--db", db, "--schedule", "p4", "--per-node", other, check=False)
         self.assertEqual(r.returncode, 2, r.stderr)
-        self.assertIn("did not write (e.g. notes.txt)", r.stderr)
+        self.assertIn("export did not write (e.g. notes.txt)", r.stderr)
         self.assertEqual(os.listdir(other), ["notes.txt"])
         ibroute("export", "--db", db, "--schedule", "p", "--per-node", d)
         files = sorted(f for f in os.listdir(d) if f.startswith("rank"))
