@@ -12,7 +12,7 @@
 
 namespace ibroute::cli {
 
-FabricContext::FabricContext(store::FabricStore& store, std::optional<int64_t> scan)
+FabricContext::FabricContext(store::FabricStore& store, std::optional<int64_t> scan, bool warn)
     : scan_id(pick_scan(store, scan)),
       info(store.scan(scan_id)),
       fabric(store.load_fabric(scan_id, true)),
@@ -20,7 +20,7 @@ FabricContext::FabricContext(store::FabricStore& store, std::optional<int64_t> s
       structure(fabric::analyze_structure(fabric)),
       eval(fabric, links, structure) {
   // Used, but never silently: some switches did not answer, so nodes, tables or routes may be missing.
-  if (!info.complete)
+  if (warn && !info.complete)
     std::fprintf(stderr, "ibroute: warning: scan %lld is incomplete (%zu problem(s): ibroute scans --problems %lld); what follows may miss nodes or routes\n",
                  static_cast<long long>(scan_id), fabric.problems.size(), static_cast<long long>(scan_id));
 }

@@ -20,7 +20,8 @@
 namespace ibroute::cli {
 
 struct FabricContext {
-  FabricContext(store::FabricStore& store, std::optional<int64_t> scan);
+  // `warn`: say so on stderr when the scan is incomplete (the runner warns on rank 0 only).
+  FabricContext(store::FabricStore& store, std::optional<int64_t> scan, bool warn = true);
   FabricContext(const FabricContext&) = delete;
 
   int64_t scan_id;

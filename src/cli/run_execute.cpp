@@ -54,7 +54,7 @@ std::string printable(const std::string& s) {
   return o;
 }
 
-void load_inputs(const RunOptions& o, int world, Inputs& in) {
+void load_inputs(const RunOptions& o, int world, bool first_rank, Inputs& in) {
   if (o.schedule.empty() == o.schedule_file.empty()) throw InputError("give one of --schedule (with --db) or --schedule-file");
   if (!o.db.empty()) in.store = std::make_unique<store::FabricStore>(o.db, false);
   if (!o.schedule.empty()) {
@@ -63,7 +63,7 @@ void load_inputs(const RunOptions& o, int world, Inputs& in) {
     in.schedule_id = info.id;
     in.doc.schedule = in.store->load_schedule(info.id);
     store::ScanInfo scan = in.store->scan(info.scan_id);
-    in.fabric = std::make_unique<FabricContext>(*in.store, o.scan ? o.scan : std::optional<int64_t>(info.scan_id));
+    in.fabric = std::make_unique<FabricContext>(*in.store, o.scan ? o.scan : std::optional<int64_t>(info.scan_id), first_rank);
     // The hosts as the schedule's own scan names them: that scan is loaded once (twice only when
     // --scan routes the run over another one).
     in.doc.identities = in.fabric->scan_id == info.scan_id ? identify_hosts(in.fabric->fabric, in.doc.schedule.hosts)
@@ -76,7 +76,7 @@ void load_inputs(const RunOptions& o, int world, Inputs& in) {
       throw InputError(o.schedule_file + ": " + e.what());
     }
     if (in.store) {
-      in.fabric = std::make_unique<FabricContext>(*in.store, o.scan);
+      in.fabric = std::make_unique<FabricContext>(*in.store, o.scan, first_rank);
       std::vector<std::string> problems;
       in.doc.schedule.hosts = resolve_hosts(in.fabric->fabric, in.doc, problems);
       if (!problems.empty())
@@ -198,7 +198,7 @@ int execute_run(const RunOptions& o) {
   RunConfig cfg;
   std::string error;
   try {
-    load_inputs(o, mpi.size(), in);
+    load_inputs(o, mpi.size(), mpi.rank() == 0, in);
     cfg = make_config(o, in.doc.schedule);
   } catch (const std::exception& e) {
     error = e.what();

@@ -1,8 +1,9 @@
 """Faults on a routed ibsim fabric: a link unlinked after OpenSM routed, a switch that does not answer."""
 import re
+import subprocess
 import unittest
 
-from common import EXAMPLES, TempDirTest, db_rows, ibroute, ibroute_json
+from common import EXAMPLES, IBROUTE, TempDirTest, db_rows, ibroute, ibroute_json
 from simfabric import SimFabric, read_text
 
 TOPO = f"{EXAMPLES}/hft96-shuffled.topo"
@@ -96,6 +97,12 @@ class Faults(TempDirTest):
         self.assertEqual(len(warnings), 1, a.stderr)
         self.assertIn("is incomplete", warnings[0])
         self.assertIn("scans --problems", warnings[0])
+        # The runner loads the scan on every rank but warns on rank 0 only (not once per node).
+        ibroute("plan", "--db", db, "--name", "s", "--hosts", "node1-001,node1-002,node1-003")
+        run = subprocess.run(["timeout", "60", "mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "3",
+                              IBROUTE, "run", "--db", db, "--schedule", "s"], capture_output=True, text=True)
+        self.assertEqual(sum("is incomplete" in l for l in run.stderr.splitlines()), 1, run.stderr)
+        self.assertIn("run: 3 ranks", run.stderr)  # it got past loading the scan on every rank
 
 
 if __name__ == "__main__":
