@@ -1,4 +1,6 @@
 // Who sends to whom in which phase: the all-to-all shifts and their two-group generalisation.
+#include <algorithm>
+#include <climits>
 #include <cmath>
 #include <numeric>
 
@@ -84,6 +86,46 @@ std::vector<int32_t> shifts_of(const Schedule& s) {
     shifts.push_back(k);
   }
   return shifts;
+}
+
+std::vector<int32_t> ranks_at(const Ring& r) {
+  std::vector<int32_t> at(r.size, -1);
+  for (size_t i = 0; i < r.place.size(); ++i) at[r.place[i]] = static_cast<int32_t>(i);
+  return at;
+}
+
+Phase ring_phase(const Ring& r, const std::vector<int32_t>& at, size_t k) {
+  const size_t n = r.place.size();
+  Phase p;
+  p.dst.resize(n);
+  p.dlid.assign(n, 0);
+  for (size_t i = 0; i < n; ++i) p.dst[i] = at[(r.place[i] + k) % r.size];
+  return p;
+}
+
+std::optional<std::pair<Ring, std::vector<int32_t>>> ring_of(const Schedule& s) {
+  const size_t n = s.hosts.size();
+  if (!s.all_to_all() || n < 2 || s.phases.size() + 1 < n) return std::nullopt;
+  // Rank 0 at place 0: in phase p (shift p+1) it sends to the rank at place p+1, if any.
+  Ring r;
+  r.size = s.phases.size() + 1;
+  r.place.assign(n, UINT32_MAX);
+  r.place[0] = 0;
+  for (size_t p = 0; p < s.phases.size(); ++p) {
+    if (s.phases[p].dst.size() != n) return std::nullopt;
+    const int32_t d = s.phases[p].dst[0];
+    if (d < 0) continue;
+    if (static_cast<size_t>(d) >= n || r.place[d] != UINT32_MAX) return std::nullopt;
+    r.place[d] = static_cast<uint32_t>(p + 1);
+  }
+  if (std::find(r.place.begin(), r.place.end(), UINT32_MAX) != r.place.end()) return std::nullopt;
+  const std::vector<int32_t> at = ranks_at(r);
+  std::vector<int32_t> shifts;
+  for (size_t p = 0; p < s.phases.size(); ++p) {
+    if (ring_phase(r, at, p + 1).dst != s.phases[p].dst) return std::nullopt;
+    shifts.push_back(static_cast<int32_t>(p + 1));
+  }
+  return std::pair{std::move(r), std::move(shifts)};
 }
 
 }  // namespace ibroute::schedule

@@ -2,6 +2,7 @@
 
 #include "option_table.hpp"
 #include "phase_packing.hpp"
+#include "rings.hpp"
 #include "ibroute/schedule/efficiency.hpp"
 
 #include <algorithm>
@@ -631,6 +632,34 @@ constexpr size_t kMaxPackingHosts = 6000;
 // the shifts stay: N-1 phases of one slot each, the compact version-2 file older peers read.
 constexpr double kPackingGain = 1.10;
 
+// Which ring the all-to-all's shifts run over: the given order unless its shifts, estimated from
+// a sample, take more than kPackingGain times the least possible time and another ring's take at
+// least 5 % less. A sample of 32 shifts costs a few hundredths of the full plan.
+NamedRing choose_ring(const EvalContext& ctx, const OptionTable& table, const std::vector<Host>& hosts, const Leaves& leaves, double least,
+                      const PlanOptions& opt, Method primary, Method secondary) {
+  constexpr size_t kSample = 32;
+  PlanOptions quiet = opt;
+  quiet.progress = nullptr;
+  auto estimate = [&](const NamedRing& named) {
+    const Ring& r = named.ring;
+    const std::vector<size_t> shifts = sample_shifts(r.size, kSample);
+    std::vector<Phase> phases = ring_phases(r, shifts);
+    if (phases.empty()) return 0.0;
+    Planned p = solve_phases(ctx, table, hosts, leaves, std::move(phases), quiet, primary, secondary, 0, 0, nullptr);
+    return p.total() * static_cast<double>(r.size - 1) / static_cast<double>(shifts.size());
+  };
+  NamedRing best = given_ring(hosts.size());
+  if (hosts.size() < 8) return best;
+  const double plain = estimate(best);
+  if (plain <= least * kPackingGain) return best;
+  double best_time = plain * 0.95;
+  for (NamedRing& r : candidate_rings(ctx, hosts, leaves, std::min(hosts.size() + hosts.size() / 8 + 8, static_cast<size_t>(plain)))) {
+    const double t = estimate(r);
+    if (t < best_time) best_time = t, best = std::move(r);
+  }
+  return best;
+}
+
 }  // namespace
 
 Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<int32_t>& senders,
@@ -655,37 +684,63 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
   const bool may_interleave = !s.all_to_all() && opt.packing;
   // The phases are made anew for each composition tried (N-1 phases of N cells: 600 MB at 10 000
   // hosts; a copy would double the planner's peak).
-  auto composition = [&] { return s.all_to_all() ? shift_phases(n) : group_phases(n, s.senders, s.receivers); };
-  const size_t m = s.all_to_all() ? n - 1 : std::max(senders.size(), receivers.size());
-  const size_t total = m * (1 + may_pack + may_interleave);
-  Planned plan = solve_phases(ctx, table, hosts, leaves, composition(), opt, primary, secondary, 0, total, nullptr);
-  std::string how = "shifts";
-  if (may_interleave && plan.total() > least * kPackingGain) {
-    // Two groups pair the k-th sender with the (k + shift)-th receiver: where a leaf's receivers
-    // (senders) stand together in the list, a shift brings it more than its up-links carry. The
-    // same groups with each leaf's ranks spread evenly over the list avoid that.
-    std::vector<int32_t> snd = leaves.interleave(senders), rcv = leaves.interleave(receivers);
-    Planned other = solve_phases(ctx, table, hosts, leaves, group_phases(n, snd, rcv), opt, primary, secondary, m, total, nullptr);
-    if (other.total() < plan.total()) {
-      plan = std::move(other), how = "interleaved";
-      s.senders = std::move(snd), s.receivers = std::move(rcv);
+  const NamedRing given = given_ring(n);
+  const NamedRing ring = s.all_to_all() && opt.packing ? choose_ring(ctx, table, hosts, leaves, least, opt, primary, secondary) : given;
+  struct Outcome {
+    Planned plan;
+    std::string how = "shifts";
+    std::vector<int32_t> senders, receivers;
+  };
+  // One composition's way through: its shifts, the groups interleaved, the leaves' excess packed.
+  auto pipeline = [&](const NamedRing& over, size_t base, size_t total) {
+    Outcome out{.senders = senders, .receivers = receivers};
+    const bool on_ring = over.name != given.name;
+    auto composition = [&] { return s.all_to_all() ? (on_ring ? ring_phases(over.ring) : shift_phases(n)) : group_phases(n, senders, receivers); };
+    const size_t m = s.all_to_all() ? over.ring.size - 1 : std::max(senders.size(), receivers.size());
+    out.plan = solve_phases(ctx, table, hosts, leaves, composition(), opt, primary, secondary, base, total, nullptr);
+    if (may_interleave && out.plan.total() > least * kPackingGain) {
+      // Two groups pair the k-th sender with the (k + shift)-th receiver: where a leaf's receivers
+      // (senders) stand together in the list, a shift brings it more than its up-links carry. The
+      // same groups with each leaf's ranks spread evenly over the list avoid that.
+      std::vector<int32_t> snd = leaves.interleave(senders), rcv = leaves.interleave(receivers);
+      Planned other = solve_phases(ctx, table, hosts, leaves, group_phases(n, snd, rcv), opt, primary, secondary, base + m, total, nullptr);
+      if (other.total() < out.plan.total()) {
+        out.plan = std::move(other), out.how = "interleaved";
+        out.senders = std::move(snd), out.receivers = std::move(rcv);
+      }
     }
+    if (may_pack && out.plan.total() > least * kPackingGain) {
+      // The shifts, each at its least load, take longer than the exchange needs: some leaf or group
+      // is the bottleneck in every shift. Let its excess wait and pack it into phases of its own.
+      std::vector<Transfer> waiting;
+      Planned packed = solve_phases(ctx, table, hosts, leaves, composition(), opt, primary, secondary, base + m * (1 + may_interleave), total,
+                                    &waiting);
+      pack_phases(ctx, table, hosts, leaves, unit_capacities(ctx), std::move(waiting), packed.phases);
+      std::erase_if(packed.phases, [](const Phase& ph) { return std::all_of(ph.dst.begin(), ph.dst.end(), [](int32_t d) { return d < 0; }); });
+      packed.time = evaluate(ctx, hosts, packed.phases, false).phase_time;  // each phase's time from its routes
+      if (packed.total() < out.plan.total()) out.plan = std::move(packed), out.how = "packed";
+    }
+    return out;
+  };
+  const bool try_ring = ring.name != given.name;
+  const size_t m = s.all_to_all() ? ring.ring.size - 1 : std::max(senders.size(), receivers.size());
+  const size_t passes = 1 + may_pack + may_interleave;
+  // Over the ring; and where the ring misses the least time and packing may follow, the given
+  // order too (its packing may do better where a leaf, not the alignment, is the bottleneck).
+  Outcome best = pipeline(try_ring ? ring : given, 0, m * passes * (try_ring && may_pack ? 2 : 1));
+  bool on_ring = try_ring;
+  if (try_ring && may_pack && best.plan.total() > least * kPackingGain) {
+    Outcome other = pipeline(given, m * passes, m * passes * 2);
+    if (other.plan.total() < best.plan.total()) best = std::move(other), on_ring = false;
   }
-  if (may_pack && plan.total() > least * kPackingGain) {
-    // The shifts, each at its least load, take longer than the exchange needs: some leaf or group
-    // is the bottleneck in every shift. Let its excess wait and pack it into phases of its own.
-    std::vector<Transfer> waiting;
-    Planned packed =
-        solve_phases(ctx, table, hosts, leaves, composition(), opt, primary, secondary, m * (1 + may_interleave), total, &waiting);
-    pack_phases(ctx, table, hosts, leaves, unit_capacities(ctx), std::move(waiting), packed.phases);
-    std::erase_if(packed.phases, [](const Phase& ph) { return std::all_of(ph.dst.begin(), ph.dst.end(), [](int32_t d) { return d < 0; }); });
-    packed.time = evaluate(ctx, hosts, packed.phases, false).phase_time;  // each phase's time from its routes
-    if (packed.total() < plan.total()) plan = std::move(packed), how = "packed";
-  }
+  Planned& plan = best.plan;
+  const std::string& how = best.how;
+  s.senders = std::move(best.senders), s.receivers = std::move(best.receivers);
   PlanStats st = plan.st;
   const size_t* methods_used = plan.methods_used;
   st.method = methods_used[1] && methods_used[0] ? to_string(primary) + "+" + to_string(secondary)
                                                  : to_string(methods_used[1] ? Method::structure : Method::free);
+  if (on_ring) st.method += "+ring", st.composition = "shifts over " + ring.name;
   if (how != "shifts") st.method += "+" + how;
   s.phases = std::move(plan.phases);
   s.method = st.method;

@@ -1,5 +1,6 @@
 #include <charconv>
 #include <cstdint>
+#include <optional>
 #include <unordered_map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -98,29 +99,60 @@ std::vector<int32_t> read_group(const At& a, size_t n) {
   return out;
 }
 
-// The compact form: per phase its shift and one offset per sender, checked against the groups.
-void read_shift_phases(const At& ph_at, ScheduleDoc& doc) {
+// The largest ring a file may place an all-to-all's N ranks on: every shift of it still has at
+// least 3N/4 - 16 transfers, so memory follows what the file lists.
+size_t max_ring(size_t n) { return n + n / 4 + 16; }
+
+// A ring's places (encoding "ring"): its size and one distinct place per rank.
+Ring read_ring(const At& ph_at, size_t n) {
+  Ring r;
+  r.size = static_cast<size_t>(ph_at["size"].integer(static_cast<int64_t>(n), static_cast<int64_t>(max_ring(n)),
+                                                     "ring places (" + std::to_string(n) + ".." + std::to_string(max_ring(n)) + ")"));
+  const At places = ph_at["places"].list();
+  if (places.size() != n) fail(places.path, std::to_string(places.size()) + " places for " + std::to_string(n) + " ranks");
+  std::vector<char> taken(r.size, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const auto q = static_cast<uint32_t>(places[i].integer(0, static_cast<int64_t>(r.size) - 1, "a place (0.." + std::to_string(r.size - 1) + ")"));
+    if (taken[q]++) fail(places[i].path, "place " + std::to_string(q) + " is held twice");
+    r.place.push_back(q);
+  }
+  return r;
+}
+
+// The compact forms: per phase its shift and one offset per sender, checked against the groups
+// ("shift") or, for an all-to-all from version 3, against the ring its shifts run over ("ring").
+void read_shift_phases(const At& ph_at, int64_t version, ScheduleDoc& doc) {
   Schedule& s = doc.schedule;
   const size_t n = s.hosts.size();
   const std::vector<int32_t> snd = sender_ranks(s), rcv = receiver_ranks(s);
-  const int64_t m = static_cast<int64_t>(std::max(snd.size(), rcv.size()));
-  if (ph_at["encoding"].text() != "shift") fail(ph_at.path + "/encoding", "unknown phase encoding (this ibroute reads \"shift\")");
+  const std::string encoding = ph_at["encoding"].text();
+  const bool on_ring = encoding == "ring" && version >= 3 && s.all_to_all();
+  if (encoding != "shift" && !on_ring)
+    fail(ph_at.path + "/encoding", encoding == "ring" ? "\"ring\" is an all-to-all's encoding from version 3"
+                                                      : "unknown phase encoding (this ibroute reads \"shift\" and, from version 3, \"ring\")");
+  const Ring ring = on_ring ? read_ring(ph_at, n) : Ring{};
+  const std::vector<int32_t> at = on_ring ? ranks_at(ring) : std::vector<int32_t>{};
+  // Shifts 0..m-1 of the groups, 1..size-1 of a ring; the fewest transfers one of them can have.
+  const int64_t lo = on_ring ? 1 : 0, m = on_ring ? static_cast<int64_t>(ring.size) : static_cast<int64_t>(std::max(snd.size(), rcv.size()));
+  const size_t fewest = on_ring ? 2 * n - std::min(2 * n, ring.size) : std::min(snd.size(), rcv.size());
   const int digits = static_cast<int>(ph_at["offset_digits"].integer(1, 2, "1 or 2 (hex digits per offset)"));
   const At shifts = ph_at["shifts"].list(), offsets = ph_at["offsets"].list();
-  if (shifts.size() > static_cast<size_t>(m))
-    fail(shifts.path, std::to_string(shifts.size()) + " phases; these groups have " + std::to_string(m) + " shifts");
+  if (shifts.size() > static_cast<size_t>(m - lo))
+    fail(shifts.path, std::to_string(shifts.size()) + " phases; " + (on_ring ? "this ring has " : "these groups have ") +
+                          std::to_string(m - lo) + " shifts");
   if (offsets.size() != shifts.size())
     fail(offsets.path, std::to_string(offsets.size()) + " offset lines for " + std::to_string(shifts.size()) + " shifts");
-  check_claim(shifts.path, n, shifts.size(), shifts.size() * std::min(snd.size(), rcv.size()));
+  check_claim(shifts.path, n, shifts.size(), shifts.size() * fewest);
   std::vector<char> used(static_cast<size_t>(m), 0);
   for (size_t k = 0; k < shifts.size(); ++k) {
-    const auto shift = static_cast<int32_t>(shifts[k].integer(0, m - 1, "a shift (0.." + std::to_string(m - 1) + ")"));
+    const auto shift = static_cast<int32_t>(
+        shifts[k].integer(lo, m - 1, "a shift (" + std::to_string(lo) + ".." + std::to_string(m - 1) + ")"));
     if (used[shift]++) fail(shifts[k].path, "shift " + std::to_string(shift) + " appears twice");
     const std::string line = offsets[k].text();
     if (line.size() != snd.size() * digits)
       fail(offsets[k].path, std::to_string(line.size()) + " characters for " + std::to_string(snd.size()) + " senders of " +
                                 std::to_string(digits) + " digit(s)");
-    Phase ph = group_shift_phase(n, snd, rcv, shift);
+    Phase ph = on_ring ? ring_phase(ring, at, static_cast<size_t>(shift)) : group_shift_phase(n, snd, rcv, shift);
     for (size_t i = 0; i < snd.size(); ++i) {
       const int32_t r = snd[i], d = ph.dst[r];
       const char* c = line.data() + i * digits;
@@ -152,7 +184,12 @@ std::string to_json(const ScheduleDoc& doc) {
   json j = header(doc, "ibroute-schedule");
   j["hosts"] = hosts_json(doc);
   if (!s.all_to_all()) j["groups"] = {{"senders", s.senders}, {"receivers", s.receivers}};
-  if (auto shifts = shifts_of(s); !shifts.empty() && offsets_fit(doc)) {
+  std::vector<int32_t> shifts = shifts_of(s);
+  std::optional<std::pair<Ring, std::vector<int32_t>>> ring;
+  if (shifts.empty() && s.all_to_all()) ring = ring_of(s);
+  if (ring && ring->first.size > max_ring(s.hosts.size())) ring.reset();
+  if (ring) shifts = ring->second;
+  if (!shifts.empty() && offsets_fit(doc)) {
     // Compact: the shift of each phase and one offset per sender: O(N) JSON values, not O(N^2).
     const int digits = offset_digits(doc);
     const std::vector<int32_t> snd = sender_ranks(s);
@@ -167,7 +204,13 @@ std::string to_json(const ScheduleDoc& doc) {
       }
       offsets.push_back(std::move(line));
     }
-    j["phases"] = {{"encoding", "shift"}, {"offset_digits", digits}, {"shifts", std::move(shifts)}, {"offsets", std::move(offsets)}};
+    if (ring) {  // an all-to-all over a ring with empty places: version 3
+      j["version"] = 3;
+      j["phases"] = {{"encoding", "ring"},        {"offset_digits", digits}, {"size", ring->first.size}, {"places", ring->first.place},
+                     {"shifts", std::move(shifts)}, {"offsets", std::move(offsets)}};
+    } else {
+      j["phases"] = {{"encoding", "shift"}, {"offset_digits", digits}, {"shifts", std::move(shifts)}, {"offsets", std::move(offsets)}};
+    }
   } else {
     json phases = json::array();
     for (const Phase& ph : s.phases) {
@@ -288,7 +331,7 @@ ScheduleDoc schedule_of(const json& j, int64_t version) {
   const size_t n = s.hosts.size();
   const At phases = root["phases"];
   if (version > 1 && phases.v.is_object()) {
-    read_shift_phases(phases, doc);
+    read_shift_phases(phases, version, doc);
     check_slots(root, s, s.phases.size());
     return doc;
   }

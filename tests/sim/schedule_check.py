@@ -24,6 +24,8 @@ def phases_of(doc):
     ph = doc["phases"]
     if isinstance(ph, list):
         return ph
+    if ph["encoding"] == "ring":
+        return ring_phases_of(doc)
     assert ph["encoding"] == "shift"
     senders, receivers = groups_of(doc)
     m = max(len(senders), len(receivers))
@@ -40,6 +42,29 @@ def phases_of(doc):
                 continue
             dst = receivers[j]
             phase.append({"src": s, "dst": dst, "dlid": doc["hosts"][dst]["base_lid"] + int(code, 16)})
+        out.append(phase)
+    return out
+
+
+def ring_phases_of(doc):
+    """The "ring" encoding (version 3, an all-to-all): rank r at place places[r] of `size`; in shift
+    k the rank at place q sends to the rank at place (q + k) mod size, if a rank holds it."""
+    ph = doc["phases"]
+    assert doc["version"] >= 3 and "groups" not in doc
+    n, size, d = len(doc["hosts"]), ph["size"], ph["offset_digits"]
+    assert len(ph["places"]) == n and len(set(ph["places"])) == n and all(0 <= q < size for q in ph["places"])
+    holder = {q: r for r, q in enumerate(ph["places"])}
+    out = []
+    for k, line in zip(ph["shifts"], ph["offsets"], strict=True):
+        assert 1 <= k < size and len(line) == d * n
+        phase = []
+        for r in range(n):
+            code = line[r * d:(r + 1) * d]
+            dst = holder.get((ph["places"][r] + k) % size)
+            if dst is None:
+                assert code == "." * d, f"ring shift {k}, rank {r}: {code!r} where the place is empty"
+                continue
+            phase.append({"src": r, "dst": dst, "dlid": doc["hosts"][dst]["base_lid"] + int(code, 16)})
         out.append(phase)
     return out
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <map>
 
 #include "fabric_store.hpp"
@@ -72,6 +73,30 @@ Efficiency measured(const World& w, const Schedule& s) {
   const LoadReport r = evaluate(w.ctx, s.hosts, s.phases, false);
   const size_t sends = s.all_to_all() ? s.hosts.size() - 1 : s.receivers.size();
   return efficiency_of(w.ctx, least_time(w.ctx, s.hosts, s.senders, s.receivers), r, sends);
+}
+
+// Three levels of 4-port-down switches (64 host places), 61 hosts, LMC 2, d-mod-k.
+FatTreeSpec three_level_61() {
+  FatTreeSpec t;
+  t.levels = 3, t.leaves = 4, t.hosts_per_leaf = 4, t.aggs = t.uplinks = 4, t.pods = 4, t.cores = 16, t.lmc = 2;
+  t.shuffle_names = true, t.hosts = 61;
+  return t;
+}
+
+// A version-3 all-to-all written, read back to the same phases, valid on its fabric, and every
+// rank's sends through the peer library N(N-1) in all; returns the text.
+std::string round_trip_v3(const World& w, const ScheduleDoc& d) {
+  const std::string text = to_json(d);
+  EXPECT_NE(text.find("\"version\": 3"), std::string::npos);
+  const ScheduleDoc back = from_json(text);
+  EXPECT_EQ(back.schedule.phases, d.schedule.phases);
+  EXPECT_TRUE(validate(w.ctx, back).ok());
+  const auto peer = ibroute::peer::Schedule::parse(text, d.schedule.name + ".json");
+  const auto n = static_cast<uint32_t>(d.schedule.hosts.size());
+  size_t sends = 0;
+  for (uint32_t r = 0; r < n; ++r) sends += peer.sends(r).size();
+  EXPECT_EQ(sends, size_t{n} * (n - 1));
+  return text;
 }
 
 }  // namespace
@@ -170,6 +195,31 @@ TEST(Efficiency, TheFullRegularFabricStaysAtTheBound) {
   EXPECT_GE(measured(w, s).value, 0.97);
 }
 
+// Three levels, d-mod-k on the hosts' LID order, 61 hosts where 64 places fit: every plain shift
+// wraps from the last rank to the first and puts two transfers on one up-link (no DLID of the four
+// helps), so every phase takes twice as long. Shifts over a ring of 64 places, 3 left empty: every
+// phase at one transfer per link.
+TEST(Efficiency, ShiftsOverARingWithEmptyPlacesWhereTheHostCountDoesNotAlign) {
+  World w(build_fat_tree(three_level_61()));
+  for (bool topology : {false, true}) {
+    const std::vector<Host> hosts = topology ? topology_order(w.f, all_hosts(w.f)) : all_hosts(w.f);
+    const Schedule shifts = plan_all_to_all(w.ctx, hosts, kShiftsOnly);
+    EXPECT_EQ(evaluate(w.ctx, shifts.hosts, shifts.phases, false).max_load, 2);
+    PlanStats st;
+    const Schedule s = plan_all_to_all(w.ctx, hosts, {}, &st);
+    expect_complete(w, s);
+    EXPECT_EQ(s.hosts, hosts);  // the ranks stay as given; only the phases follow the ring
+    EXPECT_NE(st.method.find("ring"), std::string::npos) << st.method;
+    EXPECT_NE(st.composition.find("64 places"), std::string::npos) << st.composition;
+    EXPECT_EQ(s.phases.size(), 63u);
+    const LoadReport r = evaluate(w.ctx, s.hosts, s.phases, false);
+    EXPECT_EQ(r.max_load, 1);  // every phase at its least possible load
+    EXPECT_DOUBLE_EQ(walked_time(w, s), 63);
+    EXPECT_GE(60.0 / walked_time(w, s), 0.95);
+    EXPECT_EQ(format_version_for(s), 3);  // more phases than shifts
+  }
+}
+
 // Phases of different lengths: the slots of each phase from its load, the rate they allow, and the
 // same slots back from the file, the database and the peer library; the runner posts each phase
 // at its own offset.
@@ -252,13 +302,29 @@ TEST(Efficiency, APackedScheduleRoundTripsAsVersion3) {
   World w(build_fat_tree(two_level(6, 15, 12, 4)));
   const ScheduleDoc d = ibroute::test::doc_of(w, plan_all_to_all(w.ctx, all_hosts(w.f), {}), "packed");
   ASSERT_GT(d.schedule.phases.size(), 89u);
-  const std::string text = to_json(d);
-  EXPECT_NE(text.find("\"version\": 3"), std::string::npos);
-  const ScheduleDoc back = from_json(text);
-  EXPECT_EQ(back.schedule.phases, d.schedule.phases);
-  EXPECT_TRUE(validate(w.ctx, back).ok());
-  const auto peer = ibroute::peer::Schedule::parse(text, "packed.json");
-  size_t sends = 0;
-  for (uint32_t r = 0; r < 90; ++r) sends += peer.sends(r).size();
-  EXPECT_EQ(sends, 90u * 89u);
+  (void)round_trip_v3(w, d);
+}
+
+// Shifts over a ring travel compactly: encoding "ring" (its places and size, a shift and an offset
+// line per phase), version 3, back to the same phases; the peer library reads it; a damaged ring
+// is refused naming the place.
+TEST(Efficiency, ARingScheduleRoundTripsCompactly) {
+  World w(build_fat_tree(three_level_61()));
+  const ScheduleDoc d = ibroute::test::doc_of(w, plan_all_to_all(w.ctx, all_hosts(w.f), {}), "ring");
+  ASSERT_EQ(d.schedule.phases.size(), 63u);
+  const std::string text = round_trip_v3(w, d);
+  EXPECT_NE(text.find("\"encoding\": \"ring\""), std::string::npos);
+  EXPECT_LT(text.size(), 20000u);  // the list encoding takes ~140 KB
+
+  auto damaged = [&](const std::function<void(nlohmann::json&)>& change, const std::string& where) {
+    nlohmann::json j = nlohmann::json::parse(text);
+    change(j);
+    ibroute::test::expect_input_error([&] { (void)from_json(j.dump()); }, where);
+  };
+  damaged([](nlohmann::json& j) { j["phases"]["places"][5] = j["phases"]["places"][4]; }, "/phases/places/5: place");
+  damaged([](nlohmann::json& j) { j["phases"]["size"] = 100000; }, "/phases/size");
+  damaged([](nlohmann::json& j) { j["phases"]["places"][0] = 64; }, "/phases/places/0");
+  damaged([](nlohmann::json& j) { j["phases"]["shifts"][0] = 0; }, "/phases/shifts/0");
+  damaged([](nlohmann::json& j) { j["phases"]["places"].erase(0); }, "/phases/places: 60 places for 61 ranks");
+  damaged([](nlohmann::json& j) { j["version"] = 2; }, "/phases/encoding");
 }

@@ -38,6 +38,7 @@ struct PlanOptions {
 
 struct PlanStats {
   std::string method;        // the one that made the schedule
+  std::string composition;   // where not the shifts of the given order: what the phases are
   size_t unroutable = 0;     // transfers with no working route at any DLID
   size_t phases_over = 0;    // phases in which some link exceeds its capacity
   int worst_overflow = 0;    // the largest load - capacity over all links and phases

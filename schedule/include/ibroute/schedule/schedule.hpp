@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -98,5 +99,21 @@ std::vector<Phase> group_phases(size_t n, const std::vector<int32_t>& senders, c
 std::vector<int32_t> shifts_of(const Schedule& s);
 // The phase of shift k, DLIDs 0.
 Phase group_shift_phase(size_t n, const std::vector<int32_t>& senders, const std::vector<int32_t>& receivers, int32_t k);
+
+// An all-to-all's shifts over a ring of `size` >= N places (schedule/core/rings.hpp says why):
+// rank r holds place[r]; in shift k (1 .. size-1) the rank at place q sends to the rank at place
+// (q + k) mod size, where a rank holds it. Every ordered pair once over all shifts. A ring of N
+// places in rank order is shift_phases(n).
+struct Ring {
+  std::vector<uint32_t> place;  // per rank, distinct, each < size
+  size_t size = 0;
+};
+// Per place, the rank holding it (-1: empty).
+std::vector<int32_t> ranks_at(const Ring& r);
+// The phase of shift k, DLIDs 0 (`at` = ranks_at(r)).
+Phase ring_phase(const Ring& r, const std::vector<int32_t>& at, size_t k);
+// The ring and the shift of every phase when an all-to-all's phases are its ring's shifts 1, 2, ...
+// in order (what the planner makes: the compact format can store them); nullopt otherwise.
+std::optional<std::pair<Ring, std::vector<int32_t>>> ring_of(const Schedule& s);
 
 }  // namespace ibroute::schedule
