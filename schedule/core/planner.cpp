@@ -740,7 +740,8 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
   const size_t* methods_used = plan.methods_used;
   st.method = methods_used[1] && methods_used[0] ? to_string(primary) + "+" + to_string(secondary)
                                                  : to_string(methods_used[1] ? Method::structure : Method::free);
-  if (on_ring) st.method += "+ring", st.composition = "shifts over " + ring.name;
+  if (on_ring) st.method += "+ring", st.composition = "shifts over " + ring.name +
+                                   (ring.ring.size > n ? " (" + std::to_string(ring.ring.size - n) + " empty: their senders idle)" : "");
   if (how != "shifts") st.method += "+" + how;
   s.phases = std::move(plan.phases);
   s.method = st.method;

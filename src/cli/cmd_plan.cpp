@@ -137,7 +137,7 @@ int run_plan(const PlanCliOptions& o) {
     std::printf("schedule '%s' (id %lld) for scan %lld: %s, %zu phases, method %s, planned in %.2f s\n", s.name.c_str(),
                 static_cast<long long>(id), static_cast<long long>(c.scan_id), who.c_str(), s.phases.size(), s.method.c_str(), seconds);
     if (!st.composition.empty())  // the ranks as given, their phases the shifts of another order
-      std::printf("  composition      %s (ranks idle where a place is empty)\n", st.composition.c_str());
+      std::printf("  composition      %s\n", st.composition.c_str());
     std::printf("  efficiency       %.2f = least possible time %.0f / planned %.0f message-times: %.1f Gb/s per node\n", eff.value,
                 eff.least, eff.planned, eff.rate_gbps);
     std::printf("  limited by       %s\n", eff.limited_by.c_str());
