@@ -118,7 +118,7 @@ int main(int argc, char** argv) {
     out.clocks.push_back(rc);
   }
   out.merged = std::make_unique<RunMerge>(std::move(merged));
-  cli::RunJsonContext jc{s, message, slot_ns, rounds, 2, out, sum, nullptr, 1'000'000'000, 0};
+  cli::RunJsonContext jc{s, message, slot_ns, rounds, 2, 0, out, sum, nullptr, 1'000'000'000, 0};
   const std::string report = cli::run_report_json(jc).dump();
   const double report_s = since(ts);
 

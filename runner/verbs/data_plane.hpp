@@ -22,6 +22,7 @@ struct RunConfig {
   std::string device;        // "" = the first with an active port
   int port = 0;              // 0 = its first active port
   int gid_index = -1;        // RoCE: -1 picks the IPv4-mapped GID
+  uint8_t sl = 0;            // service level of every queue pair (0..15; docs/adaptive-routing.md)
   uint64_t message_size = 0;
   int64_t slot_ns = 0;
   uint32_t rounds = 1;

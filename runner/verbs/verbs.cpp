@@ -114,7 +114,7 @@ Qp create_rc_qp(ibv_pd* pd, ibv_cq* send_cq, ibv_cq* recv_cq, uint32_t send_dept
   return qp;
 }
 
-void connect_rc(ibv_qp* qp, const OpenPort& local, const PortAddress& peer, uint16_t dlid, uint32_t remote_qpn) {
+void connect_rc(ibv_qp* qp, const OpenPort& local, const PortAddress& peer, uint16_t dlid, uint32_t remote_qpn, uint8_t sl) {
   ibv_qp_attr a{};
   a.qp_state = IBV_QPS_INIT;
   a.pkey_index = 0;
@@ -130,6 +130,7 @@ void connect_rc(ibv_qp* qp, const OpenPort& local, const PortAddress& peer, uint
   a.max_dest_rd_atomic = 1;
   a.min_rnr_timer = 12;  // 0.64 ms: a receiver short of receive requests is retried soon
   a.ah_attr.port_num = local.port_num;
+  a.ah_attr.sl = sl;
   if (local.address.ethernet) {
     a.ah_attr.is_global = 1;
     std::memcpy(a.ah_attr.grh.dgid.raw, peer.gid, 16);
@@ -142,6 +143,13 @@ void connect_rc(ibv_qp* qp, const OpenPort& local, const PortAddress& peer, uint
                     IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
                         IBV_QP_MIN_RNR_TIMER))
     throw VerbsError(err("QP to RTR"));
+  if (sl) {
+    ibv_qp_attr got{};
+    ibv_qp_init_attr init{};
+    if (ibv_query_qp(qp, &got, IBV_QP_AV, &init)) throw VerbsError(err("ibv_query_qp"));
+    if (got.ah_attr.sl != sl)
+      throw VerbsError("the device set service level " + std::to_string(got.ah_attr.sl) + ", not " + std::to_string(sl) + " (--sl)");
+  }
 
   a = {};
   a.qp_state = IBV_QPS_RTS;

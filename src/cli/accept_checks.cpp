@@ -143,6 +143,23 @@ std::optional<double> check_delivery(const json& e, const Delivery& d, Checks& c
   return min_rate;
 }
 
+void check_counters(const json& e, const std::optional<CounterFacts>& c, const std::string& why, Checks& checks) {
+  if (!e.contains("max_link_errors")) return;
+  const auto limit = e["max_link_errors"].get<uint64_t>();
+  const std::string expected = "at most " + std::to_string(limit) + " errors per link";
+  if (!c) {
+    checks.add("link_errors", std::nullopt, "not measured: " + why, expected);
+    return;
+  }
+  const uint64_t worst = c->links.empty() ? 0 : c->links.front().errors;
+  std::string detail;
+  for (size_t i = 0; i < c->links.size() && i < 5; ++i) detail += (i ? "; " : "") + c->links[i].link + ": " + c->links[i].what;
+  if (c->links.size() > 5) detail += "; ... " + std::to_string(c->links.size()) + " links in all";
+  checks.add("link_errors", worst <= limit,
+             std::to_string(c->links.size()) + " link(s) with errors, worst " + std::to_string(worst) + " (" + c->between + ")", expected,
+             detail);
+}
+
 std::string accept_text(const json& r) {
   std::string out;
   char line[512];

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ibroute/fabric/model.hpp"
 #include "ibroute/fabric/structure.hpp"
@@ -46,6 +47,18 @@ struct Delivery {
   std::string why;  // of the plan, where it is over the bound
 };
 std::optional<double> check_delivery(const nlohmann::json& expect, const Delivery& d, Checks& out);
+
+// 5. Did the links stay clean? The ports' error counters that rose between two snapshots
+// (`ibroute counters`; taken around the run by accept --launch). `facts` empty: not measured, `why`.
+struct CounterFacts {
+  std::string between;  // "snapshots 3 and 4 of scan 1 (around the run)"
+  struct Link {
+    std::string link, what;  // "ibswitch12[3] -> node3-011[1]", "SymbolErrorCounter +7"
+    uint64_t errors = 0;
+  };
+  std::vector<Link> links;  // with errors that rose, worst first
+};
+void check_counters(const nlohmann::json& expect, const std::optional<CounterFacts>& facts, const std::string& why, Checks& out);
 
 // The terminal summary of a finished report (what --json prints whole).
 std::string accept_text(const nlohmann::json& report);

@@ -35,7 +35,7 @@ struct Expectation {
                                           "max_routing_imbalance", "congestion_free",
                                           "min_rate_per_node",     "max_skipped_share",
                                           "max_clock_uncertainty_us", "message_size",
-                                          "min_sustainable_rate", "min_efficiency"};
+                                          "min_sustainable_rate", "min_efficiency", "max_link_errors"};
 };
 
 inline constexpr uint64_t kMaxMessageSize = uint64_t{1} << 40;  // 1 TiB per transfer
@@ -89,6 +89,7 @@ inline Expectation parse_expectation(std::string_view text, const std::string& s
     if (e.has("max_routing_imbalance")) e["max_routing_imbalance"].number(1, 1e9, "a ratio max/min (1 or more)");
     if (e.has("congestion_free")) e["congestion_free"].boolean();
     if (e.has("min_efficiency")) e["min_efficiency"].number(0, 1, "an efficiency (0..1)");
+    if (e.has("max_link_errors")) e["max_link_errors"].integer(0, INT64_MAX, "a number of errors (0 or more)");
     for (const char* key : {"min_rate_per_node", "min_sustainable_rate"}) {
       if (!e.has(key)) continue;
       const At r = e[key];

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -16,6 +17,8 @@
 #include <unistd.h>
 
 #include "accept_checks.hpp"
+#include "ibroute/fabric/counters.hpp"
+#include "ibroute/fabric/live_scan.hpp"
 #include "accept_html.hpp"
 #include "accept_input.hpp"
 #include "commands.hpp"
@@ -140,26 +143,70 @@ void rescan(const AcceptOptions& o) {
 
 // Runs `LAUNCH ibroute run ...` and returns the text of its report (the launcher starts one rank per host).
 // With `find_rate_limit`, the run searches the rate it can hold (--find-rate) within that skipped share.
-std::string launch_run(const AcceptOptions& o, const std::string& schedule, size_t ranks, std::optional<double> find_rate_limit) {
+// The report comes back through the database, where rank 0 stores every run: under srun or a
+// multi-host mpirun rank 0 runs on another node, whose /tmp this process cannot read.
+std::string launch_run(const AcceptOptions& o, store::FabricStore& store, const std::string& schedule, size_t ranks,
+                       std::optional<double> find_rate_limit) {
   const std::string self = own_executable();
-  char tmpl[] = "/tmp/ibroute-accept-XXXXXX";
-  int fd = mkstemp(tmpl);
-  if (fd < 0) throw std::runtime_error("cannot create a temporary file");
-  close(fd);
+  const int64_t schedule_id = store.schedule_info(schedule).id, before = store.last_run_id();
   std::string launch = o.launch;
   for (size_t p; (p = launch.find("{ranks}")) != std::string::npos;) launch.replace(p, 7, std::to_string(ranks));
-  std::string cmd = launch + " " + quoted(self) + " run --db " + quoted(o.db) + " --schedule " + quoted(schedule) + " -o " + tmpl;
+  std::string cmd = launch + " " + quoted(self) + " run --db " + quoted(std::filesystem::absolute(o.db).string()) + " --schedule " + quoted(schedule);
   for (const std::string& a : o.run_args) cmd += " " + quoted(a);
   if (find_rate_limit) cmd += " --find-rate --max-skipped " + std::to_string(*find_rate_limit);
   cmd += " 1>&2";  // the run's summary is progress here; accept's own output stays parseable
   std::cerr << "accept: " << cmd << "\n";
-  int rc = std::system(cmd.c_str());
-  std::ifstream in(tmpl, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  std::remove(tmpl);
-  if (text.str().empty()) throw std::runtime_error("the run left no report (exit status " + std::to_string(rc) + "): " + cmd);
-  return text.str();
+  const int rc = std::system(cmd.c_str());
+  const std::optional<store::RunRow> row = store.newest_run_of(schedule_id, before);
+  if (!row)
+    throw std::runtime_error("the run stored no report in " + o.db + " (exit status " + std::to_string(rc) +
+                             "; rank 0 stores it there: the database must be on a file system every node reaches): " + cmd);
+  return row->report_json;
+}
+
+// The links whose error counters rose between two snapshots, worst first.
+using fabric::CounterSnapshot;
+using fabric::PortDelta;
+
+CounterFacts counter_facts(const FabricContext& c, const CounterSnapshot& before, const CounterSnapshot& after, std::string between) {
+  CounterFacts out{std::move(between), {}};
+  for (const PortDelta& d : counter_deltas(before, after)) {
+    if (!d.errors()) continue;
+    std::string what;
+    for (size_t i = 0; i < fabric::kCounters; ++i)
+      if (fabric::counter_info(i).error && d.delta[i])
+        what += (what.empty() ? "" : ", ") + std::string(fabric::counter_info(i).ib) + " +" + std::to_string(d.delta[i]);
+    out.links.push_back({link_name(c, c.links.id(d.node, d.port)), what, d.errors()});
+  }
+  std::stable_sort(out.links.begin(), out.links.end(), [](const auto& a, const auto& b) { return a.errors > b.errors; });
+  return out;
+}
+
+// The last two counter snapshots of the scan (ibroute counters), for --simulate and --run-report.
+std::optional<CounterFacts> stored_counter_facts(store::FabricStore& store, const FabricContext& c, std::string& why) {
+  const std::vector<store::CounterSnapshotInfo> snaps = store.counter_snapshots(c.scan_id);
+  if (snaps.size() < 2) {
+    why = std::to_string(snaps.size()) + " counter snapshot(s) of scan " + std::to_string(c.scan_id) +
+          "; take 'ibroute counters' before and after the traffic";
+    return std::nullopt;
+  }
+  const auto& a = snaps[snaps.size() - 2];
+  const auto& b = snaps.back();
+  return counter_facts(c, store.load_counters(a.id), store.load_counters(b.id),
+                       "snapshots " + std::to_string(a.id) + " and " + std::to_string(b.id) + " of scan " + std::to_string(c.scan_id) + ", " +
+                           a.taken_at + " to " + b.taken_at);
+}
+
+// A live snapshot around the launched run; nothing (and `why`) where the MAD port cannot be opened.
+std::optional<CounterSnapshot> live_counters(store::FabricStore& store, const FabricContext& c, const std::string& label, std::string& why) {
+  try {
+    CounterSnapshot s = fabric::read_counters(c.fabric, fabric::LiveScanOptions{});
+    store.save_counters(c.scan_id, label, s);
+    return s;
+  } catch (const std::runtime_error& e) {
+    why = std::string("the counters could not be read (") + e.what() + ")";
+    return std::nullopt;
+  }
 }
 
 int run_accept(const AcceptOptions& o) {
@@ -222,6 +269,9 @@ int run_accept(const AcceptOptions& o) {
   std::optional<size_t> missing_ranks;
   std::optional<double> sustainable;  // bytes/s per node, from a rate search
   std::string mode = o.simulate ? "simulate" : "run";
+  std::optional<CounterSnapshot> counters_before;
+  std::optional<CounterFacts> counters;
+  std::string counters_why;
   if (o.simulate) {
     Simulation sim = simulate(c.eval, plan, message_size);
     pair = sim.pair_gbps;
@@ -230,10 +280,14 @@ int run_accept(const AcceptOptions& o) {
     // The report is checked value by value (accept_input.hpp): a damaged one is exit 2, one line.
     RunReportInput run;
     if (!o.launch.empty()) {
+      if (e.contains("max_link_errors")) counters_before = live_counters(store, c, "accept-before", counters_why);
       store.save_schedule(c.scan_id, plan, load.max_load, static_cast<int64_t>(load.congested), plan_s, true);
       std::optional<double> limit;
       if (e.contains("min_sustainable_rate")) limit = e.contains("max_skipped_share") ? e["max_skipped_share"].get<double>() : 0.0;
-      run = parse_run_report(launch_run(o, plan.name, hosts.size(), limit), "the report of the run", hosts.size());
+      run = parse_run_report(launch_run(o, store, plan.name, hosts.size(), limit), "the report of the run", hosts.size());
+      if (counters_before)
+        if (std::optional<CounterSnapshot> after = live_counters(store, c, "accept-after", counters_why))
+          counters = counter_facts(c, *counters_before, *after, "around the run");
     } else {
       run = parse_run_report(read_file(o.run_report), o.run_report, hosts.size());
       plan.name = run.schedule;
@@ -259,6 +313,9 @@ int run_accept(const AcceptOptions& o) {
       check_delivery(e, {.simulated = o.simulate, .node_rate = node_rate, .skipped_share = skipped_share, .clock_uncertainty_us = clock_unc_us,
                          .sustainable_rate = sustainable, .missing_ranks = missing_ranks, .plan_over_bound = !over.empty(), .why = why},
                      checks);
+  // 5. Did the links stay clean? Around the launched run, else the scan's last two snapshots.
+  if (e.contains("max_link_errors") && o.launch.empty()) counters = stored_counter_facts(store, c, counters_why);
+  check_counters(e, counters, counters_why, checks);
   const bool accepted = checks.failed == 0;
   json orders = json::array();
   for (const Attempt& a : tried)

@@ -30,6 +30,11 @@ std::function<int()> setup_run_options(CLI::App& app) {
   c->add_option("--message-size", o->message_size, "bytes per transfer (default: the schedule's); e.g. 1M");
   c->add_option("--rounds", o->rounds, "times the schedule is repeated (default 1)");
   c->add_option("--duration", o->duration, "seconds to run instead of --rounds");
+  c->add_option("--sl", o->sl,
+                "service level of every queue pair (0..15): on a fabric with adaptive routing, the SL whose traffic follows the "
+                "LFTs (docs/adaptive-routing.md)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 15));
   c->add_option("--skip-after", o->skip_after, "unfinished transfers to one destination before the next is skipped")->capture_default_str();
   c->add_option("--drain", o->drain_s, "seconds to wait for completions after the last start")->capture_default_str();
   c->add_option("--finish-timeout", o->finish_timeout_s, "seconds rank 0 waits for every rank's end before naming it missing")

@@ -24,5 +24,6 @@ Runner setup_run(CLI::App& app);
 Runner setup_accept(CLI::App& app);
 Runner setup_migrate(CLI::App& app);
 Runner setup_routing(CLI::App& app);
+Runner setup_counters(CLI::App& app);
 
 }  // namespace ibroute::cli

@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
   for (auto setup : {setup_run}) {
 #else
   for (auto setup : {setup_scan, setup_scans, setup_schedules, setup_routes, setup_diff, setup_topo, setup_analyze, setup_plan, setup_export,
-                     setup_validate, setup_run, setup_accept, setup_routing, setup_migrate}) {
+                     setup_validate, setup_run, setup_accept, setup_routing, setup_counters, setup_migrate}) {
 #endif
     // Each setup registers one subcommand; the last one added is the one it returned.
     Runner r = setup(app);

@@ -21,6 +21,7 @@ struct RunOptions {
   uint32_t rounds = 0;
   double duration = 0;
   uint32_t skip_after = 2;
+  int sl = 0;
   double drain_s = 2, finish_timeout_s = 60;
   int sync_samples = 200;
   std::string device;

@@ -16,6 +16,7 @@ struct RunJsonContext {
   uint64_t message_size;
   int64_t slot_ns;
   uint32_t rounds, skip_after;
+  int service_level;
   const runner::RunOutcome& outcome;
   const runner::RunSummary& summary;
   const FabricContext* fabric;  // null: no per-link figures

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ibroute/fabric/counters.hpp"
 #include "ibroute/fabric/model.hpp"
 #include "ibroute/fabric/routes.hpp"
 #include "ibroute/schedule/schedule.hpp"
@@ -16,10 +17,11 @@
 namespace ibroute::store {
 
 // 1: scans; 2: + schedules; 3: + runs; 4: + node.sysimg_guid, node.node_desc, scan.has_lfts;
-// 5: + two-group schedules (schedule.senders/receivers) and compact phases (schedule_phase.shift).
+// 5: + two-group schedules (schedule.senders/receivers) and compact phases (schedule_phase.shift);
+// 6: + phases of different lengths (schedule_phase.slots); 7: + counter snapshots.
 // Older databases are migrated by the commands that write (and by `ibroute migrate`), never by those
 // that only read.
-constexpr int kSchemaVersion = 6;
+constexpr int kSchemaVersion = 7;
 
 // How a command opens the database. read_only: SQLITE_OPEN_READONLY, the file is never changed (an
 // older schema is refused, naming `ibroute migrate`); read_write: an older schema is migrated;
@@ -49,6 +51,11 @@ struct RunRow {
   std::string started_at;
   int64_t ranks = 0, rounds = 0, planned = 0, ok = 0, skipped = 0, failed = 0, missing = 0;
   std::string report_json;
+};
+
+struct CounterSnapshotInfo {
+  int64_t id = 0, scan_id = 0;
+  std::string taken_at, label;
 };
 
 struct ScheduleInfo {
@@ -99,6 +106,15 @@ class FabricStore {
   // A run of a schedule (ibroute run): its counts and the whole report as JSON text.
   int64_t save_run(const RunRow& run);
   std::optional<RunRow> run(int64_t id);
+  int64_t last_run_id();  // 0 when there is none
+  // The newest run of a schedule stored after run `after` (accept --launch: what rank 0 stored,
+  // wherever it ran).
+  std::optional<RunRow> newest_run_of(int64_t schedule_id, int64_t after);
+
+  // Snapshots of the ports' performance counters, taken against a scan (ports by its node indices).
+  int64_t save_counters(int64_t scan, const std::string& label, const fabric::CounterSnapshot& s);
+  std::vector<CounterSnapshotInfo> counter_snapshots(int64_t scan);  // oldest first
+  fabric::CounterSnapshot load_counters(int64_t id);                  // throws InputError when absent or damaged
 
   Db& db() { return db_; }
 
@@ -124,6 +140,9 @@ class FabricStore {
   std::vector<fabric::Hop> checked_hops(const std::vector<NodeShape>& nodes, int32_t ingress, std::string_view text,
                                         const std::string& where);
 };
+
+// Version 7's tables (counter_snapshot, counter_port), their counter columns named as counters.hpp.
+std::string counter_table_sql();
 
 // Now as ISO 8601 UTC ("2026-11-22T03:44:00Z"), as the tables store times.
 std::string now_iso();

@@ -26,6 +26,18 @@ int64_t FabricStore::save_run(const RunRow& r) {
   return db_.last_insert_rowid();
 }
 
+int64_t FabricStore::last_run_id() {
+  Stmt q(db_, "SELECT max(id) FROM run");
+  return q.step() && q.type(0) == SQLITE_INTEGER ? q.i64(0) : 0;
+}
+
+std::optional<RunRow> FabricStore::newest_run_of(int64_t schedule_id, int64_t after) {
+  Stmt q(db_, "SELECT max(id) FROM run WHERE schedule_id = ? AND id > ?");
+  q.bind(1, schedule_id).bind(2, after);
+  if (!q.step() || q.type(0) != SQLITE_INTEGER) return std::nullopt;
+  return run(q.i64(0));
+}
+
 std::optional<RunRow> FabricStore::run(int64_t id) {
   Stmt q(db_, "SELECT id, schedule_id, scan_id, started_at, ranks, rounds, planned, ok, skipped, failed, missing, report FROM run WHERE id = ?");
   q.bind(1, id);

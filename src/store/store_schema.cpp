@@ -151,6 +151,7 @@ void FabricStore::check_or_create_schema(Access access) {
     db_.exec(kSchema);
     db_.exec(kSchemaV2);
     db_.exec(kSchemaV3);
+    db_.exec(counter_table_sql().c_str());
     Stmt m(db_, "INSERT INTO meta(key, value) VALUES (?, ?)");
     m.bind(1, "schema_version").bind(2, std::to_string(kSchemaVersion)).run();
     m.bind(1, "application").bind(2, "ibroute").run();
@@ -175,7 +176,7 @@ void FabricStore::check_or_create_schema(Access access) {
     found_version_ = kSchemaVersion;
     return;
   }
-  if (version == "1" || version == "2" || version == "3" || version == "4" || version == "5") {
+  if (version == "1" || version == "2" || version == "3" || version == "4" || version == "5" || version == "6") {
     found_version_ = version[0] - '0';
     if (access == Access::read_only)
       throw InputError(path_ + " has schema version " + version + "; run 'ibroute migrate --db " + path_ +
@@ -210,6 +211,10 @@ bool FabricStore::migrate_from(int version) {
        {std::span<const AddedColumn>(kSchemaV4), std::span<const AddedColumn>(kSchemaV5), std::span<const AddedColumn>(kSchemaV6)})
     for (const AddedColumn& c : added)
       if (!has_column(c.table, c.column)) db_.exec(c.sql);
+  if (version <= 6) {  // version 7: counter snapshots (a database may have them already, see above)
+    Stmt q(db_, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'counter_snapshot'");
+    if (!q.step()) db_.exec(counter_table_sql().c_str());
+  }
   Stmt m(db_, "UPDATE meta SET value = ? WHERE key = 'schema_version'");
   m.bind(1, std::to_string(kSchemaVersion)).run();
   t.commit();

@@ -23,6 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const ScanInfo& scan : store.scans()) {
       store.load_fabric(scan.id, true);
       store.load_routes(scan.id);
+      for (const CounterSnapshotInfo& c : store.counter_snapshots(scan.id)) store.load_counters(c.id);
     }
     for (const ScheduleInfo& s : store.schedules()) store.load_schedule(s.id);
   });

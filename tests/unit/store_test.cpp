@@ -7,6 +7,7 @@
 #include "fabric_store.hpp"
 #include "fabrics.hpp"
 #include "ibroute/fabric/error.hpp"
+#include "ibroute/fabric/counters.hpp"
 #include "ibroute/fabric/routes.hpp"
 
 using namespace ibroute::test;
@@ -89,14 +90,14 @@ TEST(FabricStore, RefusesForeignFiles) {
   {
     sqlite3* db = nullptr;
     sqlite3_open(tmp.path.c_str(), &db);
-    sqlite3_exec(db, "UPDATE meta SET value='7' WHERE key='schema_version'", nullptr, nullptr, nullptr);
+    sqlite3_exec(db, "UPDATE meta SET value='8' WHERE key='schema_version'", nullptr, nullptr, nullptr);
     sqlite3_close(db);
   }
   try {
     FabricStore s(tmp.path, true);
     ADD_FAILURE();
   } catch (const ibroute::InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("schema version 7"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("schema version 8"), std::string::npos);
   }
   FabricStore fresh(tmp.path + "2", true);
   EXPECT_THROW(fresh.latest_scan(), ibroute::InputError);
@@ -293,4 +294,94 @@ TEST(FabricStore, DamagedFileIsOneLineInputError) {
     EXPECT_EQ(what.find('\n'), std::string::npos) << what;
   }
   EXPECT_EQ(file_bytes(tmp.path), before);
+}
+
+// The change of a counter between two readings: plain, wrapped (taken modulo its width), stopped
+// at its maximum (PortCounters saturate), and 64 bits wide.
+TEST(Counters, ChangesWrapAndSaturation) {
+  using namespace ibroute::fabric;
+  CounterChange c = counter_change(10, 17, 16);
+  EXPECT_EQ(c.delta, 7u);
+  EXPECT_FALSE(c.wrapped || c.saturated);
+  c = counter_change(4294967000u, 100, 32);
+  EXPECT_EQ(c.delta, 100u + 4294967296u - 4294967000u);
+  EXPECT_TRUE(c.wrapped);
+  c = counter_change(65000, 65535, 16);
+  EXPECT_EQ(c.delta, 535u);
+  EXPECT_TRUE(c.saturated);
+  c = counter_change(UINT64_MAX - 5, 4, 64);
+  EXPECT_EQ(c.delta, 10u);
+  EXPECT_TRUE(c.wrapped);
+  EXPECT_FALSE(c.saturated);  // a 64-bit counter wraps, it does not stop
+  EXPECT_EQ(counter_bits(Counter::xmit_data, true), 64);
+  EXPECT_EQ(counter_bits(Counter::xmit_data, false), 32);
+  EXPECT_EQ(counter_bits(Counter::symbol_errors, true), 16);
+}
+
+// Deltas by port: a port only in one snapshot is left out; a port whose counters were 64 bits
+// before and 32 after (extended counters lost) is compared at 32 bits; errors summed.
+TEST(Counters, DeltasByPort) {
+  using namespace ibroute::fabric;
+  CounterSnapshot a, b;
+  PortSample p;
+  p.node = 3, p.port = 1, p.extended = true;
+  p.v[static_cast<size_t>(Counter::xmit_data)] = (uint64_t{1} << 33) + 5;
+  a.ports.push_back(p);
+  p.port = 2;
+  a.ports.push_back(p);
+  PortSample q = a.ports[0];
+  q.extended = false;
+  q.v[static_cast<size_t>(Counter::xmit_data)] = 25;  // the low 32 bits moved by 20
+  q.v[static_cast<size_t>(Counter::symbol_errors)] = 3;
+  q.v[static_cast<size_t>(Counter::link_downed)] = 1;
+  b.ports.push_back(q);
+  const std::vector<PortDelta> d = counter_deltas(a, b);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].port, 1);
+  EXPECT_EQ(d[0].delta[static_cast<size_t>(Counter::xmit_data)], 20u);
+  EXPECT_EQ(d[0].errors(), 4u);
+  EXPECT_EQ(d[0].wrapped, 0u);
+}
+
+// Snapshots in the database: saved, listed, read back the same (64-bit counts whole, unanswered
+// ports as such); a counter beyond its width is refused naming the row; migration from version 6
+// adds the tables.
+TEST(Counters, SnapshotsRoundTripAndDamageIsRefused) {
+  using namespace ibroute::fabric;
+  TempDb tmp;
+  TwoLeaves t;
+  CounterSnapshot s;
+  PortSample p;
+  p.node = t.l1, p.port = 1, p.extended = true;
+  p.v[static_cast<size_t>(Counter::xmit_data)] = UINT64_MAX - 1;
+  p.v[static_cast<size_t>(Counter::symbol_errors)] = 65535;
+  s.ports.push_back(p);
+  p.node = t.h[0], p.extended = false, p.v = {};
+  p.v[static_cast<size_t>(Counter::xmit_wait)] = 4294967295u;
+  s.ports.insert(s.ports.begin(), p);  // by (node, port), as read_counters gives them
+  s.no_extended.emplace_back(t.h[0], 1);
+  s.unanswered.emplace_back(t.l2, 3);
+  {
+    FabricStore st(tmp.path, true);
+    st.save_scan({.source = "offline", .origin = "unit"}, t.f, resolve_routes(t.f));
+    const int64_t id = st.save_counters(1, "before", s);
+    const auto list = st.counter_snapshots(1);
+    ASSERT_EQ(list.size(), 1u);
+    EXPECT_EQ(list[0].label, "before");
+    const CounterSnapshot back = st.load_counters(id);
+    ASSERT_EQ(back.ports.size(), 2u);
+    EXPECT_EQ(back.ports, s.ports);
+    EXPECT_EQ(back.unanswered, s.unanswered);
+    EXPECT_EQ(back.no_extended, s.no_extended);
+  }
+  exec_sql(tmp.path, "UPDATE counter_port SET symbol_errors = 70000 WHERE node_idx = " + std::to_string(t.l1));
+  {
+    FabricStore st(tmp.path, false);
+    expect_input_error([&] { (void)st.load_counters(1); }, "counter snapshot 1, port row");
+    expect_input_error([&] { (void)st.load_counters(1); }, "symbol_errors 70000");
+  }
+  exec_sql(tmp.path, "DROP TABLE counter_port; DROP TABLE counter_snapshot; UPDATE meta SET value='6' WHERE key='schema_version'");
+  FabricStore st(tmp.path, false);
+  EXPECT_TRUE(st.migrated());
+  EXPECT_EQ(st.save_counters(1, "", s), 1);
 }

@@ -141,7 +141,8 @@ class RunnerInVm(unittest.TestCase):
         # Clean runs (and accept's run) allow many open transfers: on 2 emulated CPUs a rank may
         # sleep for a while, and these runs test delivery, not the skip rule.
         scenarios = {
-            "n2": f"mpirun -np 2 {run} --schedule vm2 --placement /job/p2.txt --rounds 3 --skip-after 8 -o /job/n2.json",
+            # --sl 5: every queue pair on service level 5 (the runner reads it back from each QP).
+            "n2": f"mpirun -np 2 {run} --schedule vm2 --placement /job/p2.txt --rounds 3 --skip-after 8 --sl 5 -o /job/n2.json",
             "n4": f"mkdir -p /job/trace && mpirun -np 4 {run} --schedule vm4 --placement /job/p4.txt --rounds 3 --skip-after 8 "
                   f"-o /job/n4.json --svg /job/n4.svg --trace /job/trace",
             "n8": f"mpirun -np 8 {run} --schedule vm8 --placement /job/p8.txt --rounds 2 --skip-after 8 --test-clock-skew-us {skews} -o /job/n8.json",
@@ -176,10 +177,14 @@ class RunnerInVm(unittest.TestCase):
         with open(os.path.join(cls.job, "expect.json"), "w") as f:
             json.dump({"hosts": 96, "link_width": 4, "max_skipped_share": 0.0, "max_clock_uncertainty_us": 5000,
                        "min_rate_per_node": "2M", "min_sustainable_rate": "1M"}, f)
-        scenarios["accept"] = (f"{shlex.quote(IBROUTE)} accept --db /tmp/fab.db --expect /job/expect.json --hosts @/job/p4.txt "
-                               "--message-size 64K --rate 10M --launch 'mpirun -np {ranks}' --run-arg=--placement "
+        # The ranks get a /tmp of their own (a mount namespace with a fresh tmpfs), as on another
+        # node: the report must come back through the database (on a path both see), not a file
+        # in accept's /tmp. Rank 0's own -o file lands in the private /tmp and is gone afterwards.
+        private_tmp = "unshare --mount --propagation private sh -c 'mount -t tmpfs none /tmp && exec \"$0\" \"$@\"' mpirun -np {ranks}"
+        scenarios["accept"] = (f"cp /tmp/fab.db /var/tmp/acc.db && {shlex.quote(IBROUTE)} accept --db /var/tmp/acc.db --expect /job/expect.json "
+                               f"--hosts @/job/p4.txt --message-size 64K --rate 10M --launch {shlex.quote(private_tmp)} --run-arg=--placement "
                                "--run-arg=/job/p4.txt --run-arg=--rounds=3 --run-arg=--skip-after=8 --run-arg=--find-rate-steps=4 "
-                               "--report /job/accept.html --json")
+                               "--run-arg=-o --run-arg=/tmp/rank0-report.json --report /job/accept.html --json")
         with open(os.path.join(cls.job, "slurm.conf"), "w") as f:
             f.write(SLURM_CONF)
         with open(os.path.join(cls.job, "cgroup.conf"), "w") as f:
@@ -192,6 +197,7 @@ class RunnerInVm(unittest.TestCase):
                    "--progress 1 -o /job/sigint.json > /job/sigint.out 2> /job/sigint.err; echo $? > /job/sigint.rc) &\n"
                    + WHEN_RUNNING.format(err="/job/sigint.err") + "for p in $(pgrep -f 'ibroute.* run '); do "
                    "if tr '\\0' '\\n' < /proc/$p/environ | grep -qx OMPI_COMM_WORLD_RANK=0; then kill -INT $p; fi; done; wait\n")
+        script += "if [ -e /tmp/rank0-report.json ]; then echo shared; else echo private; fi > /job/accept.tmp\n"
         script += SLURM.format(run=run)
         script += "cp /tmp/fab.db /job/after.db\n"
         code, out = softroce_vm.run(script, timeout=1500, workdir=cls.job)
@@ -239,8 +245,8 @@ class RunnerInVm(unittest.TestCase):
         return r
 
     def test_two_four_eight_ranks_deliver_every_byte(self):
-        self.check_clean("n2", 2, 3)
-        self.check_clean("n4", 4, 3)
+        self.assertEqual(self.check_clean("n2", 2, 3)["service_level"], 5)
+        self.assertEqual(self.check_clean("n4", 4, 3)["service_level"], 0)
         self.check_clean("n8", 8, 2)
 
     def test_format_version_1_file_runs(self):
@@ -395,6 +401,8 @@ class RunnerInVm(unittest.TestCase):
             self.assertEqual(checks[name]["result"], "pass", checks[name])
         self.assertEqual(checks["skipped_transfers"]["measured"], 0.0)
         self.assertEqual(len(r["clock"]), 3, "the clock table of the run")
+        with open(os.path.join(self.job, "accept.tmp")) as f:
+            self.assertEqual(f.read().strip(), "private", "the ranks' /tmp was their own: the report came through the database")
         with open(os.path.join(self.job, "accept.html")) as f:
             html = f.read()
         self.assertIn('<table id="clock">', html)

@@ -29,4 +29,10 @@ Fabric scan_live(const LiveScanOptions& opt);
 // (ibnd_load_fabric): a topology without LFTs. Throws InputError when libibnetdisc refuses it.
 Fabric load_ibnd_cache(const std::string& path);
 
+// The performance counters of every connected switch and host port of `f` (a scan of the fabric
+// this port reaches), read live; ports that do not answer are listed, not fatal. Throws
+// std::runtime_error when the MAD port cannot be opened.
+struct CounterSnapshot;
+CounterSnapshot read_counters(const Fabric& f, const LiveScanOptions& opt);
+
 }  // namespace ibroute::fabric

@@ -1,0 +1,209 @@
+// Performance counters of every switch port and host port by PerfMgt Get over LID routes (GSI,
+// QP1), with a window of MADs in flight as the LFT reader keeps (perfquery asks port by port and
+// waits for each answer). First ClassPortInfo of each PMA (a switch's, or each host port's) for
+// whether it has PortCountersExtended, then PortCounters of every port and, where it has them,
+// PortCountersExtended. Never resets a counter: the monitoring owns them.
+#include <infiniband/umad.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <memory>
+#include <set>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "ibroute/fabric/counters.hpp"
+#include "live_internal.hpp"
+
+namespace ibroute::fabric {
+
+namespace {
+
+struct MadPortCloser {
+  void operator()(ibmad_port* p) const { mad_rpc_close_port(p); }
+};
+
+// CapabilityMask bits of the PerfMgt ClassPortInfo (IBA 16.1.3.1; perfquery's IB_PM_*).
+constexpr uint16_t kExtWidth = 1u << 9, kExtWidthNoIetf = 1u << 10;
+
+struct Ask {
+  int32_t node;
+  int port;      // the port counted (PortSelect); for ClassPortInfo the port whose LID is asked
+  uint16_t lid;  // where the PMA answers: a switch's LID, a host port's own
+  unsigned attr;
+};
+
+// Sends every request of `todo` with at most `window` in flight; `answer(ask, data)` gets the
+// data of each good answer, `lost(ask)` each request that got none or an error status.
+template <typename Answer, typename Lost>
+void windowed(ibmad_port* port, std::deque<Ask> todo, const LiveScanOptions& opt, const char* stage, Answer answer, Lost lost) {
+  const int fd = mad_rpc_portid(port);
+  const int agent = mad_rpc_class_agent(port, IB_PERFORMANCE_CLASS);
+  const int timeout = opt.timeout_ms > 0 ? opt.timeout_ms : 200;
+  const int retries = opt.retries > 0 ? opt.retries : 3;
+  const size_t window = static_cast<size_t>(std::max(1, opt.mads_in_flight));
+  const size_t bufsz = umad_size() + IB_MAD_SIZE;
+  std::vector<uint8_t> sbuf(bufsz), rbuf(bufsz);
+  std::unordered_map<uint32_t, Ask> in_flight;
+  const size_t total = todo.size();
+  size_t done = 0;
+  auto send = [&](const Ask& a) {
+    ib_rpc_t rpc{};
+    rpc.mgtclass = IB_PERFORMANCE_CLASS;
+    rpc.method = IB_MAD_METHOD_GET;
+    rpc.attr.id = a.attr;
+    rpc.timeout = timeout;
+    rpc.datasz = IB_PC_DATA_SZ;
+    rpc.dataoffs = IB_PC_DATA_OFFS;
+    rpc.trid = mad_trid();
+    ib_portid_t dest{};
+    dest.lid = a.lid;
+    dest.qp = 1;
+    dest.qkey = IB_DEFAULT_QP1_QKEY;
+    uint8_t data[IB_PC_DATA_SZ] = {};
+    if (a.attr == IB_GSI_PORT_COUNTERS) mad_set_field(data, 0, IB_PC_PORT_SELECT_F, static_cast<uint32_t>(a.port));
+    if (a.attr == IB_GSI_PORT_COUNTERS_EXT) mad_set_field(data, 0, IB_PC_EXT_PORT_SELECT_F, static_cast<uint32_t>(a.port));
+    std::memset(sbuf.data(), 0, bufsz);
+    const int len = mad_build_pkt(sbuf.data(), &rpc, &dest, nullptr, data);
+    if (len < 0 || umad_send(fd, agent, sbuf.data(), IB_MAD_SIZE, timeout, retries) < 0) {
+      lost(a);
+      ++done;
+      return;
+    }
+    in_flight.emplace(static_cast<uint32_t>(rpc.trid), a);
+  };
+  while (!todo.empty() || !in_flight.empty()) {
+    while (in_flight.size() < window && !todo.empty()) {
+      const Ask a = todo.front();
+      todo.pop_front();
+      send(a);
+    }
+    if (in_flight.empty()) continue;
+    int len = IB_MAD_SIZE;
+    if (umad_recv(fd, rbuf.data(), &len, timeout * (retries + 1) + 1000) < 0) {  // nothing came back: all lost
+      for (auto& [tid, a] : in_flight) lost(a), ++done;
+      in_flight.clear();
+      continue;
+    }
+    auto* mad = static_cast<uint8_t*>(umad_get_mad(rbuf.data()));
+    const auto tid = static_cast<uint32_t>(mad_get_field64(mad, 0, IB_MAD_TRID_F));
+    auto it = in_flight.find(tid);
+    if (it == in_flight.end()) continue;  // a late answer to something already given up
+    const Ask a = it->second;
+    in_flight.erase(it);
+    ++done;
+    if (umad_status(rbuf.data()) != 0 || mad_get_field(mad, 0, IB_MAD_STATUS_F) != 0) lost(a);
+    else answer(a, mad + IB_PC_DATA_OFFS);
+    if (opt.progress && (done % 256 == 0 || done == total)) opt.progress(stage, done, total);
+  }
+}
+
+}  // namespace
+
+CounterSnapshot read_counters(const Fabric& f, const LiveScanOptions& opt) {
+  // The ports counted: every connected port of a switch (asked at the switch's LID) and of a CA.
+  struct Target {
+    int32_t node;
+    int port;
+    uint16_t lid;
+    int32_t pma;  // key of the PMA that answers for it: the switch, or the CA port itself
+  };
+  std::vector<Target> targets;
+  for (size_t i = 0; i < f.nodes.size(); ++i) {
+    const Node& n = f.nodes[i];
+    for (int p = 1; p <= n.num_ports(); ++p) {
+      const Port& port = n.ports[p];
+      if (!port.connected()) continue;
+      const uint16_t lid = n.is_switch() ? n.ports[0].base_lid : port.base_lid;
+      if (lid == 0) continue;
+      targets.push_back({static_cast<int32_t>(i), p, lid, n.is_switch() ? static_cast<int32_t>(i) : -static_cast<int32_t>(lid)});
+    }
+  }
+  CounterSnapshot snap;
+  if (targets.empty()) return snap;
+  int classes[] = {IB_PERFORMANCE_CLASS};
+  std::string ca = opt.ca;
+  std::unique_ptr<ibmad_port, MadPortCloser> port(mad_rpc_open_port(ca.empty() ? nullptr : ca.data(), opt.port, classes, 1));
+  if (!port) throw std::runtime_error("cannot open the MAD port for performance counters: " + std::string(std::strerror(errno)));
+
+  // Which PMAs have PortCountersExtended.
+  std::map<int32_t, bool> extended;  // by PMA key; absent: ClassPortInfo unanswered (PortCounters still asked)
+  std::deque<Ask> todo;
+  std::map<int32_t, Ask> pmas;
+  for (const Target& t : targets) pmas.emplace(t.pma, Ask{t.node, t.port, t.lid, CLASS_PORT_INFO});
+  for (auto& [key, a] : pmas) todo.push_back(a);
+  auto pma_of = [&](const Ask& a) { return f.nodes[a.node].is_switch() ? a.node : -static_cast<int32_t>(a.lid); };
+  windowed(
+      port.get(), std::move(todo), opt, "counters",
+      [&](const Ask& a, uint8_t* data) {
+        uint16_t cap = 0;
+        std::memcpy(&cap, data + 2, sizeof cap);  // CapabilityMask, big-endian
+        cap = static_cast<uint16_t>((cap >> 8) | (cap << 8));
+        extended[pma_of(a)] = (cap & (kExtWidth | kExtWidthNoIetf)) != 0;
+      },
+      [](const Ask&) {});
+
+  std::map<std::pair<int32_t, int>, PortSample> got;
+  std::set<std::pair<int32_t, int>> pc_ok, ext_ok;  // answered PortCounters, PortCountersExtended
+  for (const Target& t : targets) {
+    todo.push_back({t.node, t.port, t.lid, IB_GSI_PORT_COUNTERS});
+    if (extended[t.pma]) todo.push_back({t.node, t.port, t.lid, IB_GSI_PORT_COUNTERS_EXT});
+  }
+  windowed(
+      port.get(), std::move(todo), opt, "counters",
+      [&](const Ask& a, uint8_t* d) {
+        PortSample& s = got[{a.node, a.port}];
+        s.node = a.node, s.port = a.port;
+        auto put = [&](Counter c, uint64_t v) { s.v[static_cast<size_t>(c)] = v; };
+        if (a.attr == IB_GSI_PORT_COUNTERS_EXT) {
+          ext_ok.emplace(a.node, a.port);
+          put(Counter::xmit_data, mad_get_field64(d, 0, IB_PC_EXT_XMT_BYTES_F));
+          put(Counter::rcv_data, mad_get_field64(d, 0, IB_PC_EXT_RCV_BYTES_F));
+          put(Counter::xmit_pkts, mad_get_field64(d, 0, IB_PC_EXT_XMT_PKTS_F));
+          put(Counter::rcv_pkts, mad_get_field64(d, 0, IB_PC_EXT_RCV_PKTS_F));
+          return;
+        }
+        pc_ok.emplace(a.node, a.port);
+        if (!ext_ok.count({a.node, a.port})) {  // the 32-bit counts stand unless extended ones came (or come)
+          put(Counter::xmit_data, mad_get_field(d, 0, IB_PC_XMT_BYTES_F));
+          put(Counter::rcv_data, mad_get_field(d, 0, IB_PC_RCV_BYTES_F));
+          put(Counter::xmit_pkts, mad_get_field(d, 0, IB_PC_XMT_PKTS_F));
+          put(Counter::rcv_pkts, mad_get_field(d, 0, IB_PC_RCV_PKTS_F));
+        }
+        put(Counter::xmit_wait, mad_get_field(d, 0, IB_PC_XMT_WAIT_F));
+        put(Counter::symbol_errors, mad_get_field(d, 0, IB_PC_ERR_SYM_F));
+        put(Counter::link_recovers, mad_get_field(d, 0, IB_PC_LINK_RECOVERS_F));
+        put(Counter::link_downed, mad_get_field(d, 0, IB_PC_LINK_DOWNED_F));
+        put(Counter::rcv_errors, mad_get_field(d, 0, IB_PC_ERR_RCV_F));
+        put(Counter::rcv_remote_phys_errors, mad_get_field(d, 0, IB_PC_ERR_PHYSRCV_F));
+        put(Counter::rcv_switch_relay_errors, mad_get_field(d, 0, IB_PC_ERR_SWITCH_REL_F));
+        put(Counter::xmit_discards, mad_get_field(d, 0, IB_PC_XMT_DISCARDS_F));
+        put(Counter::xmit_constraint_errors, mad_get_field(d, 0, IB_PC_ERR_XMTCONSTR_F));
+        put(Counter::rcv_constraint_errors, mad_get_field(d, 0, IB_PC_ERR_RCVCONSTR_F));
+        put(Counter::local_link_integrity_errors, mad_get_field(d, 0, IB_PC_ERR_LOCALINTEG_F));
+        put(Counter::excessive_buffer_overrun_errors, mad_get_field(d, 0, IB_PC_ERR_EXCESS_OVR_F));
+        put(Counter::vl15_dropped, mad_get_field(d, 0, IB_PC_VL15_DROPPED_F));
+      },
+      [](const Ask&) {});
+  for (const Target& t : targets) {
+    const std::pair key(t.node, t.port);
+    // Only an answered PortCounters makes a sample: the error counters come from it alone.
+    if (!pc_ok.count(key)) {
+      snap.unanswered.push_back(key);
+      continue;
+    }
+    PortSample& s = got[key];
+    s.extended = ext_ok.count(key) > 0;
+    if (!s.extended) snap.no_extended.push_back(key);
+    snap.ports.push_back(s);
+  }
+  std::sort(snap.ports.begin(), snap.ports.end(), [](const PortSample& a, const PortSample& b) {
+    return std::pair(a.node, a.port) < std::pair(b.node, b.port);
+  });
+  return snap;
+}
+
+}  // namespace ibroute::fabric

@@ -1,0 +1,179 @@
+// ibroute counters: the ports' own performance counters, read live, kept as a snapshot of the
+// scan, and printed per link as the change since the scan's previous snapshot - worst first.
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+
+#include "commands.hpp"
+#include "common.hpp"
+#include "ibroute/fabric/counters.hpp"
+#include "ibroute/fabric/links.hpp"
+#include "ibroute/fabric/live_scan.hpp"
+#include "ibroute/schedule/admission.hpp"
+
+namespace ibroute::cli {
+
+using namespace ibroute::fabric;
+
+namespace {
+
+struct CountersOptions {
+  std::string db = kDefaultDb;
+  std::optional<int64_t> scan;
+  std::string label;
+  std::string ca;
+  int port = 0, timeout_ms = 0, retries = 0, mads = 32;
+  size_t top = 20;
+  bool json = false;
+};
+
+// 4-octet units as bytes, in SI units: "1.25 GB".
+std::string bytes_text(uint64_t words) {
+  const double b = static_cast<double>(words) * 4;
+  const char* unit[] = {"B", "kB", "MB", "GB", "TB", "PB"};
+  double v = b;
+  int u = 0;
+  while (v >= 1000 && u < 5) v /= 1000, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u ? "%.2f %s" : "%.0f %s", v, unit[u]);
+  return buf;
+}
+
+// "symbol_errors +7, link_downed +1" for the error counters that rose.
+std::string errors_text(const PortDelta& d) {
+  std::string out;
+  for (size_t i = 0; i < kCounters; ++i)
+    if (counter_info(i).error && d.delta[i])
+      out += (out.empty() ? "" : ", ") + std::string(counter_info(i).ib) + " +" + std::to_string(d.delta[i]);
+  return out.empty() ? "-" : out;
+}
+
+std::vector<std::string> flagged(uint32_t bits) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < kCounters; ++i)
+    if (bits & (1u << i)) out.emplace_back(counter_info(i).name);
+  return out;
+}
+
+int run_counters(const CountersOptions& o) {
+  store::FabricStore store(o.db, store::Access::read_write);
+  const int64_t scan = pick_scan(store, o.scan);
+  const Fabric f = store.load_fabric(scan, false);
+  const LinkIndex links(f);
+  auto name = [&](int32_t node, int port) { return schedule::describe_link(f, links, links.id(node, port)); };
+  const std::vector<store::CounterSnapshotInfo> earlier = store.counter_snapshots(scan);
+
+  Progress progress;
+  LiveScanOptions lo{o.ca, o.port, o.timeout_ms, o.retries, o.mads, std::ref(progress)};
+  const CounterSnapshot now = read_counters(f, lo);
+  progress.finish();
+  const int64_t id = store.save_counters(scan, o.label, now);
+  std::optional<store::CounterSnapshotInfo> prev;
+  if (!earlier.empty()) prev = earlier.back();
+  std::vector<PortDelta> deltas;
+  if (prev) deltas = counter_deltas(store.load_counters(prev->id), now);
+  // Worst first: errors that rose, then time spent waiting for credits, then data sent.
+  auto rank = [](const PortDelta& d) {
+    return std::tuple(d.errors(), d.delta[static_cast<size_t>(Counter::xmit_wait)], d.delta[static_cast<size_t>(Counter::xmit_data)]);
+  };
+  std::stable_sort(deltas.begin(), deltas.end(), [&](const PortDelta& a, const PortDelta& b) { return rank(a) > rank(b); });
+  // Ports whose error counters are not zero at all (whatever the previous snapshot said).
+  std::vector<const PortSample*> with_errors;
+  for (const PortSample& s : now.ports) {
+    uint64_t e = 0;
+    for (size_t i = 0; i < kCounters; ++i) e += counter_info(i).error ? s.v[i] : 0;
+    if (e) with_errors.push_back(&s);
+  }
+
+  if (o.json) {
+    nlohmann::json ports = nlohmann::json::array();
+    for (const PortDelta& d : deltas) {
+      nlohmann::json delta, abs;
+      for (size_t i = 0; i < kCounters; ++i) delta[std::string(counter_info(i).name)] = d.delta[i], abs[std::string(counter_info(i).name)] = d.now[i];
+      ports.push_back({{"link", name(d.node, d.port)}, {"node_guid", guid_hex(f.nodes[d.node].guid)}, {"port", d.port},
+                       {"xmit_bytes", d.delta[0] * 4}, {"rcv_bytes", d.delta[1] * 4}, {"errors", d.errors()}, {"delta", delta},
+                       {"now", abs}, {"wrapped", flagged(d.wrapped)}, {"saturated", flagged(d.saturated)}});
+    }
+    auto list = [&](const std::vector<std::pair<int32_t, int>>& v) {
+      nlohmann::json a = nlohmann::json::array();
+      for (auto [n, p] : v) a.push_back({{"link", name(n, p)}, {"node_guid", guid_hex(f.nodes[n].guid)}, {"port", p}});
+      return a;
+    };
+    nlohmann::json errs = nlohmann::json::array();
+    for (const PortSample* s : with_errors) {
+      nlohmann::json c;
+      for (size_t i = 0; i < kCounters; ++i)
+        if (counter_info(i).error && s->v[i]) c[std::string(counter_info(i).name)] = s->v[i];
+      errs.push_back({{"link", name(s->node, s->port)}, {"counters", c}});
+    }
+    print_json({{"scan_id", scan}, {"snapshot_id", id}, {"label", o.label}, {"ports_read", now.ports.size()},
+                {"previous_snapshot_id", prev ? nlohmann::json(prev->id) : nlohmann::json(nullptr)},
+                {"previous_taken_at", prev ? nlohmann::json(prev->taken_at) : nlohmann::json(nullptr)},
+                {"unanswered", list(now.unanswered)}, {"no_extended", list(now.no_extended)}, {"ports", ports},
+                {"error_counts", errs}});
+    return now.unanswered.empty() ? kExitOk : kExitIncomplete;
+  }
+  std::printf("counters of scan %lld: %zu ports read, snapshot %lld%s\n", static_cast<long long>(scan), now.ports.size(),
+              static_cast<long long>(id), o.label.empty() ? "" : (" '" + o.label + "'").c_str());
+  if (!now.no_extended.empty())
+    std::printf("  %zu port(s) without PortCountersExtended (data counts 32 bits, saturating), e.g. %s\n", now.no_extended.size(),
+                name(now.no_extended[0].first, now.no_extended[0].second).c_str());
+  for (size_t i = 0; i < now.unanswered.size() && i < 10; ++i)
+    std::printf("  no answer: %s\n", name(now.unanswered[i].first, now.unanswered[i].second).c_str());
+  if (now.unanswered.size() > 10) std::printf("  ... %zu ports did not answer in all\n", now.unanswered.size());
+  if (!prev) {
+    std::printf("first snapshot of this scan: the next 'ibroute counters' shows what changed since now\n");
+  } else {
+    std::printf("since snapshot %lld (%s), worst first:\n", static_cast<long long>(prev->id), prev->taken_at.c_str());
+    std::printf("  %-58s %10s %10s %12s  %s\n", "port (link it sends on)", "sent", "received", "XmitWait", "errors that rose");
+    for (size_t i = 0; i < deltas.size() && i < o.top; ++i) {
+      const PortDelta& d = deltas[i];
+      std::string note;
+      if (d.wrapped) note += "  (went back, wrapped or reset: " + flagged(d.wrapped)[0] + ")";
+      if (d.saturated) note += "  (at its maximum, stopped counting: " + flagged(d.saturated)[0] + ")";
+      std::printf("  %-58s %10s %10s %12llu  %s%s\n", name(d.node, d.port).c_str(), bytes_text(d.delta[0]).c_str(),
+                  bytes_text(d.delta[1]).c_str(), static_cast<unsigned long long>(d.delta[static_cast<size_t>(Counter::xmit_wait)]),
+                  errors_text(d).c_str(), note.c_str());
+    }
+    if (deltas.size() > o.top) std::printf("  ... %zu ports in all (--top N, --json for every one)\n", deltas.size());
+  }
+  if (!with_errors.empty()) {
+    std::printf("error counters not zero (absolute, %zu port(s)):\n", with_errors.size());
+    for (size_t i = 0; i < with_errors.size() && i < o.top; ++i) {
+      std::string c;
+      for (size_t k = 0; k < kCounters; ++k)
+        if (counter_info(k).error && with_errors[i]->v[k]) c += (c.empty() ? "" : ", ") + std::string(counter_info(k).ib) + " " + std::to_string(with_errors[i]->v[k]);
+      std::printf("  %-58s %s\n", name(with_errors[i]->node, with_errors[i]->port).c_str(), c.c_str());
+    }
+  }
+  return now.unanswered.empty() ? kExitOk : kExitIncomplete;
+}
+
+}  // namespace
+
+Runner setup_counters(CLI::App& app) {
+  auto o = std::make_shared<CountersOptions>();
+  auto* c = app.add_subcommand("counters", "Read every port's performance counters; print per link what changed since the last snapshot.");
+  c->footer(
+      "Reads PortCounters (and PortCountersExtended where a port has them) of every connected switch\n"
+      "and host port of the scan, many queries in flight; stores them as a snapshot of the scan and\n"
+      "prints per port - named by the link it sends on, as topo and routes name it - the change since\n"
+      "the scan's previous snapshot: data each way, PortXmitWait (time with data to send and no\n"
+      "credits: congestion, measured) and every error counter that rose; worst first. Then the ports\n"
+      "whose error counters are not zero at all. Never resets a counter (the monitoring owns them); a\n"
+      "counter that went back (wrapped or reset by another tool) or stopped at its maximum is marked.\n"
+      "Exit 3 when some port did not answer (named; the rest is stored).");
+  c->add_option("--db", o->db, "fabric database")->capture_default_str();
+  c->add_option("--scan", o->scan, "scan whose ports are read (default: the newest)");
+  c->add_option("--label", o->label, "a word kept with the snapshot (e.g. before-run)");
+  c->add_option("--top", o->top, "ports listed (text)")->capture_default_str()->check(CLI::Range(1, 1000000));
+  c->add_option("-C,--Ca", o->ca, "CA name to read from");
+  c->add_option("-P,--Port", o->port, "CA port number to read from")->check(CLI::Range(0, 254));
+  c->add_option("-t,--timeout", o->timeout_ms, "MAD timeout in ms (default: libibmad's)")->check(CLI::Range(0, 60000));
+  c->add_option("--retries", o->retries, "MAD retries (default: libibmad's)")->check(CLI::Range(0, 100));
+  c->add_option("--mads-in-flight", o->mads, "PerfMgt queries in flight at once")->capture_default_str()->check(CLI::Range(1, 256));
+  c->add_flag("--json", o->json, "print JSON");
+  return [o] { return run_counters(*o); };
+}
+
+}  // namespace ibroute::cli
