@@ -2,18 +2,15 @@
 // QP1), with a window of MADs in flight as the LFT reader keeps (perfquery asks port by port and
 // waits for each answer). First ClassPortInfo of each PMA (a switch's, or each host port's) for
 // whether it has PortCountersExtended, then PortCounters of every port and, where it has them,
-// PortCountersExtended. Never resets a counter: the monitoring owns them.
-#include <infiniband/umad.h>
-
+// PortCountersExtended. Never resets a counter: the monitoring owns them. The window of queries
+// in flight is mad_window.cpp's, as for the LFTs.
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <deque>
 #include <map>
 #include <memory>
 #include <set>
 #include <stdexcept>
-#include <unordered_map>
 
 #include "ibroute/fabric/counters.hpp"
 #include "live_internal.hpp"
@@ -36,69 +33,24 @@ struct Ask {
   unsigned attr;
 };
 
-// Sends every request of `todo` with at most `window` in flight; `answer(ask, data)` gets the
-// data of each good answer, `lost(ask)` each request that got none or an error status.
-template <typename Answer, typename Lost>
-void windowed(ibmad_port* port, std::deque<Ask> todo, const LiveScanOptions& opt, const char* stage, Answer answer, Lost lost) {
-  const int fd = mad_rpc_portid(port);
-  const int agent = mad_rpc_class_agent(port, IB_PERFORMANCE_CLASS);
-  const int timeout = opt.timeout_ms > 0 ? opt.timeout_ms : 200;
-  const int retries = opt.retries > 0 ? opt.retries : 3;
-  const size_t window = static_cast<size_t>(std::max(1, opt.mads_in_flight));
-  const size_t bufsz = umad_size() + IB_MAD_SIZE;
-  std::vector<uint8_t> sbuf(bufsz), rbuf(bufsz);
-  std::unordered_map<uint32_t, Ask> in_flight;
-  const size_t total = todo.size();
-  size_t done = 0;
-  auto send = [&](const Ask& a) {
-    ib_rpc_t rpc{};
-    rpc.mgtclass = IB_PERFORMANCE_CLASS;
-    rpc.method = IB_MAD_METHOD_GET;
-    rpc.attr.id = a.attr;
-    rpc.timeout = timeout;
-    rpc.datasz = IB_PC_DATA_SZ;
-    rpc.dataoffs = IB_PC_DATA_OFFS;
-    rpc.trid = mad_trid();
-    ib_portid_t dest{};
-    dest.lid = a.lid;
-    dest.qp = 1;
-    dest.qkey = IB_DEFAULT_QP1_QKEY;
-    uint8_t data[IB_PC_DATA_SZ] = {};
-    if (a.attr == IB_GSI_PORT_COUNTERS) mad_set_field(data, 0, IB_PC_PORT_SELECT_F, static_cast<uint32_t>(a.port));
-    if (a.attr == IB_GSI_PORT_COUNTERS_EXT) mad_set_field(data, 0, IB_PC_EXT_PORT_SELECT_F, static_cast<uint32_t>(a.port));
-    std::memset(sbuf.data(), 0, bufsz);
-    const int len = mad_build_pkt(sbuf.data(), &rpc, &dest, nullptr, data);
-    if (len < 0 || umad_send(fd, agent, sbuf.data(), IB_MAD_SIZE, timeout, retries) < 0) {
-      lost(a);
-      ++done;
-      return;
-    }
-    in_flight.emplace(static_cast<uint32_t>(rpc.trid), a);
-  };
-  while (!todo.empty() || !in_flight.empty()) {
-    while (in_flight.size() < window && !todo.empty()) {
-      const Ask a = todo.front();
-      todo.pop_front();
-      send(a);
-    }
-    if (in_flight.empty()) continue;
-    int len = IB_MAD_SIZE;
-    if (umad_recv(fd, rbuf.data(), &len, timeout * (retries + 1) + 1000) < 0) {  // nothing came back: all lost
-      for (auto& [tid, a] : in_flight) lost(a), ++done;
-      in_flight.clear();
-      continue;
-    }
-    auto* mad = static_cast<uint8_t*>(umad_get_mad(rbuf.data()));
-    const auto tid = static_cast<uint32_t>(mad_get_field64(mad, 0, IB_MAD_TRID_F));
-    auto it = in_flight.find(tid);
-    if (it == in_flight.end()) continue;  // a late answer to something already given up
-    const Ask a = it->second;
-    in_flight.erase(it);
-    ++done;
-    if (umad_status(rbuf.data()) != 0 || mad_get_field(mad, 0, IB_MAD_STATUS_F) != 0) lost(a);
-    else answer(a, mad + IB_PC_DATA_OFFS);
-    if (opt.progress && (done % 256 == 0 || done == total)) opt.progress(stage, done, total);
-  }
+// Sends every request of `todo` (mad_window.cpp); `answer(ask, data)` gets the data of each good
+// answer; requests without one are left out.
+template <typename Answer>
+void windowed(ibmad_port* port, const std::vector<Ask>& todo, const LiveScanOptions& opt, Answer answer) {
+  live::send_windowed(
+      port, IB_PERFORMANCE_CLASS, IB_MAD_STATUS_F, todo.size(), opt, "counters",
+      [&](size_t i, ib_rpc_t& rpc, ib_portid_t& dest, uint8_t* payload) {
+        const Ask& a = todo[i];
+        rpc.attr.id = a.attr;
+        rpc.datasz = IB_PC_DATA_SZ;
+        rpc.dataoffs = IB_PC_DATA_OFFS;
+        dest.lid = a.lid;
+        dest.qp = 1;
+        dest.qkey = IB_DEFAULT_QP1_QKEY;
+        if (a.attr == IB_GSI_PORT_COUNTERS) mad_set_field(payload, 0, IB_PC_PORT_SELECT_F, static_cast<uint32_t>(a.port));
+        if (a.attr == IB_GSI_PORT_COUNTERS_EXT) mad_set_field(payload, 0, IB_PC_EXT_PORT_SELECT_F, static_cast<uint32_t>(a.port));
+      },
+      [&](size_t i, uint8_t* mad) { answer(todo[i], mad + IB_PC_DATA_OFFS); }, [](size_t) {});
 }
 
 }  // namespace
@@ -131,20 +83,18 @@ CounterSnapshot read_counters(const Fabric& f, const LiveScanOptions& opt) {
 
   // Which PMAs have PortCountersExtended.
   std::map<int32_t, bool> extended;  // by PMA key; absent: ClassPortInfo unanswered (PortCounters still asked)
-  std::deque<Ask> todo;
+  std::vector<Ask> todo;
   std::map<int32_t, Ask> pmas;
   for (const Target& t : targets) pmas.emplace(t.pma, Ask{t.node, t.port, t.lid, CLASS_PORT_INFO});
   for (auto& [key, a] : pmas) todo.push_back(a);
   auto pma_of = [&](const Ask& a) { return f.nodes[a.node].is_switch() ? a.node : -static_cast<int32_t>(a.lid); };
-  windowed(
-      port.get(), std::move(todo), opt, "counters",
-      [&](const Ask& a, uint8_t* data) {
+  windowed(port.get(), todo, opt, [&](const Ask& a, uint8_t* data) {
         uint16_t cap = 0;
         std::memcpy(&cap, data + 2, sizeof cap);  // CapabilityMask, big-endian
         cap = static_cast<uint16_t>((cap >> 8) | (cap << 8));
         extended[pma_of(a)] = (cap & (kExtWidth | kExtWidthNoIetf)) != 0;
-      },
-      [](const Ask&) {});
+      });
+  todo.clear();
 
   std::map<std::pair<int32_t, int>, PortSample> got;
   std::set<std::pair<int32_t, int>> pc_ok, ext_ok;  // answered PortCounters, PortCountersExtended
@@ -152,9 +102,7 @@ CounterSnapshot read_counters(const Fabric& f, const LiveScanOptions& opt) {
     todo.push_back({t.node, t.port, t.lid, IB_GSI_PORT_COUNTERS});
     if (extended[t.pma]) todo.push_back({t.node, t.port, t.lid, IB_GSI_PORT_COUNTERS_EXT});
   }
-  windowed(
-      port.get(), std::move(todo), opt, "counters",
-      [&](const Ask& a, uint8_t* d) {
+  windowed(port.get(), todo, opt, [&](const Ask& a, uint8_t* d) {
         PortSample& s = got[{a.node, a.port}];
         s.node = a.node, s.port = a.port;
         auto put = [&](Counter c, uint64_t v) { s.v[static_cast<size_t>(c)] = v; };
@@ -186,8 +134,7 @@ CounterSnapshot read_counters(const Fabric& f, const LiveScanOptions& opt) {
         put(Counter::local_link_integrity_errors, mad_get_field(d, 0, IB_PC_ERR_LOCALINTEG_F));
         put(Counter::excessive_buffer_overrun_errors, mad_get_field(d, 0, IB_PC_ERR_EXCESS_OVR_F));
         put(Counter::vl15_dropped, mad_get_field(d, 0, IB_PC_VL15_DROPPED_F));
-      },
-      [](const Ask&) {});
+      });
   for (const Target& t : targets) {
     const std::pair key(t.node, t.port);
     // Only an answered PortCounters makes a sample: the error counters come from it alone.
