@@ -143,7 +143,7 @@ void connect_rc(ibv_qp* qp, const OpenPort& local, const PortAddress& peer, uint
                     IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
                         IBV_QP_MIN_RNR_TIMER))
     throw VerbsError(err("QP to RTR"));
-  if (sl) {
+  if (sl && !local.address.ethernet) {  // RoCE has no service levels (rxe keeps none): nothing to check there
     ibv_qp_attr got{};
     ibv_qp_init_attr init{};
     if (ibv_query_qp(qp, &got, IBV_QP_AV, &init)) throw VerbsError(err("ibv_query_qp"));

@@ -66,8 +66,8 @@ Qp create_rc_qp(ibv_pd* pd, ibv_cq* send_cq, ibv_cq* recv_cq, uint32_t send_dept
 
 // INIT -> RTR -> RTS towards (peer, remote_qpn). dlid is used on InfiniBand (base LID + path
 // offset), the peer's GID on RoCE.
-// `sl`: the service level of the queue pair's path; checked back from the QP (a device that
-// drops it fails here, not silently).
+// `sl`: the service level of the queue pair's path; on InfiniBand checked back from the QP (a
+// device that drops it fails here, not silently). RoCE has none: set, not checked.
 void connect_rc(ibv_qp* qp, const OpenPort& local, const PortAddress& peer, uint16_t dlid, uint32_t remote_qpn, uint8_t sl = 0);
 
 }  // namespace ibroute::runner::verbs

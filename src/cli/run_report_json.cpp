@@ -78,6 +78,7 @@ json run_report_json(const RunJsonContext& c) {
   j["rate"] = static_cast<double>(c.message_size) / (static_cast<double>(c.slot_ns) * 1e-9);
   j["skip_after"] = c.skip_after;
   j["service_level"] = c.service_level;
+  j["service_level_applies"] = !c.outcome.ethernet;  // RoCE has no service levels
   j["device"] = c.outcome.device;
   j["link_layer"] = c.outcome.ethernet ? "Ethernet" : "InfiniBand";
   j["totals"] = {{"planned", s.planned}, {"ok", s.ok}, {"skipped", s.skipped}, {"timeout", s.timeout}, {"failed", s.failed},
