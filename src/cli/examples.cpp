@@ -15,6 +15,10 @@ const std::map<std::string, std::string>& examples() {
        "ibroute scan --db fabric.db --topology ibnetdiscover.out --lfts dump_lfts.out --node-name-map /etc/opensm/ib-node-name-map"},
       {"scans", "ibroute scans --db fabric.db\nibroute scans --db fabric.db --problems 3"},
       {"schedules", "ibroute schedules --db fabric.db\nibroute schedules --db fabric.db --json"},
+      {"counters",
+       "ibroute counters --db fabric.db --label before-run\n"
+       "ibroute counters --db fabric.db --label after-run --top 50      # what changed since before-run\n"
+       "ibroute counters --db fabric.db --json --mads-in-flight 64"},
       {"routes", "ibroute routes --db fabric.db --from node1-036 --to 0x0002c90300a1b2c4 --lid all"},
       {"diff", "ibroute diff --db fabric.db          # the two newest scans\nibroute diff --db fabric.db 4 7 --json"},
       {"topo", "ibroute topo --db fabric.db --format svg -o fabric.svg\nibroute topo --db fabric.db --format matrix --schedule a2a -o load.svg"},
