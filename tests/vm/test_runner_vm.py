@@ -181,7 +181,11 @@ class RunnerInVm(unittest.TestCase):
         # The ranks get a /tmp of their own (a mount namespace with a fresh tmpfs), as on another
         # node: the report must come back through the database (on a path both see), not a file
         # in accept's /tmp. Rank 0's own -o file lands in the private /tmp and is gone afterwards.
-        private_tmp = "unshare --mount --propagation private sh -c 'mount -t tmpfs none /tmp && exec \"$0\" \"$@\"' mpirun -np {ranks}"
+        # The build directory may itself be under /tmp (a CI checkout): kept visible, bound back.
+        bindir = os.path.dirname(os.path.abspath(IBROUTE))  # inside single quotes below: a plain path
+        private_tmp = ("unshare --mount --propagation private sh -c 'mkdir -p /run/keep && mount --bind " + bindir + " /run/keep && "
+                       "mount -t tmpfs none /tmp && mkdir -p " + bindir + " && mount --bind /run/keep " + bindir +
+                       " && exec \"$0\" \"$@\"' mpirun -np {ranks}")
         scenarios["accept"] = (f"cp /tmp/fab.db /var/tmp/acc.db && {shlex.quote(IBROUTE)} accept --db /var/tmp/acc.db --expect /job/expect.json "
                                f"--hosts @/job/p4.txt --message-size 64K --rate 10M --launch {shlex.quote(private_tmp)} --run-arg=--placement "
                                "--run-arg=/job/p4.txt --run-arg=--rounds=3 --run-arg=--skip-after=8 --run-arg=--find-rate-steps=4 "
