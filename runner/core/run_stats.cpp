@@ -323,6 +323,20 @@ void RunMerge::lost(int32_t rank, const std::vector<uint64_t>& planned, uint64_t
   }
 }
 
+void RunMerge::settle_unreliable(uint64_t message_size) {
+  for (size_t c = 0; c < channels.size(); ++c) {
+    PathCounters& p = paths[c];
+    if (p.ok <= p.arrived) continue;
+    const uint64_t gone = p.ok - p.arrived;
+    const uint64_t bytes = std::min(p.bytes, gone * message_size);
+    p.ok -= gone, p.lost += gone, p.bytes -= bytes;
+    NodeTotals& src = nodes[static_cast<size_t>(channels[c].src)];
+    NodeTotals& dst = nodes[static_cast<size_t>(channels[c].dst)];
+    src.ok -= std::min(src.ok, gone), src.failed += gone, src.bytes_sent -= std::min(src.bytes_sent, bytes);
+    dst.bytes_received -= std::min(dst.bytes_received, bytes);
+  }
+}
+
 std::vector<uint64_t> planned_per_channel(const schedule::Schedule& s, const std::vector<Channel>& channels, uint32_t rounds) {
   std::vector<uint64_t> n(channels.size(), 0);
   for (const schedule::Phase& ph : s.phases)

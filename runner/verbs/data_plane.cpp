@@ -175,6 +175,7 @@ void Rank::finish_root(RunOutcome& out, const std::vector<ClockEstimate>& before
     const std::vector<uint64_t> planned = planned_per_channel(s_, channels_, rounds_run_);
     for (int32_t d : dead) out.merged->lost(d, planned, cfg_.message_size);
   }
+  if (cfg_.unreliable) out.merged->settle_unreliable(cfg_.message_size);
   std::sort(dead.begin(), dead.end());
   out.missing = dead;
   if (waiting > 0) {

@@ -23,6 +23,7 @@ struct RunConfig {
   int port = 0;              // 0 = its first active port
   int gid_index = -1;        // RoCE: -1 picks the IPv4-mapped GID
   uint8_t sl = 0;            // service level of every queue pair (0..15; docs/adaptive-routing.md)
+  bool unreliable = false;   // data over UC (--transport uc): writes never hang, a lost one is counted as lost
   uint64_t message_size = 0;
   int64_t slot_ns = 0;
   uint32_t rounds = 1;

@@ -95,13 +95,13 @@ void Rank::exchange_and_connect() {
     const size_t ctl_qps = mpi_.rank() == 0 ? static_cast<size_t>(mpi_.size()) : 1;
     ctl_cq_ = create_cq(port_.ctx.get(), static_cast<int>(ctl_qps * (kCtlDepth + 16)), lim, "control");
     for (size_t k = 0; k < my_send_.size(); ++k)
-      send_qps_.push_back(create_rc_qp(pd_.get(), send_cq_.get(), send_cq_.get(), depth, 1, lim));
+      send_qps_.push_back(create_qp(pd_.get(), send_cq_.get(), send_cq_.get(), depth, 1, lim, cfg_.unreliable));
     for (size_t k = 0; k < my_recv_.size(); ++k) {
-      recv_qps_.push_back(create_rc_qp(pd_.get(), recv_cq_.get(), recv_cq_.get(), 1, recv_depth, lim));
+      recv_qps_.push_back(create_qp(pd_.get(), recv_cq_.get(), recv_cq_.get(), 1, recv_depth, lim, cfg_.unreliable));
       recv_qp_index_[recv_qps_.back()->qp_num] = k;
     }
     for (size_t k = 0; k < ctl_qps; ++k)
-      ctl_qps_.push_back(mpi_.rank() == 0 && k == 0 ? Qp() : create_rc_qp(pd_.get(), ctl_cq_.get(), ctl_cq_.get(), 16, kCtlDepth, lim));
+      ctl_qps_.push_back(mpi_.rank() == 0 && k == 0 ? Qp() : create_qp(pd_.get(), ctl_cq_.get(), ctl_cq_.get(), 16, kCtlDepth, lim));
     // Per MPI peer: QP numbers of my send channels to it, my receive channels from it, and
     // the control QP; both ends list channels in the same (sorted) order.
     auto put = [&](int peer, uint32_t v) {
@@ -145,8 +145,8 @@ void Rank::exchange_and_connect() {
     for (size_t k = 0; k < my_recv_.size(); ++k) {
       const Channel& c = channels_[my_recv_[k]];
       size_t p = static_cast<size_t>(mpi_of_[static_cast<size_t>(c.src)]);
-      // Acknowledgements go back over the sender's base LID.
-      connect_rc(recv_qps_[k].get(), port_, hello_[p].address, map_.base_lids[static_cast<size_t>(c.src)], their_send[p][used_send[p]++], cfg_.sl);
+      // Acknowledgements (RC) go back over the sender's base LID.
+      connect_qp(recv_qps_[k].get(), port_, hello_[p].address, map_.base_lids[static_cast<size_t>(c.src)], their_send[p][used_send[p]++], cfg_.sl);
       // Tests: a stalled receiver takes one transfer per source, then none.
       const uint32_t posts = mpi_.rank() == cfg_.test_stall_rank ? 1 : cfg_.skip_after + 1 + recv_slack();
       for (uint32_t d = 0; d < posts; ++d) post_data_recv(k);
@@ -154,7 +154,7 @@ void Rank::exchange_and_connect() {
     for (size_t k = 0; k < my_send_.size(); ++k) {
       const Channel& c = channels_[my_send_[k]];
       size_t p = static_cast<size_t>(mpi_of_[static_cast<size_t>(c.dst)]);
-      connect_rc(send_qps_[k].get(), port_, hello_[p].address, c.dlid, their_recv[p][used_recv[p]++], cfg_.sl);
+      connect_qp(send_qps_[k].get(), port_, hello_[p].address, c.dlid, their_recv[p][used_recv[p]++], cfg_.sl);
     }
     if (mpi_.rank() == 0) {
       for (int r = 1; r < mpi_.size(); ++r) connect_ctl(static_cast<size_t>(r), r, get(r));
@@ -175,7 +175,7 @@ void Rank::check_agreed(const std::string& error) {
 
 void Rank::connect_ctl(size_t k, int peer, uint32_t qpn) {
   const Hello& h = hello_[static_cast<size_t>(peer)];
-  connect_rc(ctl_qps_[k].get(), port_, h.address, map_.base_lids[static_cast<size_t>(h.schedule_rank)], qpn, cfg_.sl);
+  connect_qp(ctl_qps_[k].get(), port_, h.address, map_.base_lids[static_cast<size_t>(h.schedule_rank)], qpn, cfg_.sl);
   for (uint32_t slot = 0; slot < kCtlDepth; ++slot) post_ctl_recv(k, slot);
 }
 

@@ -95,26 +95,26 @@ Cq create_cq(ibv_context* ctx, int entries, const ibv_device_attr& limits, const
   return cq;
 }
 
-Qp create_rc_qp(ibv_pd* pd, ibv_cq* send_cq, ibv_cq* recv_cq, uint32_t send_depth, uint32_t recv_depth,
-                const ibv_device_attr& limits) {
+Qp create_qp(ibv_pd* pd, ibv_cq* send_cq, ibv_cq* recv_cq, uint32_t send_depth, uint32_t recv_depth,
+             const ibv_device_attr& limits, bool unreliable) {
   if (send_depth > static_cast<uint32_t>(limits.max_qp_wr) || recv_depth > static_cast<uint32_t>(limits.max_qp_wr))
     throw VerbsError("queue pair depth " + std::to_string(std::max(send_depth, recv_depth)) + " above the device's " +
                      std::to_string(limits.max_qp_wr));
   ibv_qp_init_attr a{};
   a.send_cq = send_cq;
   a.recv_cq = recv_cq;
-  a.qp_type = IBV_QPT_RC;
+  a.qp_type = unreliable ? IBV_QPT_UC : IBV_QPT_RC;
   a.cap.max_send_wr = std::max(send_depth, 1u);
   a.cap.max_recv_wr = std::max(recv_depth, 1u);
   a.cap.max_send_sge = 1;
   a.cap.max_recv_sge = 1;
   a.cap.max_inline_data = 64;  // the clock ping-pong's messages go inline
   Qp qp(ibv_create_qp(pd, &a));
-  if (!qp) throw VerbsError(err("ibv_create_qp"));
+  if (!qp) throw VerbsError(err(unreliable ? "ibv_create_qp (UC: does the device support unreliable connections?)" : "ibv_create_qp"));
   return qp;
 }
 
-void connect_rc(ibv_qp* qp, const OpenPort& local, const PortAddress& peer, uint16_t dlid, uint32_t remote_qpn, uint8_t sl) {
+void connect_qp(ibv_qp* qp, const OpenPort& local, const PortAddress& peer, uint16_t dlid, uint32_t remote_qpn, uint8_t sl) {
   ibv_qp_attr a{};
   a.qp_state = IBV_QPS_INIT;
   a.pkey_index = 0;
@@ -139,10 +139,9 @@ void connect_rc(ibv_qp* qp, const OpenPort& local, const PortAddress& peer, uint
   } else {
     a.ah_attr.dlid = dlid ? dlid : peer.lid;
   }
-  if (ibv_modify_qp(qp, &a,
-                    IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-                        IBV_QP_MIN_RNR_TIMER))
-    throw VerbsError(err("QP to RTR"));
+  const bool uc = qp->qp_type == IBV_QPT_UC;
+  const int rtr = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+  if (ibv_modify_qp(qp, &a, uc ? rtr : rtr | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)) throw VerbsError(err("QP to RTR"));
   if (sl && !local.address.ethernet) {  // RoCE has no service levels (rxe keeps none): nothing to check there
     ibv_qp_attr got{};
     ibv_qp_init_attr init{};
@@ -158,7 +157,8 @@ void connect_rc(ibv_qp* qp, const OpenPort& local, const PortAddress& peer, uint
   a.rnr_retry = 7;   // a busy receiver is retried forever; the skip rule bounds what piles up
   a.sq_psn = 0;
   a.max_rd_atomic = 1;
-  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC))
+  const int rts = IBV_QP_STATE | IBV_QP_SQ_PSN;
+  if (ibv_modify_qp(qp, &a, uc ? rts : rts | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC))
     throw VerbsError(err("QP to RTS"));
 }
 

@@ -1,6 +1,7 @@
 // libibverbs objects owned by RAII (declare them in creation order: they are destroyed in
 // reverse, QPs before CQs before MRs before the PD before the device), and the few steps every
-// RC connection takes: open a port, create a QP, move it INIT -> RTR -> RTS towards a peer.
+// connection takes: open a port, create a QP (RC, or UC for the data of `run --transport uc`),
+// move it INIT -> RTR -> RTS towards a peer.
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -61,13 +62,16 @@ struct OpenPort {
 OpenPort open_port(const std::string& device, int port, int gid_index);
 
 Cq create_cq(ibv_context* ctx, int entries, const ibv_device_attr& limits, const char* what);
-Qp create_rc_qp(ibv_pd* pd, ibv_cq* send_cq, ibv_cq* recv_cq, uint32_t send_depth, uint32_t recv_depth,
-                const ibv_device_attr& limits);
+// `unreliable`: a UC queue pair (no acknowledgements: a write completes when sent, a lost one is
+// gone); else RC.
+Qp create_qp(ibv_pd* pd, ibv_cq* send_cq, ibv_cq* recv_cq, uint32_t send_depth, uint32_t recv_depth,
+             const ibv_device_attr& limits, bool unreliable = false);
 
-// INIT -> RTR -> RTS towards (peer, remote_qpn). dlid is used on InfiniBand (base LID + path
+// INIT -> RTR -> RTS towards (peer, remote_qpn); a UC queue pair takes only the attributes UC has
+// (no retries, timeouts or read credits). dlid is used on InfiniBand (base LID + path
 // offset), the peer's GID on RoCE.
 // `sl`: the service level of the queue pair's path; on InfiniBand checked back from the QP (a
 // device that drops it fails here, not silently). RoCE has none: set, not checked.
-void connect_rc(ibv_qp* qp, const OpenPort& local, const PortAddress& peer, uint16_t dlid, uint32_t remote_qpn, uint8_t sl = 0);
+void connect_qp(ibv_qp* qp, const OpenPort& local, const PortAddress& peer, uint16_t dlid, uint32_t remote_qpn, uint8_t sl = 0);
 
 }  // namespace ibroute::runner::verbs

@@ -13,6 +13,11 @@ using nlohmann::json;
 
 namespace {
 std::string text_or(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+std::string percent(double share) {
+  char b[32];
+  std::snprintf(b, sizeof b, share < 0.001 && share > 0 ? "%.4f %%" : "%.1f %%", share * 100);
+  return b;
+}
 std::string port_name(const fabric::Fabric& f, int32_t node, int port) { return f.nodes[node].desc + "[" + std::to_string(port) + "]"; }
 }  // namespace
 
@@ -160,6 +165,25 @@ void check_counters(const json& e, const std::optional<CounterFacts>& c, const s
              detail);
 }
 
+void check_congestion(const json& e, const std::optional<CongestionFacts>& c, const std::string& why, Checks& checks) {
+  if (!e.contains("max_congestion")) return;
+  const double limit = e["max_congestion"].get<double>();
+  const std::string expected = "PortXmitWait at most " + percent(limit) + " of the run on any link";
+  if (!e.contains("xmit_wait_tick_ns")) {
+    checks.add("congestion", std::nullopt, "not measured: give xmit_wait_tick_ns (the switches' PortXmitWait tick, device-specific)", expected);
+    return;
+  }
+  if (!c) {
+    checks.add("congestion", std::nullopt, "not measured: " + why, expected);
+    return;
+  }
+  const double worst = c->links.empty() ? 0 : c->links.front().second;
+  std::string detail;
+  for (size_t i = 0; i < c->links.size() && i < 5 && c->links[i].second > limit; ++i)
+    detail += (detail.empty() ? "" : "; ") + c->links[i].first + ": " + percent(c->links[i].second);
+  checks.add("congestion", worst <= limit, "worst link waited " + percent(worst) + " of the run (" + c->between + ")", expected, detail);
+}
+
 std::string accept_text(const json& r) {
   std::string out;
   char line[512];
@@ -179,6 +203,13 @@ std::string accept_text(const json& r) {
                 load["lower_bound"]["worst"].get<int>(), r["fabric"]["transfer_bound"].get<int>(), plan["efficiency"]["value"].get<double>(),
                 plan["efficiency"]["limited_by"].get<std::string>().c_str());
   out += line;
+  if (const json& lm = r["links_measured"]; lm.value("measured", false)) {
+    std::snprintf(line, sizeof line, "  links: the ports' counters saw %.3g of %.3g planned bytes (ratio %.3f), %zu of %zu planned links off by >1.25x%s\n",
+                  lm["measured_bytes"].get<double>(), lm["planned_bytes"].get<double>(), lm["ratio"].is_null() ? 0.0 : lm["ratio"].get<double>(),
+                  lm["off_links"].get<size_t>(), lm["planned_links"].get<size_t>(),
+                  lm["rows"].empty() ? "" : (", worst " + lm["rows"][0]["link"].get<std::string>()).c_str());
+    out += line;
+  }
   auto padded = [](std::string t, size_t width) { return t.size() < width ? t + std::string(width - t.size(), ' ') : t; };
   for (const json& ch : checks)
     out += "  " + padded(ch["result"].get<std::string>(), 12) + " " + padded(ch["check"].get<std::string>(), 18) + " " +

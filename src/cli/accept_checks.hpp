@@ -60,6 +60,14 @@ struct CounterFacts {
 };
 void check_counters(const nlohmann::json& expect, const std::optional<CounterFacts>& facts, const std::string& why, Checks& out);
 
+// 6. Did any link wait for credits? PortXmitWait as a share of the run's time (the tick is the
+// switch's, from the expectation: xmit_wait_tick_ns). `links`: name and share, worst first.
+struct CongestionFacts {
+  std::string between;
+  std::vector<std::pair<std::string, double>> links;
+};
+void check_congestion(const nlohmann::json& expect, const std::optional<CongestionFacts>& facts, const std::string& why, Checks& out);
+
 // The terminal summary of a finished report (what --json prints whole).
 std::string accept_text(const nlohmann::json& report);
 

@@ -122,6 +122,40 @@ std::string histogram_svg(const json& rr, const json& plan) {
   return o.str();
 }
 
+// Measured (the ports' PortXmitData) against planned bytes per link, one dot per link, both axes
+// logarithmic (links differ by orders of magnitude), the diagonal where the two agree. Every value
+// is printed in the axis labels and the dot's title; off links (beyond 1.25x either way) in red.
+std::string measured_svg(const json& rows) {
+  double top = 1;
+  for (const json& x : rows) top = std::max({top, x["planned_bytes"].get<double>(), x["measured_bytes"].get<double>()});
+  const double decades = std::max(1.0, std::ceil(std::log10(top)));
+  const int size = 360, left = 70, bottom = 40, pad = 12;
+  // 0 bytes sits on the axis (log of 1).
+  auto pos = [&](double v) { return static_cast<double>(size) * std::log10(std::max(1.0, v)) / decades; };
+  std::ostringstream o;
+  o << "<svg id=\"measured-vs-planned\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << left + size + pad << "\" height=\"" << size + bottom + pad
+    << "\" font-size=\"11\">";
+  o << "<rect x=\"" << left << "\" y=\"" << pad << "\" width=\"" << size << "\" height=\"" << size << "\" fill=\"none\" stroke=\"#888\"/>";
+  for (int d = 0; d <= static_cast<int>(decades); d += std::max(1, static_cast<int>(decades) / 6)) {
+    const double at = size * d / decades;
+    const std::string label = d == 0 ? "0" : "1e" + std::to_string(d);
+    o << "<text x=\"" << left + at - 8 << "\" y=\"" << size + pad + 14 << "\">" << label << "</text>";
+    o << "<text x=\"" << 4 << "\" y=\"" << size + pad - at + 4 << "\">" << label << "</text>";
+  }
+  o << "<line x1=\"" << left << "\" y1=\"" << size + pad << "\" x2=\"" << left + size << "\" y2=\"" << pad
+    << "\" stroke=\"#aaa\" stroke-dasharray=\"4 3\"/>";
+  for (const json& x : rows) {
+    const double pl = x["planned_bytes"].get<double>(), me = x["measured_bytes"].get<double>();
+    const bool off = x["ratio"].is_null() ? me > (1 << 20) : (x["ratio"].get<double>() > 1.25 || x["ratio"].get<double>() < 0.8);
+    o << "<circle cx=\"" << left + pos(pl) << "\" cy=\"" << size + pad - pos(me) << "\" r=\"3\" fill=\"" << (off ? "#c22" : "#2a7")
+      << "\" fill-opacity=\"0.7\"><title>" << esc(x["link"].get<std::string>()) << ": planned " << static_cast<uint64_t>(pl) << " B, measured "
+      << static_cast<uint64_t>(me) << " B</title></circle>";
+  }
+  o << "<text x=\"" << left << "\" y=\"" << size + pad + 30 << "\">planned bytes (plan x rounds over the scanned routes) to the right; up: "
+       "measured (PortXmitData x 4)</text></svg>";
+  return o.str();
+}
+
 std::string table(const json& rows, const std::vector<std::string>& cols, const std::string& id = "") {
   std::ostringstream o;
   o << "<table" << (id.empty() ? "" : " id=\"" + id + "\"") << "><tr>";
@@ -225,6 +259,22 @@ std::string accept_html(const json& r, const std::string& fabric_svg, const Heat
   if (!plan["worst_links"].empty()) {
     o << "<h3>Links over the bound in the plan, worst first (" << plan["links_over"].get<size_t>() << " in all)</h3>";
     o << table(plan["worst_links"], {"link", "load", "capacity", "transfers"}, "worst-links");
+  }
+  o << "<h2>Measured against planned, per link (the ports' own counters)</h2>";
+  const json& lm = r["links_measured"];
+  if (!lm.value("measured", false)) {
+    o << "<p id=\"links-measured\">Not measured: " << esc(text_of(lm.value("why", json("no counter snapshots")))) << ".</p>";
+  } else {
+    char head[512];
+    std::snprintf(head, sizeof head, "%s: the counters saw %.4g of %.4g planned bytes (ratio %.3f) on %zu planned links (%zu not read); "
+                  "%zu link(s) off by more than 1.25x either way (red), or carrying traffic the plan does not send there.",
+                  lm["between"].get<std::string>().c_str(), lm["measured_bytes"].get<double>(), lm["planned_bytes"].get<double>(),
+                  lm["ratio"].is_null() ? 0.0 : lm["ratio"].get<double>(), lm["planned_links"].get<size_t>(), lm["unread_links"].get<size_t>(),
+                  lm["off_links"].get<size_t>());
+    o << "<p id=\"links-measured\">" << esc(head) << "</p><div class=\"fig\">" << measured_svg(lm["rows"]) << "</div>";
+    json top = json::array();
+    for (size_t i = 0; i < lm["rows"].size() && i < 20; ++i) top.push_back(lm["rows"][i]);
+    o << table(top, {"link", "planned_bytes", "measured_bytes", "ratio", "xmit_wait", "wait_share", "errors"}, "links-measured-table");
   }
   o << "<h2>Clock synchronisation</h2>";
   if (r["clock"].empty()) o << "<p id=\"clock\">Not measured: no run on hardware (simulated).</p>";

@@ -35,7 +35,8 @@ struct Expectation {
                                           "max_routing_imbalance", "congestion_free",
                                           "min_rate_per_node",     "max_skipped_share",
                                           "max_clock_uncertainty_us", "message_size",
-                                          "min_sustainable_rate", "min_efficiency", "max_link_errors"};
+                                          "min_sustainable_rate", "min_efficiency", "max_link_errors",
+                                          "max_congestion", "xmit_wait_tick_ns"};
 };
 
 inline constexpr uint64_t kMaxMessageSize = uint64_t{1} << 40;  // 1 TiB per transfer
@@ -90,6 +91,11 @@ inline Expectation parse_expectation(std::string_view text, const std::string& s
     if (e.has("congestion_free")) e["congestion_free"].boolean();
     if (e.has("min_efficiency")) e["min_efficiency"].number(0, 1, "an efficiency (0..1)");
     if (e.has("max_link_errors")) e["max_link_errors"].integer(0, INT64_MAX, "a number of errors (0 or more)");
+    if (e.has("max_congestion")) e["max_congestion"].number(0, 1, "a share of the run's time (0..1)");
+    if (e.has("xmit_wait_tick_ns")) {
+      const double tick = e["xmit_wait_tick_ns"].number(0, 1e9, "nanoseconds per PortXmitWait tick (above 0)");
+      if (!(tick > 0)) fail("/xmit_wait_tick_ns", "0 is not a tick: give the switch's PortXmitWait tick in nanoseconds (above 0)");
+    }
     for (const char* key : {"min_rate_per_node", "min_sustainable_rate"}) {
       if (!e.has(key)) continue;
       const At r = e[key];
@@ -130,6 +136,8 @@ struct RunReportInput {
   nlohmann::json not_ok = nlohmann::json::array();    // rows: src, dst, dlid, status, error, path
   std::vector<float> pair_gbps;                       // ranks x ranks, only when ranks == the hosts given
   std::optional<double> sustainable_rate;             // bytes/s per node: a rate search's answer (run --find-rate)
+  uint64_t rounds_run = 0;                            // 0: the report does not say
+  double seconds = 0;                                 // first post to last completion
 };
 
 inline constexpr int64_t kMaxRanks = int64_t{1} << 20;
@@ -150,6 +158,8 @@ inline RunReportInput parse_run_report(std::string_view text, const std::string&
     const std::string rank_what = "a rank of this run (0.." + std::to_string(last) + ")";
     in.message_size = static_cast<uint64_t>(r["message_size"].integer(1, static_cast<int64_t>(kMaxMessageSize), "a message size (1 B .. 1 TiB)"));
     in.skipped_share = r["totals"]["skipped_share"].number(0, 1, "a share (0..1)");
+    if (r["totals"].has("seconds")) in.seconds = r["totals"]["seconds"].number(0, 1e9, "seconds (0 or more)");
+    if (r.has("rounds_run")) in.rounds_run = static_cast<uint64_t>(r["rounds_run"].integer(0, int64_t{1} << 40, "a number of rounds (0 or more)"));
 
     const At nodes = r["nodes"].list();
     if (nodes.size() != in.ranks)

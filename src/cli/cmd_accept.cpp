@@ -18,6 +18,7 @@
 
 #include "accept_checks.hpp"
 #include "ibroute/fabric/counters.hpp"
+#include "ibroute/fabric/link_measures.hpp"
 #include "ibroute/fabric/live_scan.hpp"
 #include "accept_html.hpp"
 #include "accept_input.hpp"
@@ -164,13 +165,19 @@ std::string launch_run(const AcceptOptions& o, store::FabricStore& store, const 
   return row->report_json;
 }
 
-// The links whose error counters rose between two snapshots, worst first.
+// What the ports' counters saw between two snapshots: around the launched run, or the scan's
+// last two (ibroute counters before and after the traffic).
 using fabric::CounterSnapshot;
 using fabric::PortDelta;
+struct CounterWindow {
+  std::string between;
+  std::vector<PortDelta> deltas;
+};
 
-CounterFacts counter_facts(const FabricContext& c, const CounterSnapshot& before, const CounterSnapshot& after, std::string between) {
-  CounterFacts out{std::move(between), {}};
-  for (const PortDelta& d : counter_deltas(before, after)) {
+// The links whose error counters rose, worst first.
+CounterFacts counter_facts(const FabricContext& c, const CounterWindow& w) {
+  CounterFacts out{w.between, {}};
+  for (const PortDelta& d : w.deltas) {
     if (!d.errors()) continue;
     std::string what;
     for (size_t i = 0; i < fabric::kCounters; ++i)
@@ -182,8 +189,7 @@ CounterFacts counter_facts(const FabricContext& c, const CounterSnapshot& before
   return out;
 }
 
-// The last two counter snapshots of the scan (ibroute counters), for --simulate and --run-report.
-std::optional<CounterFacts> stored_counter_facts(store::FabricStore& store, const FabricContext& c, std::string& why) {
+std::optional<CounterWindow> stored_window(store::FabricStore& store, const FabricContext& c, std::string& why) {
   const std::vector<store::CounterSnapshotInfo> snaps = store.counter_snapshots(c.scan_id);
   if (snaps.size() < 2) {
     why = std::to_string(snaps.size()) + " counter snapshot(s) of scan " + std::to_string(c.scan_id) +
@@ -192,9 +198,9 @@ std::optional<CounterFacts> stored_counter_facts(store::FabricStore& store, cons
   }
   const auto& a = snaps[snaps.size() - 2];
   const auto& b = snaps.back();
-  return counter_facts(c, store.load_counters(a.id), store.load_counters(b.id),
-                       "snapshots " + std::to_string(a.id) + " and " + std::to_string(b.id) + " of scan " + std::to_string(c.scan_id) + ", " +
-                           a.taken_at + " to " + b.taken_at);
+  return CounterWindow{"snapshots " + std::to_string(a.id) + " and " + std::to_string(b.id) + " of scan " + std::to_string(c.scan_id) + ", " +
+                           a.taken_at + " to " + b.taken_at,
+                       counter_deltas(store.load_counters(a.id), store.load_counters(b.id))};
 }
 
 // A live snapshot around the launched run; nothing (and `why`) where the MAD port cannot be opened.
@@ -207,6 +213,35 @@ std::optional<CounterSnapshot> live_counters(store::FabricStore& store, const Fa
     why = std::string("the counters could not be read (") + e.what() + ")";
     return std::nullopt;
   }
+}
+
+// Per link, the counters against the plan (fabric/link_measures.hpp), as the report keeps them.
+json links_measured_json(const FabricContext& c, const std::optional<CounterWindow>& w, const std::optional<fabric::LinkMeasures>& m,
+                         const std::string& why, uint64_t rounds, double seconds, double tick_ns) {
+  if (!w || !m) return {{"measured", false}, {"why", why}};
+  constexpr size_t kRows = 500;
+  json rows = json::array();
+  for (size_t i = 0; i < m->rows.size() && i < kRows; ++i) {
+    const fabric::LinkMeasure& x = m->rows[i];
+    const std::optional<double> r = x.ratio();
+    rows.push_back({{"link", link_name(c, x.link)}, {"planned_bytes", x.planned_bytes}, {"measured_bytes", x.measured_bytes},
+                    {"ratio", r ? json(*r) : json(nullptr)}, {"xmit_wait", x.xmit_wait},
+                    {"wait_share", x.wait_share ? json(*x.wait_share) : json(nullptr)}, {"errors", x.errors}});
+  }
+  return {{"measured", true},
+          {"between", w->between},
+          {"rounds", rounds},
+          {"seconds", seconds},
+          {"xmit_wait_tick_ns", tick_ns > 0 ? json(tick_ns) : json(nullptr)},
+          {"planned_links", m->planned_links},
+          {"unread_links", m->unread_links},
+          {"off_links", m->off_links},
+          {"planned_bytes", m->planned_bytes},
+          {"measured_bytes", m->measured_bytes},
+          {"ratio", m->planned_bytes ? json(static_cast<double>(m->measured_bytes) / static_cast<double>(m->planned_bytes)) : json(nullptr)},
+          {"worst_wait_share", m->worst_wait_share ? json(*m->worst_wait_share) : json(nullptr)},
+          {"rows", rows},
+          {"rows_omitted", m->rows.size() > kRows ? m->rows.size() - kRows : 0}};
 }
 
 int run_accept(const AcceptOptions& o) {
@@ -270,8 +305,10 @@ int run_accept(const AcceptOptions& o) {
   std::optional<double> sustainable;  // bytes/s per node, from a rate search
   std::string mode = o.simulate ? "simulate" : "run";
   std::optional<CounterSnapshot> counters_before;
-  std::optional<CounterFacts> counters;
+  std::optional<CounterWindow> window;
   std::string counters_why;
+  uint64_t rounds = 1;            // of the plan, for the planned bytes per link
+  double seconds = 0;             // of the run; --simulate: one round of the plan
   if (o.simulate) {
     Simulation sim = simulate(c.eval, plan, message_size);
     pair = sim.pair_gbps;
@@ -280,19 +317,21 @@ int run_accept(const AcceptOptions& o) {
     // The report is checked value by value (accept_input.hpp): a damaged one is exit 2, one line.
     RunReportInput run;
     if (!o.launch.empty()) {
-      if (e.contains("max_link_errors")) counters_before = live_counters(store, c, "accept-before", counters_why);
+      counters_before = live_counters(store, c, "accept-before", counters_why);
       store.save_schedule(c.scan_id, plan, load.max_load, static_cast<int64_t>(load.congested), plan_s, true);
       std::optional<double> limit;
       if (e.contains("min_sustainable_rate")) limit = e.contains("max_skipped_share") ? e["max_skipped_share"].get<double>() : 0.0;
       run = parse_run_report(launch_run(o, store, plan.name, hosts.size(), limit), "the report of the run", hosts.size());
       if (counters_before)
         if (std::optional<CounterSnapshot> after = live_counters(store, c, "accept-after", counters_why))
-          counters = counter_facts(c, *counters_before, *after, "around the run");
+          window = CounterWindow{"around the run", counter_deltas(*counters_before, *after)};
     } else {
       run = parse_run_report(read_file(o.run_report), o.run_report, hosts.size());
       plan.name = run.schedule;
     }
     node_rate = run.node_rate;
+    rounds = run.rounds_run ? run.rounds_run : 1;
+    seconds = run.seconds;
     if (groups && run.node_rates.size() == hosts.size()) {  // receivers need not send: the slowest sender
       node_rate = INFINITY;
       for (int32_t r : plan.senders) node_rate = std::min(node_rate, run.node_rates[static_cast<size_t>(r)]);
@@ -313,9 +352,28 @@ int run_accept(const AcceptOptions& o) {
       check_delivery(e, {.simulated = o.simulate, .node_rate = node_rate, .skipped_share = skipped_share, .clock_uncertainty_us = clock_unc_us,
                          .sustainable_rate = sustainable, .missing_ranks = missing_ranks, .plan_over_bound = !over.empty(), .why = why},
                      checks);
-  // 5. Did the links stay clean? Around the launched run, else the scan's last two snapshots.
-  if (e.contains("max_link_errors") && o.launch.empty()) counters = stored_counter_facts(store, c, counters_why);
+  // 5. Did the links stay clean? 6. Did they wait for credits? Around the launched run, else the
+  // scan's last two snapshots; beside the plan, link by link.
+  if (o.launch.empty()) window = stored_window(store, c, counters_why);
+  if (o.simulate) {
+    double slots = 0;
+    for (size_t p = 0; p < plan.phases.size(); ++p) slots += plan.slots.empty() ? 1.0 : plan.slots[p];
+    seconds = slots * plan.timing.slot_s;
+  }
+  const double tick_ns = e.contains("xmit_wait_tick_ns") ? e["xmit_wait_tick_ns"].get<double>() : 0;
+  std::optional<fabric::LinkMeasures> measures;
+  std::optional<CounterFacts> counters;
+  std::optional<CongestionFacts> congestion;
+  if (window) {
+    measures = fabric::measure_links(window->deltas, c.links, load.link_total, message_size * rounds, seconds, tick_ns);
+    counters = counter_facts(c, *window);
+    congestion = CongestionFacts{window->between, {}};
+    for (const fabric::LinkMeasure& m : measures->rows)
+      if (m.wait_share) congestion->links.emplace_back(link_name(c, m.link), *m.wait_share);
+    std::stable_sort(congestion->links.begin(), congestion->links.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  }
   check_counters(e, counters, counters_why, checks);
+  check_congestion(e, congestion, counters_why, checks);
   const bool accepted = checks.failed == 0;
   json orders = json::array();
   for (const Attempt& a : tried)
@@ -361,7 +419,8 @@ int run_accept(const AcceptOptions& o) {
               {"bisection_bound_gbps", all_to_all_bound_gbps(c.eval, hosts)},
               {"clock", clock},
               {"suspect_links", suspects},
-              {"not_ok", not_ok}};
+              {"not_ok", not_ok},
+              {"links_measured", links_measured_json(c, window, measures, counters_why, rounds, seconds, tick_ns)}};
 
   // The picture: every link coloured by its worst concurrent load in the plan.
   fabric::DotOptions d;

@@ -35,6 +35,12 @@ std::function<int()> setup_run_options(CLI::App& app) {
                 "LFTs (docs/adaptive-routing.md)")
       ->capture_default_str()
       ->check(CLI::Range(0, 15));
+  c->add_option("--transport", o->transport,
+                "rc: reliable writes (acknowledged; a stalled receiver or link makes them hang, and the skip rule skips); "
+                "uc: unreliable writes (never hang; what the receiver did not take is counted as lost, per path). "
+                "docs/transport.md")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"rc", "uc"}));
   c->add_option("--skip-after", o->skip_after, "unfinished transfers to one destination before the next is skipped")->capture_default_str();
   c->add_option("--drain", o->drain_s, "seconds to wait for completions after the last start")->capture_default_str();
   c->add_option("--finish-timeout", o->finish_timeout_s, "seconds rank 0 waits for every rank's end before naming it missing")

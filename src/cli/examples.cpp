@@ -31,7 +31,8 @@ const std::map<std::string, std::string>& examples() {
       {"run",
        "srun --mpi=pmix -N 64 --ntasks-per-node=1 ibroute run --db fabric.db --schedule a2a --rounds 10\n"
        "mpirun -np 8 --map-by node ibroute run --db fabric.db --schedule a2a --duration 3600 -o run.json\n"
-       "mpirun -np 8 --map-by node ibroute run --db fabric.db --schedule a2a --find-rate --max-skipped 0.001"},
+       "mpirun -np 8 --map-by node ibroute run --db fabric.db --schedule a2a --find-rate --max-skipped 0.001\n"
+       "mpirun -np 8 --map-by node ibroute run --db fabric.db --schedule a2a --transport uc   # writes that never hang"},
       {"accept",
        "ibroute accept --db fabric.db --expect expect.json --simulate --report accept.html\n"
        "ibroute accept --db fabric.db --expect expect.json --launch 'srun --mpi=pmix -N {ranks} --ntasks-per-node=1' --report accept.html"},

@@ -142,6 +142,7 @@ int64_t parse_duration_ns(const std::string& text, const char* option) {
 RunConfig make_config(const RunOptions& o, const Schedule& s) {
   RunConfig cfg;
   cfg.device = o.device, cfg.port = o.port, cfg.gid_index = o.gid_index, cfg.sl = static_cast<uint8_t>(o.sl);
+  cfg.unreliable = o.transport == "uc";
   cfg.message_size = o.message_size.empty() ? s.timing.message_size : static_cast<uint64_t>(parse_quantity(o.message_size, true, "--message-size"));
   if (cfg.message_size == 0) cfg.message_size = 64 * 1024;
   cfg.message_size = (cfg.message_size + 7) / 8 * 8;
@@ -238,7 +239,7 @@ int execute_run(const RunOptions& o) {
   const fabric::LinkIndex* links = in.fabric ? &in.fabric->links : nullptr;
   RunSummary sum = summarise(s, *out.merged, out.missing, f, links);
   RunJsonContext jc{s, cfg.message_size, out.slot_ns, cfg.find_rate ? out.rounds_run : cfg.rounds, cfg.skip_after, cfg.sl, out, sum, in.fabric.get(),
-                    cfg.resync_interval_ns, cfg.max_skipped_share};
+                    cfg.resync_interval_ns, cfg.max_skipped_share, cfg.unreliable};
   nlohmann::json report = run_report_json(jc);
   if (in.store && !o.no_store) {
     store::RunRow row;

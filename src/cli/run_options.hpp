@@ -22,6 +22,7 @@ struct RunOptions {
   double duration = 0;
   uint32_t skip_after = 2;
   int sl = 0;
+  std::string transport = "rc";  // rc | uc
   double drain_s = 2, finish_timeout_s = 60;
   int sync_samples = 200;
   std::string device;

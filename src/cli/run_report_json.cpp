@@ -79,6 +79,8 @@ json run_report_json(const RunJsonContext& c) {
   j["skip_after"] = c.skip_after;
   j["service_level"] = c.service_level;
   j["service_level_applies"] = !c.outcome.ethernet;  // RoCE has no service levels
+  // uc: a sender's completion means only "sent"; ok counts what the receivers took, lost the rest.
+  j["transport"] = c.unreliable ? "uc" : "rc";
   j["device"] = c.outcome.device;
   j["link_layer"] = c.outcome.ethernet ? "Ethernet" : "InfiniBand";
   j["totals"] = {{"planned", s.planned}, {"ok", s.ok}, {"skipped", s.skipped}, {"timeout", s.timeout}, {"failed", s.failed},
@@ -225,9 +227,9 @@ json run_report_json(const RunJsonContext& c) {
 void print_run_summary(const RunJsonContext& c, std::ostream& out) {
   const RunSummary& s = c.summary;
   char line[512];
-  std::snprintf(line, sizeof line, "run of '%s': %zu ranks, %u round(s), %zu transfers of %llu B on %s (%s)\n", c.schedule.name.c_str(),
+  std::snprintf(line, sizeof line, "run of '%s': %zu ranks, %u round(s), %zu transfers of %llu B on %s (%s, %s)\n", c.schedule.name.c_str(),
                 c.schedule.hosts.size(), c.rounds, s.planned, static_cast<unsigned long long>(c.message_size), c.outcome.device.c_str(),
-                c.outcome.ethernet ? "RoCE" : "InfiniBand");
+                c.outcome.ethernet ? "RoCE" : "InfiniBand", c.unreliable ? "UC: unacknowledged writes" : "RC");
   out << line;
   std::snprintf(line, sizeof line, "  ok %zu, skipped %zu (%.2f %%), timed out %zu, failed %zu, lost %zu, corrupt %zu\n", s.ok, s.skipped,
                 s.planned ? 100.0 * static_cast<double>(s.skipped) / static_cast<double>(s.planned) : 0.0, s.timeout, s.failed, s.lost,

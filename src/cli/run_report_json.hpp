@@ -22,6 +22,7 @@ struct RunJsonContext {
   const FabricContext* fabric;  // null: no per-link figures
   int64_t resync_interval_ns = 0;
   double max_skipped_share = 0;  // of a rate search
+  bool unreliable = false;       // data over UC (--transport uc)
 };
 
 // Paths listed one by one: all of them up to this many, else only those with a problem.

@@ -1,10 +1,11 @@
 """ibroute counters on ibsim: the ports' own PerfMgt counters, values set through ibsim's console
 (PerformanceSet), read as snapshots, printed per link as what changed; a 32-bit counter that
 wrapped between snapshots; a switch that does not answer; accept's max_link_errors check."""
+import collections
 import json
 import unittest
 
-from common import EXAMPLES, TempDirTest, ibroute, ibroute_json
+from common import EXAMPLES, TempDirTest, db_rows, ibroute, ibroute_json
 from simfabric import SimFabric, read_text, write_text
 
 TOPO = f"{EXAMPLES}/hft96-shuffled.topo"
@@ -74,6 +75,75 @@ class Counters(TempDirTest):
         self.assertEqual({c["check"]: c["result"] for c in json.loads(r.stdout)["checks"]}["link_errors"], "pass")
         # The snapshots are in the database, labelled.
         self.assertEqual(len(json.loads(ibroute("scans", "--db", db, "--json").stdout)), 1)
+
+    def test_measured_against_planned_per_link_and_congestion(self):
+        """accept --simulate: the scan's last two snapshots beside one round of the plan. The planned
+        bytes per link are recomputed here from the stored routes: at LMC 0 each ordered pair of the
+        host set sends one message over its only route, whatever the phases."""
+        db = self.path("m.db")
+        size = 1 << 20
+        with SimFabric(TOPO, lmc=0) as sim:
+            ibroute("scan", "--db", db, sim=sim)
+            name = dict(db_rows(db, "SELECT idx, desc FROM node WHERE scan_id=1"))
+            cas = db_rows(db, "SELECT p.node_idx, p.base_lid, p.peer_node FROM port p JOIN node n ON n.idx=p.node_idx AND "
+                              "n.scan_id=p.scan_id WHERE p.scan_id=1 AND n.type='ca' AND p.peer_node IS NOT NULL ORDER BY n.desc")[::7]
+            routes = {(i, d): h for i, d, h in db_rows(db, "SELECT ingress, dlid, hops FROM route WHERE scan_id=1")}
+            per_link = collections.Counter()
+            for src, _, ingress in cas:
+                for dst, dlid, _ in cas:
+                    if src != dst:
+                        for hop in routes[(ingress, dlid)].split():
+                            n, p = map(int, hop.split(":"))
+                            per_link[(n, p)] += 1
+            (busy_node, busy_port), transfers = per_link.most_common(1)[0]
+            busy = f"{name[busy_node]}[{busy_port}]"
+            idle = next(f"{name[n]}[{p}]" for n, p in ((n, p) for n in name for p in range(1, 13))
+                        if name[n].startswith("ibswitch") and (n, p) not in per_link and
+                        db_rows(db, "SELECT 1 FROM port WHERE scan_id=1 AND node_idx=? AND num=? AND peer_node IS NOT NULL", n, p))
+            for port in (busy, idle):
+                sim.console(f'PerformanceSet "{port.split("[")[0]}"[{port.split("[")[1][:-1]}] PortCountersExtended.PortXmitData=0')
+            ibroute("counters", "--db", db, "--label", "before", sim=sim)
+            # The busy link carried its planned bytes; a link the plan never uses carried 64 MiB.
+            sim.console(f'PerformanceSet "{busy.split("[")[0]}"[{busy_port}] PortCountersExtended.PortXmitData={transfers * size // 4}')
+            sim.console(f'PerformanceSet "{busy.split("[")[0]}"[{busy_port}] PortCounters.PortXmitWait=4000000000')
+            sim.console(f'PerformanceSet "{idle.split("[")[0]}"[{idle.split("[")[1][:-1]}] PortCountersExtended.PortXmitData={(64 << 20) // 4}')
+            ibroute("counters", "--db", db, "--label", "after", sim=sim)
+        expect = {"max_congestion": 0.5, "xmit_wait_tick_ns": 1000}
+        e = write_text(self.path("e.json"), json.dumps(expect))
+        hosts = ",".join(name[n] for n, _, _ in cas)
+        r = ibroute("accept", "--db", db, "--expect", e, "--simulate", "--hosts", hosts, "--message-size", "1M", "--json",
+                    "--report", self.path("m.html"), check=False)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        doc = json.loads(r.stdout)
+        lm = doc["links_measured"]
+        self.assertTrue(lm["measured"])
+        rows = {x["link"].split(" ->")[0]: x for x in lm["rows"]}
+        self.assertEqual(rows[busy]["planned_bytes"], transfers * size)
+        # Measured: what was set, plus the few MADs the port forwarded between the readings.
+        self.assertGreaterEqual(rows[busy]["measured_bytes"], transfers * size)
+        self.assertLess(rows[busy]["measured_bytes"], transfers * size + 100000)
+        self.assertAlmostEqual(rows[busy]["ratio"], 1.0, places=3)
+        self.assertEqual(rows[idle]["planned_bytes"], 0)
+        self.assertGreaterEqual(rows[idle]["measured_bytes"], 64 << 20)
+        self.assertIsNone(rows[idle]["ratio"])
+        self.assertGreaterEqual(lm["off_links"], 1)
+        self.assertEqual(lm["planned_links"], len(per_link) + len(cas), "every switch out-port of a route (the last into the host), and every host's own up-link")
+        # Congestion: 4e9 ticks of 1 us exceed the plan's round: the whole run waited on that link.
+        self.assertEqual(rows[busy]["wait_share"], 1.0)
+        c = {c["check"]: c for c in doc["checks"]}["congestion"]
+        self.assertEqual(c["result"], "fail")
+        self.assertTrue(c["detail"].startswith(busy + " ->"), c["detail"])
+        with open(self.path("m.html")) as f:
+            html = f.read()
+        self.assertIn('id="measured-vs-planned"', html)
+        self.assertIn(busy, html)
+        # Without the switches' tick the share cannot be told: not measured, said so.
+        e = write_text(self.path("e2.json"), json.dumps({"max_congestion": 0.5}))
+        r = ibroute("accept", "--db", db, "--expect", e, "--simulate", "--hosts", hosts, "--json", "--report", self.path("m2.html"),
+                    check=False)
+        c = {c["check"]: c for c in json.loads(r.stdout)["checks"]}["congestion"]
+        self.assertEqual(c["result"], "not measured")
+        self.assertIn("xmit_wait_tick_ns", c["measured"])
 
     def test_not_measured_without_two_snapshots(self):
         db = self.path("n.db")

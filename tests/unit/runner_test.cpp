@@ -269,6 +269,30 @@ TEST(RunReport, ARankThatNeverReportedLosesWhatDidNotArrive) {
   EXPECT_TRUE(r.links.empty());
 }
 
+TEST(RunReport, UnreliableTransportCountsWhatTheReceiverDidNotTakeAsLost) {
+  FourRanks f;
+  // Over UC rank 2's three writes to h1 all completed at the sender; h1 counted one.
+  f.stats[0].arrived[1] -= 2;
+  ASSERT_EQ(f.ch[f.stats[0].recv_channels[1]].src, 2);
+  RunMerge reliable(f.ch, 4, 3'000, 10), uc(f.ch, 4, 3'000, 10);
+  for (const RankStats& st : f.stats) reliable.add(st), uc.add(st);
+  const RunSummary before = summarise(f.s, reliable, {}, nullptr, nullptr);
+  uc.settle_unreliable(1000);
+  const RunSummary r = summarise(f.s, uc, {}, nullptr, nullptr);
+  EXPECT_EQ(r.lost, before.lost + 2);
+  EXPECT_EQ(r.ok, before.ok - 2);
+  EXPECT_EQ(r.bytes_ok, before.bytes_ok - 2000);
+  EXPECT_EQ(r.nodes[2].ok, before.nodes[2].ok - 2);
+  EXPECT_EQ(r.nodes[2].failed, before.nodes[2].failed + 2);
+  EXPECT_EQ(r.nodes[0].bytes_received, before.nodes[0].bytes_received - 2000);
+  for (size_t c = 0; c < f.ch.size(); ++c) {
+    EXPECT_LE(uc.paths[c].ok, uc.paths[c].arrived) << c;
+    EXPECT_EQ(uc.paths[c].planned, uc.paths[c].ok + uc.paths[c].not_ok()) << "every transfer still accounted once: " << c;
+  }
+  uc.settle_unreliable(1000);
+  EXPECT_EQ(summarise(f.s, uc, {}, nullptr, nullptr).lost, r.lost) << "settling twice changes nothing";
+}
+
 TEST(Histogram, QuantilesWithinAnEighthAndMergesAdd) {
   LogHistogram h;
   for (int64_t v = 1; v <= 100'000; ++v) h.add(v * 1000);

@@ -8,6 +8,7 @@
 #include "fabrics.hpp"
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/fabric/counters.hpp"
+#include "ibroute/fabric/link_measures.hpp"
 #include "ibroute/fabric/routes.hpp"
 
 using namespace ibroute::test;
@@ -346,6 +347,40 @@ TEST(Counters, DeltasByPort) {
 // Snapshots in the database: saved, listed, read back the same (64-bit counts whole, unanswered
 // ports as such); a counter beyond its width is refused naming the row; migration from version 6
 // adds the tables.
+TEST(Counters, MeasuredAgainstPlannedPerLink) {
+  using namespace ibroute::fabric;
+  TwoLeaves t;
+  LinkIndex links(t.f);
+  std::vector<uint32_t> total(links.size(), 0);
+  const int32_t up = links.id(t.l1, 3), down = links.id(t.s1, 2), host = links.id(t.h[0], 1), spare = links.id(t.l2, 4);
+  total[static_cast<size_t>(up)] = 4, total[static_cast<size_t>(down)] = 4, total[static_cast<size_t>(host)] = 3;
+  auto delta = [&](int32_t node, int port, uint64_t words, uint64_t wait) {
+    PortDelta d;
+    d.node = node, d.port = port;
+    d.delta[static_cast<size_t>(Counter::xmit_data)] = words;
+    d.delta[static_cast<size_t>(Counter::xmit_wait)] = wait;
+    return d;
+  };
+  // 1000 B per transfer and round, 2 rounds: the up-link as planned (+1 % headers), the spine's
+  // down-port at half, the host link not read, a spare up-link carrying 8 MiB nobody planned.
+  std::vector<PortDelta> deltas{delta(t.l1, 3, 8080 / 4, 500'000), delta(t.s1, 2, 4000 / 4, 0), delta(t.l2, 4, (8u << 20) / 4, 0),
+                                delta(t.l1, 1, 0, 0)};
+  LinkMeasures m = measure_links(deltas, links, total, 2000, 0.01, 10);
+  ASSERT_EQ(m.rows.size(), 3u) << "a read link that neither was planned nor moved anything is no row";
+  EXPECT_EQ(m.rows[0].link, spare) << "the largest gap first";
+  EXPECT_FALSE(m.rows[0].ratio());
+  EXPECT_EQ(m.planned_links, 3u);
+  EXPECT_EQ(m.unread_links, 1u);
+  EXPECT_EQ(m.planned_bytes, 16000u) << "the read links only: the totals compare like with like";
+  EXPECT_EQ(m.measured_bytes, 12080u);
+  EXPECT_EQ(m.off_links, 2u) << "the half-loaded spine port and the spare link";
+  const LinkMeasure& u = *std::find_if(m.rows.begin(), m.rows.end(), [&](const LinkMeasure& x) { return x.link == up; });
+  EXPECT_DOUBLE_EQ(*u.ratio(), 1.01);
+  EXPECT_DOUBLE_EQ(*u.wait_share, 0.5) << "500 000 ticks of 10 ns in 10 ms";
+  EXPECT_DOUBLE_EQ(*m.worst_wait_share, 0.5);
+  EXPECT_FALSE(measure_links(deltas, links, total, 2000, 0.01, 0).rows[0].wait_share) << "no tick: no share";
+}
+
 TEST(Counters, SnapshotsRoundTripAndDamageIsRefused) {
   using namespace ibroute::fabric;
   TempDb tmp;

@@ -168,6 +168,11 @@ class RunnerInVm(unittest.TestCase):
                    f"--rounds 4 --skip-after 8 --finish-timeout 5 --test-die-rank {DEAD} --test-die-at 2 -o /job/die.json",
             "rkey": f"mpirun -np 4 {run} --schedule vm4 --placement /job/p4.txt --rounds 2 --skip-after 8 "
                     f"--test-bad-rkey-rank {BAD_RKEY} -o /job/rkey.json",
+            # Unreliable writes (UC): clean when nothing is wrong; with a stalled receiver nothing
+            # hangs, nothing is skipped, and what it never took is lost.
+            "uc": f"mpirun -np 4 {run} --schedule vm4 --placement /job/p4.txt --rounds 3 --skip-after 8 --transport uc -o /job/uc.json",
+            "ucstall": f"mpirun -np 4 {run} --schedule vm4 --placement /job/p4.txt --rounds 5 --skip-after 2 --drain 1 "
+                       f"--rate 2.5M --test-stall-rank {STALLED} --transport uc -o /job/ucstall.json",
             "ranks": f"mpirun -np 3 {run} --schedule vm4",
             "device": f"mpirun -np 4 {run} --schedule vm4 --placement /job/p4.txt --device mlx5_7",
             "other": f"mpirun -np 4 {run} --schedule-file /job/other.json --placement /job/p4.txt",
@@ -352,6 +357,26 @@ class RunnerInVm(unittest.TestCase):
         self.assertIn(stalled, r["suspect_links"][0]["link"].split(" -> ")[1], "the link into it tops the suspects")
         node = next(n for n in r["nodes"] if n["host"] == stalled)
         self.assertGreater(node["ok"], 0, "its own sends go on")
+
+    def test_unreliable_writes_deliver_what_they_report_and_count_the_rest_lost(self):
+        r = self.check_clean("uc", 4, 3)  # receivers verified every byte; ok == arrived on every path
+        self.assertEqual(r["transport"], "uc")
+        rc, err, r = self.result("ucstall")
+        self.assertEqual(rc, 1, "lost transfers: not clean")
+        self.assertEqual(r["transport"], "uc")
+        t = r["totals"]
+        self.assertEqual((t["skipped"], t["timeout"], t["corrupt"]), (0, 0, 0), "UC writes never hang: nothing to skip")
+        self.assertEqual(t["ok"] + t["lost"], t["planned"])
+        stalled = self.hosts[STALLED]
+        lost = Counter()
+        for x in self.paths(r):
+            self.assertLessEqual(x["ok"], x["arrived"], f"ok only what its receiver took: {x}")
+            lost[self.hosts[x["dst"]]] += x["lost"]
+        # The stalled receiver counts nothing: its 15 transfers (3 sources x 5 rounds) are lost.
+        self.assertEqual(lost[stalled], 15, f"{dict(lost)}")
+        self.assertLess(max(n for h, n in lost.items() if h != stalled), lost[stalled], f"{dict(lost)}")
+        with open(os.path.join(self.job, "ucstall.out")) as f:
+            self.assertIn("UC: unacknowledged writes", f.read())
 
     def test_killed_rank_is_named_and_the_others_finish(self):
         rc, err, r = self.result("die")

@@ -137,6 +137,9 @@ class RunMerge {
   // `planned`: the rank's transfers per send channel (planned_per_channel); what its receivers
   // counted as arrived is taken as delivered, the rest as lost.
   void lost(int32_t rank, const std::vector<uint64_t>& planned, uint64_t message_size);
+  // Unreliable transport (UC): a sender's completion says only that the write left. After every
+  // add(), what a receiver did not count as arrived is moved from ok to lost, per path.
+  void settle_unreliable(uint64_t message_size);
 
   std::vector<Channel> channels;     // its own copy: the merge outlives the run that made it
   std::vector<PathCounters> paths;  // per channel
