@@ -12,6 +12,7 @@ namespace ibroute::cli {
 using nlohmann::json;
 
 namespace {
+using Value = Checks::Value;
 std::string text_or(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 std::string percent(double share) {
   char b[32];
@@ -21,10 +22,13 @@ std::string percent(double share) {
 std::string port_name(const fabric::Fabric& f, int32_t node, int port) { return f.nodes[node].desc + "[" + std::to_string(port) + "]"; }
 }  // namespace
 
-void Checks::add(const std::string& name, std::optional<bool> ok, json measured, json expected, const std::string& detail) {
+void Checks::add(const std::string& name, std::optional<bool> ok, json measured, json expected, const std::string& detail,
+                 std::optional<Value> value) {
   std::string result = !ok ? "not measured" : *ok ? "pass" : "fail";
   if (ok) (*ok ? passed : failed)++;
   json c{{"check", name}, {"result", result}, {"measured", measured}, {"expected", expected}};
+  if (value && std::isfinite(value->v)) c[value->key] = value->v;
+  else if (value) c[value->key] = nullptr;  // unbounded
   if (!detail.empty()) c["detail"] = detail;
   list.push_back(c);
 }
@@ -39,9 +43,10 @@ void check_fabric(const json& e, const fabric::Fabric& f, const fabric::FabricSt
     std::string got = st.levels == 2 ? "two-level" : st.levels == 3 ? "three-level" : std::to_string(st.levels) + "-level";
     checks.add("topology", st.levels == want_levels && st.tree, got + (st.tree ? "" : ", not a tree"), want,
                fabric::describe_chassis(st) + "; " + std::to_string(st.leaves.size()) + " leaves, " + std::to_string(st.top.size()) +
-                   " top switches");
+                   " top switches", Value{"value_levels", static_cast<double>(st.levels)});
   }
-  if (e.contains("hosts")) checks.add("hosts", st.hosts.size() == e["hosts"].get<size_t>(), st.hosts.size(), e["hosts"]);
+  if (e.contains("hosts")) checks.add("hosts", st.hosts.size() == e["hosts"].get<size_t>(), st.hosts.size(), e["hosts"], "",
+                                        Value{"value_count", static_cast<double>(st.hosts.size())});
   if (e.contains("link_width") || e.contains("link_speed")) {
     size_t narrow = 0, slow = 0, links = 0;
     std::string first_narrow, first_slow;
@@ -60,10 +65,10 @@ void check_fabric(const json& e, const fabric::Fabric& f, const fabric::FabricSt
       }
     if (e.contains("link_width"))
       checks.add("link_width", narrow == 0, std::to_string(narrow) + " of " + std::to_string(links) + " links narrower",
-                 std::to_string(e["link_width"].get<int>()) + "x everywhere", first_narrow);
+                 std::to_string(e["link_width"].get<int>()) + "x everywhere", first_narrow, Value{"value_count", static_cast<double>(narrow)});
     if (e.contains("link_speed"))
       checks.add("link_speed", slow == 0, std::to_string(slow) + " of " + std::to_string(links) + " links at another speed",
-                 e["link_speed"].get<std::string>() + " everywhere", first_slow);
+                 e["link_speed"].get<std::string>() + " everywhere", first_slow, Value{"value_count", static_cast<double>(slow)});
   }
   {
     size_t broken = st.missing.size() + st.inactive.size();
@@ -72,9 +77,10 @@ void check_fabric(const json& e, const fabric::Fabric& f, const fabric::FabricSt
     if (!st.missing.empty() && st.missing[0].b_node < 0) detail = "missing: an up-link of " + f.nodes[st.missing[0].a_node].desc;
     const size_t allowed = e.value("max_broken_links", 0);
     checks.add("broken_links", broken <= allowed, broken, "at most " + std::to_string(allowed),
-               detail.empty() ? "" : detail + (broken > 1 ? " and " + std::to_string(broken - 1) + " more" : ""));
+               detail.empty() ? "" : detail + (broken > 1 ? " and " + std::to_string(broken - 1) + " more" : ""),
+               Value{"value_count", static_cast<double>(broken)});
   }
-  if (e.contains("lmc")) checks.add("lmc", f.max_lmc() == e["lmc"].get<int>(), f.max_lmc(), e["lmc"]);
+  if (e.contains("lmc")) checks.add("lmc", f.max_lmc() == e["lmc"].get<int>(), f.max_lmc(), e["lmc"], "", Value{"value_lmc", static_cast<double>(f.max_lmc())});
 }
 
 void check_routing(const json& e, const fabric::Fabric& f, const fabric::FabricStructure& st, Checks& checks) {
@@ -100,7 +106,8 @@ void check_routing(const json& e, const fabric::Fabric& f, const fabric::FabricS
         if (b.idle_per_level[l]) where += "; level " + std::to_string(l + 1) + ": " + std::to_string(b.idle_per_level[l]);
     }
     checks.add("routing_balance", worst <= e["max_routing_imbalance"].get<double>(), std::isinf(worst) ? json("unbounded") : json(worst),
-               "max/min host-to-host routes per up-port <= " + text_or(e["max_routing_imbalance"]) + " at every level", where);
+               "max/min host-to-host routes per up-port <= " + text_or(e["max_routing_imbalance"]) + " at every level", where,
+               Value{"value_ratio", worst});
   }
 
 }
@@ -110,7 +117,8 @@ void check_plan(const json& e, const PlanFacts& p, Checks& checks) {
     checks.add("congestion_free", p.phases_over == 0,
                "worst link " + std::to_string(p.max_load) + ", least possible " + std::to_string(p.least_worst) + ", " +
                    std::to_string(p.phases_over) + " of " + std::to_string(p.phases) + " phases over",
-               "at most " + std::to_string(p.bound) + " transfers per link direction in every phase", p.why);
+               "at most " + std::to_string(p.bound) + " transfers per link direction in every phase", p.why,
+               Value{"value_phases_over", static_cast<double>(p.phases_over)});
   if (e.contains("min_efficiency")) {
     const double want = e["min_efficiency"].get<double>();
     const schedule::Efficiency& eff = p.efficiency;
@@ -118,7 +126,7 @@ void check_plan(const json& e, const PlanFacts& p, Checks& checks) {
     std::snprintf(got, sizeof got, "%.3f (least possible time %.0f / planned %.0f message-times)", eff.value, eff.least, eff.planned);
     char need[48];
     std::snprintf(need, sizeof need, "at least %.3f", want);
-    checks.add("min_efficiency", eff.value + 1e-9 >= want, got, need, "limited by " + eff.limited_by);
+    checks.add("min_efficiency", eff.value + 1e-9 >= want, got, need, "limited by " + eff.limited_by, Value{"value_efficiency", eff.value});
   }
 }
 
@@ -127,24 +135,29 @@ std::optional<double> check_delivery(const json& e, const Delivery& d, Checks& c
   if (e.contains("min_rate_per_node")) {
     const double want = *(min_rate = parse_quantity(e["min_rate_per_node"].get<std::string>(), false, "min_rate_per_node"));
     checks.add("rate_per_node", d.node_rate >= want, format_rate(d.node_rate) + (d.simulated ? " (simulated)" : " (slowest node)"),
-               "at least " + format_rate(want), d.node_rate < want && d.plan_over_bound ? "the plan is over the bound, " + d.why : "");
+               "at least " + format_rate(want), d.node_rate < want && d.plan_over_bound ? "the plan is over the bound, " + d.why : "",
+               Value{"value_gbps", d.node_rate * 8 / 1e9});
   }
   if (e.contains("min_sustainable_rate")) {
     const double want = parse_quantity(e["min_sustainable_rate"].get<std::string>(), false, "min_sustainable_rate");
     checks.add("sustainable_rate", d.sustainable_rate ? std::optional<bool>(*d.sustainable_rate >= want) : std::nullopt,
                d.sustainable_rate ? json(format_rate(*d.sustainable_rate) + " (the highest rate that held)")
                                   : json(d.simulated ? "simulated: not measured" : "not measured: the run was not a rate search (run --find-rate)"),
-               "at least " + format_rate(want));
+               "at least " + format_rate(want), "",
+               d.sustainable_rate ? std::optional<Value>(Value{"value_gbps", *d.sustainable_rate * 8 / 1e9}) : std::nullopt);
   }
   if (e.contains("max_skipped_share"))
     checks.add("skipped_transfers", d.skipped_share ? std::optional<bool>(*d.skipped_share <= e["max_skipped_share"].get<double>()) : std::nullopt,
-               d.skipped_share ? json(*d.skipped_share) : json("simulated: none"), "at most " + text_or(e["max_skipped_share"]));
+               d.skipped_share ? json(*d.skipped_share) : json("simulated: none"), "at most " + text_or(e["max_skipped_share"]), "",
+               d.skipped_share ? std::optional<Value>(Value{"value_share", *d.skipped_share}) : std::nullopt);
   if (e.contains("max_clock_uncertainty_us"))
     checks.add("clock_sync",
                d.clock_uncertainty_us ? std::optional<bool>(*d.clock_uncertainty_us <= e["max_clock_uncertainty_us"].get<double>()) : std::nullopt,
                d.clock_uncertainty_us ? json(std::to_string(*d.clock_uncertainty_us) + " us") : json("simulated: no clocks"),
-               "at most " + text_or(e["max_clock_uncertainty_us"]) + " us");
-  if (!d.simulated && d.missing_ranks) checks.add("ranks_alive", *d.missing_ranks == 0, *d.missing_ranks, "none missing");
+               "at most " + text_or(e["max_clock_uncertainty_us"]) + " us", "",
+               d.clock_uncertainty_us ? std::optional<Value>(Value{"value_us", *d.clock_uncertainty_us}) : std::nullopt);
+  if (!d.simulated && d.missing_ranks) checks.add("ranks_alive", *d.missing_ranks == 0, *d.missing_ranks, "none missing", "",
+                                                            Value{"value_missing", static_cast<double>(*d.missing_ranks)});
   return min_rate;
 }
 
@@ -162,7 +175,7 @@ void check_counters(const json& e, const std::optional<CounterFacts>& c, const s
   if (c->links.size() > 5) detail += "; ... " + std::to_string(c->links.size()) + " links in all";
   checks.add("link_errors", worst <= limit,
              std::to_string(c->links.size()) + " link(s) with errors, worst " + std::to_string(worst) + " (" + c->between + ")", expected,
-             detail);
+             detail, Value{"value_errors", static_cast<double>(worst)});
 }
 
 void check_congestion(const json& e, const std::optional<CongestionFacts>& c, const std::string& why, Checks& checks) {
@@ -181,7 +194,8 @@ void check_congestion(const json& e, const std::optional<CongestionFacts>& c, co
   std::string detail;
   for (size_t i = 0; i < c->links.size() && i < 5 && c->links[i].second > limit; ++i)
     detail += (detail.empty() ? "" : "; ") + c->links[i].first + ": " + percent(c->links[i].second);
-  checks.add("congestion", worst <= limit, "worst link waited " + percent(worst) + " of the run (" + c->between + ")", expected, detail);
+  checks.add("congestion", worst <= limit, "worst link waited " + percent(worst) + " of the run (" + c->between + ")", expected, detail,
+             Value{"value_share", worst});
 }
 
 std::string accept_text(const json& r) {

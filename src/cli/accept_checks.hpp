@@ -17,8 +17,14 @@ namespace ibroute::cli {
 struct Checks {
   nlohmann::json list = nlohmann::json::array();
   int passed = 0, failed = 0;
-  // `ok` empty: not measured (a simulation has no clocks).
-  void add(const std::string& name, std::optional<bool> ok, nlohmann::json measured, nlohmann::json expected, const std::string& detail = "");
+  // `ok` empty: not measured (a simulation has no clocks). `measured` is the text people read;
+  // `value` the same as a number for scripts, under a key that names its unit ("value_gbps").
+  struct Value {
+    const char* key;
+    double v;
+  };
+  void add(const std::string& name, std::optional<bool> ok, nlohmann::json measured, nlohmann::json expected, const std::string& detail = "",
+           std::optional<Value> value = std::nullopt);
 };
 
 // 1. Is the fabric what was ordered? topology, hosts, link width and speed, broken links, LMC.

@@ -416,7 +416,7 @@ int run_accept(const AcceptOptions& o) {
                 {"efficiency", efficiency_json(eff)}}},
               {"load", {{"plan", plan_load}, {"round_robin", load_json(rr_load)}}},
               {"rate_per_node", node_rate},
-              {"bisection_bound_gbps", all_to_all_bound_gbps(c.eval, hosts)},
+              {"all_to_all_bound_gbps", all_to_all_bound_gbps(c.eval, hosts)},  // as analyze names it
               {"clock", clock},
               {"suspect_links", suspects},
               {"not_ok", not_ok},

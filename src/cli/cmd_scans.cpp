@@ -17,7 +17,7 @@ struct ScansOptions {
 };
 
 nlohmann::json scan_json(const store::ScanInfo& s) {
-  return {{"id", s.id}, {"started_at", s.started_at}, {"source", s.source}, {"origin", s.origin}, {"complete", s.complete},
+  return {{"scan_id", s.id}, {"started_at", s.started_at}, {"source", s.source}, {"origin", s.origin}, {"complete", s.complete},
           {"duration_s", s.duration_s}, {"lmc", s.lmc}, {"switches", s.switches}, {"cas", s.cas}, {"links", s.links},
           {"lids", s.lids}, {"routes", s.routes}, {"forwarding_tables", s.has_lfts}};
 }
@@ -31,7 +31,7 @@ int run_scans(const ScansOptions& o) {
       j.push_back({{"kind", p.kind}, {"node_guid", guid_hex(p.node_guid)}, {"port", p.port}, {"detail", p.detail}});
       if (!o.json) std::cout << p.kind << "\t" << p.detail << "\n";
     }
-    if (o.json) print_json(j);
+    if (o.json) print_json({{"db", o.db}, {"scan_id", *o.problems}, {"problems", j}});
     return kExitOk;
   }
   nlohmann::json j = nlohmann::json::array();
@@ -48,7 +48,7 @@ int run_scans(const ScansOptions& o) {
                 << (s.has_lfts ? std::to_string(s.routes) + " routes" : std::string("routes unknown (no tables)")) << "\t"
                 << s.origin << "\n";
   }
-  if (o.json) print_json(j);
+  if (o.json) print_json({{"db", o.db}, {"scans", j}});
   return kExitOk;
 }
 
@@ -59,7 +59,7 @@ Runner setup_scans(CLI::App& app) {
   auto* c = app.add_subcommand("scans", "List the scans in a database, or one scan's problems.");
   c->add_option("--db", o->db, "fabric database")->capture_default_str();
   c->add_option("--problems", o->problems, "list the problems recorded for this scan id");
-  c->add_flag("--json", o->json, "print JSON");
+  c->add_flag("--json", o->json, "print JSON: {\"db\", \"scans\": [{\"scan_id\", ...}]} (with --problems: {\"scan_id\", \"problems\"})");
   return [o] { return run_scans(*o); };
 }
 

@@ -92,6 +92,11 @@ class AcceptOnSimulatedFabrics(TempDirTest):
         self.assertEqual(checks["congestion_free"]["result"], "pass")
         self.assertEqual(checks["skipped_transfers"]["result"], "not measured")  # simulated: no run
         self.assertGreaterEqual(j["rate_per_node"], 5e9)
+        # Every measured value also as a number, its unit in the key: the rate in Gb/s as rate_per_node says in B/s.
+        self.assertAlmostEqual(checks["rate_per_node"]["value_gbps"], j["rate_per_node"] * 8 / 1e9, places=6)
+        self.assertEqual(checks["hosts"]["value_count"], 96)
+        self.assertIsNone(checks["skipped_transfers"].get("value_share"))  # not measured: no number
+        self.assertGreater(j["all_to_all_bound_gbps"], 0)
         self.assertGreater(j["load"]["round_robin"]["max_load"], j["load"]["plan"]["max_load"])
         self.assertEqual(j["plan"]["order"], "name")  # within the bound: no second plan
         self.assertLessEqual(j["load"]["plan"]["lower_bound"]["worst"], j["load"]["plan"]["max_load"])

@@ -50,7 +50,10 @@ class BadInput(TempDirTest):
 
     def assert_db_intact(self):
         self.assertEqual(digest(self.db), self.before)
-        self.assertEqual(len(ibroute_json("scans", "--db", self.db)), 1)
+        listing = ibroute_json("scans", "--db", self.db)
+        self.assertEqual(len(listing["scans"]), 1)
+        self.assertIn("ibroute_version", listing)  # as every --json object (README)
+        self.assertEqual(listing["scans"][0]["scan_id"], 1)  # named as schedules, counters and routes name it
 
     def scan_files(self, topo_text=None, lft_text=None):
         t = write_text(self.path("t2.txt"), self.topo if topo_text is None else topo_text)
@@ -163,8 +166,8 @@ class BadInput(TempDirTest):
         p.wait()
         with sqlite3.connect(self.db) as c:  # opening rolls the hot journal back
             self.assertEqual(c.execute("PRAGMA integrity_check").fetchone()[0], "ok")
-        scans = ibroute_json("scans", "--db", self.db)
-        self.assertEqual([s["id"] for s in scans], [1])
+        scans = ibroute_json("scans", "--db", self.db)["scans"]
+        self.assertEqual([s["scan_id"] for s in scans], [1])
         r = ibroute_json("routes", "--db", self.db, "--from", "node1-001", "--to", "node1-002")
         self.assertEqual(r["routes"][0]["status"], "ok")
 

@@ -74,7 +74,7 @@ class Counters(TempDirTest):
         r = ibroute("accept", "--db", db, "--expect", ok, "--simulate", "--json", "--report", self.path("b.html"), check=False)
         self.assertEqual({c["check"]: c["result"] for c in json.loads(r.stdout)["checks"]}["link_errors"], "pass")
         # The snapshots are in the database, labelled.
-        self.assertEqual(len(json.loads(ibroute("scans", "--db", db, "--json").stdout)), 1)
+        self.assertEqual(len(json.loads(ibroute("scans", "--db", db, "--json").stdout)["scans"]), 1)
 
     def test_measured_against_planned_per_link_and_congestion(self):
         """accept --simulate: the scan's last two snapshots beside one round of the plan. The planned

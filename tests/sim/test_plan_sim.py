@@ -178,7 +178,7 @@ class PlanBadInput(TempDirTest):
     def test_impossible_rate(self):
         r = self.one_error(["plan", "--db", self.db, "--scan", "1", "--rate", "20G"], 2, "more than the fabric carries")
         self.assertIn("at most", r.stderr)
-        self.assertEqual(len(ibroute_json("scans", "--db", self.db)), 2)
+        self.assertEqual(len(ibroute_json("scans", "--db", self.db)["scans"]), 2)
 
     def test_schedule_of_another_fabric(self):
         r = self.one_error(["validate", "--db", self.other, self.file], 1, "fabric")
