@@ -25,13 +25,13 @@ json timing_json(const Schedule& s) {
   if (!s.slots.empty()) j["phase_slots"] = s.slots;
   return j;
 }
+json host_json(const HostIdentity& h, size_t rank) {
+  return {{"rank", rank}, {"name", h.name}, {"node_guid", fabric::guid_hex(h.node_guid)}, {"port_guid", fabric::guid_hex(h.port_guid)},
+          {"base_lid", h.base_lid}, {"lmc", h.lmc}};
+}
 json hosts_json(const ScheduleDoc& doc) {
   json hosts = json::array();
-  for (size_t r = 0; r < doc.identities.size(); ++r) {
-    const HostIdentity& h = doc.identities[r];
-    hosts.push_back({{"rank", r}, {"name", h.name}, {"node_guid", fabric::guid_hex(h.node_guid)},
-                     {"port_guid", fabric::guid_hex(h.port_guid)}, {"base_lid", h.base_lid}, {"lmc", h.lmc}});
-  }
+  for (size_t r = 0; r < doc.identities.size(); ++r) hosts.push_back(host_json(doc.identities[r], r));
   return hosts;
 }
 json header(const ScheduleDoc& doc, const char* format) {
@@ -229,12 +229,16 @@ namespace {
 // The document's format and version: `format` is "ibroute-schedule" or "-slice"; returns the version.
 int64_t read_format(const json& j, const char* format) {
   const At root{j, ""};
+  const std::string_view f = format;
   if (!j.is_object() || !j.contains("format") || j["format"] != format)
-    throw InputError(std::string("not an ") + (std::string_view(format).ends_with("slice") ? "ibroute schedule slice" : "ibroute schedule") +
+    throw InputError(std::string("not an ") +
+                     (f.ends_with("slice") ? "ibroute schedule slice" : f.ends_with("hosts") ? "ibroute slices' host table" : "ibroute schedule") +
                      " (\"format\" is not \"" + format + "\")");
   const At ver = root["version"];
-  if (!ver.v.is_number_integer() || ver.v < 1 || ver.v > kFormatVersion)
-    fail(ver.path, "schedule format version " + shown(ver.v) + "; this ibroute reads versions 1.." + std::to_string(kFormatVersion));
+  const int newest = f.ends_with("slice") ? kSliceVersion : f.ends_with("hosts") ? 1 : kFormatVersion;
+  if (!ver.v.is_number_integer() || ver.v < 1 || ver.v > newest)
+    fail(ver.path, std::string(f.ends_with("hosts") ? "host table" : "schedule format") + " version " + shown(ver.v) +
+                       "; this ibroute reads versions 1.." + std::to_string(newest));
   return ver.v.get<int64_t>();
 }
 
@@ -253,17 +257,36 @@ json parse_json(std::string_view text) {
 }
 
 // What a schedule and its slices share: name, method, fabric, timing, hosts and (version 2) groups.
+void read_meta(const At& root, int64_t version, ScheduleDoc& doc);
+void read_hosts(const At& root, int64_t version, ScheduleDoc& doc);
 void read_header(const At& root, int64_t version, ScheduleDoc& doc) {
-  const bool v1 = version == 1;
-  Schedule& s = doc.schedule;
-  s.name = root["name"].text();
+  read_meta(root, version, doc);
+  read_hosts(root, version, doc);
+}
+
+void read_fabric(const At& root, ScheduleDoc& doc) {
+  doc.schedule.name = root["name"].text();
   doc.created_at = root["created_at"].text();
-  s.method = root["method"].text();
-  s.bound = static_cast<int>(root["bound"].integer(0, 1 << 20, "a transfer bound (0..1048576)"));
   const At fab = root["fabric"];
   doc.fabric.scan_id = fab["scan_id"].integer(0, INT64_MAX, "a scan id (0 or more)");
   doc.fabric.scan_started_at = fab["scan_started_at"].text();
   doc.fabric.lmc = static_cast<uint8_t>(fab["lmc"].integer(0, 7, "an LMC (0..7)"));
+}
+
+// A host's identity (a row of "hosts", or a compact slice's own "host").
+HostIdentity read_identity(const At& h) {
+  const int64_t base = h["base_lid"].integer(1, kMaxUnicastLid, "a unicast LID (1..49151)");
+  const int64_t lmc = h["lmc"].integer(0, 7, "an LMC (0..7)");
+  if (base + (int64_t{1} << lmc) - 1 > kMaxUnicastLid)
+    fail(h.path + "/lmc", "LIDs " + std::to_string(base) + " + 2^" + std::to_string(lmc) + " go beyond the unicast range (1..49151)");
+  return HostIdentity{h["name"].text(), h["node_guid"].guid(), h["port_guid"].guid(), static_cast<uint16_t>(base), static_cast<uint8_t>(lmc)};
+}
+
+void read_meta(const At& root, int64_t version, ScheduleDoc& doc) {
+  Schedule& s = doc.schedule;
+  read_fabric(root, doc);
+  s.method = root["method"].text();
+  s.bound = static_cast<int>(root["bound"].integer(0, 1 << 20, "a transfer bound (0..1048576)"));
   const At tim = root["timing"];
   s.timing.message_size = static_cast<uint64_t>(tim["message_size"].integer(0, INT64_MAX, "a message size in bytes (0 or more)"));
   s.timing.rate = tim["rate"].number(0, 1e15, "a rate in bytes per second (0..1e15)");
@@ -274,7 +297,11 @@ void read_header(const At& root, int64_t version, ScheduleDoc& doc) {
     for (size_t k = 0; k < slots.size(); ++k)
       s.slots.push_back(static_cast<uint32_t>(slots[k].integer(1, kMaxPhaseSlots, "slots of a phase (1.." + std::to_string(kMaxPhaseSlots) + ")")));
   }
+}
 
+void read_hosts(const At& root, int64_t version, ScheduleDoc& doc) {
+  const bool v1 = version == 1;
+  Schedule& s = doc.schedule;
   const At hosts = root["hosts"];
   if (!hosts.v.is_array() || hosts.v.empty()) fail(hosts.path, "\"hosts\" is missing or empty");
   const size_t n = hosts.v.size();
@@ -282,11 +309,7 @@ void read_header(const At& root, int64_t version, ScheduleDoc& doc) {
   for (size_t r = 0; r < n; ++r) {
     const At h = hosts[r];
     if (static_cast<size_t>(h["rank"].integer(0, INT64_MAX, "a rank")) != r) fail(h.path + "/rank", "ranks must be 0, 1, 2, ... in order");
-    const int64_t base = h["base_lid"].integer(1, kMaxUnicastLid, "a unicast LID (1..49151)");
-    const int64_t lmc = h["lmc"].integer(0, 7, "an LMC (0..7)");
-    if (base + (int64_t{1} << lmc) - 1 > kMaxUnicastLid)
-      fail(h.path + "/lmc", "LIDs " + std::to_string(base) + " + 2^" + std::to_string(lmc) + " go beyond the unicast range (1..49151)");
-    HostIdentity id{h["name"].text(), h["node_guid"].guid(), h["port_guid"].guid(), static_cast<uint16_t>(base), static_cast<uint8_t>(lmc)};
+    HostIdentity id = read_identity(h);
     if (auto [it, fresh] = rank_of_port.emplace(id.port_guid, r); !fresh)
       fail(h.path + "/port_guid", shown(h["port_guid"].v) + " is already rank " + std::to_string(it->second));
     s.hosts.push_back({-1, 0, id.name});
@@ -405,23 +428,53 @@ SliceWriter::SliceWriter(const ScheduleDoc& doc) : doc_(doc), n_(doc.schedule.ho
     for (size_t i = 0; i < ph.dst.size(); ++i)
       if (ph.dst[i] >= 0) src_of_[k * n_ + ph.dst[i]] = static_cast<int32_t>(i);
   }
+  // Version 4: only what the node needs. The peers' identities are in the folder's host table
+  // (hosts_file_json), written once, not repeated in every slice.
   base_ = header(doc, "ibroute-schedule-slice");
-  base_["hosts"] = hosts_json(doc);
-  if (!doc.schedule.all_to_all()) base_["groups"] = {{"senders", doc.schedule.senders}, {"receivers", doc.schedule.receivers}};
+  base_["version"] = kSliceVersion;
+  base_["hosts_count"] = n_;
+  base_["hosts_file"] = kHostsFile;
+  base_["phases"] = doc.schedule.phases.size();
 }
+
+namespace {
+// A slice's transfers as columns; "phase" left out where transfer i is in phase i.
+json slice_columns(const std::vector<uint32_t>& phase, const std::vector<int32_t>& peer, const std::vector<uint16_t>& dlid, const char* key) {
+  bool dense = true;
+  for (size_t i = 0; i < phase.size() && dense; ++i) dense = phase[i] == i;
+  json j{{key, peer}, {"dlid", dlid}};
+  if (!dense) j["phase"] = phase;
+  return j;
+}
+}  // namespace
 
 std::string SliceWriter::slice(size_t rank) const {
   json j = base_;
   j["rank"] = rank;
-  json sends = json::array(), receives = json::array();
+  j["host"] = host_json(doc_.identities[rank], rank);
+  std::vector<uint32_t> sp, rp;
+  std::vector<int32_t> dst, src;
+  std::vector<uint16_t> sd, rd;
   for (size_t k = 0; k < doc_.schedule.phases.size(); ++k) {
     const Phase& ph = doc_.schedule.phases[k];
-    if (ph.dst[rank] >= 0) sends.push_back({{"phase", k}, {"dst", ph.dst[rank]}, {"dlid", ph.dlid[rank]}});
-    if (const int32_t i = src_of_[k * n_ + rank]; i >= 0) receives.push_back({{"phase", k}, {"src", i}, {"dlid", ph.dlid[i]}});
+    if (ph.dst[rank] >= 0) sp.push_back(static_cast<uint32_t>(k)), dst.push_back(ph.dst[rank]), sd.push_back(ph.dlid[rank]);
+    if (const int32_t i = src_of_[k * n_ + rank]; i >= 0) rp.push_back(static_cast<uint32_t>(k)), src.push_back(i), rd.push_back(ph.dlid[i]);
   }
-  j["sends"] = std::move(sends);
-  j["receives"] = std::move(receives);
-  return j.dump(1) + "\n";
+  j["sends"] = slice_columns(sp, dst, sd, "dst");
+  j["receives"] = slice_columns(rp, src, rd, "src");
+  return j.dump() + "\n";
+}
+
+std::string hosts_file_json(const ScheduleDoc& doc) {
+  json j{{"format", "ibroute-schedule-hosts"}, {"version", 1}, {"name", doc.schedule.name}, {"created_at", doc.created_at},
+         {"fabric", fabric_json(doc.fabric)}};
+  if (!doc.schedule.all_to_all()) j["groups"] = {{"senders", doc.schedule.senders}, {"receivers", doc.schedule.receivers}};
+  // One host per line: compact, and still read by eye and by grep.
+  std::string out = j.dump();
+  out.pop_back();
+  out += ",\"hosts\":[\n";
+  for (size_t r = 0; r < doc.identities.size(); ++r) out += host_json(doc.identities[r], r).dump() + (r + 1 < doc.identities.size() ? ",\n" : "\n");
+  return out + "]}\n";
 }
 
 std::string node_slice_json(const ScheduleDoc& doc, size_t rank) { return SliceWriter(doc).slice(rank); }
@@ -448,8 +501,69 @@ std::vector<SliceTransfer> read_slice_transfers(const At& list, const char* peer
   return out;
 }
 
+// Version 4: the transfers as columns (dst or src, dlid, and "phase" unless transfer i is in
+// phase i); the same rules as the lists of older slices.
+std::vector<SliceTransfer> read_slice_columns(const At& cols, const char* peer_key, size_t rank, size_t n, size_t k_max) {
+  const At peer = cols[peer_key].list(), dlid = cols["dlid"].list();
+  if (peer.size() > k_max) fail(peer.path, std::to_string(peer.size()) + " transfers; the schedule has " + std::to_string(k_max) + " phases");
+  if (dlid.size() != peer.size()) fail(dlid.path, std::to_string(dlid.size()) + " DLIDs for " + std::to_string(peer.size()) + " transfers");
+  const bool dense = !cols.has("phase");
+  std::optional<At> phase;
+  if (!dense) {
+    phase.emplace(cols["phase"].list());
+    if (phase->size() != peer.size()) fail(phase->path, std::to_string(phase->size()) + " phases for " + std::to_string(peer.size()) + " transfers");
+  }
+  std::vector<SliceTransfer> out;
+  out.reserve(peer.size());
+  for (size_t i = 0; i < peer.size(); ++i) {
+    SliceTransfer x;
+    if (dense) {
+      x.phase = static_cast<uint32_t>(i);
+    } else {
+      const At p = (*phase)[i];
+      x.phase = static_cast<uint32_t>(p.integer(0, static_cast<int64_t>(k_max) - 1, "a phase (0.." + std::to_string(k_max - 1) + ")"));
+      if (!out.empty() && x.phase <= out.back().phase)
+        fail(p.path, "phase " + std::to_string(x.phase) + " after phase " + std::to_string(out.back().phase) + " (one transfer per phase, in order)");
+    }
+    x.peer = read_rank(peer[i], n);
+    if (static_cast<size_t>(x.peer) == rank) fail(peer[i].path, "rank " + std::to_string(rank) + " is the slice's own");
+    x.dlid = static_cast<uint16_t>(dlid[i].integer(1, kMaxUnicastLid, "a unicast LID (1..49151)"));
+    out.push_back(x);
+  }
+  return out;
+}
+
+// Version 4: the node's own identity; the others' are in the host table (hosts_file), so the hosts
+// here are placeholders (no name, GUID 0) but for its own.
+SliceDoc compact_slice_of(const At& root) {
+  SliceDoc out;
+  ScheduleDoc& doc = out.doc;
+  Schedule& s = doc.schedule;
+  read_meta(root, 4, doc);
+  const auto n = static_cast<size_t>(root["hosts_count"].integer(2, int64_t{1} << 24, "a number of hosts (2 .. 16777216)"));
+  out.hosts_file = root["hosts_file"].text();
+  if (out.hosts_file.empty() || out.hosts_file.find('/') != std::string::npos || out.hosts_file.starts_with("."))
+    fail("/hosts_file", "'" + out.hosts_file + "' is not a file name in the slice's own folder");
+  out.rank = static_cast<size_t>(read_rank(root["rank"], n));
+  const At h = root["host"];
+  if (static_cast<size_t>(h["rank"].integer(0, INT64_MAX, "a rank")) != out.rank) fail(h.path + "/rank", "not the slice's rank");
+  const HostIdentity me = read_identity(h);
+  // Every phase is named by the slots where they are given; the count cannot exceed one per transfer.
+  const int64_t most = static_cast<int64_t>(std::min<uint64_t>(uint64_t{n} * (n - 1), uint64_t{1} << 32));
+  const auto phases = static_cast<size_t>(root["phases"].integer(1, most, "a number of phases (1 .. one per transfer)"));
+  check_slots(root, s, phases);
+  s.hosts.assign(n, Host{-1, 0, ""});
+  doc.identities.assign(n, HostIdentity{});
+  s.hosts[out.rank].name = me.name;
+  doc.identities[out.rank] = me;
+  out.sends = read_slice_columns(root["sends"], "dst", out.rank, n, phases);
+  out.receives = read_slice_columns(root["receives"], "src", out.rank, n, phases);
+  return out;
+}
+
 SliceDoc slice_of(const json& j, int64_t version) {
   const At root{j, ""};
+  if (version >= 4) return compact_slice_of(root);
   SliceDoc out;
   read_header(root, version, out.doc);
   const size_t n = out.doc.schedule.hosts.size();
@@ -466,6 +580,16 @@ SliceDoc slice_of(const json& j, int64_t version) {
 SliceDoc slice_from_json(std::string_view text) {
   const json j = parse_json(text);
   return slice_of(j, read_format(j, "ibroute-schedule-slice"));
+}
+
+ScheduleDoc hosts_file_from_json(std::string_view text) {
+  const json j = parse_json(text);
+  read_format(j, "ibroute-schedule-hosts");
+  const At root{j, ""};
+  ScheduleDoc doc;
+  read_fabric(root, doc);
+  read_hosts(root, 2, doc);
+  return doc;
 }
 
 AnyScheduleDoc any_from_json(std::string_view text) {

@@ -68,14 +68,43 @@ Schedule Schedule::parse(std::string_view text, const std::string& source) {
   return Schedule(std::move(impl));
 }
 
-Schedule Schedule::load(const std::string& path) {
+namespace {
+std::string read_whole(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) throw Error(path + ": no such file");
   // Read in place: a whole schedule of 10 000 hosts is 100 MB, not to be held twice.
   std::ifstream in(path, std::ios::binary);
   std::string text(std::filesystem::file_size(path, ec), '\0');
   if (ec || !in || !in.read(text.data(), static_cast<std::streamsize>(text.size()))) throw Error(path + ": cannot read");
-  return parse(text, path);
+  return text;
+}
+}  // namespace
+
+Schedule Schedule::load(const std::string& path) {
+  Schedule s = parse(read_whole(path), path);
+  Impl& im = *s.impl_;
+  if (!im.slice || im.slice->hosts_file.empty()) return s;
+  // A compact slice: the peers' identities from the host table beside it, if it is there.
+  const std::filesystem::path table = std::filesystem::path(path).parent_path() / im.slice->hosts_file;
+  std::error_code ec;
+  if (!std::filesystem::exists(table, ec)) return s;
+  sch::ScheduleDoc hosts;
+  try {
+    hosts = sch::hosts_file_from_json(read_whole(table.string()));
+  } catch (const InputError& e) {
+    throw Error(table.string() + ": " + e.what());
+  }
+  const size_t me = im.slice->rank;
+  if (hosts.identities.size() != im.hosts.size() || hosts.schedule.name != im.doc.schedule.name ||
+      hosts.created_at != im.doc.created_at || hosts.identities[me] != im.doc.identities[me])
+    throw Error(table.string() + ": the host table of another schedule (not " + im.doc.schedule.name + " of " + im.doc.created_at +
+                " with " + std::to_string(im.hosts.size()) + " hosts)");
+  im.doc.identities = std::move(hosts.identities);
+  for (size_t r = 0; r < im.doc.identities.size(); ++r) {
+    const sch::HostIdentity& h = im.doc.identities[r];
+    im.hosts[r] = {static_cast<uint32_t>(r), h.name, h.node_guid, h.port_guid, h.base_lid, h.lmc};
+  }
+  return s;
 }
 
 const std::string& Schedule::name() const { return impl_->doc.schedule.name; }
@@ -96,14 +125,14 @@ const std::vector<Host>& Schedule::hosts() const { return impl_->hosts; }
 
 std::optional<std::uint32_t> Schedule::rank_of_port_guid(std::uint64_t port_guid) const {
   for (const Host& h : impl_->hosts)
-    if (h.port_guid == port_guid) return h.rank;
+    if (h.port_guid == port_guid && port_guid) return h.rank;  // 0: a compact slice's unnamed peer
   return std::nullopt;
 }
 
 std::optional<std::uint32_t> Schedule::rank_of_name(std::string_view name) const {
   std::optional<std::uint32_t> found;
   for (const Host& h : impl_->hosts) {
-    if (h.name != name) continue;
+    if (h.name != name || name.empty()) continue;
     if (found)
       throw Error("'" + std::string(name) + "' is ranks " + std::to_string(*found) + " and " + std::to_string(h.rank) +
                   "; name the host by port GUID");

@@ -35,10 +35,17 @@ std::string file_safe(std::string s) {
   return s;
 }
 
-// The slices' folder holds only what export wrote there: its marker and rank*.json slices. Those
+// The slices' folder holds only what export wrote there: its marker, the host table and rank*.json slices. Those
 // of an earlier export (any schedule) are removed first, so that no peer reads a stale slice
 // beside the new ones; a folder with anything else in it is refused, and nothing is deleted.
 constexpr const char* kSliceMarker = ".ibroute-slices";
+bool is_host_table(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::string head(4096, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(in.gcount()));
+  return head.find("\"format\":\"ibroute-schedule-hosts\"") != std::string::npos;
+}
 void clear_own_slices(const std::string& dir, const std::string& schedule) {
   namespace fs = std::filesystem;
   // Ours: the marker and slices named as export names them (rankNNNNN-NAME.json), also those of an
@@ -53,6 +60,10 @@ void clear_own_slices(const std::string& dir, const std::string& schedule) {
   for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
     const std::string name = e.path().filename().string();
     if (name == kSliceMarker) continue;
+    if (name == schedule::kHostsFile && e.is_regular_file() && is_host_table(e.path())) {  // the slices' host table, not a namesake
+      ours.push_back(e.path());
+      continue;
+    }
     if (e.is_regular_file() && slice_name(name)) ours.push_back(e.path());
     else if (!foreign++) example = name;
   }
@@ -81,6 +92,7 @@ int run_export(const ExportOptions& o) {
       throw InputError("--per-node " + o.per_node + ": " + (std::filesystem::exists(o.per_node) ? "exists and is not a directory" : "cannot create it: " + ec.message()));
     clear_own_slices(o.per_node, info.name);
     const SliceWriter slices(doc);
+    write_file(std::filesystem::path(o.per_node) / schedule::kHostsFile, hosts_file_json(doc));
     Progress progress;
     for (size_t r = 0; r < doc.identities.size(); ++r) {
       progress("slices", r, doc.identities.size());
@@ -89,7 +101,7 @@ int run_export(const ExportOptions& o) {
       write_file(std::filesystem::path(o.per_node) / (prefix + file_safe(doc.identities[r].name) + ".json"), slices.slice(r));
     }
     progress.finish();
-    std::cerr << "wrote " << doc.identities.size() << " per-node slices to " << o.per_node << "\n";
+    std::cerr << "wrote " << doc.identities.size() << " per-node slices and their host table (" << schedule::kHostsFile << ") to " << o.per_node << "\n";
     if (o.output.empty()) return kExitOk;
   }
   auto write = [&](std::ostream& out) {

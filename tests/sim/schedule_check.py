@@ -18,6 +18,18 @@ def groups_of(doc):
     return (g["senders"], g["receivers"]) if g else (list(range(n)), list(range(n)))
 
 
+def slice_transfers(s, direction):
+    """A slice's "sends" or "receives" as a list of {phase, dst|src, dlid}, whichever version wrote
+    it: a list of objects (1..3), or columns (4: "phase" left out where transfer i is in phase i)."""
+    t = s[direction]
+    if isinstance(t, list):
+        return t
+    key = "dst" if direction == "sends" else "src"
+    phases = t.get("phase", list(range(len(t[key]))))
+    assert len(phases) == len(t[key]) == len(t["dlid"]), "columns of one length"
+    return [{"phase": p, key: peer, "dlid": d} for p, peer, d in zip(phases, t[key], t["dlid"])]
+
+
 def phases_of(doc):
     """Every phase as a list of {src, dst, dlid}: the compact encoding (format version 2, docs/
     schedule-format.md) decoded here from its description, independently of ibroute's reader."""

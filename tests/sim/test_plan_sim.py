@@ -5,7 +5,7 @@ import os
 import unittest
 
 from common import EXAMPLES, TempDirTest, db_rows, ibroute, ibroute_json
-from schedule_check import check_all_to_all, check_groups, explicit, link_loads, load_schedule, phases_of
+from schedule_check import check_all_to_all, check_groups, explicit, link_loads, load_schedule, phases_of, slice_transfers
 from simfabric import SimFabric, generate, read_text, write_text
 
 
@@ -116,7 +116,8 @@ class PlanOnSimulatedFabrics(TempDirTest):
         ibroute("export", "--db", db, "--schedule", "p", "--per-node", d)
         files = sorted(f for f in os.listdir(d) if f.startswith("rank"))
         self.assertEqual(len(files), 96)
-        self.assertEqual(sorted(os.listdir(d)), sorted(files + [".ibroute-slices"]))  # nothing but the slices and the marker
+        # Nothing but the slices, their host table and the marker.
+        self.assertEqual(sorted(os.listdir(d)), sorted(files + [".ibroute-slices", "hosts.json"]))
         # A smaller schedule into the same folder: the older slices go, no stale slice stays beside the new.
         ibroute("plan", "--db", db, "--hosts", ",".join(json.loads(ibroute("export", "--db", db, "--schedule", "p").stdout)["hosts"][i]["name"]
                                                            for i in range(4)), "--name", "p4")
@@ -136,9 +137,17 @@ class PlanOnSimulatedFabrics(TempDirTest):
         with open(os.path.join(d, files[5])) as f:
             s = json.load(f)
         r = s["rank"]
-        self.assertEqual(s["hosts"], whole["hosts"])
-        self.assertEqual([t["dst"] for t in s["sends"]], [t["dst"] for ph in phases_of(whole) for t in ph if t["src"] == r])
-        self.assertEqual(len(s["receives"]), 95)
+        with open(os.path.join(d, "hosts.json")) as f:
+            table = json.load(f)
+        self.assertEqual(table["hosts"], whole["hosts"])  # the peers' identities, once for all slices
+        self.assertEqual((s["host"], s["hosts_count"], s["phases"]), (whole["hosts"][r], len(whole["hosts"]), len(phases_of(whole))))
+        self.assertNotIn("hosts", s)
+        mine = [t for k, ph in enumerate(phases_of(whole)) for t in ph if t["src"] == r]
+        self.assertEqual([(t["dst"], t["dlid"]) for t in slice_transfers(s, "sends")], [(t["dst"], t["dlid"]) for t in mine])
+        self.assertEqual(len(slice_transfers(s, "receives")), 95)
+        # Compact: the node's own columns, no host table in each (issue 29: 235 KB per slice at 864 hosts before).
+        sizes = [os.path.getsize(os.path.join(d, f)) for f in files]
+        self.assertLess(max(sizes), 3000, "96 hosts: two columns of 95 ranks and DLIDs, and a header")
 
 
 class PlanBadInput(TempDirTest):

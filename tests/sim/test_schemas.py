@@ -25,7 +25,7 @@ SCHEMAS = os.path.join(SOURCE, "docs", "schemas")
 CORPUS = os.path.join(SOURCE, "tests", "fuzz", "corpus")
 TOPO = os.path.join(CORPUS, "ibnetdiscover", "tiny.topo")
 LFTS = os.path.join(CORPUS, "lft_dump", "tiny.dump_fts")
-NAMES = ("schedule", "schedule-slice", "run-report", "expectation")
+NAMES = ("schedule", "schedule-slice", "schedule-hosts", "run-report", "expectation")
 
 
 def load(path):
@@ -50,6 +50,10 @@ def deleting(*keys):
     def edit(doc):
         del dig(doc, keys)[keys[-1]]
     return edit
+
+
+def full_hosts(test, schedule):
+    return test.export(schedule)["hosts"]
 
 
 class SchemaTest(TempDirTest):
@@ -252,28 +256,39 @@ class SchemaTest(TempDirTest):
                 full = self.export(schedule, "--per-node", self.path(schedule))
                 files = sorted(glob.glob(os.path.join(self.path(schedule), "rank*.json")))
                 self.assertEqual(len(files), len(full["hosts"]))
+                table = load(os.path.join(self.path(schedule), "hosts.json"))
+                self.assert_valid("schedule-hosts", table, "hosts.json")
+                self.assertEqual((table["hosts"], table.get("groups")), (full["hosts"], full.get("groups")))
+                self.assert_invalid("schedule-slice", table, "the host table as a slice")
                 for rank, f in enumerate(files):
                     s = load(f)
                     self.assert_valid("schedule-slice", s, os.path.basename(f))
-                    self.assertEqual((s["format"], s["rank"], s["hosts"]), ("ibroute-schedule-slice", rank, full["hosts"]))
-                    self.assertEqual(s.get("groups"), full.get("groups"))
+                    self.assertEqual((s["format"], s["version"], s["rank"], s["host"], s["hosts_count"], s["hosts_file"]),
+                                     ("ibroute-schedule-slice", 4, rank, full["hosts"][rank], len(full["hosts"]), "hosts.json"))
                     self.assert_invalid("schedule", s, "a slice as a schedule")
+                    self.assert_invalid("schedule-hosts", s, "a slice as a host table")
         s = load(sorted(glob.glob(os.path.join(self.path("a2a"), "rank*.json")))[0])
-        self.assertTrue(s["sends"] and s["receives"])
+        self.assertTrue(s["sends"]["dst"] and s["receives"]["src"])
         cases = [
             ("wrong format", setting("format", value="ibroute-schedule")),
             ("missing rank", deleting("rank")),
-            ("missing hosts", deleting("hosts")),
-            ("DLID 60000", setting("sends", 0, "dlid", value=60000)),
-            ("negative phase", setting("receives", 0, "phase", value=-1)),
-            ("sends not a list", setting("sends", value={"phase": 0})),
-            ("receive without src", deleting("receives", 0, "src")),
-            ("version 4", setting("version", value=4)),
+            ("missing host", deleting("host")),
+            ("missing hosts_count", deleting("hosts_count")),
+            ("hosts_file in another folder", setting("hosts_file", value="../hosts.json")),
+            ("DLID 60000", setting("sends", "dlid", 0, value=60000)),
+            ("negative phase", setting("receives", "phase", value=[-1])),
+            ("sends a list (older versions' form)", setting("sends", value=[{"phase": 0, "dst": 1, "dlid": 5}])),
+            ("receives without src", deleting("receives", "src")),
+            ("version 5", setting("version", value=5)),
         ]
         for label, edit in cases:
             doc = copy.deepcopy(s)
             edit(doc)
             self.assert_invalid("schedule-slice", doc, label)
+        # A slice of versions 1..3 (every host in each) still passes: older exports stay valid.
+        old = {k: v for k, v in s.items() if k not in ("host", "hosts_count", "hosts_file", "phases")}
+        old.update(version=2, hosts=full_hosts(self, "a2a"), sends=[{"phase": 0, "dst": 1, "dlid": s["sends"]["dlid"][0]}], receives=[])
+        self.assert_valid("schedule-slice", old, "a version-2 slice")
 
     # --- expectation files -----------------------------------------------------------------------
 

@@ -2,6 +2,10 @@
 // from version-1 and list-encoded files — the same transfers, in order, timed by the schedule.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <numeric>
 
 #include "fabrics.hpp"
@@ -52,6 +56,22 @@ Expected expected(const ScheduleDoc& d, uint32_t r) {
   return e;
 }
 
+// A slice as versions 1..3 wrote it (every host, transfers as objects), written here from the
+// phases: older exports must stay readable.
+std::string legacy_slice(const ScheduleDoc& d, uint32_t r, int version) {
+  nlohmann::json j = nlohmann::json::parse(to_json(d));
+  j["format"] = "ibroute-schedule-slice";
+  j["version"] = version;
+  j.erase("phases");
+  j["rank"] = r;
+  const Expected e = expected(d, r);
+  j["sends"] = nlohmann::json::array();
+  j["receives"] = nlohmann::json::array();
+  for (const auto& [k, peer, dlid] : e.sends) j["sends"].push_back({{"phase", k}, {"dst", peer}, {"dlid", dlid}});
+  for (const auto& [k, peer, dlid] : e.receives) j["receives"].push_back({{"phase", k}, {"src", peer}, {"dlid", dlid}});
+  return j.dump(1);
+}
+
 void expect_transfers(const ScheduleDoc& d, const std::vector<peer::Transfer>& got, const std::vector<std::tuple<uint32_t, uint32_t, uint16_t>>& want) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) {
@@ -85,9 +105,15 @@ void expect_every_rank(const ScheduleDoc& d, const std::string& text, int versio
     const peer::Schedule own = peer::Schedule::parse(slices.slice(r), "slice.json");
     EXPECT_TRUE(own.is_slice());
     EXPECT_EQ(own.own_rank(), r);
+    EXPECT_EQ(own.format_version(), kSliceVersion);
+    EXPECT_EQ(own.hosts()[r].port_guid, d.identities[r].port_guid) << "its own identity is in the slice";
     expect_transfers(d, own.sends(r), e.sends);
     expect_transfers(d, own.receives(r), e.receives);
     EXPECT_THROW(own.sends((r + 1) % d.identities.size()), peer::Error) << "a slice answers for its own rank only";
+    const peer::Schedule old = peer::Schedule::parse(legacy_slice(d, r, 3), "old.json");
+    EXPECT_EQ(old.hosts()[(r + 1) % d.identities.size()].name, d.identities[(r + 1) % d.identities.size()].name);
+    expect_transfers(d, old.sends(r), e.sends);
+    expect_transfers(d, old.receives(r), e.receives);
   }
   EXPECT_GT(transfers, 0u);
 }
@@ -130,9 +156,7 @@ TEST(Peer, ListEncodedAndVersion1FilesRead) {
   v1["version"] = 1;
   expect_every_rank(listed, v1.dump(), 1);
   // A version-1 slice is a version-2 slice without groups.
-  nlohmann::json slice = nlohmann::json::parse(SliceWriter(listed).slice(3));
-  slice["version"] = 1;
-  EXPECT_EQ(peer::Schedule::parse(slice.dump()).format_version(), 1);
+  EXPECT_EQ(peer::Schedule::parse(legacy_slice(listed, 3, 1)).format_version(), 1);
 }
 
 TEST(Peer, HostsByGuidAndNameAndAmbiguity) {
@@ -159,18 +183,59 @@ TEST(Peer, DamagedSlicesAreRefusedByPlace) {
     EXPECT_EQ(msg.rfind("rank2.json: ", 0), 0u) << msg;
     EXPECT_NE(msg.find(needle), std::string::npos) << msg;
   };
-  refused([](auto& j) { j["sends"][1]["phase"] = 0; }, "/sends/1/phase: phase 0 after phase 0 (one transfer per phase, in order)");
-  refused([](auto& j) { j["sends"][0]["phase"] = 23; }, "/sends/0/phase: 23 is not a phase (0..22)");
-  refused([](auto& j) { j["sends"][0]["dst"] = 2; }, "/sends/0/dst: rank 2 is the slice's own");
-  refused([](auto& j) { j["receives"][4]["src"] = 24; }, "/receives/4/src: 24: rank out of range (0..23)");
-  refused([](auto& j) { j["receives"][0]["dlid"] = 60000; }, "/receives/0/dlid: 60000 is not a unicast LID");
+  refused([](auto& j) { j["sends"]["phase"] = nlohmann::json::array({0, 0}); }, "/sends/phase: 2 phases for 23 transfers");
+  refused([](auto& j) {
+    j["sends"]["phase"] = nlohmann::json::array();
+    for (int k = 0; k < 23; ++k) j["sends"]["phase"].push_back(k == 1 ? 0 : k);
+  }, "/sends/phase/1: phase 0 after phase 0 (one transfer per phase, in order)");
+  refused([](auto& j) {
+    j["sends"]["phase"] = nlohmann::json::array();
+    for (int k = 0; k < 23; ++k) j["sends"]["phase"].push_back(k + 1);
+  }, "/sends/phase/22: 23 is not a phase (0..22)");
+  refused([](auto& j) { j["sends"]["dst"][0] = 2; }, "/sends/dst/0: rank 2 is the slice's own");
+  refused([](auto& j) { j["receives"]["src"][4] = 24; }, "/receives/src/4: 24: rank out of range (0..23)");
+  refused([](auto& j) { j["receives"]["dlid"][0] = 60000; }, "/receives/dlid/0: 60000 is not a unicast LID");
+  refused([](auto& j) { j["receives"]["dlid"].erase(0); }, "/receives/dlid: 22 DLIDs for 23 transfers");
   refused([](auto& j) { j["rank"] = -1; }, "/rank: -1: rank out of range");
-  refused([](auto& j) { j.erase("sends"); }, "/sends: \"sends\" is missing");
-  refused([](auto& j) { j["version"] = 4; }, "/version: schedule format version 4; this ibroute reads versions 1..3");
+  refused([](auto& j) { j["host"]["rank"] = 3; }, "/host/rank: not the slice's rank");
+  refused([](auto& j) { j["hosts_file"] = "../etc/x.json"; }, "/hosts_file: '../etc/x.json' is not a file name in the slice's own folder");
+  refused([](auto& j) { j["phases"] = 0; }, "/phases: 0 is not a number of phases");
+  refused([](auto& j) { j.erase("sends"); }, "/sends");
+  refused([](auto& j) { j["version"] = 5; }, "/version: schedule format version 5; this ibroute reads versions 1..4");
   refused([](auto& j) { j["format"] = "ibroute-slice"; }, "not an ibroute schedule");
-  refused([](auto& j) { j["sends"] = nlohmann::json::array({j["sends"][0], j["sends"][0]}); }, "/sends/1/phase");
+  refused([](auto& j) { j["sends"] = nlohmann::json::array(); }, "/sends: a list is not an object");  // an older slice's list in a version 4
   EXPECT_NE(what([] { (void)peer::Schedule::parse("{\"format\": \"ibroute-schedule-slice\", \"ver"); }).find("not valid JSON"), std::string::npos);
   EXPECT_NE(what([] { (void)peer::Schedule::load("/nonexistent/s.json"); }).find("/nonexistent/s.json: no such file"), std::string::npos);
+}
+
+// A compact slice in a folder: the peers' names from the host table export wrote beside it; a
+// table of another schedule refused; no table: the peers by rank only.
+TEST(Peer, ACompactSliceTakesItsPeersFromTheHostTableBesideIt) {
+  World w = half_fat_tree();
+  const ScheduleDoc d = doc_of(w, plan_all_to_all(w.ctx, all_hosts(w.f), kShiftsOnly));
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("peer-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto put = [&](const std::string& name, const std::string& text) { std::ofstream(dir / name) << text; };
+  put("rank00004-x.json", SliceWriter(d).slice(4));
+  const std::string slice = (dir / "rank00004-x.json").string();
+  const peer::Schedule alone = peer::Schedule::load(slice);
+  EXPECT_EQ(alone.hosts()[5].name, "");
+  EXPECT_EQ(alone.hosts()[5].port_guid, 0u);
+  EXPECT_FALSE(alone.rank_of_port_guid(0)) << "an unnamed peer is no match";
+  EXPECT_EQ(alone.rank_of_name(d.identities[4].name), 4u);
+  put("hosts.json", hosts_file_json(d));
+  const peer::Schedule s = peer::Schedule::load(slice);
+  for (uint32_t r = 0; r < d.identities.size(); ++r) {
+    EXPECT_EQ(s.hosts()[r].name, d.identities[r].name);
+    EXPECT_EQ(s.rank_of_port_guid(d.identities[r].port_guid), r);
+  }
+  ScheduleDoc other = d;
+  other.schedule.name = "q";
+  put("hosts.json", hosts_file_json(other));
+  EXPECT_NE(what([&] { (void)peer::Schedule::load(slice); }).find("the host table of another schedule"), std::string::npos);
+  put("hosts.json", "{\"format\": \"ibroute-schedule\"}");
+  EXPECT_NE(what([&] { (void)peer::Schedule::load(slice); }).find("hosts.json: not an ibroute slices' host table"), std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 // `ibroute run --placement` names a rank's host as the schedule file does, in any form.

@@ -118,8 +118,13 @@ TEST(Format, CsvAndSlices) {
   EXPECT_EQ(csv.substr(0, csv.find('\n')), "phase,src,dst,src_name,dst_name,dlid,dlid_offset");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 16 * 15);
   std::string slice = node_slice_json(d, 3);
-  EXPECT_NE(slice.find("\"rank\": 3"), std::string::npos);
-  EXPECT_NE(slice.find("\"sends\""), std::string::npos);
+  EXPECT_NE(slice.find("\"rank\":3"), std::string::npos);
+  EXPECT_NE(slice.find("\"sends\":{\"dlid\":["), std::string::npos) << "columns, every phase one send: no phase list";
+  EXPECT_NE(slice.find("\"hosts_count\":16"), std::string::npos);
+  EXPECT_EQ(slice.find("\"hosts\""), std::string::npos) << "the peers are in the host table, not in every slice";
+  const ScheduleDoc table = hosts_file_from_json(hosts_file_json(d));
+  EXPECT_EQ(table.identities, d.identities);
+  EXPECT_EQ(table.schedule.name, d.schedule.name);
 }
 
 TEST(Validate, AcceptsThePlanAndCatchesEachFault) {

@@ -18,6 +18,11 @@ namespace ibroute::schedule {
 // phases than the shifts (transfers that waited, packed into phases of their own). A schedule that
 // needs neither is written as version 2, which older readers take. Versions 1 and 2 are still read.
 constexpr int kFormatVersion = 3;
+// Slices: 4 is compact — the node's own identity and its transfers as columns; the peers'
+// identities are in the folder's host table (kHostsFile), once. Slices of versions 1..3 (every
+// host in every slice) are still read.
+constexpr int kSliceVersion = 4;
+inline constexpr const char* kHostsFile = "hosts.json";
 // The version a schedule is written in: 3 only where it needs what 3 adds.
 int format_version_for(const Schedule& s);
 
@@ -30,7 +35,8 @@ ScheduleDoc from_json(std::string_view text);
 void write_csv(std::ostream& out, const ScheduleDoc& doc);
 std::string to_csv(const ScheduleDoc& doc);
 
-// One host's part: its sends and receives per phase, with every host's identity (to connect).
+// One host's part: its sends and receives per phase and its own identity (version 4); the others'
+// identities go once into the host table beside the slices (hosts_file_json).
 // Built once per schedule: each slice then costs O(phases), not O(phases x hosts).
 class SliceWriter {
  public:
@@ -44,6 +50,10 @@ class SliceWriter {
   nlohmann::json base_;          // what every slice repeats
 };
 std::string node_slice_json(const ScheduleDoc& doc, size_t rank);
+// The slices' host table ("ibroute-schedule-hosts", version 1): name, created_at, fabric, groups,
+// hosts — one per line. Read back with hosts_file_from_json (the identities and groups).
+std::string hosts_file_json(const ScheduleDoc& doc);
+ScheduleDoc hosts_file_from_json(std::string_view text);
 
 // A slice as read back: the schedule's header, hosts and groups (doc.schedule.phases stays empty),
 // the rank it is for, and that rank's transfers in phase order. `peer` is the destination of a
@@ -55,11 +65,12 @@ struct SliceTransfer {
   bool operator==(const SliceTransfer&) const = default;
 };
 struct SliceDoc {
-  ScheduleDoc doc;
+  ScheduleDoc doc;  // version 4: every host but the slice's own a placeholder (no name, GUID 0)
   size_t rank = 0;
   std::vector<SliceTransfer> sends, receives;
+  std::string hosts_file;  // version 4: the host table's file name, in the slice's folder
 };
-// Versions 1 and 2; throws InputError naming the JSON pointer of what is wrong.
+// Versions 1 to 4; throws InputError naming the JSON pointer of what is wrong.
 SliceDoc slice_from_json(std::string_view text);
 
 // Either document, as its "format" says, and the version it was written in.

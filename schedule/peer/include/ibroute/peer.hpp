@@ -53,15 +53,18 @@ struct Transfer {
 class Schedule {
  public:
   // Reads a schedule file or a per-node slice; throws Error (unreadable file, not JSON, another
-  // format, a value out of range).
+  // format, a value out of range). A slice of version 4 names its peers only by rank: their
+  // identities come from the host table export wrote beside it (hosts.json), read here too; an
+  // absent table leaves them unnamed (see parse), a table of another schedule is an Error.
   static Schedule load(const std::string& path);
-  // The same from text; `source` names it in errors.
+  // The same from text; `source` names it in errors. A version-4 slice read this way knows only
+  // its own host: the others in hosts() have their rank, no name and GUID 0.
   static Schedule parse(std::string_view text, const std::string& source = "schedule");
 
   const std::string& name() const;        // the schedule's name in the database that planned it
   const std::string& method() const;      // "structure", "free", ...
   const std::string& created_at() const;  // UTC, ISO 8601
-  int format_version() const;             // of the file read (1, 2 or 3)
+  int format_version() const;             // of the file read (1, 2 or 3; slices 1 to 4)
   bool is_slice() const;
   // The rank a slice is for; empty for a whole schedule (which answers for every rank).
   std::optional<std::uint32_t> own_rank() const;
