@@ -29,6 +29,29 @@ std::pair<uint8_t, double> common_rate(const Fabric& f) {
 }
 }  // namespace
 
+// The graph's label: the title, then what colours and line styles mean (HTML-like label), a row
+// each, so that the legend stays near the left edge where a viewer starts reading.
+std::string legend(const DotOptions& opt, bool per_pair) {
+  auto esc = [](const std::string& t) { return markup_escape(t); };
+  auto text = [](const std::string& t, const char* colour = "black") {
+    return std::string("<td align=\"left\"><font point-size=\"11\" color=\"") + colour + "\">" + t + "</font></td>";
+  };
+  std::string l = "<table border=\"0\" cellspacing=\"3\" cellpadding=\"1\">";
+  if (!opt.title.empty()) l += "<tr><td colspan=\"11\" align=\"left\"><font point-size=\"16\"><b>" + esc(opt.title) + "</b></font></td></tr>";
+  if (!opt.load.empty()) {
+    l += "<tr>" + text("transfers at once against capacity:");
+    for (auto [colour, what] : {std::pair{"#cccccc", "none"}, {"#a6d3a0", "under half"}, {"#57ab5a", "half or more"},
+                                {"#1a7f37", "at capacity"}, {"#d62728", "over capacity"}})
+      l += std::string("<td bgcolor=\"") + colour + "\" width=\"18\"> </td>" + text(what);
+    l += "</tr>";
+  }
+  // Its own table: a wide cell here would stretch the swatches' columns above.
+  l += "<tr><td colspan=\"11\" align=\"left\"><table border=\"0\" cellspacing=\"3\" cellpadding=\"1\"><tr>" + text("lines:") +
+       text("dashed red: link down", "#d62728") + text("orange: narrower or slower than the fabric's links", "#e07000") +
+       (per_pair ? text("xN: N parallel links") : "") + "</tr></table></td></tr></table>";
+  return l;
+}
+
 std::string to_dot(const Fabric& f, const DotOptions& opt) {
   std::ostringstream o;
   auto [width, gbps] = common_rate(f);
@@ -54,34 +77,53 @@ std::string to_dot(const Fabric& f, const DotOptions& opt) {
     auto it = opt.load.find({node, port});
     return it == opt.load.end() ? std::pair<long, long>{0, 0} : it->second;
   };
+  // Drawn at its natural size: shrinking a large fabric to a screen made 3-point labels (and
+  // Graphviz's rounded scale cut its right edge off); a viewer scrolls. The title and a legend of
+  // what the colours and line styles mean sit above it.
   o << "graph fabric {\n  graph [rankdir=BT, splines=false, nodesep=0.15, ranksep=" << (per_pair ? "3" : "1.2")
-    << ", fontname=\"Helvetica\"";
-  if (per_pair) o << ", size=\"13,8\"";  // a large fabric fits a screen; its detail is in --format matrix
-  if (!opt.title.empty()) o << ", labelloc=t, label=" << quote(opt.title);
-  o << "];\n"
+    << ", fontname=\"Helvetica\", pad=0.3, labelloc=t, labeljust=l, label=<" << legend(opt, per_pair) << ">];\n"
     << "  node [fontname=\"Helvetica\", fontsize=10];\n  edge [color=" << (per_pair ? "\"#5555554d\", penwidth=0.6" : "\"#555555\"")
     << "];\n";
   std::vector<std::string> rank(st.levels + 2);
-  for (size_t i = 0; i < f.nodes.size(); ++i) {
+  std::vector<std::vector<size_t>> in_rank(st.levels + 2);  // to keep each row in name order
+  std::vector<size_t> order(f.nodes.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return natural_less(f.nodes[a].desc, f.nodes[b].desc); });
+  // Large fabrics: the hosts counted in their switch's label, not drawn as a row of their own.
+  const bool hosts_in_label = opt.fold_hosts && per_pair;
+  for (size_t i : order) {
     const Node& n = f.nodes[i];
     if (!n.is_switch()) {
       if (!opt.fold_hosts) {
         o << "  n" << i << " [label=" << quote(n.desc) << ", shape=ellipse];\n";
         rank[0] += " n" + std::to_string(i) + ";";
+        in_rank[0].push_back(i);
       }
       continue;
     }
     rank[std::min<size_t>(level[i], rank.size() - 1)] += " n" + std::to_string(i) + ";";
-    o << "  n" << i << " [label=" << quote(per_pair ? n.desc : n.desc + "\nlid " + std::to_string(n.mgmt_port().base_lid))
+    in_rank[std::min<size_t>(level[i], rank.size() - 1)].push_back(i);
+    const std::string label = per_pair ? n.desc + (hosts_in_label && hosts[i] ? "\n" + std::to_string(hosts[i]) + " hosts" : "")
+                                       : n.desc + "\nlid " + std::to_string(n.mgmt_port().base_lid);
+    o << "  n" << i << " [label=" << quote(label)
       << ", shape=box, style=filled, fillcolor=" << (level[i] == 1 ? "\"#dbe9f6\"" : level[i] == st.levels ? "\"#f6e3c6\"" : "\"#e4f2dc\"")
       << (n.lft_read ? "" : ", color=red, penwidth=2") << "];\n";
-    if (opt.fold_hosts && hosts[i]) {
+    if (opt.fold_hosts && !hosts_in_label && hosts[i]) {
       o << "  h" << i << " [label=\"" << hosts[i] << " hosts\", shape=folder, fontsize=9];\n  h" << i << " -- n" << i << ";\n";
       rank[0] += " h" + std::to_string(i) + ";";
     }
   }
-  for (const std::string& r : rank)
-    if (!r.empty()) o << "  {rank=same;" << r << "}\n";
+  for (size_t r = 0; r < rank.size(); ++r) {
+    if (rank[r].empty()) continue;
+    o << "  {rank=same;" << rank[r];
+    // Invisible edges along the row hold it in name order (dot would reorder it to cut crossings).
+    if (r > 0 && in_rank[r].size() > 1) {
+      o << " ";
+      for (size_t k = 0; k < in_rank[r].size(); ++k) o << (k ? " -- n" : "n") << in_rank[r][k];
+      o << " [style=invis];";
+    }
+    o << "}\n";
+  }
   // One edge per link, or per switch pair: the pair's link count, its worst load each way.
   struct Edge {
     size_t a, b;
@@ -126,7 +168,7 @@ std::string to_dot(const Fabric& f, const DotOptions& opt) {
       bool over = (e.ca && e.la > e.ca) || (e.cb && e.lb > e.cb);
       double share = static_cast<double>(std::max(e.la, e.lb)) / (e.ca && e.cb ? std::max(e.ca, e.cb) : max_load);
       const char* colour = over ? "#d62728" : share >= 0.999 ? "#1a7f37" : share >= 0.5 ? "#57ab5a" : share > 0 ? "#a6d3a0" : "#cccccc";
-      o << ", color=\"" << colour << "\", penwidth=" << 1 + 3 * std::min(1.0, static_cast<double>(std::max(e.la, e.lb)) / max_load);
+      o << ", color=\"" << colour << "\", penwidth=" << 1 + (per_pair ? 1.5 : 3) * std::min(1.0, static_cast<double>(std::max(e.la, e.lb)) / max_load);
       if (!per_pair) o << ", xlabel=\"" << e.la << "/" << e.lb << "\"";
       if (e.slow) o << ", style=bold";
     } else if (e.down) {

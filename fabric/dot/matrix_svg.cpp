@@ -62,7 +62,7 @@ std::string matrix_svg(const Fabric& f, const DotOptions& opt) {
         if (st.level[i] == lvl) rows.push_back(static_cast<int32_t>(i));
         if (st.level[i] == lvl + 1) cols.push_back(static_cast<int32_t>(i));
       }
-    auto by_name = [&](int32_t a, int32_t b) { return f.nodes[a].desc < f.nodes[b].desc; };
+    auto by_name = [&](int32_t a, int32_t b) { return natural_less(f.nodes[a].desc, f.nodes[b].desc); };
     std::sort(rows.begin(), rows.end(), by_name);
     std::sort(cols.begin(), cols.end(), by_name);
     std::map<std::pair<int32_t, int32_t>, Cell> cells;
@@ -134,6 +134,10 @@ std::string matrix_svg(const Fabric& f, const DotOptions& opt) {
           if (cell.slow || cell.down)
             body << "<rect x=\"" << cx << "\" y=\"" << ry << "\" width=\"" << s << "\" height=\"" << s
                  << "\" fill=\"none\" stroke=\"" << (cell.down ? "#d62728" : "#ff8c00") << "\" stroke-width=\"1.5\"/>";
+          // The figures in the cell, where it is large enough: a printed or pasted picture has no hover.
+          if (kCell >= 20)
+            body << "<text x=\"" << cx + 2 << "\" y=\"" << ry + 9 << "\" font-size=\"8\">" << cell.up << "</text><text x=\"" << cx + s - 2
+                 << "\" y=\"" << ry + s - 2 << "\" font-size=\"8\" text-anchor=\"end\">" << cell.dn << "</text>";
           body << "</g>\n";
         } else {
           const char* fill = cell.down ? "#d62728" : cell.links < common ? "#f5b041" : cell.links > common ? "#7fb3d5" : "#a9dfbf";
@@ -157,15 +161,16 @@ std::string matrix_svg(const Fabric& f, const DotOptions& opt) {
     legend << "<text x=\"10\" y=\"" << ly << "\" font-size=\"11\">colour: transfers at once against the link's capacity</text>\n";
     int lx = 10;
     ly += 8;
-    for (auto [load, cap, label] : {std::tuple{0L, 2L, "idle"}, {1L, 2L, "half"}, {2L, 2L, "at capacity"}, {3L, 2L, "over (+50%)"},
-                                    {4L, 2L, "over (+100%)"}}) {
+    for (auto [load, cap, label] : {std::tuple{0L, 2L, "idle"}, {1L, 2L, "half"}, {2L, 2L, "at capacity"}, {3L, 2L, "over by 50 %"},
+                                    {4L, 2L, "over by 100 % or more"}}) {
       legend << "<rect x=\"" << lx << "\" y=\"" << ly << "\" width=\"14\" height=\"14\" fill=\"" << load_colour(load, cap)
              << "\"/><text x=\"" << lx + 18 << "\" y=\"" << ly + 11 << "\" font-size=\"10\">" << label << "</text>\n";
-      lx += 110;
+      lx += 150;
     }
     ly += 30;
     legend << "<text x=\"10\" y=\"" << ly << "\" font-size=\"11\">" << over_cells
-           << " link direction(s) over capacity; hover a cell for its figures</text>\n";
+           << " link direction(s) over capacity; in each cell the worst load up (top left) and down (bottom right)"
+           << (kCell >= 20 ? "" : "; hover a cell for its figures") << "</text>\n";
   } else {
     int lx = 10;
     for (auto [fill, label] : {std::pair{"#a9dfbf", "usual link count"}, {"#f5b041", "fewer links"}, {"#7fb3d5", "more links"},

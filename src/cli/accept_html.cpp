@@ -50,6 +50,14 @@ std::string colour(double share) {
 // The full mark of the scale: the expected rate, or the highest measured when none is known.
 double full_mark(const Heatmap& h) { return h.expected_gbps > 0 ? h.expected_gbps : h.max_gbps; }
 
+// A share as the terminal prints it: "54.8 %", not 0.5482.
+std::string percent_text(const json& share) {
+  if (!share.is_number()) return "—";
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f %%", share.get<double>() * 100);
+  return b;
+}
+
 std::string gbps_text(double g) {
   char b[32];
   std::snprintf(b, sizeof b, "%.3g", g);
@@ -84,13 +92,18 @@ std::string heatmap_svg(const Heatmap& h) {
       float v = h.gbps[y * h.cells + x];
       o << "<rect x=\"" << x * px << "\" y=\"" << y * px << "\" width=\"" << px << "\" height=\"" << px << "\" fill=\""
         << (v < 0 ? std::string("#eeeeee") : colour(full_mark(h) > 0 ? v / full_mark(h) : 0)) << "\"/>";
+      // Its figure in the cell's corner where there is room (a printed picture has no hover).
+      if (px >= 24 && v >= 0 && x != y)
+        o << "<text x=\"" << x * px + 2 << "\" y=\"" << y * px + 9 << "\" font-size=\"8\">" << gbps_text(v) << "</text>";
     }
   o << "<text x=\"0\" y=\"" << side + 18 << "\" font-size=\"11\">destination rank →  (0 … " << h.ranks - 1
     << ")</text><text x=\"-30\" y=\"12\" font-size=\"11\" transform=\"rotate(90,-30,12)\">source rank →</text></g></svg>";
   return o.str();
 }
 
-// Side-by-side bars: transfers per link direction and phase, round-robin against the plan.
+// Side-by-side bars: transfers per link direction and phase, round-robin against the plan. The
+// counts span orders of magnitude (thousands of idle or single loads, a handful at the worst), so
+// the y-axis is logarithmic, labelled, and every bar carries its count: none is invisible.
 std::string histogram_svg(const json& rr, const json& plan) {
   std::vector<int> keys;
   for (const json* h : {&rr, &plan})
@@ -100,25 +113,38 @@ std::string histogram_svg(const json& rr, const json& plan) {
   double top = 1;
   for (const json* h : {&rr, &plan})
     for (auto it = h->begin(); it != h->end(); ++it) top = std::max(top, it.value().get<double>());
-  const int bw = 18, gap = 14, height = 160;
-  const int width = static_cast<int>(keys.size()) * (2 * bw + gap) + 60;
+  const double decades = std::max(1.0, std::ceil(std::log10(top + 1)));
+  const int bw = 22, gap = 14, height = 160, left = 60, head = 16;
+  auto bar_height = [&](double v) { return v <= 0 ? 0 : std::max(2, static_cast<int>(height * std::log10(v + 1) / decades)); };
+  const int width = static_cast<int>(keys.size()) * (2 * bw + gap) + left + 20;
   std::ostringstream o;
-  o << "<svg class=\"histogram\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height + 40 << "\">";
+  o << "<svg class=\"histogram\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << std::max(width, 620) << "\" height=\"" << height + head + 44
+    << "\" font-size=\"11\"><g transform=\"translate(0," << head << ")\">";
+  // The y-axis: 1, 10, 100 ... (link, phase) pairs.
+  o << "<line x1=\"" << left - 6 << "\" y1=\"0\" x2=\"" << left - 6 << "\" y2=\"" << height << "\" stroke=\"#666\"/>";
+  for (int d = 0; d <= static_cast<int>(decades); ++d) {
+    const int y = height - static_cast<int>(height * std::log10(std::pow(10.0, d) + 1) / decades);
+    o << "<line x1=\"" << left - 10 << "\" y1=\"" << y << "\" x2=\"" << left - 6 << "\" y2=\"" << y << "\" stroke=\"#666\"/><text x=\""
+      << left - 12 << "\" y=\"" << y + 4 << "\" text-anchor=\"end\" font-size=\"10\">" << static_cast<long long>(std::pow(10.0, d)) << "</text>";
+  }
   for (size_t k = 0; k < keys.size(); ++k) {
     const std::string key = std::to_string(keys[k]);
-    int x = 40 + static_cast<int>(k) * (2 * bw + gap);
+    int x = left + static_cast<int>(k) * (2 * bw + gap);
     for (int side = 0; side < 2; ++side) {
       const json& h = side ? plan : rr;
       double v = h.contains(key) ? h[key].get<double>() : 0;
-      int bar = static_cast<int>(height * v / top);
+      int bar = bar_height(v);
       o << "<rect x=\"" << x + side * bw << "\" y=\"" << height - bar << "\" width=\"" << bw - 2 << "\" height=\"" << bar
         << "\" fill=\"" << (side ? "#2a7" : "#c44") << "\"><title>" << (side ? "plan" : "round-robin") << ": " << v
         << " (link, phase) pairs at " << key << "</title></rect>";
+      if (v > 0)
+        o << "<text x=\"" << x + side * bw + bw / 2 - 1 << "\" y=\"" << height - bar - 3 << "\" text-anchor=\"middle\" font-size=\"8\">"
+          << static_cast<long long>(v) << "</text>";
     }
-    o << "<text x=\"" << x + bw - 4 << "\" y=\"" << height + 14 << "\" font-size=\"11\">" << key << "</text>";
+    o << "<text x=\"" << x + bw - 1 << "\" y=\"" << height + 14 << "\" text-anchor=\"middle\">" << key << "</text>";
   }
-  o << "<text x=\"40\" y=\"" << height + 32 << "\" font-size=\"11\">transfers on a link direction at once "
-    << "(red: round-robin, name order, base LIDs; green: the plan); log-free counts of (link, phase) pairs</text></svg>";
+  o << "<text x=\"" << left << "\" y=\"" << height + 32 << "\">transfers on a link direction at once (x); (link, phase) pairs with that "
+    << "load (y, logarithmic) — red: round-robin (name order, base LIDs), green: the plan</text></g></svg>";
   return o.str();
 }
 
@@ -178,6 +204,14 @@ Heatmap bin_heatmap(const std::vector<float>& pair_gbps, size_t n, double expect
   h.expected_gbps = expected_gbps;
   h.cells = pair_gbps.size() == n * n ? std::min(n, max_cells) : 0;  // no matrix: not measured
   if (h.cells == 0) return h;
+  constexpr size_t kSlowest = 10;
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = 0; j < n; ++j)
+      if (i != j && pair_gbps[i * n + j] >= 0) h.slowest.push_back({i, j, pair_gbps[i * n + j]});
+  const size_t keep = std::min(kSlowest, h.slowest.size());
+  std::partial_sort(h.slowest.begin(), h.slowest.begin() + static_cast<long>(keep), h.slowest.end(),
+                    [](const Heatmap::Pair& a, const Heatmap::Pair& b) { return a.gbps < b.gbps; });
+  h.slowest.resize(keep);
   std::vector<double> sum(h.cells * h.cells, 0);
   std::vector<int> count(h.cells * h.cells, 0);
   for (size_t i = 0; i < n; ++i)
@@ -236,16 +270,21 @@ std::string accept_html(const json& r, const std::string& fabric_svg, const Heat
                                  : "the highest measured, " + gbps_text(heat.max_gbps) + " Gb/s (no expected rate is known)")
       << " — green all of it, yellow half, red nothing; grey: no transfer planned.</p><div class=\"fig\">" << heatmap_svg(heat)
       << legend_svg(heat) << "</div>";
+  if (!heat.slowest.empty()) {
+    json rows = json::array();
+    for (const Heatmap::Pair& p : heat.slowest) rows.push_back({{"source rank", p.src}, {"destination rank", p.dst}, {"Gb/s", gbps_text(p.gbps)}});
+    o << "<p>The slowest pairs:</p>" << table(rows, {"source rank", "destination rank", "Gb/s"}, "slowest-pairs");
+  }
   o << "<h2>Transfers per link: round-robin against the plan</h2><div class=\"fig\">"
     << histogram_svg(r["load"]["round_robin"]["histogram"], r["load"]["plan"]["histogram"]) << "</div>";
   const json& plan = r["load"]["plan"];
   o << table(json::array({json{{"pattern", "round-robin (name order, base LIDs)"},
                                {"worst link", r["load"]["round_robin"]["max_load"]},
-                               {"congested share", r["load"]["round_robin"]["congested_share"]}},
+                               {"congested share", percent_text(r["load"]["round_robin"]["congested_share"])}},
                           json{{"pattern", "plan (" + r["plan"]["order"].get<std::string>() + " order)"},
                                {"worst link", plan["max_load"]},
                                {"least possible", plan["lower_bound"]["worst"]},
-                               {"congested share", plan["congested_share"]}}}),
+                               {"congested share", percent_text(plan["congested_share"])}}}),
              {"pattern", "worst link", "least possible", "congested share"}, "loads");
   o << "<p id=\"plan-order\">Plan: ranks in " << esc(r["plan"]["order"].get<std::string>()) << " order";
   for (const json& t : r["plan"]["orders_tried"])

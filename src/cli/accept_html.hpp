@@ -21,6 +21,13 @@ struct Heatmap {
   // node sends to one peer at a time). 0: unknown, the highest measured is taken instead.
   double expected_gbps = 0;
   std::string full_mark_source;  // where expected_gbps comes from, for the caption
+  // The slowest pairs by rank (source, destination, Gb/s), slowest first: their figures in print,
+  // where a map of many ranks has no room for numbers.
+  struct Pair {
+    size_t src, dst;
+    float gbps;
+  };
+  std::vector<Pair> slowest;
 };
 
 // `report` is the JSON the command also prints; fabric_svg the rendered fabric picture.

@@ -428,7 +428,11 @@ int run_accept(const AcceptOptions& o) {
   for (size_t l = 0; l < load.link_worst.size(); ++l)
     if (load.link_worst[l] > 0)
       d.load[{c.links.node(static_cast<int32_t>(l)), c.links.port(static_cast<int32_t>(l))}] = {load.link_worst[l], c.eval.capacity[l]};
-  std::string svg = fabric::render_svg(fabric::to_dot(f, d));
+  // Beyond a few dozen switches a node-link drawing is a wall of edges at the width of a page: the
+  // level-pair matrix takes its place (every switch pair a labelled cell, topo --format matrix).
+  size_t switches = 0;
+  for (const fabric::Node& n : f.nodes) switches += n.is_switch();
+  std::string svg = switches > fabric::DotOptions::kLargeFabric ? fabric::matrix_svg(f, d) : fabric::render_svg(fabric::to_dot(f, d));
   if (auto p = svg.find("<svg"); p != std::string::npos) svg = svg.substr(p);  // inline: no XML prolog
   std::ofstream html(o.report);
   // Pairs the plan does not have (two groups) are no transfer, not a transfer that moved nothing.

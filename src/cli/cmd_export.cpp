@@ -128,7 +128,7 @@ Runner setup_export(CLI::App& app) {
   c->add_option("--schedule", o->schedule, "schedule name or id")->required();
   c->add_option("--format", o->format, "json or csv")->check(CLI::IsMember({"json", "csv"}))->capture_default_str();
   c->add_option("-o,--output", o->output, "output file (default: standard output)");
-  c->add_option("--per-node", o->per_node, "also write one slice per host into this directory");
+  c->add_option("--per-node", o->per_node, "also write one slice per host into this directory, and their host table (hosts.json; docs/schedule-format.md)");
   return [o] { return run_export(*o); };
 }
 

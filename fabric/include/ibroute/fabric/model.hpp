@@ -130,5 +130,7 @@ std::string guid_hex(uint64_t guid);  // "0x0002c90200421930"
 // Text for HTML and SVG (the acceptance report, the link matrix): & < > " ' as entities, control
 // characters dropped (XML allows none of them in text).
 std::string markup_escape(std::string_view text);
+// Names in the order people count: digit runs as numbers ("ibswitch2" before "ibswitch10").
+bool natural_less(const std::string& a, const std::string& b);
 
 }  // namespace ibroute::fabric

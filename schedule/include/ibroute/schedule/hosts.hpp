@@ -47,7 +47,7 @@ std::vector<ListedHost> host_lines(std::string_view text);
 std::vector<std::string> expand_ranges(std::string_view item);
 std::vector<std::string> host_commas(std::string_view text);
 
-bool natural_less(const std::string& a, const std::string& b);
+using fabric::natural_less;  // (fabric/model.hpp)
 
 // The rank a schedule file's host list gives `spec` — without the fabric, from what the file says
 // of each rank: its node description, node or port GUID (0x...), or one of its 2^LMC LIDs.
