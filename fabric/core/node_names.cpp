@@ -83,6 +83,44 @@ std::vector<NamedPort> NodeNames::candidates(std::string_view spec) const {
   return out;
 }
 
+namespace {
+// Edit distance (insert, delete, substitute), stopping once every way is beyond `limit`.
+size_t edit_distance(std::string_view a, std::string_view b, size_t limit) {
+  if ((a.size() > b.size() ? a.size() - b.size() : b.size() - a.size()) > limit) return limit + 1;
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0], best = row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
+      diag = up;
+      best = std::min(best, row[j]);
+    }
+    if (best > limit) return limit + 1;
+  }
+  return row[b.size()];
+}
+}  // namespace
+
+std::string NodeNames::did_you_mean(std::string_view spec, size_t k) const {
+  if (spec.empty() || spec.size() > 200) return "";
+  const size_t limit = std::max<size_t>(1, std::min<size_t>(3, spec.size() / 4));
+  std::vector<std::pair<size_t, std::string>> near;
+  auto consider = [&](const std::string& name) {
+    const size_t d = edit_distance(spec, name, limit);
+    if (d <= limit) near.emplace_back(d, name);
+  };
+  for (const auto& [name, node] : by_name_) consider(name);
+  for (const auto& [name, node] : by_host_) consider(name);
+  std::sort(near.begin(), near.end(), [](const auto& a, const auto& b) { return a.first != b.first ? a.first < b.first : natural_less(a.second, b.second); });
+  near.erase(std::unique(near.begin(), near.end(), [](const auto& a, const auto& b) { return a.second == b.second; }), near.end());
+  if (near.empty()) return "";
+  std::string out = "; did you mean";
+  for (size_t i = 0; i < near.size() && i < k; ++i) out += std::string(i ? (i + 1 == std::min(k, near.size()) ? " or" : ",") : "") + " '" + near[i].second + "'";
+  return out + "?";
+}
+
 NamedPort NodeNames::resolve(std::string_view spec, const std::string& what) const {
   std::vector<NamedPort> c = candidates(spec);
   if (c.size() == 1) return c[0];
@@ -91,7 +129,7 @@ NamedPort NodeNames::resolve(std::string_view spec, const std::string& what) con
     const std::string forms = " in this scan (give a node description or node-name-map name, a node or port GUID 0x..., or a LID)";
     if (number(spec, 10)) throw InputError(what + ": no port owns LID " + std::string(spec) + forms);
     if (spec.starts_with("0x") || spec.starts_with("0X")) throw InputError(what + ": no node or port with GUID " + std::string(spec) + forms);
-    throw InputError(what + ": no node or port " + quoted + forms);
+    throw InputError(what + ": no node or port " + quoted + forms + did_you_mean(spec));
   }
   std::string list;
   for (size_t i = 0; i < c.size() && i < 8; ++i) {

@@ -117,7 +117,8 @@ std::vector<Host> pick_hosts(const Fabric& f, const std::vector<Host>& all, cons
     const std::vector<NamedPort> any = index.candidates(n);
     for (const NamedPort& c : any)
       if (host_of.count(c.node)) hosts.push_back(c);
-    if (any.empty()) throw InputError("unknown host '" + n + "' (no node description, node-name-map name, GUID or LID of this scan)");
+    if (any.empty())
+      throw InputError("unknown host '" + n + "' (no node description, node-name-map name, GUID or LID of this scan)" + index.did_you_mean(n));
     if (hosts.empty())
       throw InputError("'" + n + "' is a " + std::string(to_string(node_kind(f.nodes[any[0].node]))) + ", not a host that sends traffic");
     if (hosts.size() > 1) index.resolve(n, "host");  // throws, listing the candidates

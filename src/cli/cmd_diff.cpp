@@ -15,7 +15,7 @@ namespace {
 
 struct DiffOptions {
   std::string db = kDefaultDb;
-  std::vector<int64_t> scans;
+  std::optional<int64_t> scan_a, scan_b;
   size_t examples = 20;
   bool json = false;
 };
@@ -32,10 +32,10 @@ nlohmann::json link_json(const LinkChange& c) {
 int run_diff(const DiffOptions& o) {
   store::FabricStore store(o.db, store::Access::read_only);
   int64_t a = 0, b = 0;
-  if (o.scans.size() == 2) {
-    a = o.scans[0], b = o.scans[1];
+  if (o.scan_a && o.scan_b) {
+    a = *o.scan_a, b = *o.scan_b;
     store.scan(a), store.scan(b);
-  } else if (o.scans.empty()) {
+  } else if (!o.scan_a) {
     auto all = store.scans();
     if (all.size() < 2) throw InputError(o.db + " holds " + std::to_string(all.size()) + " scan(s); diff needs two");
     a = all[all.size() - 2].id, b = all.back().id;
@@ -121,7 +121,8 @@ Runner setup_diff(CLI::App& app) {
   c->footer("Changed routes are named by the switch they enter at and the port that owns the DLID.\n"
             "Exit: 0 the scans are the same, 1 something changed (like diff(1)), 2 bad input.");
   c->add_option("--db", o->db, "fabric database")->capture_default_str();
-  c->add_option("scans", o->scans, "SCAN_A SCAN_B (default: the two newest)")->expected(0, 2)->type_name("SCAN_ID");
+  c->add_option("SCAN_A", o->scan_a, "the older scan's id (default: the two newest scans)");
+  c->add_option("SCAN_B", o->scan_b, "the newer scan's id (with SCAN_A)");
   c->add_option("--examples", o->examples, "changed routes to show")->capture_default_str();
   c->add_flag("--json", o->json, "print JSON");
   return [o] { return run_diff(*o); };

@@ -153,7 +153,8 @@ Runner setup_routes(CLI::App& app) {
       "Show the path from one CA port to another, answered from the database alone.\n"
       "NODE is a node description (\"node1-036\") or its name in the scan's node-name map, a node or\n"
       "port GUID (0x...) or a LID; a name that several nodes carry is refused with the candidates.\n"
-      "Exit: 0 shown, 2 bad input (unknown node, a LID the port does not own, no such scan).");
+      "Exit: 0 shown, every route works; 1 shown, a route is broken (no route, a loop, a dead end);\n"
+      "2 bad input (unknown node, a LID the port does not own, no such scan).");
   c->add_option("--db", o->db, "fabric database")->capture_default_str();
   c->add_option("--scan", o->scan, "scan id (default: the newest)");
   c->add_option("--from", o->from, "source NODE (a CA)")->required();

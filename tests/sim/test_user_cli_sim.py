@@ -48,6 +48,9 @@ class NewUser(TempDirTest):
         f = write_text(self.path("hosts.txt"), "".join(f"node2-00{i}\n" for i in range(1, 5)))
         self.assertEqual(ibroute_json("plan", "--db", self.db, "--hosts", "@" + f, "--name", "four")["hosts"], 4)
         self.one_line_error("plan", "--db", self.db, "--hosts", "node1-001,nobody", needle="unknown host 'nobody'")
+        # A typo gets the names it is near: hostnames and full descriptions.
+        self.one_line_error("plan", "--db", self.db, "--hosts", "node1-001,nod1-002", needle="did you mean 'node1-002'")
+        self.one_line_error("routes", "--db", self.db, "--from", "node1-0011", "--to", "node1-002", needle="did you mean 'node1-001'")
         self.one_line_error("plan", "--db", self.db, "--hosts", "node1-[009-003]", needle="'009-003' is no range")
 
     def test_schedules_are_listed_and_named_when_missing(self):
@@ -82,7 +85,9 @@ class NewUser(TempDirTest):
         for cmd in commands:
             with self.subTest(cmd):
                 self.assertIn("Exit", ibroute(cmd, "--help").stdout)  # the exit codes, in its own footer or the general one
-        self.assertIn("SCAN_ID", ibroute("diff", "--help").stdout)
+        usage = ibroute("diff", "--help").stdout
+        self.assertIn("[SCAN_A] [SCAN_B]", usage)
+        self.assertNotIn("(0x)", usage)
 
     def test_diff_of_a_scan_with_itself_exits_0(self):  # changed routes: exit 1, named (test_faults_sim)
         db = self.path("d.db")

@@ -27,6 +27,9 @@ class NodeNames {
   // Exactly one, else InputError naming `what` (e.g. "--hosts"): unknown, with the accepted
   // forms; ambiguous, with up to 8 candidates (display name, GUID, LID) to choose from.
   NamedPort resolve(std::string_view spec, const std::string& what) const;
+  // For an unknown name: up to `k` names (descriptions or hostnames) a typo away from it, closest
+  // first — "; did you mean 'node1-011' or 'node1-001'?" — or "" when none is near.
+  std::string did_you_mean(std::string_view spec, size_t k = 3) const;
 
  private:
   const Fabric& f_;
