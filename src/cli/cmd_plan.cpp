@@ -153,7 +153,7 @@ int run_plan(const PlanCliOptions& o) {
     if (groups)
       std::printf("  per transfer     %.1f Gb/s by max-min fair sharing (lowest %.1f)\n", load.mean_gbps, load.min_gbps);
     else
-      std::printf("  per node         %.1f Gb/s by max-min fair sharing, %.0f %% of a host link (over a whole exchange the leaves' up-links allow %.1f)\n",
+      std::printf("  per node         %.1f Gb/s by max-min fair sharing, %.0f %% of a host link (over a whole exchange the leaves' up-links allow %.1f Gb/s)\n",
                   load.mean_gbps, c.structure.host_gbps > 0 ? 100 * load.mean_gbps / c.structure.host_gbps : 0, bound);
     std::printf("  timing           %llu-byte messages at %s per node: a phase every %.1f us (at most %s: %s)\n",
                 static_cast<unsigned long long>(s.timing.message_size), format_rate(s.timing.rate).c_str(), s.timing.slot_s * 1e6,

@@ -55,8 +55,9 @@ Groups select_groups(const fabric::Fabric& f, const std::string& senders, const 
 std::string link_name(const FabricContext& c, int32_t link) { return schedule::describe_link(c.fabric, c.links, link); }
 
 std::string format_rate(double bytes_per_s) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.2f GB/s", bytes_per_s / 1e9);
+  // Gb/s first, as every other rate ibroute prints; the bytes in brackets.
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f Gb/s (%.2f GB/s)", bytes_per_s * 8 / 1e9, bytes_per_s / 1e9);
   return buf;
 }
 

@@ -109,7 +109,7 @@ class NewUser(TempDirTest):
         err = self.one_line_error("plan", "--db", self.db, "--rate", "5Q", needle="unknown unit 'Q'")
         self.assertIn("Gb/s", err)
         # A rate above what the fabric carries is echoed plainly (no "1e+03"), in bytes and bits.
-        err = self.one_line_error("plan", "--db", self.db, "--hosts", "node1-[001-004]", "--rate", "1T", "--name", "t", needle="1000 GB/s (8000 Gb/s)")
+        err = self.one_line_error("plan", "--db", self.db, "--hosts", "node1-[001-004]", "--rate", "1T", "--name", "t", needle="8000 Gb/s (1000 GB/s)")
 
     def test_routes_to_a_lid_that_is_not_the_base(self):
         # LMC 1: every port owns two LIDs; --to with the second answers for that one.

@@ -175,7 +175,7 @@ TEST(Admission, RateAndSlot) {
   EXPECT_DOUBLE_EQ(lim.max_rate, 100e9 / 8 / 2);  // EDR 4x shared by 2 transfers
   Timing t = make_timing(w.ctx, r, 1 << 20, 5e9);
   EXPECT_DOUBLE_EQ(t.slot_s, (1 << 20) / 5e9);
-  expect_input_error([&] { make_timing(w.ctx, r, 1 << 20, 7e9); }, "at most 6.25 GB/s");
+  expect_input_error([&] { make_timing(w.ctx, r, 1 << 20, 7e9); }, "at most 50 Gb/s (6.25 GB/s)");
   EXPECT_THROW(make_timing(w.ctx, r, 0, 0), ibroute::InputError);
 }
 
