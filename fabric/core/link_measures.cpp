@@ -5,8 +5,14 @@
 
 namespace ibroute::fabric {
 
-LinkMeasures measure_links(const std::vector<PortDelta>& deltas, const LinkIndex& links, const std::vector<uint32_t>& link_total,
-                           uint64_t bytes_per_transfer_round, double seconds, double tick_ns, double tolerance, uint64_t noise_bytes) {
+std::vector<uint64_t> planned_bytes(const std::vector<uint32_t>& link_total, uint64_t bytes_per_transfer_round) {
+  std::vector<uint64_t> out(link_total.size());
+  for (size_t l = 0; l < link_total.size(); ++l) out[l] = link_total[l] * bytes_per_transfer_round;
+  return out;
+}
+
+LinkMeasures measure_links(const std::vector<PortDelta>& deltas, const LinkIndex& links, const std::vector<uint64_t>& planned_per_link,
+                           double seconds, double tick_ns, double tolerance, uint64_t noise_bytes) {
   LinkMeasures out;
   std::vector<const PortDelta*> read(links.size(), nullptr);
   for (const PortDelta& d : deltas) {
@@ -15,7 +21,7 @@ LinkMeasures measure_links(const std::vector<PortDelta>& deltas, const LinkIndex
   }
   const auto xmit_data = static_cast<size_t>(Counter::xmit_data), xmit_wait = static_cast<size_t>(Counter::xmit_wait);
   for (size_t l = 0; l < links.size(); ++l) {
-    const uint64_t planned = l < link_total.size() ? link_total[l] * bytes_per_transfer_round : 0;
+    const uint64_t planned = l < planned_per_link.size() ? planned_per_link[l] : 0;
     const PortDelta* d = read[l];
     if (planned) {
       ++out.planned_links;

@@ -22,6 +22,7 @@
 #include "ibroute/fabric/live_scan.hpp"
 #include "accept_html.hpp"
 #include "accept_input.hpp"
+#include "counter_window.hpp"
 #include "commands.hpp"
 #include "common.hpp"
 #include "fabric_context.hpp"
@@ -165,14 +166,8 @@ std::string launch_run(const AcceptOptions& o, store::FabricStore& store, const 
   return row->report_json;
 }
 
-// What the ports' counters saw between two snapshots: around the launched run, or the scan's
-// last two (ibroute counters before and after the traffic).
 using fabric::CounterSnapshot;
 using fabric::PortDelta;
-struct CounterWindow {
-  std::string between;
-  std::vector<PortDelta> deltas;
-};
 
 // The links whose error counters rose, worst first.
 CounterFacts counter_facts(const FabricContext& c, const CounterWindow& w) {
@@ -201,47 +196,6 @@ std::optional<CounterWindow> stored_window(store::FabricStore& store, const Fabr
   return CounterWindow{"snapshots " + std::to_string(a.id) + " and " + std::to_string(b.id) + " of scan " + std::to_string(c.scan_id) + ", " +
                            a.taken_at + " to " + b.taken_at,
                        counter_deltas(store.load_counters(a.id), store.load_counters(b.id))};
-}
-
-// A live snapshot around the launched run; nothing (and `why`) where the MAD port cannot be opened.
-std::optional<CounterSnapshot> live_counters(store::FabricStore& store, const FabricContext& c, const std::string& label, std::string& why) {
-  try {
-    CounterSnapshot s = fabric::read_counters(c.fabric, fabric::LiveScanOptions{});
-    store.save_counters(c.scan_id, label, s);
-    return s;
-  } catch (const std::runtime_error& e) {
-    why = std::string("the counters could not be read (") + e.what() + ")";
-    return std::nullopt;
-  }
-}
-
-// Per link, the counters against the plan (fabric/link_measures.hpp), as the report keeps them.
-json links_measured_json(const FabricContext& c, const std::optional<CounterWindow>& w, const std::optional<fabric::LinkMeasures>& m,
-                         const std::string& why, uint64_t rounds, double seconds, double tick_ns) {
-  if (!w || !m) return {{"measured", false}, {"why", why}};
-  constexpr size_t kRows = 500;
-  json rows = json::array();
-  for (size_t i = 0; i < m->rows.size() && i < kRows; ++i) {
-    const fabric::LinkMeasure& x = m->rows[i];
-    const std::optional<double> r = x.ratio();
-    rows.push_back({{"link", link_name(c, x.link)}, {"planned_bytes", x.planned_bytes}, {"measured_bytes", x.measured_bytes},
-                    {"ratio", r ? json(*r) : json(nullptr)}, {"xmit_wait", x.xmit_wait},
-                    {"wait_share", x.wait_share ? json(*x.wait_share) : json(nullptr)}, {"errors", x.errors}});
-  }
-  return {{"measured", true},
-          {"between", w->between},
-          {"rounds", rounds},
-          {"seconds", seconds},
-          {"xmit_wait_tick_ns", tick_ns > 0 ? json(tick_ns) : json(nullptr)},
-          {"planned_links", m->planned_links},
-          {"unread_links", m->unread_links},
-          {"off_links", m->off_links},
-          {"planned_bytes", m->planned_bytes},
-          {"measured_bytes", m->measured_bytes},
-          {"ratio", m->planned_bytes ? json(static_cast<double>(m->measured_bytes) / static_cast<double>(m->planned_bytes)) : json(nullptr)},
-          {"worst_wait_share", m->worst_wait_share ? json(*m->worst_wait_share) : json(nullptr)},
-          {"rows", rows},
-          {"rows_omitted", m->rows.size() > kRows ? m->rows.size() - kRows : 0}};
 }
 
 int run_accept(const AcceptOptions& o) {
@@ -317,13 +271,13 @@ int run_accept(const AcceptOptions& o) {
     // The report is checked value by value (accept_input.hpp): a damaged one is exit 2, one line.
     RunReportInput run;
     if (!o.launch.empty()) {
-      counters_before = live_counters(store, c, "accept-before", counters_why);
+      counters_before = live_counters(&store, c, "accept-before", counters_why);
       store.save_schedule(c.scan_id, plan, load.max_load, static_cast<int64_t>(load.congested), plan_s, true);
       std::optional<double> limit;
       if (e.contains("min_sustainable_rate")) limit = e.contains("max_skipped_share") ? e["max_skipped_share"].get<double>() : 0.0;
       run = parse_run_report(launch_run(o, store, plan.name, hosts.size(), limit), "the report of the run", hosts.size());
       if (counters_before)
-        if (std::optional<CounterSnapshot> after = live_counters(store, c, "accept-after", counters_why))
+        if (std::optional<CounterSnapshot> after = live_counters(&store, c, "accept-after", counters_why))
           window = CounterWindow{"around the run", counter_deltas(*counters_before, *after)};
     } else {
       run = parse_run_report(read_file(o.run_report), o.run_report, hosts.size());
@@ -365,7 +319,7 @@ int run_accept(const AcceptOptions& o) {
   std::optional<CounterFacts> counters;
   std::optional<CongestionFacts> congestion;
   if (window) {
-    measures = fabric::measure_links(window->deltas, c.links, load.link_total, message_size * rounds, seconds, tick_ns);
+    measures = fabric::measure_links(window->deltas, c.links, fabric::planned_bytes(load.link_total, message_size * rounds), seconds, tick_ns);
     counters = counter_facts(c, *window);
     congestion = CongestionFacts{window->between, {}};
     for (const fabric::LinkMeasure& m : measures->rows)
@@ -420,7 +374,7 @@ int run_accept(const AcceptOptions& o) {
               {"clock", clock},
               {"suspect_links", suspects},
               {"not_ok", not_ok},
-              {"links_measured", links_measured_json(c, window, measures, counters_why, rounds, seconds, tick_ns)}};
+              {"links_measured", links_measured_json(c, window ? &*window : nullptr, measures ? &*measures : nullptr, counters_why, rounds, seconds, tick_ns)}};
 
   // The picture: every link coloured by its worst concurrent load in the plan.
   fabric::DotOptions d;

@@ -41,6 +41,12 @@ std::function<int()> setup_run_options(CLI::App& app) {
                 "docs/transport.md")
       ->capture_default_str()
       ->check(CLI::IsMember({"rc", "uc"}));
+  c->add_option("--counters", o->counters,
+                "rank 0 reads every port's performance counters before and after the run (as ibroute counters does; "
+                "needs --db and MAD access on rank 0's node) and reports per link the bytes measured against those "
+                "the run sent there: auto (on InfiniBand, and said why not otherwise), on (a failure to read is an error), off")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "on", "off"}));
   c->add_option("--skip-after", o->skip_after, "unfinished transfers to one destination before the next is skipped")->capture_default_str();
   c->add_option("--drain", o->drain_s, "seconds to wait for completions after the last start")->capture_default_str();
   c->add_option("--finish-timeout", o->finish_timeout_s, "seconds rank 0 waits for every rank's end before naming it missing")

@@ -18,6 +18,8 @@
 #include "ibroute/schedule/hosts.hpp"
 #include "ibroute/schedule/validate.hpp"
 #include "run_report_json.hpp"
+#include "counter_window.hpp"
+#include "verbs.hpp"
 
 namespace ibroute::cli {
 
@@ -191,6 +193,30 @@ RunConfig make_config(const RunOptions& o, const Schedule& s) {
   return cfg;
 }
 
+// A counter snapshot for the run (rank 0), or nothing and `why`. auto: only where the run's own
+// port is InfiniBand (RoCE has no subnet to ask) and without failing the run; on: failures are errors.
+std::optional<fabric::CounterSnapshot> counters_around(const RunOptions& o, const RunConfig& cfg, Inputs& in, const std::string& label,
+                                                       std::string& why) {
+  if (!in.fabric) {
+    why = "no scan to read the ports of (--db)";
+    return std::nullopt;
+  }
+  if (o.counters == "auto") {
+    try {
+      if (runner::verbs::open_port(cfg.device, cfg.port, cfg.gid_index).address.ethernet) {
+        why = "rank 0's port is RoCE: no InfiniBand subnet whose port counters MADs could read";
+        return std::nullopt;
+      }
+    } catch (const std::exception& e) {
+      why = std::string("rank 0 has no usable RDMA port (") + e.what() + ")";
+      return std::nullopt;
+    }
+  }
+  std::optional<fabric::CounterSnapshot> s = live_counters(in.store ? in.store.get() : nullptr, *in.fabric, label, why);
+  if (!s && o.counters == "on") throw InputError("--counters on: " + why);
+  return s;
+}
+
 }  // namespace
 
 int execute_run(const RunOptions& o) {
@@ -198,9 +224,14 @@ int execute_run(const RunOptions& o) {
   Inputs in;
   RunConfig cfg;
   std::string error;
+  // The ports' counters around the run, read by rank 0 (docs/run-report.md, links_measured); with
+  // --counters on, a first reading that fails stops every rank before the run, like bad input.
+  std::optional<fabric::CounterSnapshot> counters_before;
+  std::string counters_why = o.counters == "off" ? "not asked for (--counters off)" : "";
   try {
     load_inputs(o, mpi.size(), mpi.rank() == 0, in);
     cfg = make_config(o, in.doc.schedule);
+    if (mpi.rank() == 0 && o.counters != "off") counters_before = counters_around(o, cfg, in, "run-before", counters_why);
   } catch (const std::exception& e) {
     error = e.what();
   }
@@ -241,6 +272,20 @@ int execute_run(const RunOptions& o) {
   RunJsonContext jc{s, cfg.message_size, out.slot_ns, cfg.find_rate ? out.rounds_run : cfg.rounds, cfg.skip_after, cfg.sl, out, sum, in.fabric.get(),
                     cfg.resync_interval_ns, cfg.max_skipped_share, cfg.unreliable};
   nlohmann::json report = run_report_json(jc);
+  // Measured against what the run sent over each link by the scan's routes.
+  std::optional<CounterWindow> window;
+  std::optional<fabric::LinkMeasures> measures;
+  RunOptions after_run = o;
+  after_run.counters = "auto";  // after the run a failure is reported, not an error: the run's figures stand
+  if (counters_before)
+    if (std::optional<fabric::CounterSnapshot> after = counters_around(after_run, cfg, in, "run-after", counters_why)) {
+      window = CounterWindow{"around the run (rank 0)", counter_deltas(*counters_before, *after)};
+      std::vector<uint64_t> sent(in.fabric->links.size(), 0);
+      for (const LinkStat& l : sum.links) sent[static_cast<size_t>(l.link)] = l.bytes;
+      measures = fabric::measure_links(window->deltas, in.fabric->links, sent, sum.seconds, 0);
+    }
+  if (in.fabric) report["links_measured"] = links_measured_json(*in.fabric, window ? &*window : nullptr, measures ? &*measures : nullptr,
+                                                                counters_why, out.rounds_run, sum.seconds, 0);
   if (in.store && !o.no_store) {
     store::RunRow row;
     row.schedule_id = in.schedule_id;

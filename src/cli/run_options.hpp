@@ -23,6 +23,7 @@ struct RunOptions {
   uint32_t skip_after = 2;
   int sl = 0;
   std::string transport = "rc";  // rc | uc
+  std::string counters = "auto";  // auto | on | off: rank 0 reads the ports' counters around the run
   double drain_s = 2, finish_timeout_s = 60;
   int sync_samples = 200;
   std::string device;

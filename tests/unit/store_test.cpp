@@ -365,7 +365,7 @@ TEST(Counters, MeasuredAgainstPlannedPerLink) {
   // down-port at half, the host link not read, a spare up-link carrying 8 MiB nobody planned.
   std::vector<PortDelta> deltas{delta(t.l1, 3, 8080 / 4, 500'000), delta(t.s1, 2, 4000 / 4, 0), delta(t.l2, 4, (8u << 20) / 4, 0),
                                 delta(t.l1, 1, 0, 0)};
-  LinkMeasures m = measure_links(deltas, links, total, 2000, 0.01, 10);
+  LinkMeasures m = measure_links(deltas, links, planned_bytes(total, 2000), 0.01, 10);
   ASSERT_EQ(m.rows.size(), 3u) << "a read link that neither was planned nor moved anything is no row";
   EXPECT_EQ(m.rows[0].link, spare) << "the largest gap first";
   EXPECT_FALSE(m.rows[0].ratio());
@@ -378,7 +378,7 @@ TEST(Counters, MeasuredAgainstPlannedPerLink) {
   EXPECT_DOUBLE_EQ(*u.ratio(), 1.01);
   EXPECT_DOUBLE_EQ(*u.wait_share, 0.5) << "500 000 ticks of 10 ns in 10 ms";
   EXPECT_DOUBLE_EQ(*m.worst_wait_share, 0.5);
-  EXPECT_FALSE(measure_links(deltas, links, total, 2000, 0.01, 0).rows[0].wait_share) << "no tick: no share";
+  EXPECT_FALSE(measure_links(deltas, links, planned_bytes(total, 2000), 0.01, 0).rows[0].wait_share) << "no tick: no share";
 }
 
 TEST(Counters, SnapshotsRoundTripAndDamageIsRefused) {

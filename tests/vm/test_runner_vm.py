@@ -257,6 +257,9 @@ class RunnerInVm(unittest.TestCase):
     def test_two_four_eight_ranks_deliver_every_byte(self):
         n2 = self.check_clean("n2", 2, 3)
         self.assertEqual((n2["service_level"], n2["service_level_applies"]), (5, False))
+        # The ports' counters are read only on InfiniBand: on RoCE the report says why not.
+        self.assertFalse(n2["links_measured"]["measured"])
+        self.assertIn("RoCE", n2["links_measured"]["why"])
         self.assertEqual(self.check_clean("n4", 4, 3)["service_level"], 0)
         self.check_clean("n8", 8, 2)
 

@@ -34,12 +34,14 @@ struct LinkMeasures {
   std::optional<double> worst_wait_share;  // over all rows
 };
 
-// `link_total`: transfers per directed link in one round of the plan (LoadReport::link_total);
-// `bytes_per_transfer_round`: message size x rounds run. `seconds` and `tick_ns` > 0 give each
-// link its wait share. `tolerance` (> 1): how far a ratio may stray before the link is counted
-// off. Unplanned links count as off only above `noise_bytes` (MADs, other jobs' crumbs).
-LinkMeasures measure_links(const std::vector<PortDelta>& deltas, const LinkIndex& links, const std::vector<uint32_t>& link_total,
-                           uint64_t bytes_per_transfer_round, double seconds, double tick_ns, double tolerance = 1.25,
-                           uint64_t noise_bytes = 1 << 20);
+// `planned`: bytes per directed link (LinkIndex ids) the traffic sends by the scanned routes — a
+// plan's transfers per link x message size x rounds, or what a run moved per link. `seconds` and
+// `tick_ns` > 0 give each link its wait share. `tolerance` (> 1): how far a ratio may stray before
+// the link is counted off. Unplanned links count as off only above `noise_bytes` (MADs, other
+// jobs' crumbs).
+LinkMeasures measure_links(const std::vector<PortDelta>& deltas, const LinkIndex& links, const std::vector<uint64_t>& planned,
+                           double seconds, double tick_ns, double tolerance = 1.25, uint64_t noise_bytes = 1 << 20);
+// A plan's bytes per link: transfers per link in one round (LoadReport::link_total) x bytes each x rounds.
+std::vector<uint64_t> planned_bytes(const std::vector<uint32_t>& link_total, uint64_t bytes_per_transfer_round);
 
 }  // namespace ibroute::fabric

@@ -1,0 +1,32 @@
+// The ports' counters around traffic, as accept and run report them: snapshots read live (kept in
+// the database when there is one), the change between two, and per link the measured bytes beside
+// the planned (fabric/link_measures.hpp) as the reports' "links_measured".
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fabric_context.hpp"
+#include "ibroute/fabric/counters.hpp"
+#include "ibroute/fabric/link_measures.hpp"
+
+namespace ibroute::cli {
+
+struct CounterWindow {
+  std::string between;  // "around the run", "snapshots 3 and 4 of scan 1, ..."
+  std::vector<fabric::PortDelta> deltas;
+};
+
+// A live snapshot of every port of the scan, saved with `label` when `store` is given; nothing
+// (and `why`) where the MAD port cannot be opened.
+std::optional<fabric::CounterSnapshot> live_counters(store::FabricStore* store, const FabricContext& c, const std::string& label, std::string& why);
+
+// The reports' "links_measured": {"measured": false, "why"} without a window, else the totals and
+// the 500 links with the largest gaps (measured against planned), worst first.
+nlohmann::json links_measured_json(const FabricContext& c, const CounterWindow* w, const fabric::LinkMeasures* m, const std::string& why,
+                                   uint64_t rounds, double seconds, double tick_ns);
+
+}  // namespace ibroute::cli
