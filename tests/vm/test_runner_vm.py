@@ -36,6 +36,7 @@ SKEWS_US = [0, 1500, -700, 25000, -12345.6, 3.2, 480, -90000]
 DRIFT_PPM = "0,400,-250,100"
 DRIFT_S = 90
 STALLED, DEAD, BAD_RKEY = 2, 3, 1  # MPI ranks
+PRELOAD = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
 
 # Slurm as a cluster runs it, on one node (the VM, hostname "vm"): slurmctld and slurmd from
 # Debian's packages, tasks started by srun with PMIx. auth/none: a one-node test cluster inside a
@@ -208,6 +209,21 @@ class RunnerInVm(unittest.TestCase):
                    + WHEN_RUNNING.format(err="/job/sigint.err") + "for p in $(pgrep -f 'ibroute.* run '); do "
                    "if tr '\\0' '\\n' < /proc/$p/environ | grep -qx OMPI_COMM_WORLD_RANK=0; then kill -INT $p; fi; done; wait\n")
         script += "if [ -e /tmp/rank0-report.json ]; then echo shared; else echo private; fi > /job/accept.tmp\n"
+        # The ports' counters around a run, read by rank 0: ibsim + OpenSM inside the VM answer its
+        # MADs (umad2sim preloaded) while the data goes over rxe. ibsim carries no data, so the
+        # counters see the MADs only: the join of snapshots and the run's links is what is tested.
+        shutil.copy(os.path.join(EXAMPLES, "hft96-shuffled.topo"), os.path.join(cls.job, "hft96.topo"))
+        sim = f"IBSIM_SOCKNAME=vmsim LD_PRELOAD={PRELOAD}"
+        script += ("mkdir -p /tmp/sim/osm && mkfifo /tmp/sim/console\n"
+                   "(cd /tmp/sim && exec 3<>console && IBSIM_SOCKNAME=vmsim exec ibsim -s /job/hft96.topo <&3 > /job/ibsim.log 2>&1) &\n"
+                   "for i in $(seq 100); do grep -q '@vmsim:ctl' /proc/net/unix && break; sleep 0.3; done\n"
+                   f"(cd /tmp/sim && {sim} OSM_CACHE_DIR=/tmp/sim/osm OSM_TMP_DIR=/tmp/sim/osm timeout 200 opensm -o -e -f /job/osm.log "
+                   "-R minhop -l 2 > /dev/null 2>&1)\n"
+                   f"cp /tmp/fab.db /tmp/ctr.db && (cd /tmp/sim && {sim} timeout 200 {shlex.quote(IBROUTE)} scan --db /tmp/ctr.db > /job/ctrscan.out 2>&1)\n"
+                   f"(cd /tmp/sim && timeout 300 mpirun -np 2 -x IBSIM_SOCKNAME=vmsim -x LD_PRELOAD={PRELOAD} {shlex.quote(IBROUTE)} run --db /tmp/ctr.db "
+                   "--schedule vm2 --placement /job/p2.txt --rounds 3 --skip-after 8 --counters on -o /job/counters.json "
+                   "> /job/counters.out 2> /job/counters.err; echo $? > /job/counters.rc)\n"
+                   "cp /tmp/ctr.db /job/ctr.db; pkill -x ibsim\n")
         script += SLURM.format(run=run)
         script += "cp /tmp/fab.db /job/after.db\n"
         code, out = softroce_vm.run(script, timeout=1500, workdir=cls.job)
@@ -380,6 +396,25 @@ class RunnerInVm(unittest.TestCase):
         self.assertLess(max(n for h, n in lost.items() if h != stalled), lost[stalled], f"{dict(lost)}")
         with open(os.path.join(self.job, "ucstall.out")) as f:
             self.assertIn("UC: unacknowledged writes", f.read())
+
+    def test_rank0_reads_the_port_counters_around_the_run(self):
+        rc, err, r = self.result("counters")
+        self.assertEqual(rc, 0, err[-2000:])
+        lm = r["links_measured"]
+        self.assertTrue(lm["measured"], lm)
+        self.assertEqual(lm["between"], "around the run (rank 0)")
+        # Planned per link: what the run itself sent there by the scan's routes (its "links").
+        sent = {l["link"]: l["bytes"] for l in r["links"] if l["bytes"]}
+        planned = {x["link"]: x["planned_bytes"] for x in lm["rows"] if x["planned_bytes"]}
+        self.assertEqual(planned, sent)
+        self.assertEqual((lm["planned_links"], lm["unread_links"]), (len(sent), 0))
+        self.assertEqual(lm["planned_bytes"], sum(sent.values()))
+        # ibsim forwards management datagrams, not the data (rxe carries it): the ports counted
+        # far less than planned, and the port the MADs leave from shows traffic nobody planned.
+        self.assertLess(lm["ratio"], 0.5)
+        self.assertTrue(any(x["planned_bytes"] == 0 and x["measured_bytes"] > 0 for x in lm["rows"]), lm["rows"][:3])
+        labels = [row[0] for row in db_rows(os.path.join(self.job, "ctr.db"), "SELECT label FROM counter_snapshot ORDER BY id")]
+        self.assertEqual(labels, ["run-before", "run-after"])
 
     def test_killed_rank_is_named_and_the_others_finish(self):
         rc, err, r = self.result("die")
