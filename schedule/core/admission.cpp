@@ -39,8 +39,12 @@ RateLimit max_rate(const EvalContext& ctx, const LoadReport& load, bool slotted)
     if (limit < r.max_rate) {
       r.max_rate = limit;
       bool host_side = !ctx.switch_link(static_cast<int32_t>(l));
-      r.limited_by = describe_link(ctx.fabric, ctx.links, static_cast<int32_t>(l)) + " carries " + rate_text(carry) +
-                     (slotted ? "" : load.link_worst[l] > 1 ? " for " + std::to_string(load.link_worst[l]) + " transfers at once" : "") +
+      // The link's own rate only where it differs from the limit (shared by several transfers).
+      const bool shared = slotted ? load.link_share[l] > 1 : load.link_worst[l] > 1;
+      r.limited_by = describe_link(ctx.fabric, ctx.links, static_cast<int32_t>(l)) +
+                     (shared ? " carries " + rate_text(carry) +
+                                   (slotted ? "" : " for " + std::to_string(load.link_worst[l]) + " transfers at once")
+                             : "") +
                      (host_side ? " (a host link)" : "");
     }
   }
