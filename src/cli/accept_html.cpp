@@ -272,8 +272,9 @@ std::string accept_html(const json& r, const std::string& fabric_svg, const Heat
       << legend_svg(heat) << "</div>";
   if (!heat.slowest.empty()) {
     json rows = json::array();
-    for (const Heatmap::Pair& p : heat.slowest) rows.push_back({{"source rank", p.src}, {"destination rank", p.dst}, {"Gb/s", gbps_text(p.gbps)}});
-    o << "<p>The slowest pairs:</p>" << table(rows, {"source rank", "destination rank", "Gb/s"}, "slowest-pairs");
+    auto who = [&](size_t r) { return std::to_string(r) + (r < heat.names.size() ? " " + heat.names[r] : std::string()); };
+    for (const Heatmap::Pair& p : heat.slowest) rows.push_back({{"source", who(p.src)}, {"destination", who(p.dst)}, {"Gb/s", gbps_text(p.gbps)}});
+    o << "<p>The slowest pairs (rank and host):</p>" << table(rows, {"source", "destination", "Gb/s"}, "slowest-pairs");
   }
   o << "<h2>Transfers per link: round-robin against the plan</h2><div class=\"fig\">"
     << histogram_svg(r["load"]["round_robin"]["histogram"], r["load"]["plan"]["histogram"]) << "</div>";

@@ -28,6 +28,7 @@ struct Heatmap {
     float gbps;
   };
   std::vector<Pair> slowest;
+  std::vector<std::string> names;  // per rank, to name the slowest pairs' hosts (empty: ranks only)
 };
 
 // `report` is the JSON the command also prints; fabric_svg the rendered fabric picture.

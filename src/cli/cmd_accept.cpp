@@ -402,6 +402,7 @@ int run_accept(const AcceptOptions& o) {
   // node, else the plan's (each node sends to one peer at a time). Not the plan's alone: a plan
   // over the bound is planned slower, and its run would look good against its own low rate.
   Heatmap heat = bin_heatmap(pair, hosts.size(), plan.timing.rate * 8 / 1e9);
+  for (const Host& h : hosts) heat.names.push_back(h.name);
   heat.full_mark_source = "the plan's rate per node";
   if (min_rate) {
     heat.expected_gbps = *min_rate * 8 / 1e9;

@@ -130,6 +130,11 @@ class AcceptOnSimulatedFabrics(TempDirTest):
         self.assertIn('id="clock"', dom)
         self.assertIn("<th>least possible</th>", dom)
         self.assertIn('id="plan-order"', dom)
+        # The slowest pairs in print, named by rank and host (a map of 96 ranks has no room for figures).
+        slow = dom[dom.index('id="slowest-pairs"'):]
+        slow = slow[:slow.index("</table>")]
+        self.assertEqual(slow.count("<tr>"), 11)  # a header and ten pairs
+        self.assertRegex(slow, r"<td>\d+ node\d+-\d+")
 
     def test_two_groups_are_accepted(self):
         """The event builder's pattern: half the hosts send to the other half; receivers send nothing."""
