@@ -193,10 +193,9 @@ RunConfig make_config(const RunOptions& o, const Schedule& s) {
   return cfg;
 }
 
-// A counter snapshot for the run (rank 0), or nothing and `why`. auto: only where the run's own
-// port is InfiniBand (RoCE has no subnet to ask) and without failing the run; on: failures are errors.
-std::optional<fabric::CounterSnapshot> counters_around(const RunOptions& o, const RunConfig& cfg, Inputs& in, const std::string& label,
-                                                       std::string& why, bool after_run = false) {
+// The first counter snapshot of the run (rank 0), or nothing and `why`. auto: only where the run's
+// own port is InfiniBand (RoCE has no subnet to ask) and without failing the run; on: failures are errors.
+std::optional<fabric::CounterSnapshot> counters_before_run(const RunOptions& o, const RunConfig& cfg, Inputs& in, std::string& why) {
   if (!in.fabric) {
     why = "no scan to read the ports of (--db)";
     return std::nullopt;
@@ -212,9 +211,8 @@ std::optional<fabric::CounterSnapshot> counters_around(const RunOptions& o, cons
       return std::nullopt;
     }
   }
-  std::optional<fabric::CounterSnapshot> s = live_counters(in.store ? in.store.get() : nullptr, *in.fabric, label, why);
-  // After the run a failure is reported, not an error: the run's figures stand.
-  if (!s && o.counters == "on" && !after_run) throw InputError("--counters on: " + why);
+  std::optional<fabric::CounterSnapshot> s = live_counters(in.store.get(), *in.fabric, "run-before", why);
+  if (!s && o.counters == "on") throw InputError("--counters on: " + why);
   return s;
 }
 
@@ -232,7 +230,7 @@ int execute_run(const RunOptions& o) {
   try {
     load_inputs(o, mpi.size(), mpi.rank() == 0, in);
     cfg = make_config(o, in.doc.schedule);
-    if (mpi.rank() == 0 && o.counters != "off") counters_before = counters_around(o, cfg, in, "run-before", counters_why);
+    if (mpi.rank() == 0 && o.counters != "off") counters_before = counters_before_run(o, cfg, in, counters_why);
   } catch (const std::exception& e) {
     error = e.what();
   }
@@ -277,7 +275,9 @@ int execute_run(const RunOptions& o) {
   std::optional<CounterWindow> window;
   std::optional<fabric::LinkMeasures> measures;
   if (counters_before)
-    if (std::optional<fabric::CounterSnapshot> after = counters_around(o, cfg, in, "run-after", counters_why, true)) {
+    // The first reading worked on this port: read again (a failure now is reported, not an error —
+    // the run's figures stand).
+    if (std::optional<fabric::CounterSnapshot> after = live_counters(in.store.get(), *in.fabric, "run-after", counters_why)) {
       window = CounterWindow{"around the run (rank 0)", counter_deltas(*counters_before, *after)};
       std::vector<uint64_t> sent(in.fabric->links.size(), 0);
       for (const LinkStat& l : sum.links) sent[static_cast<size_t>(l.link)] = l.bytes;

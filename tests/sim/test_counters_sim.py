@@ -21,6 +21,13 @@ def by_link(doc):
 
 
 class Counters(TempDirTest):
+    def accept(self, db, expect, report, *args):
+        """accept --simulate with this expectation: its exit code, its JSON, and its checks by name."""
+        e = write_text(self.path(report + ".json"), json.dumps(expect))
+        r = ibroute("accept", "--db", db, "--expect", e, "--simulate", *args, "--json", "--report", self.path(report + ".html"), check=False)
+        doc = json.loads(r.stdout) if r.stdout else {"checks": []}
+        return r, doc, {c["check"]: c for c in doc["checks"]}
+
     def test_snapshots_deltas_wrap_and_errors(self):
         db = self.path("c.db")
         with SimFabric(TOPO, lmc=0) as sim:
@@ -64,15 +71,12 @@ class Counters(TempDirTest):
 
         # accept: the scan's last two snapshots (the link went down once between them), so
         # max_link_errors 0 fails naming it.
-        expect = write_text(self.path("e.json"), json.dumps({"max_link_errors": 0}))
-        r = ibroute("accept", "--db", db, "--expect", expect, "--simulate", "--json", "--report", self.path("a.html"), check=False)
+        r, _, checks = self.accept(db, {"max_link_errors": 0}, "a")
         self.assertEqual(r.returncode, 1, r.stderr)
-        checks = {c["check"]: c for c in json.loads(r.stdout)["checks"]}
         self.assertEqual(checks["link_errors"]["result"], "fail")
         self.assertEqual(checks["link_errors"]["detail"], hot["link"] + ": LinkDownedCounter +1")
-        ok = write_text(self.path("ok.json"), json.dumps({"max_link_errors": 1}))
-        r = ibroute("accept", "--db", db, "--expect", ok, "--simulate", "--json", "--report", self.path("b.html"), check=False)
-        self.assertEqual({c["check"]: c["result"] for c in json.loads(r.stdout)["checks"]}["link_errors"], "pass")
+        _, _, checks = self.accept(db, {"max_link_errors": 1}, "b")
+        self.assertEqual(checks["link_errors"]["result"], "pass")
         # The snapshots are in the database, labelled.
         self.assertEqual(len(json.loads(ibroute("scans", "--db", db, "--json").stdout)["scans"]), 1)
 
@@ -108,13 +112,9 @@ class Counters(TempDirTest):
             sim.console(f'PerformanceSet "{busy.split("[")[0]}"[{busy_port}] PortCounters.PortXmitWait=4000000000')
             sim.console(f'PerformanceSet "{idle.split("[")[0]}"[{idle.split("[")[1][:-1]}] PortCountersExtended.PortXmitData={(64 << 20) // 4}')
             ibroute("counters", "--db", db, "--label", "after", sim=sim)
-        expect = {"max_congestion": 0.5, "xmit_wait_tick_ns": 1000}
-        e = write_text(self.path("e.json"), json.dumps(expect))
         hosts = ",".join(name[n] for n, _, _ in cas)
-        r = ibroute("accept", "--db", db, "--expect", e, "--simulate", "--hosts", hosts, "--message-size", "1M", "--json",
-                    "--report", self.path("m.html"), check=False)
+        r, doc, checks = self.accept(db, {"max_congestion": 0.5, "xmit_wait_tick_ns": 1000}, "m", "--hosts", hosts, "--message-size", "1M")
         self.assertEqual(r.returncode, 1, r.stderr)
-        doc = json.loads(r.stdout)
         lm = doc["links_measured"]
         self.assertTrue(lm["measured"])
         rows = {x["link"].split(" ->")[0]: x for x in lm["rows"]}
@@ -130,7 +130,7 @@ class Counters(TempDirTest):
         self.assertEqual(lm["planned_links"], len(per_link) + len(cas), "every switch out-port of a route (the last into the host), and every host's own up-link")
         # Congestion: 4e9 ticks of 1 us exceed the plan's round: the whole run waited on that link.
         self.assertEqual(rows[busy]["wait_share"], 1.0)
-        c = {c["check"]: c for c in doc["checks"]}["congestion"]
+        c = checks["congestion"]
         self.assertEqual(c["result"], "fail")
         self.assertTrue(c["detail"].startswith(busy + " ->"), c["detail"])
         with open(self.path("m.html")) as f:
@@ -138,10 +138,7 @@ class Counters(TempDirTest):
         self.assertIn('id="measured-vs-planned"', html)
         self.assertIn(busy, html)
         # Without the switches' tick the share cannot be told: not measured, said so.
-        e = write_text(self.path("e2.json"), json.dumps({"max_congestion": 0.5}))
-        r = ibroute("accept", "--db", db, "--expect", e, "--simulate", "--hosts", hosts, "--json", "--report", self.path("m2.html"),
-                    check=False)
-        c = {c["check"]: c for c in json.loads(r.stdout)["checks"]}["congestion"]
+        c = self.accept(db, {"max_congestion": 0.5}, "m2", "--hosts", hosts)[2]["congestion"]
         self.assertEqual(c["result"], "not measured")
         self.assertIn("xmit_wait_tick_ns", c["measured"])
 
@@ -149,9 +146,7 @@ class Counters(TempDirTest):
         db = self.path("n.db")
         with SimFabric(TOPO, lmc=0) as sim:
             ibroute("scan", "--db", db, sim=sim)
-        expect = write_text(self.path("e.json"), json.dumps({"max_link_errors": 0}))
-        r = ibroute("accept", "--db", db, "--expect", expect, "--simulate", "--json", "--report", self.path("a.html"), check=False)
-        c = {c["check"]: c for c in json.loads(r.stdout)["checks"]}["link_errors"]
+        c = self.accept(db, {"max_link_errors": 0}, "a")[2]["link_errors"]
         self.assertEqual(c["result"], "not measured")
         self.assertIn("0 counter snapshot(s)", c["measured"])
 

@@ -200,6 +200,7 @@ TEST(Peer, DamagedSlicesAreRefusedByPlace) {
   refused([](auto& j) { j["host"]["rank"] = 3; }, "/host/rank: not the slice's rank");
   refused([](auto& j) { j["hosts_file"] = "../etc/x.json"; }, "/hosts_file: '../etc/x.json' is not a file name in the slice's own folder");
   refused([](auto& j) { j["phases"] = 0; }, "/phases: 0 is not a number of phases");
+  refused([](auto& j) { j["hosts_count"] = 1 << 24; }, "/hosts_count: 16777216 is not a number of hosts (2 .. 1048576)");
   refused([](auto& j) { j.erase("sends"); }, "/sends");
   refused([](auto& j) { j["version"] = 5; }, "/version: schedule format version 5; this ibroute reads versions 1..4");
   refused([](auto& j) { j["format"] = "ibroute-slice"; }, "not an ibroute schedule");
