@@ -59,7 +59,7 @@ def main():
     step("structure, routing balance, and the link load of round-robin all-to-all",
          ["analyze", "--db", args.db, "--samples", "5"])
     step("a congestion-free all-to-all: the DLID (path) of every transfer",
-         ["plan", "--db", args.db, "--name", "demo", "--message-size", "1M", "--replace"])
+         ["plan", "--db", args.db, "--name", "demo", "--message-size", "1MiB", "--replace"])
     step("export it for peers: the whole schedule, and one slice per node",
          ["export", "--db", args.db, "--schedule", "demo", "-o", base + "-schedule.json", "--per-node", base + "-slices"])
     print(f"wrote {base}-schedule.json and {base}-slices/ (format: docs/schedule-format.md)")

@@ -46,7 +46,7 @@ RunOutcome Rank::run() {
   tracker_.add(first);
   out.t0_ns = t0;
   t0_ = t0;
-  RateSearch search(static_cast<double>(cfg_.message_size) / (static_cast<double>(cfg_.slot_ns) * 1e-9), cfg_.max_skipped_share,
+  RateSearch search(cfg_.rate_at(cfg_.slot_ns), cfg_.max_skipped_share,
                     cfg_.find_rate_steps, cfg_.find_rate_step_ns, static_cast<size_t>(round_slots()));
   for (;;) {
     timed_sends();
@@ -60,7 +60,7 @@ RunOutcome Rank::run() {
     // Rank 0 judges the step and picks the next rate; every rank takes its order.
     StepOrder order;
     if (mpi_.rank() == 0) {
-      const RateStep st = measure_step(*out.merged, static_cast<double>(cfg_.message_size) / (static_cast<double>(slot_ns_) * 1e-9),
+      const RateStep st = measure_step(*out.merged, cfg_.rate_at(slot_ns_),
                                        rounds_run_, n_);
       const bool usable = out.missing.empty() && !stop_signal_ && open_ == 0;
       std::fprintf(stderr, "run: rate %.4g B/s per node: skipped %.4f %%, %.3f Gb/s per node\n", st.rate, 100 * st.skipped_share,
@@ -70,7 +70,7 @@ RunOutcome Rank::run() {
       double next = usable ? search.next() : 0;
       if (next > 0) {
         order.go = 1;
-        order.slot_ns = std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(cfg_.message_size) / next * 1e9));
+        order.slot_ns = cfg_.slot_at(next);
         order.rounds = search.rounds_for(order.slot_ns);
         order.t0 = now() + cfg_.start_delay_ns;
       }
@@ -86,7 +86,7 @@ RunOutcome Rank::run() {
     out.merged = search.take_best();
     if (out.merged) {
       const RateStep& b = out.steps[out.best_step];
-      out.slot_ns = static_cast<int64_t>(static_cast<double>(cfg_.message_size) / b.rate * 1e9);
+      out.slot_ns = cfg_.slot_at(b.rate);
       out.rounds_run = b.rounds;
     }
   }

@@ -4,6 +4,7 @@
 // skips by the skip rule, drains, and sends its aggregated results to rank 0.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -26,6 +27,14 @@ struct RunConfig {
   bool unreliable = false;   // data over UC (--transport uc): writes never hang, a lost one is counted as lost
   uint64_t message_size = 0;
   int64_t slot_ns = 0;
+  // Slots per message-time at the per-node rate: slot_ns = slot_per_message x message_size / rate
+  // (the schedule's slot_s x rate / message_size; phases of several slots make it less than 1).
+  double slot_per_message = 1;
+  // The slot of a per-node rate (bytes/s), and back.
+  int64_t slot_at(double rate) const {
+    return std::max<int64_t>(1, static_cast<int64_t>(slot_per_message * static_cast<double>(message_size) / rate * 1e9));
+  }
+  double rate_at(int64_t slot) const { return slot_per_message * static_cast<double>(message_size) / (static_cast<double>(slot) * 1e-9); }
   uint32_t rounds = 1;
   uint32_t skip_after = 2;   // unfinished transfers to one destination before the next is skipped
   int64_t drain_ns = 2'000'000'000;    // after the last planned start: wait this long for completions

@@ -172,27 +172,21 @@ LeastTime least_time(const EvalContext& ctx, const std::vector<Host>& hosts, con
   return best;
 }
 
-std::vector<uint32_t> phase_slots(const LoadReport& load) {
-  std::vector<uint32_t> slots;
-  slots.reserve(load.phase_time.size());
-  for (double t : load.phase_time) slots.push_back(phase_slot_count(t));
-  if (std::adjacent_find(slots.begin(), slots.end(), std::not_equal_to<>()) == slots.end()) slots.clear();
-  return slots;
-}
-
 double planned_time(const LoadReport& load) {
   double t = 0;
   for (double p : load.phase_time) t += p > 0 ? phase_slot_count(p) : 0;
   return t;
 }
 
-Efficiency efficiency_of(const EvalContext& ctx, const LeastTime& least, const LoadReport& load, size_t max_sends) {
+Efficiency efficiency_of(const EvalContext& ctx, const LeastTime& least, const LoadReport& load, size_t max_sends, const Schedule* timed) {
   Efficiency e;
   e.least = least.time;
   e.planned = planned_time(load);
   e.limited_by = least.limited_by;
   e.value = e.planned > 0 ? std::min(1.0, e.least / e.planned) : 0;
-  e.rate_gbps = e.planned > 0 ? static_cast<double>(max_sends) / e.planned * ctx.structure.host_gbps : 0;
+  e.timed = timed && timed->timing.slot_s > 0;
+  e.rate_gbps = e.timed ? planned_rate(*timed) * 8 / 1e9
+                        : e.planned > 0 ? static_cast<double>(max_sends) / e.planned * ctx.structure.host_gbps : 0;
   return e;
 }
 

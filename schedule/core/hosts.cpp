@@ -144,7 +144,7 @@ std::vector<Host> topology_order(const Fabric& f, std::vector<Host> hosts) {
   return hosts;
 }
 
-size_t rank_named(const std::vector<HostIdentity>& ids, std::string_view spec, const std::string& what) {
+std::vector<size_t> ranks_named(const std::vector<HostIdentity>& ids, std::string_view spec) {
   // A GUID (0x...) or a LID (decimal), when the spec is one; 0 is neither (no GUID or LID is 0).
   auto parse = [](std::string_view t, int base) -> uint64_t {
     uint64_t v = 0;
@@ -160,14 +160,31 @@ size_t rank_named(const std::vector<HostIdentity>& ids, std::string_view spec, c
         (lid && lid >= h.base_lid && lid < h.base_lid + (uint64_t{1} << h.lmc)))
       found.push_back(r);
   }
-  if (found.empty())  // a hostname alone: "node0270" for "node0270 HCA-1"
+  // The forms NodeNames takes for a scan's hosts, in its order: a hostname alone ("node0270" for
+  // "node0270 HCA-1"), one HCA of a host ("node0270/HCA-2"), a description with its node GUID.
+  if (found.empty())
     for (size_t r = 0; r < ids.size(); ++r)
       if (ids[r].name.size() > spec.size() && ids[r].name.starts_with(spec) && ids[r].name[spec.size()] == ' ') found.push_back(r);
+  if (const size_t slash = spec.find('/'); found.empty() && slash != std::string_view::npos && slash > 0) {
+    std::string desc(spec);
+    desc[slash] = ' ';
+    for (size_t r = 0; r < ids.size(); ++r)
+      if (ids[r].name == desc) found.push_back(r);
+  }
+  if (const size_t sp = spec.rfind(' '); found.empty() && sp != std::string_view::npos && spec.substr(sp + 1).starts_with("0x"))
+    if (const uint64_t g = parse(spec.substr(sp + 3), 16))
+      for (size_t r = 0; r < ids.size(); ++r)
+        if (ids[r].node_guid == g && (ids[r].name == spec.substr(0, sp) || ids[r].name == spec)) found.push_back(r);
+  return found;
+}
+
+size_t rank_named(const std::vector<HostIdentity>& ids, std::string_view spec, const std::string& what) {
+  const std::vector<size_t> found = ranks_named(ids, spec);
   if (found.size() == 1) return found[0];
   const std::string quoted = "'" + std::string(spec) + "'";
   if (found.empty())
     throw InputError(what + ": no host of the schedule is " + quoted +
-                     " (give a node description, a node or port GUID 0x..., or one of its LIDs)");
+                     " (give a hostname, node description, host/HCA-2, a node or port GUID 0x..., or one of its LIDs)");
   std::string list;
   for (size_t i = 0; i < found.size() && i < 8; ++i)
     list += (i ? "; " : "") + std::string("rank ") + std::to_string(found[i]) + " " + ids[found[i]].name + " port " +

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ibroute/schedule/admission.hpp"
+
 namespace ibroute::schedule {
 
 Simulation simulate(const EvalContext& ctx, const Schedule& s, uint64_t message_size) {
@@ -9,7 +11,12 @@ Simulation simulate(const EvalContext& ctx, const Schedule& s, uint64_t message_
   sim.n = s.hosts.size();
   sim.pair_gbps.assign(sim.n * sim.n, 0.f);
   fabric::PathFinder finder(ctx.fabric, ctx.links);
-  const double cap_gbps = s.timing.rate > 0 ? s.timing.rate * 8 / 1e9 : 0;
+  const double cap_gbps = s.timing.rate > 0 ? s.timing.rate * 8 / 1e9 : 0;  // a pair shown at most at the node's rate
+  // Phases start at their planned times (as the runner posts them): a phase lasts its planned
+  // length, or longer where its slowest transfer takes longer.
+  const bool timed = s.timing.slot_s > 0 && s.timing.message_size == message_size;
+  const std::vector<uint64_t> start = slot_starts(s);
+  size_t k = 0;
   std::vector<std::vector<int32_t>> flows;
   std::vector<size_t> src_of;
   for (const Phase& ph : s.phases) {
@@ -31,21 +38,16 @@ Simulation simulate(const EvalContext& ctx, const Schedule& s, uint64_t message_
       double r = cap_gbps > 0 ? std::min(rate[f], cap_gbps) : rate[f];
       size_t i = src_of[f];
       sim.pair_gbps[i * sim.n + static_cast<size_t>(ph.dst[i])] = static_cast<float>(r);
-      if (r > 0) slowest = std::max(slowest, static_cast<double>(message_size) * 8 / (r * 1e9));
+      if (rate[f] > 0) slowest = std::max(slowest, static_cast<double>(message_size) * 8 / (rate[f] * 1e9));
     }
+    if (timed) slowest = std::max(slowest, static_cast<double>(start[k + 1] - start[k]) * s.timing.slot_s);
+    ++k;
     sim.phase_seconds.push_back(slowest);
     sim.seconds += slowest;
   }
-  // What a sender moves over the exchange's time (phases of waiting transfers packed apart: fewer
-  // than one message per phase).
-  size_t transfers = 0;
-  std::vector<char> sends(sim.n, 0);
-  for (const Phase& ph : s.phases)
-    for (size_t i = 0; i < ph.dst.size(); ++i)
-      if (ph.dst[i] >= 0) ++transfers, sends[i] = 1;
-  const auto senders = static_cast<size_t>(std::count(sends.begin(), sends.end(), 1));
-  if (sim.seconds > 0 && senders > 0)
-    sim.node_bytes_per_s = static_cast<double>(message_size) * static_cast<double>(transfers) / static_cast<double>(senders) / sim.seconds;
+  // What the busiest sender moves over the exchange's time (planned_rate's definition).
+  if (sim.seconds > 0)
+    sim.node_bytes_per_s = static_cast<double>(message_size) * static_cast<double>(messages_per_node(s)) / sim.seconds;
   return sim;
 }
 

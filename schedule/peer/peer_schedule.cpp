@@ -9,6 +9,7 @@
 
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/schedule/format.hpp"
+#include "ibroute/schedule/hosts.hpp"
 
 namespace ibroute::peer {
 
@@ -130,15 +131,14 @@ std::optional<std::uint32_t> Schedule::rank_of_port_guid(std::uint64_t port_guid
 }
 
 std::optional<std::uint32_t> Schedule::rank_of_name(std::string_view name) const {
-  std::optional<std::uint32_t> found;
-  for (const Host& h : impl_->hosts) {
-    if (h.name != name || name.empty()) continue;
-    if (found)
-      throw Error("'" + std::string(name) + "' is ranks " + std::to_string(*found) + " and " + std::to_string(h.rank) +
-                  "; name the host by port GUID");
-    found = h.rank;
-  }
-  return found;
+  if (name.empty()) return std::nullopt;
+  // The resolver every ibroute command uses: a hostname, description, host/HCA-2, GUID or LID.
+  const std::vector<size_t> found = sch::ranks_named(impl_->doc.identities, name);
+  if (found.empty()) return std::nullopt;
+  if (found.size() > 1)
+    throw Error("'" + std::string(name) + "' is ranks " + std::to_string(found[0]) + " and " + std::to_string(found[1]) +
+                (found.size() > 2 ? " and more" : "") + "; name the host by port GUID");
+  return static_cast<std::uint32_t>(found[0]);
 }
 
 std::vector<Transfer> Schedule::sends(std::uint32_t rank) const {

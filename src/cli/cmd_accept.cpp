@@ -56,7 +56,7 @@ struct AcceptOptions {
   bool rescan = false;
   std::vector<std::string> scan_args;
   std::string run_report;
-  std::string message_size = "1M";
+  std::string message_size = "1MiB";
   std::string rate;
   std::string report = "accept-report.html";
   bool json = false;
@@ -232,10 +232,9 @@ int run_accept(const AcceptOptions& o) {
   const PlanStats& ps = chosen.stats;
   const LoadReport& load = chosen.load;
   const std::vector<Host>& hosts = plan.hosts;
-  plan.slots = phase_slots(load);  // phases of different lengths where their loads differ
-  plan.timing = make_timing(c.eval, load, message_size, o.rate.empty() ? 0 : parse_quantity(o.rate, false, "--rate"), !plan.slots.empty());
+  time_schedule(c.eval, load, message_size, o.rate.empty() ? 0 : parse_quantity(o.rate, false, "--rate"), plan);
   const LeastTime least_t = least_time(c.eval, hosts, plan.senders, plan.receivers);
-  const Efficiency eff = efficiency_of(c.eval, least_t, load, groups ? plan.receivers.size() : hosts.size() - 1);
+  const Efficiency eff = efficiency_of(c.eval, least_t, load, groups ? plan.receivers.size() : hosts.size() - 1, &plan);
   plan.name = "accept-" + std::to_string(hosts.size()) + "-scan" + std::to_string(c.scan_id);
   const double plan_s = sw.lap();
   const LowerBound least = worst_load_lower_bound(c.eval, hosts, plan.phases, 0, load.broken ? nullptr : &load.phase_max);  // how far from the best possible
@@ -309,11 +308,7 @@ int run_accept(const AcceptOptions& o) {
   // 5. Did the links stay clean? 6. Did they wait for credits? Around the launched run, else the
   // scan's last two snapshots; beside the plan, link by link.
   if (o.launch.empty()) window = stored_window(store, c, counters_why);
-  if (o.simulate) {
-    double slots = 0;
-    for (size_t p = 0; p < plan.phases.size(); ++p) slots += plan.slots.empty() ? 1.0 : plan.slots[p];
-    seconds = slots * plan.timing.slot_s;
-  }
+  if (o.simulate) seconds = planned_seconds(plan);
   const double tick_ns = e.contains("xmit_wait_tick_ns") ? e["xmit_wait_tick_ns"].get<double>() : 0;
   std::optional<fabric::LinkMeasures> measures;
   std::optional<CounterFacts> counters;

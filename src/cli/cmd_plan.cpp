@@ -26,7 +26,7 @@ struct PlanCliOptions {
   std::string hosts, senders, receivers;
   bool all = false;
   std::string order = "name";
-  std::string message_size = "1M";
+  std::string message_size = "1MiB";
   std::string rate;
   std::string method = "auto";
   std::string name;
@@ -73,12 +73,12 @@ int run_plan(const PlanCliOptions& o) {
   const LowerBound least = worst_load_lower_bound(c.eval, s.hosts, s.phases, 0, load.broken ? nullptr : &load.phase_max,
                                                    std::ref(progress));
   const double lb_seconds = lb_clock.seconds();
-  // Phases of different lengths where that is shorter than timing each for the worst one.
-  s.slots = phase_slots(load);
-  s.timing = make_timing(c.eval, load, message_size, rate, !s.slots.empty());  // refuses a rate the fabric cannot carry
-  RateLimit limit = max_rate(c.eval, load, !s.slots.empty());
+  // Each phase as long as its busiest link needs, at least one message at the rate asked; refuses
+  // a rate the fabric cannot carry.
+  time_schedule(c.eval, load, message_size, rate, s);
+  const double fastest = fastest_rate(phase_needs(c.eval, load, message_size), messages_per_node(s), message_size);
   const LeastTime least_t = least_time(c.eval, hosts, senders, receivers);
-  const Efficiency eff = efficiency_of(c.eval, least_t, load, groups ? receivers.size() : hosts.size() - 1);
+  const Efficiency eff = efficiency_of(c.eval, least_t, load, groups ? receivers.size() : hosts.size() - 1, &s);
 
   std::vector<Phase> rr = groups ? group_phases(hosts.size(), senders, receivers) : shift_phases(hosts.size());
   apply_lid_policy(c.fabric, hosts, rr, LidPolicy::base);
@@ -120,9 +120,9 @@ int run_plan(const PlanCliOptions& o) {
                    {"congested_share", load.congested_share()},
                    {"unroutable", st.unroutable},
                    {"over", over},
-                   {"fair_share", {{"mean_gbps", load.mean_gbps}, {"min_gbps", load.min_gbps}, {"bound_gbps", bound}}},
-                   {"timing", {{"message_size", s.timing.message_size}, {"rate", s.timing.rate}, {"slot_s", s.timing.slot_s},
-                               {"max_rate", limit.max_rate}, {"limited_by", limit.limited_by}}},
+                   {"fair_share", {{"mean_gbps", groups ? load.mean_gbps : std::min(load.mean_gbps, bound)}, {"min_gbps", load.min_gbps}, {"bound_gbps", bound}, {"estimate", true}}},
+                   {"timing", {{"message_size", s.timing.message_size}, {"rate", s.timing.rate}, {"rate_asked", rate > 0 ? nlohmann::json(rate) : nlohmann::json(nullptr)},
+                               {"slot_s", s.timing.slot_s}, {"round_s", planned_seconds(s)}, {"max_rate", fastest}}},
                    {"seconds", seconds},
                    {"efficiency", efficiency_json(eff)},
                    {"phase_slots", s.slots.empty() ? nlohmann::json(nullptr) : nlohmann::json(slot_histogram(s.slots))},
@@ -138,8 +138,8 @@ int run_plan(const PlanCliOptions& o) {
                 static_cast<long long>(id), static_cast<long long>(c.scan_id), who.c_str(), s.phases.size(), s.method.c_str(), seconds);
     if (!st.composition.empty())  // the ranks as given, their phases the shifts of another order
       std::printf("  composition      %s\n", st.composition.c_str());
-    std::printf("  efficiency       %.2f = least possible time %.0f / planned %.0f message-times: %.1f Gb/s per node\n", eff.value,
-                eff.least, eff.planned, eff.rate_gbps);
+    std::printf("  efficiency       %.2f = least possible time %.0f / planned %.0f message-times at full speed\n", eff.value,
+                eff.least, eff.planned);
     std::printf("  limited by       %s\n", eff.limited_by.c_str());
     std::printf("  worst link load  %d (bound %d, least possible %d); %zu of %zu phases above the bound%s\n", load.max_load, s.bound,
                 least.worst, st.phases_over, s.phases.size(), s.slots.empty() ? "" : "; phases timed by their own load");
@@ -151,13 +151,14 @@ int run_plan(const PlanCliOptions& o) {
       std::printf("    phase %d: %s carries %d (capacity %d)\n", load.over[i].phase, link_name(c, load.over[i].link).c_str(),
                   load.over[i].load, load.over[i].capacity);
     if (groups)
-      std::printf("  per transfer     %.1f Gb/s by max-min fair sharing (lowest %.1f)\n", load.mean_gbps, load.min_gbps);
-    else
-      std::printf("  per node         %.1f Gb/s by max-min fair sharing, %.0f %% of a host link (over a whole exchange the leaves' up-links allow %.1f Gb/s)\n",
-                  load.mean_gbps, c.structure.host_gbps > 0 ? 100 * load.mean_gbps / c.structure.host_gbps : 0, bound);
-    std::printf("  timing           %llu-byte messages at %s per node: a phase every %.1f us (at most %s: %s)\n",
-                static_cast<unsigned long long>(s.timing.message_size), format_rate(s.timing.rate).c_str(), s.timing.slot_s * 1e6,
-                format_rate(limit.max_rate).c_str(), limit.limited_by.c_str());
+      std::printf("  per transfer     %.1f Gb/s estimated by max-min fair sharing of a phase (lowest %.1f)\n", load.mean_gbps, load.min_gbps);
+    else  // an estimate without the schedule's timing: never above what the leaves' up-links allow
+      std::printf("  bound            %.1f Gb/s per node: what the leaves' up-links allow over a whole exchange (%.0f %% of a host link); "
+                  "a phase's transfers at once by max-min fair sharing, estimated: %.1f Gb/s\n",
+                  bound, c.structure.host_gbps > 0 ? 100 * bound / c.structure.host_gbps : 0, std::min(load.mean_gbps, bound));
+    std::printf("  rate             %s per node%s: %llu-byte messages, a round of %zu phases in %.3g ms (at most %s per node)\n",
+                format_rate(s.timing.rate).c_str(), rate > 0 ? (" (asked " + format_rate(rate) + ")").c_str() : " (as fast as the links allow)",
+                static_cast<unsigned long long>(s.timing.message_size), s.phases.size(), planned_seconds(s) * 1e3, format_rate(fastest).c_str());
     std::printf("  round-robin in the same order with base LIDs: worst link %d, %.1f %% congested, efficiency %.2f\n", naive.max_load,
                 100 * naive.congested_share(), naive_eff.value);
     std::printf("export: ibroute export --db %s --schedule %s --format json -o %s.json\n", o.db.c_str(), s.name.c_str(), s.name.c_str());
@@ -181,10 +182,11 @@ Runner setup_plan(CLI::App& app) {
       "the other one too where congestion remains). Where no congestion-free choice exists the worst\n"
       "link is minimised and reported. The rate is checked per source, switch out-port and destination.\n"
       "Every phase aims at its least possible load (what its leaves' up-links allow), not the bound, and\n"
-      "lasts as long as that load needs. Where the shifts still take 10 % longer than the least possible\n"
-      "time of the exchange (a leaf holding more of the hosts than it has up-links, unequal groups), the\n"
-      "groups are interleaved by leaf and the busy leaves' excess transfers wait, packed into phases of\n"
-      "their own (--shifts-only: not). Efficiency = least possible time / planned time, in message-times\n"
+      "lasts as long as that load needs at its links' own rates, and at least one message at --rate: the\n"
+      "schedule moves each node's bytes at the rate asked (docs/background.md#the-admission-rule).\n"
+      "Where the shifts still take 10 % longer than the least possible time of the exchange (a leaf\n"
+      "holding more of the hosts than it has up-links, unequal groups), the groups are interleaved by\n"
+      "leaf and the busy leaves' excess transfers wait, packed into phases of their own (--shifts-only: not). Efficiency = least possible time / planned time, in message-times\n"
       "at the host link rate; 'limited by' names the bottleneck: a host link, a leaf's up-links, a link.\n"
       "Exit: 0 planned and stored, 1 planning failed, 2 bad input (hosts, units, a rate above what the fabric carries).");
   c->add_option("--db", o->db, "fabric database")->capture_default_str();
@@ -195,8 +197,8 @@ Runner setup_plan(CLI::App& app) {
   c->add_option("--receivers", o->receivers, "two groups: the hosts that receive; every sender sends to every receiver once");
   c->add_option("--order", o->order, "rank order: name (as given) or topology (by leaf and port)")
       ->check(CLI::IsMember({"name", "topology"}))->capture_default_str();
-  c->add_option("--message-size", o->message_size, "bytes per transfer (K, M, G = 1024^n)")->capture_default_str();
-  c->add_option("--rate", o->rate, "per-node rate: 5G or 5GB/s (bytes, 1000^n), 5GiB/s (1024^n) or 40Gb/s, 40Gbit/s (bits); default: the most the fabric carries");
+  c->add_option("--message-size", o->message_size, "bytes per transfer: 64KiB, 1MiB (1024^n), 64K, 1MB (1000^n) or bytes")->capture_default_str();
+  c->add_option("--rate", o->rate, "per-node rate: 5G or 5GB/s (bytes, 1000^n), 5GiB/s (1024^n) or 40Gb/s, 40Gbit/s (bits); a unit is required; default: as fast as the links allow");
   c->add_option("--method", o->method, "auto, free or structure")->capture_default_str();
   c->add_option("--name", o->name, "schedule name (default: a2a-N-scanID)");
   c->add_flag("--replace", o->replace, "replace a schedule of the same name");

@@ -22,7 +22,7 @@ int run_schedules(const SchedulesOptions& o) {
       list.push_back({{"schedule_id", s.id}, {"name", s.name}, {"scan_id", s.scan_id}, {"created_at", s.created_at},
                       {"method", s.method}, {"hosts", s.hosts}, {"phases", s.phases}, {"bound", s.bound}, {"max_load", s.max_load},
                       {"congested", s.congested}, {"message_size_bytes", s.timing.message_size}, {"rate_bytes_per_s", s.timing.rate}, {"slot_s", s.timing.slot_s},
-                      {"planning_seconds", s.seconds}});
+                      {"rate_per_node_gbps", s.timing.rate * 8 / 1e9}, {"planning_seconds", s.seconds}});
     print_json({{"db", o.db}, {"schedules", list}});
     return kExitOk;
   }
@@ -30,11 +30,13 @@ int run_schedules(const SchedulesOptions& o) {
     std::printf("no schedules in %s (ibroute plan makes one)\n", o.db.c_str());
     return kExitOk;
   }
-  std::printf("%-4s %-24s %-5s %-20s %6s %7s %5s %6s  %s\n", "id", "name", "scan", "created", "hosts", "phases", "worst", "bound", "method");
+  std::printf("%-4s %-24s %-5s %-20s %6s %7s %5s %6s %10s  %s\n", "id", "name", "scan", "created", "hosts", "phases", "worst", "bound",
+              "Gb/s/node", "method");
+  // The rate is the plan's per-node rate (bytes each node moves / planned time), as plan prints it.
   for (const store::ScheduleInfo& s : all)
-    std::printf("%-4lld %-24s %-5lld %-20s %6lld %7lld %5d %6d  %s\n", static_cast<long long>(s.id), s.name.c_str(),
+    std::printf("%-4lld %-24s %-5lld %-20s %6lld %7lld %5d %6d %10.1f  %s\n", static_cast<long long>(s.id), s.name.c_str(),
                 static_cast<long long>(s.scan_id), s.created_at.c_str(), static_cast<long long>(s.hosts), static_cast<long long>(s.phases),
-                s.max_load, s.bound, s.method.c_str());
+                s.max_load, s.bound, s.timing.rate * 8 / 1e9, s.method.c_str());
   return kExitOk;
 }
 

@@ -5,6 +5,7 @@
 #include "common.hpp"
 #include "fabric_context.hpp"
 #include "ibroute/fabric/error.hpp"
+#include "ibroute/schedule/admission.hpp"
 #include "ibroute/schedule/format.hpp"
 #include "ibroute/schedule/validate.hpp"
 
@@ -36,15 +37,19 @@ int run_validate(const ValidateOptions& o) {
   c.require_routes("validating a schedule");
   Validation v = validate(c.eval, doc, [&](std::string_view stage, size_t d, size_t t) { progress(stage, d, t); });
   progress.finish();
+  const double rate = planned_rate(doc.schedule);  // bytes each node moves / planned time, as plan prints it
   if (o.json) {
     nlohmann::json j{{"file", o.file}, {"schedule", doc.schedule.name}, {"planned_for_scan", doc.fabric.scan_id},
-                     {"scan_id", c.scan_id}, {"ok", v.ok()}, {"checks", nlohmann::json::array()}};
+                     {"scan_id", c.scan_id}, {"ok", v.ok()}, {"rate_per_node_gbps", rate * 8 / 1e9},
+                     {"checks", nlohmann::json::array()}};
     for (const Check& ch : v.checks) j["checks"].push_back({{"check", ch.name}, {"ok", ch.ok}, {"detail", ch.detail}});
     print_json(j);
   } else {
     std::printf("schedule '%s' (planned for scan %lld) against scan %lld:\n", doc.schedule.name.c_str(),
                 static_cast<long long>(doc.fabric.scan_id), static_cast<long long>(c.scan_id));
     for (const Check& ch : v.checks) std::printf("  %-4s %-11s %s\n", ch.ok ? "ok" : "FAIL", ch.name.c_str(), ch.detail.c_str());
+    std::printf("  rate             %s per node as timed (%llu-byte messages, a round in %.3g ms)\n", format_rate(rate).c_str(),
+                static_cast<unsigned long long>(doc.schedule.timing.message_size), planned_seconds(doc.schedule) * 1e3);
   }
   if (v.ok()) return kExitOk;
   for (const Check& ch : v.checks)

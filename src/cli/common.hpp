@@ -63,10 +63,10 @@ std::string own_directory();
 // A whole file; InputError "cannot read PATH" when it cannot be opened.
 std::string read_file(const std::string& path);
 
-// "1M" = 1048576 bytes (binary, for sizes); "5G" = 5e9 (decimal, for rates); "5GiB/s" = 5 * 2^30
-// (an "iB" unit is binary either way); plain numbers too.
-// Throws InputError naming `what`.
-double parse_quantity(const std::string& text, bool binary, const char* what);
+// Sizes (`size`) and rates in one convention: "1M" = "1MB" = 1e6, "1MiB" = 2^20, "5G" = "5GB/s" =
+// 5e9 bytes/s, "40Gb/s" = 5e9 bytes/s; a size may be a bare number of bytes, a rate needs a unit.
+// Throws InputError naming `what` and the accepted forms.
+double parse_quantity(const std::string& text, bool size, const char* what);
 
 class Stopwatch {
  public:

@@ -75,7 +75,7 @@ nlohmann::json slot_histogram(const std::vector<uint32_t>& slots) {
 
 nlohmann::json efficiency_json(const schedule::Efficiency& e) {
   return {{"value", e.value}, {"least_time", e.least}, {"planned_time", e.planned}, {"limited_by", e.limited_by},
-          {"rate_per_node_gbps", e.rate_gbps}};
+          {"rate_per_node_gbps", e.rate_gbps}, {"rate_is_estimate", !e.timed}};
 }
 
 }  // namespace ibroute::cli

@@ -150,7 +150,11 @@ RunConfig make_config(const RunOptions& o, const Schedule& s) {
   cfg.message_size = (cfg.message_size + 7) / 8 * 8;
   const double rate = o.rate.empty() ? s.timing.rate : parse_quantity(o.rate, false, "--rate");
   if (!(rate > 0)) throw InputError("the schedule carries no rate: give --rate BYTES_PER_S");
-  cfg.slot_ns = static_cast<int64_t>(static_cast<double>(cfg.message_size) / rate * 1e9);
+  // The schedule's slot at its own rate and message size, scaled to the run's.
+  if (s.timing.slot_s > 0 && s.timing.rate > 0 && s.timing.message_size > 0)
+    cfg.slot_per_message = s.timing.slot_s * s.timing.rate / static_cast<double>(s.timing.message_size);
+  if (!(cfg.slot_per_message > 1e-9 && cfg.slot_per_message <= 1e9)) throw InputError("the schedule's timing is out of range: slot_s x rate / message_size");
+  cfg.slot_ns = cfg.slot_at(rate);
   const double round_s = static_cast<double>(cfg.slot_ns) * 1e-9 * static_cast<double>(slot_starts(s).back());
   cfg.rounds = o.rounds ? o.rounds : o.duration > 0 ? std::max<uint32_t>(1, static_cast<uint32_t>(o.duration / round_s + 0.5)) : 1;
   // Planned times are nanoseconds in 64 bits: a run of more than ~100 years is a mistake in the input.
@@ -269,7 +273,7 @@ int execute_run(const RunOptions& o) {
   const fabric::LinkIndex* links = in.fabric ? &in.fabric->links : nullptr;
   RunSummary sum = summarise(s, *out.merged, out.missing, f, links);
   RunJsonContext jc{s, cfg.message_size, out.slot_ns, cfg.find_rate ? out.rounds_run : cfg.rounds, cfg.skip_after, cfg.sl, out, sum, in.fabric.get(),
-                    cfg.resync_interval_ns, cfg.max_skipped_share, cfg.unreliable};
+                    cfg.resync_interval_ns, cfg.max_skipped_share, cfg.unreliable, cfg.slot_per_message};
   nlohmann::json report = run_report_json(jc);
   // Measured against what the run sent over each link by the scan's routes.
   std::optional<CounterWindow> window;

@@ -75,7 +75,7 @@ json run_report_json(const RunJsonContext& c) {
                                           : json(nullptr);
   j["message_size"] = c.message_size;
   j["slot_ns"] = c.slot_ns;
-  j["rate"] = static_cast<double>(c.message_size) / (static_cast<double>(c.slot_ns) * 1e-9);
+  j["rate"] = c.slot_per_message * static_cast<double>(c.message_size) / (static_cast<double>(c.slot_ns) * 1e-9);  // planned, per node
   j["skip_after"] = c.skip_after;
   j["service_level"] = c.service_level;
   j["service_level_applies"] = !c.outcome.ethernet;  // RoCE has no service levels

@@ -23,6 +23,7 @@ struct RunJsonContext {
   int64_t resync_interval_ns = 0;
   double max_skipped_share = 0;  // of a rate search
   bool unreliable = false;       // data over UC (--transport uc)
+  double slot_per_message = 1;   // RunConfig's: the planned per-node rate is slot_per_message x message_size / slot
 };
 
 // Paths listed one by one: all of them up to this many, else only those with a problem.

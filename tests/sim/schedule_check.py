@@ -253,3 +253,33 @@ def round_robin(db, scan, names, senders=(), receivers=(), topology=False):
     if senders:
         doc["groups"] = {"senders": S, "receivers": R}
     return doc
+
+
+def rate_check(db, scan, doc):
+    """The per-node rate an exported schedule runs at, from its file and the stored routes (not the
+    planner's figure): the busiest sender's bytes over the sum of the phases' lengths (phase_slots x
+    slot_s). Returns (bytes per second per node, [(phase, seconds it lasts, seconds its busiest link
+    needs)]), the need being each link's transfers x message size at that link's own rate."""
+    r = Routes(db, scan)
+    hosts = [r.ports[h["port_guid"]] for h in doc["hosts"]]
+    timing = doc["timing"]
+    size, slot = timing["message_size"], timing["slot_s"]
+    phases = phases_of(doc)
+    slots = timing.get("phase_slots") or [1] * len(phases)
+    sent = collections.Counter()
+    lengths = []
+    for k, phase in enumerate(phases):
+        load = collections.Counter()
+        for t in phase:
+            node, num, base, lmc, ingress = hosts[t["src"]]
+            sent[t["src"]] += 1
+            load[(node, num)] += 1
+            status, hops = r.routes[(ingress, t["dlid"])]
+            for hop in hops.split():
+                n, p = map(int, hop.split(":"))
+                if p not in (0, 255):
+                    load[(n, p)] += 1
+        need = max((c * size * 8 / (r.rate[l] * 1e9) for l, c in load.items()), default=0)
+        lengths.append((k, slots[k] * slot, need))
+    total = sum(length for _, length, _ in lengths)
+    return max(sent.values()) * size / total, lengths

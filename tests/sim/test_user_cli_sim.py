@@ -103,9 +103,13 @@ class NewUser(TempDirTest):
         rates = {}
         for i, r in enumerate(("1Gb/s", "1 Gbit/s", "125MB/s", "125M", "1Gbps", "0.125GB/s")):
             rates[r] = ibroute_json("plan", "--db", self.db, "--hosts", "node1-[001-004]", "--rate", r, "--name", f"r{i}")["timing"]["rate"]
-        self.assertEqual(set(rates.values()), {125e6}, rates)
+        for r, v in rates.items():
+            self.assertAlmostEqual(v, 125e6, delta=125e6 * 1e-9, msg=r)
+        # A rate without a unit could be bytes, bits or Gb/s: refused with the forms.
+        err = self.one_line_error("plan", "--db", self.db, "--hosts", "node1-[001-004]", "--rate", "40", needle="has no unit")
+        self.assertIn("40Gb/s", err)
         gib = ibroute_json("plan", "--db", self.db, "--hosts", "node1-[001-004]", "--rate", "0.1GiB/s", "--name", "gib")["timing"]["rate"]
-        self.assertAlmostEqual(gib, 0.1 * 2 ** 30)
+        self.assertAlmostEqual(gib, 0.1 * 2 ** 30, delta=1e-9 * 2 ** 30)
         err = self.one_line_error("plan", "--db", self.db, "--rate", "5Q", needle="unknown unit 'Q'")
         self.assertIn("Gb/s", err)
         # A rate above what the fabric carries is echoed plainly (no "1e+03"), in bytes and bits.

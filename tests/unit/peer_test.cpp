@@ -250,7 +250,25 @@ TEST(Placement, EveryFormOfAHostNamesItsRankAndAmbiguityIsRefused) {
   ibroute::test::expect_input_error([&] { rank_named(d.identities, "49000", "p.txt line 2"); },
                                     "p.txt line 2: no host of the schedule is '49000'");
   ibroute::test::expect_input_error([&] { rank_named(d.identities, "nosuch", "p.txt line 3"); },
-                                    "p.txt line 3: no host of the schedule is 'nosuch' (give a node description");
+                                    "p.txt line 3: no host of the schedule is 'nosuch' (give a hostname, node description");
+  // Hosts as they describe themselves ("h0010 HCA-1") named as users type them, here and in libibroute-peer.
+  d.identities[9].name = "h0010 HCA-1";
+  d.identities[10].name = "h0010 HCA-2";
+  d.identities[11].name = "h0011 mlx5_0";
+  for (const std::string& spec : {std::string("h0010/HCA-1"), std::string("h0010 HCA-1 ") + ibroute::fabric::guid_hex(h.node_guid)})
+    EXPECT_EQ(rank_named(d.identities, spec, "p.txt"), 9u) << spec;
+  EXPECT_EQ(rank_named(d.identities, "h0011", "p.txt"), 11u);
+  EXPECT_EQ(rank_named(d.identities, "h0010/HCA-2", "p.txt"), 10u);
+  ibroute::test::expect_input_error([&] { rank_named(d.identities, "h0010", "p.txt"); }, "'h0010' names 2 hosts of the schedule");
+  {
+    const ibroute::peer::Schedule s = ibroute::peer::Schedule::parse(to_json(d));
+    EXPECT_EQ(s.rank_of_name("h0011"), 11u);
+    EXPECT_EQ(s.rank_of_name("h0010/HCA-1"), 9u);
+    EXPECT_EQ(s.rank_of_name("h0011/mlx5_0"), 11u);
+    EXPECT_FALSE(s.rank_of_name("h0012").has_value());
+    EXPECT_THROW((void)s.rank_of_name("h0010"), ibroute::peer::Error);
+  }
+  d.identities[9].name = h.name;
   d.identities[4].name = h.name;  // two ranks, one description
   ibroute::test::expect_input_error([&] { rank_named(d.identities, h.name, "p.txt line 4"); },
                                     "names 2 hosts of the schedule (rank 4 " + h.name + " port ");

@@ -35,7 +35,7 @@ ScheduleDoc planned_doc(const World& w) {
   d.schedule = plan_all_to_all(w.ctx, all_hosts(w.f), kShiftsOnly);
   d.schedule.name = "t";
   LoadReport r = evaluate(w.ctx, d.schedule.hosts, d.schedule.phases, false);
-  d.schedule.timing = make_timing(w.ctx, r, 1 << 20, 0);
+  time_schedule(w.ctx, r, 1 << 20, 0, d.schedule);
   d.identities = identify_hosts(w.f, d.schedule.hosts);
   d.fabric = {7, "2026-11-21T00:00:00Z", 2};
   d.created_at = "2026-11-21T00:00:01Z";
@@ -171,12 +171,17 @@ TEST(Admission, RateAndSlot) {
   World w(build_fat_tree(small(2)));
   ScheduleDoc d = planned_doc(w);
   LoadReport r = evaluate(w.ctx, d.schedule.hosts, d.schedule.phases, false);
-  RateLimit lim = max_rate(w.ctx, r);
-  EXPECT_DOUBLE_EQ(lim.max_rate, 100e9 / 8 / 2);  // EDR 4x shared by 2 transfers
-  Timing t = make_timing(w.ctx, r, 1 << 20, 5e9);
-  EXPECT_DOUBLE_EQ(t.slot_s, (1 << 20) / 5e9);
-  expect_input_error([&] { make_timing(w.ctx, r, 1 << 20, 7e9); }, "at most 50 Gb/s (6.25 GB/s)");
-  EXPECT_THROW(make_timing(w.ctx, r, 0, 0), ibroute::InputError);
+  const double fastest = fastest_rate(phase_needs(w.ctx, r, 1 << 20), 15, 1 << 20);
+  EXPECT_NEAR(planned_rate(d.schedule), fastest, fastest * 0.02);  // no rate asked: as fast as the links allow
+  // Below it: the rate asked, within the rounding of the slots; every phase at least one message at that rate.
+  Schedule s = d.schedule;
+  time_schedule(w.ctx, r, 1 << 20, 5e9, s);
+  EXPECT_GE(planned_rate(s), 0.98 * 5e9);
+  EXPECT_LE(planned_rate(s), 5e9 * (1 + 1e-9));
+  const std::vector<uint64_t> at = slot_starts(s);
+  for (size_t k = 0; k + 1 < at.size(); ++k) EXPECT_GE((at[k + 1] - at[k]) * s.timing.slot_s, (1 << 20) / 5e9 * (1 - 1e-9)) << k;
+  expect_input_error([&] { time_schedule(w.ctx, r, 1 << 20, fastest * 1.1, s); }, "at most " + rate_text(fastest));
+  EXPECT_THROW(time_schedule(w.ctx, r, 0, 0, s), ibroute::InputError);
 }
 
 TEST(Hosts, NaturalOrderAndPicking) {

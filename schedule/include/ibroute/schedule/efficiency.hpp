@@ -30,20 +30,21 @@ struct LeastTime {
 LeastTime least_time(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<int32_t>& senders,
                      const std::vector<int32_t>& receivers, bool forced_links = true);
 
-// The slots of each phase as a plan times them (phase_slot_count of its time); empty when every
-// phase takes the same, so that such a plan is timed as before, one slot a phase.
-std::vector<uint32_t> phase_slots(const LoadReport& load);
-
-// T of phases as evaluated: the sum of their slots (each phase at least one).
+// T of phases as evaluated: the sum of their times in whole message-times (phase_slot_count), each
+// phase with a transfer at least one.
 double planned_time(const LoadReport& load);
 
 struct Efficiency {
   double least = 0, planned = 0;  // T*, T
   double value = 0;               // T* / T (0 when T is 0)
-  double rate_gbps = 0;           // what each sender gets on average: messages sent per node / T at the host link rate
+  // Per node: with a timed schedule its planned_rate() (bytes each node moves / planned time), in
+  // Gb/s; without one an estimate (messages per node / T at the host link rate), timed false.
+  double rate_gbps = 0;
+  bool timed = false;
   std::string limited_by;         // from LeastTime
 };
 
-Efficiency efficiency_of(const EvalContext& ctx, const LeastTime& least, const LoadReport& load, size_t max_sends);
+Efficiency efficiency_of(const EvalContext& ctx, const LeastTime& least, const LoadReport& load, size_t max_sends,
+                         const Schedule* timed = nullptr);
 
 }  // namespace ibroute::schedule

@@ -50,8 +50,11 @@ std::vector<std::string> host_commas(std::string_view text);
 using fabric::natural_less;  // (fabric/model.hpp)
 
 // The rank a schedule file's host list gives `spec` — without the fabric, from what the file says
-// of each rank: its node description, node or port GUID (0x...), or one of its 2^LMC LIDs.
+// of each rank, in the forms fabric::NodeNames takes for a scan: its node description, a hostname
+// alone, host/HCA-2, "description 0xGUID", node or port GUID (0x...), or one of its 2^LMC LIDs.
 // InputError naming `what` when no rank or several do (the candidates listed).
 size_t rank_named(const std::vector<HostIdentity>& ids, std::string_view spec, const std::string& what);
+// Every rank `spec` names, by the same forms (libibroute-peer's lookup).
+std::vector<size_t> ranks_named(const std::vector<HostIdentity>& ids, std::string_view spec);
 
 }  // namespace ibroute::schedule

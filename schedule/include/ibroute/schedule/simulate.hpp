@@ -17,11 +17,13 @@ struct Simulation {
   std::vector<float> pair_gbps;       // n x n, row = source rank; 0 where no transfer (or broken)
   std::vector<double> phase_seconds;  // per phase
   double seconds = 0;                 // all phases, back to back
-  double node_bytes_per_s = 0;        // what each node sends per second over the whole schedule
+  double node_bytes_per_s = 0;        // what the busiest sender sends per second over the whole schedule
   size_t broken = 0;                  // transfers without a working route
 };
 
-// message_size: bytes per transfer. A schedule rate (timing.rate > 0) caps each transfer.
+// message_size: bytes per transfer. A timed schedule's phases last at least their planned length
+// (node_bytes_per_s is then its planned_rate where every transfer fits its phase); its rate caps
+// each pair's figure.
 Simulation simulate(const EvalContext& ctx, const Schedule& s, uint64_t message_size);
 
 }  // namespace ibroute::schedule

@@ -76,8 +76,9 @@ class Schedule {
   std::int64_t scan_id() const;        // the scan it was planned on
 
   const std::vector<Host>& hosts() const;  // every rank, in rank order
-  // The rank using this port GUID, or this node description; empty when none does (Error when two
-  // ranks share the description: name them by GUID).
+  // The rank using this port GUID, or named so: a hostname ("h0001" for "h0001 HCA-1"), a node
+  // description, host/HCA-2, a GUID or LID, as every ibroute command takes them; empty when none
+  // does (Error when several do: name them by port GUID).
   std::optional<std::uint32_t> rank_of_port_guid(std::uint64_t port_guid) const;
   std::optional<std::uint32_t> rank_of_name(std::string_view name) const;
 
