@@ -191,6 +191,21 @@ class Routes:
         return self.kind.get(n) == "switch" and self.kind.get(self.peer.get((n, p), (None,))[0]) == "switch"
 
 
+def link_loads(r, hosts, phase):
+    """Transfers per directed link (node, port) of one phase: the source's own link, then every hop
+    of the stored route."""
+    load = collections.Counter()
+    for t in phase:
+        node, num, base, lmc, ingress = hosts[t["src"]]
+        load[(node, num)] += 1
+        status, hops = r.routes[(ingress, t["dlid"])]
+        for hop in hops.split():
+            n, p = map(int, hop.split(":"))
+            if p not in (0, 255):
+                load[(n, p)] += 1
+    return load
+
+
 def efficiency(db, scan, doc):
     """T, T* and T*/T of an exported schedule from the stored routes: T sums each phase's time (its
     worst link's transfers x host rate / link rate, at least 1), T* is the largest of each host's
@@ -204,15 +219,7 @@ def efficiency(db, scan, doc):
     total = 0
     phases = phases_of(doc)
     for phase in phases:
-        load = collections.Counter()
-        for t in phase:
-            node, num, base, lmc, ingress = hosts[t["src"]]
-            load[(node, num)] += 1
-            status, hops = r.routes[(ingress, t["dlid"])]
-            for hop in hops.split():
-                n, p = map(int, hop.split(":"))
-                if p not in (0, 255):
-                    load[(n, p)] += 1
+        load = link_loads(r, hosts, phase)
         worst = max((c * host_rate / r.rate[l] for l, c in load.items()), default=0)
         total += math.ceil(worst - 1e-9) if worst > 1 else (1 if phase else 0)
     S, R = set(senders), set(receivers)
@@ -269,16 +276,8 @@ def rate_check(db, scan, doc):
     sent = collections.Counter()
     lengths = []
     for k, phase in enumerate(phases):
-        load = collections.Counter()
-        for t in phase:
-            node, num, base, lmc, ingress = hosts[t["src"]]
-            sent[t["src"]] += 1
-            load[(node, num)] += 1
-            status, hops = r.routes[(ingress, t["dlid"])]
-            for hop in hops.split():
-                n, p = map(int, hop.split(":"))
-                if p not in (0, 255):
-                    load[(n, p)] += 1
+        sent.update(t["src"] for t in phase)
+        load = link_loads(r, hosts, phase)
         need = max((c * size * 8 / (r.rate[l] * 1e9) for l, c in load.items()), default=0)
         lengths.append((k, slots[k] * slot, need))
     total = sum(length for _, length, _ in lengths)
