@@ -113,7 +113,7 @@ class Counters(TempDirTest):
             sim.console(f'PerformanceSet "{idle.split("[")[0]}"[{idle.split("[")[1][:-1]}] PortCountersExtended.PortXmitData={(64 << 20) // 4}')
             ibroute("counters", "--db", db, "--label", "after", sim=sim)
         hosts = ",".join(name[n] for n, _, _ in cas)
-        r, doc, checks = self.accept(db, {"max_congestion": 0.5, "xmit_wait_tick_ns": 1000}, "m", "--hosts", hosts, "--message-size", "1M")
+        r, doc, checks = self.accept(db, {"max_congestion": 0.5, "xmit_wait_tick_ns": 1000}, "m", "--hosts", hosts, "--message-size", "1MiB")
         self.assertEqual(r.returncode, 1, r.stderr)
         lm = doc["links_measured"]
         self.assertTrue(lm["measured"])
