@@ -191,7 +191,7 @@ class Routes:
         return self.kind.get(n) == "switch" and self.kind.get(self.peer.get((n, p), (None,))[0]) == "switch"
 
 
-def link_loads(r, hosts, phase):
+def phase_link_loads(r, hosts, phase):
     """Transfers per directed link (node, port) of one phase: the source's own link, then every hop
     of the stored route."""
     load = collections.Counter()
@@ -219,7 +219,7 @@ def efficiency(db, scan, doc):
     total = 0
     phases = phases_of(doc)
     for phase in phases:
-        load = link_loads(r, hosts, phase)
+        load = phase_link_loads(r, hosts, phase)
         worst = max((c * host_rate / r.rate[l] for l, c in load.items()), default=0)
         total += math.ceil(worst - 1e-9) if worst > 1 else (1 if phase else 0)
     S, R = set(senders), set(receivers)
@@ -277,7 +277,7 @@ def rate_check(db, scan, doc):
     lengths = []
     for k, phase in enumerate(phases):
         sent.update(t["src"] for t in phase)
-        load = link_loads(r, hosts, phase)
+        load = phase_link_loads(r, hosts, phase)
         need = max((c * size * 8 / (r.rate[l] * 1e9) for l, c in load.items()), default=0)
         lengths.append((k, slots[k] * slot, need))
     total = sum(length for _, length, _ in lengths)
