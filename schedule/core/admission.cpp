@@ -76,6 +76,7 @@ PhaseTimes time_phases(const std::vector<double>& need_s, size_t messages, uint6
   const double per = std::clamp(std::floor(kMaxPhaseSlots * shortest / longest), 1.0, double(kSlotsPerPhase));
   double unit = shortest / per;
   PhaseTimes t;
+  t.fastest = fastest;
   t.slots.resize(len.size());
   uint32_t g = 0;
   for (size_t k = 0; k < len.size(); ++k) {
@@ -103,7 +104,7 @@ std::vector<double> phase_needs(const EvalContext& ctx, const LoadReport& load, 
   return need;
 }
 
-void time_schedule(const EvalContext& ctx, const LoadReport& load, uint64_t message_size, double rate, Schedule& s) {
+double time_schedule(const EvalContext& ctx, const LoadReport& load, uint64_t message_size, double rate, Schedule& s) {
   // The link that carries the most over the round, at its own rate: what a higher rate would need more of.
   std::string why;
   double busiest = 0;
@@ -119,6 +120,7 @@ void time_schedule(const EvalContext& ctx, const LoadReport& load, uint64_t mess
   PhaseTimes t = time_phases(phase_needs(ctx, load, message_size), messages_per_node(s), message_size, rate, why);
   s.timing = t.timing;
   s.slots = std::move(t.slots);
+  return t.fastest;
 }
 
 size_t messages_per_node(const Schedule& s) {

@@ -96,14 +96,13 @@ struct PhaseResult {
 struct Worker {
   std::vector<uint32_t> link_total;
   std::vector<int> link_worst, load;
-  std::vector<double> link_share;
   std::vector<size_t> histogram;  // by load
   size_t transfers = 0, broken = 0, congested = 0, over_count = 0, load_samples = 0;
   double load_sum = 0;
   std::vector<int32_t> used, flat, path;
   std::vector<uint32_t> begin;
   std::vector<std::vector<int32_t>> flows;
-  explicit Worker(size_t nl) : link_total(nl, 0), link_worst(nl, 0), load(nl, 0), link_share(nl, 0) {}
+  explicit Worker(size_t nl) : link_total(nl, 0), link_worst(nl, 0), load(nl, 0) {}
 };
 
 void evaluate_phase(const EvalContext& ctx, const SwitchPaths* table, const std::vector<Source>& sources, const std::vector<Host>& hosts,
@@ -150,8 +149,6 @@ void evaluate_phase(const EvalContext& ctx, const SwitchPaths* table, const std:
   const double host = ctx.structure.host_gbps > 0 ? ctx.structure.host_gbps : 1;
   for (int32_t l : w.used) out.time = std::max(out.time, w.load[l] * host / std::max(ctx.gbps[l], 1e-9));
   if (!w.used.empty()) out.time = std::max(out.time, 1.0);
-  const double slots = phase_slot_count(out.time);
-  for (int32_t l : w.used) w.link_share[l] = std::max(w.link_share[l], w.load[l] / slots);
   for (size_t t = 0; t + 1 < w.begin.size(); ++t) {
     bool hot = false;
     for (uint32_t x = w.begin[t]; x < w.begin[t + 1] && !hot; ++x) hot = w.load[w.flat[x]] > ctx.capacity[w.flat[x]];
@@ -203,12 +200,10 @@ LoadReport evaluate(const EvalContext& ctx, const std::vector<Host>& hosts, cons
 
   r.link_total.assign(nl, 0);
   r.link_worst.assign(nl, 0);
-  r.link_share.assign(nl, 0);
   size_t load_samples = 0;
   double load_sum = 0;
   for (const Worker& w : workers) {
-    for (size_t l = 0; l < nl; ++l) r.link_total[l] += w.link_total[l], r.link_worst[l] = std::max(r.link_worst[l], w.link_worst[l]),
-      r.link_share[l] = std::max(r.link_share[l], w.link_share[l]);
+    for (size_t l = 0; l < nl; ++l) r.link_total[l] += w.link_total[l], r.link_worst[l] = std::max(r.link_worst[l], w.link_worst[l]);
     for (size_t k = 0; k < w.histogram.size(); ++k)
       if (w.histogram[k]) r.histogram[static_cast<int>(k)] += w.histogram[k];
     r.transfers += w.transfers, r.broken += w.broken, r.congested += w.congested, r.over_count += w.over_count;

@@ -75,8 +75,7 @@ int run_plan(const PlanCliOptions& o) {
   const double lb_seconds = lb_clock.seconds();
   // Each phase as long as its busiest link needs, at least one message at the rate asked; refuses
   // a rate the fabric cannot carry.
-  time_schedule(c.eval, load, message_size, rate, s);
-  const double fastest = fastest_rate(phase_needs(c.eval, load, message_size), messages_per_node(s), message_size);
+  const double fastest = time_schedule(c.eval, load, message_size, rate, s);
   const LeastTime least_t = least_time(c.eval, hosts, senders, receivers);
   const Efficiency eff = efficiency_of(c.eval, least_t, load, groups ? receivers.size() : hosts.size() - 1, &s);
 

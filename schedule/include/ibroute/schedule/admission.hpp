@@ -16,6 +16,7 @@ namespace ibroute::schedule {
 struct PhaseTimes {
   Timing timing;  // timing.rate: the per-node rate the phases give (planned_rate)
   std::vector<uint32_t> slots;
+  double fastest = 0;  // the most these phases allow (fastest_rate), bytes/s per node
 };
 
 // The fine slots a phase's least length is cut into: rounding a phase up to whole slots costs at
@@ -37,8 +38,9 @@ double fastest_rate(const std::vector<double>& need_s, size_t messages, uint64_t
 std::vector<double> phase_needs(const EvalContext& ctx, const LoadReport& load, uint64_t message_size);
 
 // Times `s` (its timing and slots) from its load at `rate` bytes/s per node (0: the most the links
-// allow); refuses a rate above that, naming the busiest link and the most it allows.
-void time_schedule(const EvalContext& ctx, const LoadReport& load, uint64_t message_size, double rate, Schedule& s);
+// allow); refuses a rate above that, naming the busiest link and the most it allows. Returns that
+// most, bytes/s per node.
+double time_schedule(const EvalContext& ctx, const LoadReport& load, uint64_t message_size, double rate, Schedule& s);
 
 // The most messages any node of `s` sends in one round.
 size_t messages_per_node(const Schedule& s);

@@ -38,9 +38,6 @@ struct LoadReport {
   // Time of each phase in message-times at the host link rate: its worst load x host rate / link
   // rate over every link it uses (at least 1 when it has a transfer, 0 when it has none).
   std::vector<double> phase_time;
-  // Per directed link: the most it carries at once relative to its phase's slots (phase_slots()):
-  // what the rate of a plan with phases of different lengths is limited by.
-  std::vector<double> link_share;
   // Max-min fair sharing (only when asked): mean and minimum per-transfer rate in Gb/s.
   bool fair_share = false;
   double mean_gbps = 0, min_gbps = 0;
