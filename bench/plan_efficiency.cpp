@@ -78,16 +78,16 @@ int main(int argc, char** argv) {
     std::sort(receivers.begin(), receivers.end());
   }
   if (order == "topology" && senders.empty()) hosts = topology_order(f, hosts);
-  const LeastTime least = least_time(ctx, hosts, senders, receivers);
+  const LeastTimes least = least_times(ctx, hosts, senders, receivers);
   const size_t sends = senders.empty() ? hosts.size() - 1 : receivers.size();
   nlohmann::json out{{"hosts", hosts.size()}, {"senders", senders.empty() ? hosts.size() : senders.size()},
-                     {"receivers", receivers.empty() ? hosts.size() : receivers.size()}, {"least_time", least.time},
-                     {"limited_by", least.limited_by}, {"rows", nlohmann::json::array()}};
+                     {"receivers", receivers.empty() ? hosts.size() : receivers.size()}, {"least_time", least.fabric.time},
+                     {"limited_by", least.fabric.limited_by}, {"least_time_tables", least.tables.time}, {"rows", nlohmann::json::array()}};
   auto row = [&](const std::string& what, const std::vector<Host>& hs, const std::vector<Phase>& phases, double seconds) {
     LoadReport load = evaluate(ctx, hs, phases, false);
     Efficiency e = efficiency_of(ctx, least, load, sends);
     out["rows"].push_back({{"what", what}, {"phases", phases.size()}, {"max_load", load.max_load}, {"planned_time", e.planned},
-                           {"efficiency", e.value}, {"rate_gbps", e.rate_gbps}, {"seconds", seconds}, {"broken", load.broken}});
+                           {"efficiency", e.value}, {"efficiency_tables", e.value_tables}, {"rate_gbps", e.rate_gbps}, {"seconds", seconds}, {"broken", load.broken}});
   };
   for (const std::string& o : {std::string("name"), std::string("topology")}) {
     if (!senders.empty() && o == "topology") continue;

@@ -20,7 +20,7 @@
 #include "ibroute/runner/run_report.hpp"
 #include "ibroute/runner/run_stats.hpp"
 #include "ibroute/schedule/schedule.hpp"
-#include "run_report_json.hpp"
+#include "run_report_write.hpp"
 
 using namespace ibroute;
 using namespace ibroute::runner;
@@ -118,8 +118,8 @@ int main(int argc, char** argv) {
     out.clocks.push_back(rc);
   }
   out.merged = std::make_unique<RunMerge>(std::move(merged));
-  cli::RunJsonContext jc{s, message, slot_ns, rounds, 2, 0, out, sum, nullptr, 1'000'000'000, 0};
-  const std::string report = cli::run_report_json(jc).dump();
+  workflow::RunJsonContext jc{s, message, slot_ns, rounds, 2, 0, out, sum, nullptr, 1'000'000'000, 0};
+  const std::string report = workflow::run_report_json(jc).dump();
   const double report_s = since(ts);
 
   std::filesystem::remove(db);

@@ -84,41 +84,58 @@ std::vector<NamedPort> NodeNames::candidates(std::string_view spec) const {
 }
 
 namespace {
-// Edit distance (insert, delete, substitute), stopping once every way is beyond `limit`.
+// Edit distance (insert, delete, substitute, swap of neighbours: what a typo costs), stopping
+// once every way is beyond `limit`.
 size_t edit_distance(std::string_view a, std::string_view b, size_t limit) {
   if ((a.size() > b.size() ? a.size() - b.size() : b.size() - a.size()) > limit) return limit + 1;
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  std::vector<size_t> before(b.size() + 1), prev(b.size() + 1), row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
   for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0], best = row[0] = i;
+    row[0] = i;
+    size_t best = i;
     for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
-      diag = up;
+      row[j] = std::min({prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) row[j] = std::min(row[j], before[j - 2] + 1);
       best = std::min(best, row[j]);
     }
     if (best > limit) return limit + 1;
+    std::swap(before, prev);
+    std::swap(prev, row);
   }
-  return row[b.size()];
+  return prev[b.size()];
 }
 }  // namespace
 
-std::string NodeNames::did_you_mean(std::string_view spec, size_t k) const {
-  if (spec.empty() || spec.size() > 200) return "";
-  const size_t limit = std::max<size_t>(1, std::min<size_t>(3, spec.size() / 4));
+std::vector<std::string> nearest_names(std::string_view word, const std::vector<std::string>& names, size_t k) {
+  if (word.empty() || word.size() > 200) return {};
+  const size_t limit = std::max<size_t>(1, std::min<size_t>(3, word.size() / 4));
   std::vector<std::pair<size_t, std::string>> near;
-  auto consider = [&](const std::string& name) {
-    const size_t d = edit_distance(spec, name, limit);
-    if (d <= limit) near.emplace_back(d, name);
-  };
-  for (const auto& [name, node] : by_name_) consider(name);
-  for (const auto& [name, node] : by_host_) consider(name);
+  for (const std::string& name : names) {
+    // A name the word begins ("--sched" for "--schedule") is as near as a name can be.
+    const size_t d = word.size() >= 3 && name.size() > word.size() && name.starts_with(word) ? 0 : edit_distance(word, name, limit);
+    if (d <= limit && name != word) near.emplace_back(d, name);
+  }
   std::sort(near.begin(), near.end(), [](const auto& a, const auto& b) { return a.first != b.first ? a.first < b.first : natural_less(a.second, b.second); });
   near.erase(std::unique(near.begin(), near.end(), [](const auto& a, const auto& b) { return a.second == b.second; }), near.end());
+  std::vector<std::string> out;
+  for (size_t i = 0; i < near.size() && i < k; ++i) out.push_back(near[i].second);
+  return out;
+}
+
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& names, size_t k) {
+  const std::vector<std::string> near = nearest_names(word, names, k);
   if (near.empty()) return "";
   std::string out = "; did you mean";
-  for (size_t i = 0; i < near.size() && i < k; ++i) out += std::string(i ? (i + 1 == std::min(k, near.size()) ? " or" : ",") : "") + " '" + near[i].second + "'";
+  for (size_t i = 0; i < near.size(); ++i) out += std::string(i ? (i + 1 == near.size() ? " or" : ",") : "") + " '" + near[i] + "'";
   return out + "?";
+}
+
+std::string NodeNames::did_you_mean(std::string_view spec, size_t k) const {
+  std::vector<std::string> names;
+  names.reserve(by_name_.size() + by_host_.size());
+  for (const auto& [name, node] : by_name_) names.push_back(name);
+  for (const auto& [name, node] : by_host_) names.push_back(name);
+  return fabric::did_you_mean(spec, names, k);
 }
 
 NamedPort NodeNames::resolve(std::string_view spec, const std::string& what) const {

@@ -13,6 +13,7 @@
 
 #include "bootstrap.hpp"
 #include "ibroute/runner/rate_search.hpp"
+#include "ibroute/runner/run_outcome.hpp"
 #include "ibroute/runner/run_report.hpp"
 #include "ibroute/runner/run_stats.hpp"
 #include "ibroute/schedule/schedule.hpp"
@@ -71,23 +72,6 @@ struct RankMapping {
   std::vector<int32_t> placement;    // per MPI rank; empty: by port GUID
 };
 
-struct RunOutcome {
-  bool root = false;  // the rest is filled at MPI rank 0 only
-  std::vector<Channel> channels;
-  std::unique_ptr<RunMerge> merged;
-  std::vector<RankClock> clocks;
-  std::vector<int32_t> missing;        // schedule ranks that never reported
-  std::vector<int32_t> schedule_rank;  // per MPI rank
-  std::string device;
-  bool ethernet = false;
-  int64_t t0_ns = 0;
-  uint32_t rounds_run = 0;
-  int stop_signal = 0;  // the signal that ended the run early (at a round boundary); 0: none
-  std::vector<std::pair<double, int64_t>> rss_kib;  // rank 0's resident memory: (seconds since t0, KiB)
-  int64_t slot_ns = 0;              // of the run, or of the rate search's best step
-  std::vector<RateStep> steps;      // a rate search's steps
-  size_t best_step = SIZE_MAX;
-};
 
 // `everywhere`: every rank throws it at the same point (an agreed error), so the ranks may meet
 // once more after printing it; otherwise only this rank knows.

@@ -59,7 +59,9 @@ void consider(LeastTime& best, double time, const std::string& why) {
 
 // Every group of switches connected below level L+1 (a leaf at L = 1, a pod or a director's line
 // cards above): what its senders push out and its receivers take in, over the links that leave it.
-void cut_bounds(const EvalContext& ctx, const std::vector<Host>& hosts, const Roles& roles, double host_gbps, LeastTime& best) {
+// With `used`, only the links some route uses count (the tables' view: an idle up-link carries nothing).
+void cut_bounds(const EvalContext& ctx, const std::vector<Host>& hosts, const Roles& roles, double host_gbps,
+                const std::vector<char>* used, LeastTime& best) {
   const Fabric& f = ctx.fabric;
   const auto& level = ctx.structure.level;
   for (int top = 1; top < ctx.structure.levels; ++top) {
@@ -73,7 +75,10 @@ void cut_bounds(const EvalContext& ctx, const std::vector<Host>& hosts, const Ro
         const Port& port = sw.ports[p];
         if (!port_usable(port) || !f.nodes[port.peer_node].is_switch()) continue;
         if (inside(port.peer_node)) groups.join(static_cast<int32_t>(x), port.peer_node);
-        else if (level[port.peer_node] > top) up[x] += ctx.links.gbps(ctx.links.id(static_cast<int32_t>(x), p)) / host_gbps;
+        else if (level[port.peer_node] > top) {
+          const int32_t l = ctx.links.id(static_cast<int32_t>(x), p);
+          if (!used || (*used)[l]) up[x] += ctx.links.gbps(l) / host_gbps;
+        }
       }
     }
     std::vector<double> cap(f.nodes.size(), 0);
@@ -90,18 +95,20 @@ void cut_bounds(const EvalContext& ctx, const std::vector<Host>& hosts, const Ro
       if (s_in[g] == 0 && r_in[g] == 0) continue;
       const double out = static_cast<double>(s_in[g]) * static_cast<double>(roles.receivers - r_in[g]);
       const double in = static_cast<double>(r_in[g]) * static_cast<double>(roles.senders - s_in[g]);
-      if (cap[g] <= 0) continue;  // nothing leaves: the plan's unroutable transfers say so
+      if (cap[g] <= 0) continue;  // nothing leaves: the plan's unroutable (broken) transfers say so
       const double t = std::max(out, in) / cap[g];
       const std::string who = switches[g] == 1 ? f.nodes[g].desc : "the " + std::to_string(switches[g]) + " switches below level " +
                                                                         std::to_string(top + 1) + " with " + f.nodes[g].desc;
       consider(best, t, who + ": " + fmt("%.0f transfers ", std::max(out, in)) + (out >= in ? "leave" : "enter") +
-                            fmt(" over up-links worth %.4g host links", cap[g]));
+                            fmt(used ? " over the up-links the routes use, worth %.4g host links" : " over up-links worth %.4g host links", cap[g]));
     }
   }
 }
 
 // Transfers that every LID of their destination routes over one link: that link carries them all.
-void forced_links(const EvalContext& ctx, const std::vector<Host>& hosts, const Roles& roles, double host_gbps, LeastTime& best) {
+// Returns, per link, whether any route among the hosts uses it.
+std::vector<char> forced_links(const EvalContext& ctx, const std::vector<Host>& hosts, const Roles& roles, double host_gbps,
+                               LeastTime& best) {
   const Fabric& f = ctx.fabric;
   std::vector<int32_t> group_switch;  // ingress switches, and per switch its senders
   std::vector<size_t> senders_at;
@@ -116,6 +123,7 @@ void forced_links(const EvalContext& ctx, const std::vector<Host>& hosts, const 
   }
   const unsigned threads = static_cast<unsigned>(std::clamp<size_t>(hosts.size() / 256, 1, std::max(1u, std::thread::hardware_concurrency())));
   std::vector<std::vector<double>> counts(threads, std::vector<double>(ctx.links.size(), 0));
+  std::vector<std::vector<char>> used(threads, std::vector<char>(ctx.links.size(), 0));
   run_parallel(threads, [&](unsigned t) {
     PathFinder finder(f, ctx.links);
     std::vector<int32_t> path, common;
@@ -131,6 +139,7 @@ void forced_links(const EvalContext& ctx, const std::vector<Host>& hosts, const 
         for (uint32_t o = 0; o < d.lid_count(); ++o) {
           path.clear();
           if (finder.from_switch(group_switch[g], static_cast<uint16_t>(d.base_lid + o), path) != RouteStatus::ok) continue;
+          for (int32_t l : path) used[t][l] = 1;
           if (first) common = path, first = false;
           else common.erase(std::remove_if(common.begin(), common.end(),
                                            [&](int32_t l) { return std::find(path.begin(), path.end(), l) == path.end(); }),
@@ -140,6 +149,8 @@ void forced_links(const EvalContext& ctx, const std::vector<Host>& hosts, const 
       }
     }
   });
+  for (size_t t = 1; t < threads; ++t)
+    for (size_t l = 0; l < ctx.links.size(); ++l) used[0][l] |= used[t][l];
   for (size_t l = 0; l < ctx.links.size(); ++l) {
     double c = 0;
     for (const auto& per : counts) c += per[l];
@@ -147,19 +158,12 @@ void forced_links(const EvalContext& ctx, const std::vector<Host>& hosts, const 
     consider(best, c * host_gbps / ctx.gbps[l],
              describe_link(f, ctx.links, static_cast<int32_t>(l)) + fmt(": %.0f transfers have no other path", c));
   }
+  return std::move(used[0]);
 }
 
-}  // namespace
-
-LeastTime least_time(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<int32_t>& senders,
-                     const std::vector<int32_t>& receivers, bool with_forced_links) {
-  LeastTime best;
-  const size_t n = hosts.size();
-  if (n < 2) return best;
-  const Roles roles = roles_of(n, senders, receivers);
-  const double host_gbps = ctx.structure.host_gbps > 0 ? ctx.structure.host_gbps : 1;
-  // Each host's own link: what it sends and what it receives, at its own rate.
-  for (size_t i = 0; i < n; ++i) {
+// Each host's own link: what it sends and what it receives, at its own rate.
+void host_links(const EvalContext& ctx, const std::vector<Host>& hosts, const Roles& roles, double host_gbps, LeastTime& best) {
+  for (size_t i = 0; i < hosts.size(); ++i) {
     const double sends = roles.sends[i] ? static_cast<double>(roles.receivers - roles.receives[i]) : 0;
     const double gets = roles.receives[i] ? static_cast<double>(roles.senders - roles.sends[i]) : 0;
     const double gbps = ctx.links.gbps(ctx.links.id(hosts[i].node, hosts[i].port));
@@ -167,9 +171,36 @@ LeastTime least_time(const EvalContext& ctx, const std::vector<Host>& hosts, con
     consider(best, t, hosts[i].name + "'s link: " + fmt("%.0f messages ", std::max(sends, gets)) + (sends >= gets ? "sent" : "received") +
                           (gbps > 0 && gbps < host_gbps ? fmt(" at %.4g of %.4g Gb/s", gbps, host_gbps) : ""));
   }
-  cut_bounds(ctx, hosts, roles, host_gbps, best);
-  if (with_forced_links) forced_links(ctx, hosts, roles, host_gbps, best);
-  return best;
+}
+
+LeastTimes least_times_of(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<int32_t>& senders,
+                          const std::vector<int32_t>& receivers, bool over_tables) {
+  LeastTimes out;
+  if (hosts.size() < 2) return out;
+  const Roles roles = roles_of(hosts.size(), senders, receivers);
+  const double host_gbps = ctx.structure.host_gbps > 0 ? ctx.structure.host_gbps : 1;
+  host_links(ctx, hosts, roles, host_gbps, out.fabric);
+  out.tables = out.fabric;
+  cut_bounds(ctx, hosts, roles, host_gbps, nullptr, out.fabric);
+  if (!over_tables) return out;
+  const std::vector<char> used = forced_links(ctx, hosts, roles, host_gbps, out.tables);
+  cut_bounds(ctx, hosts, roles, host_gbps, &used, out.tables);
+  // The tables cannot do better than the fabric; where they do no worse, the fabric's reason stands.
+  if (out.tables.time <= out.fabric.time + 1e-9) out.tables = out.fabric;
+  return out;
+}
+
+}  // namespace
+
+LeastTimes least_times(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<int32_t>& senders,
+                       const std::vector<int32_t>& receivers) {
+  return least_times_of(ctx, hosts, senders, receivers, true);
+}
+
+LeastTime least_time(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<int32_t>& senders,
+                     const std::vector<int32_t>& receivers, bool over_tables) {
+  LeastTimes t = least_times_of(ctx, hosts, senders, receivers, over_tables);
+  return over_tables ? t.tables : t.fabric;
 }
 
 double planned_time(const LoadReport& load) {
@@ -178,15 +209,22 @@ double planned_time(const LoadReport& load) {
   return t;
 }
 
-Efficiency efficiency_of(const EvalContext& ctx, const LeastTime& least, const LoadReport& load, size_t max_sends, const Schedule* timed) {
+Efficiency efficiency_of(const EvalContext& ctx, const LeastTimes& least, const LoadReport& load, size_t max_sends, const Schedule* timed) {
   Efficiency e;
-  e.least = least.time;
+  e.least = least.fabric.time;
+  e.least_tables = std::max(least.tables.time, least.fabric.time);
+  e.limited_by = least.fabric.limited_by;
+  e.tables_limited_by = least.tables.time > least.fabric.time ? least.tables.limited_by : least.fabric.limited_by;
   e.planned = planned_time(load);
-  e.limited_by = least.limited_by;
-  e.value = e.planned > 0 ? std::min(1.0, e.least / e.planned) : 0;
+  e.broken = load.broken;
+  // A lost transfer never arrives: the exchange does not complete, whatever its time.
+  const bool complete = load.broken == 0 && e.planned > 0;
+  e.value = complete ? std::min(1.0, e.least / e.planned) : 0;
+  e.value_tables = complete ? std::min(1.0, e.least_tables / e.planned) : 0;
   e.timed = timed && timed->timing.slot_s > 0;
-  e.rate_gbps = e.timed ? planned_rate(*timed) * 8 / 1e9
-                        : e.planned > 0 ? static_cast<double>(max_sends) / e.planned * ctx.structure.host_gbps : 0;
+  const double delivered = load.transfers ? static_cast<double>(load.transfers - load.broken) / static_cast<double>(load.transfers) : 0;
+  e.rate_gbps = delivered * (e.timed ? planned_rate(*timed) * 8 / 1e9
+                                     : e.planned > 0 ? static_cast<double>(max_sends) / e.planned * ctx.structure.host_gbps : 0);
   return e;
 }
 

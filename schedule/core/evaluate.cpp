@@ -117,7 +117,13 @@ void evaluate_phase(const EvalContext& ctx, const SwitchPaths* table, const std:
     if (ph.dst[i] < 0) continue;
     ++w.transfers;
     if (transfer_path(table, sources, finder, hosts[i], i, ph.dlid[i], w.path) != RouteStatus::ok) {
+      // A lost transfer still loads the links up to where its route ends (once each, a loop
+      // included); it delivers nothing, so it is no flow and no congested transfer.
       ++w.broken;
+      for (size_t x = 0; x < w.path.size(); ++x)
+        if (std::find(w.path.begin(), w.path.begin() + static_cast<std::ptrdiff_t>(x), w.path[x]) == w.path.begin() + static_cast<std::ptrdiff_t>(x) &&
+            w.load[w.path[x]]++ == 0)
+          w.used.push_back(w.path[x]);
       continue;
     }
     for (int32_t l : w.path)

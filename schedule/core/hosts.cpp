@@ -182,9 +182,13 @@ size_t rank_named(const std::vector<HostIdentity>& ids, std::string_view spec, c
   const std::vector<size_t> found = ranks_named(ids, spec);
   if (found.size() == 1) return found[0];
   const std::string quoted = "'" + std::string(spec) + "'";
-  if (found.empty())
+  if (found.empty()) {
+    std::vector<std::string> names;
+    for (const HostIdentity& h : ids) names.push_back(h.name), names.push_back(h.name.substr(0, h.name.find(' ')));
     throw InputError(what + ": no host of the schedule is " + quoted +
-                     " (give a hostname, node description, host/HCA-2, a node or port GUID 0x..., or one of its LIDs)");
+                     " (give a hostname, node description, host/HCA-2, a node or port GUID 0x..., or one of its LIDs)" +
+                     fabric::did_you_mean(spec, names));
+  }
   std::string list;
   for (size_t i = 0; i < found.size() && i < 8; ++i)
     list += (i ? "; " : "") + std::string("rank ") + std::to_string(found[i]) + " " + ids[found[i]].name + " port " +

@@ -3,7 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "accept_input.hpp"
+#include "expectation.hpp"
+#include "run_report_read.hpp"
 #include "common.hpp"
 #include "fabric_context.hpp"
 

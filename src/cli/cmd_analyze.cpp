@@ -10,7 +10,8 @@
 
 #include "commands.hpp"
 #include "common.hpp"
-#include "fabric_context.hpp"
+#include "options.hpp"
+#include "ibroute/schedule/efficiency.hpp"
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/schedule/hosts.hpp"
 #include "ibroute/schedule/lower_bound.hpp"
@@ -55,6 +56,10 @@ nlohmann::json link_ref(const Fabric& f, const LinkRef& l) {
   return j;
 }
 
+std::pair<int, int> minmax_of(const std::vector<int>& v) {
+  return v.empty() ? std::pair{0, 0} : std::pair{*std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end())};
+}
+
 std::string pattern_title(const std::string& p) {
   if (p == "rr-name") return "round-robin, name order";
   if (p == "rr-topo") return "round-robin, topology order";
@@ -63,12 +68,26 @@ std::string pattern_title(const std::string& p) {
   return p;
 }
 
-int run_analyze(const AnalyzeOptions& o) {
-  store::FabricStore store(o.db, store::Access::read_only);
-  FabricContext c(store, o.scan);
-  const Fabric& f = c.fabric;
-  const FabricStructure& s = c.structure;
-  std::vector<Host> hosts = select_hosts(f, o.hosts);
+// Everything analyze finds, gathered once and then printed or written as JSON.
+struct Analysis {
+  const FabricContext& c;
+  std::vector<Host> hosts;
+  std::vector<PatternResult> results;
+  std::optional<LeastTimes> least;  // of the all-to-all among the hosts (with a round-robin pattern)
+  RoutingBalance rb;
+  int rr_least = INT32_MAX;         // the least worst link any DLID choice leaves round-robin
+  double bound_gbps = 0;
+  bool rr(const PatternResult& r) const { return r.pattern.rfind("rr-", 0) == 0; }
+  // The round-robin patterns are whole all-to-all exchanges: how close their time comes to the least.
+  std::optional<Efficiency> efficiency(const PatternResult& r) const {
+    if (!least || !rr(r) || hosts.size() < 2) return std::nullopt;
+    return efficiency_of(c.eval, *least, r.load, hosts.size() - 1);
+  }
+  // Over these tables against the fabric's own: at most this efficiency for any plan.
+  double ceiling() const { return least && least->tables.time > 0 ? least->fabric.time / least->tables.time : 0; }
+};
+
+std::vector<LidPolicy> policies_of(const AnalyzeOptions& o) {
   std::vector<LidPolicy> policies;
   for (const std::string& l : o.lids) {
     LidPolicy p;
@@ -78,51 +97,37 @@ int run_analyze(const AnalyzeOptions& o) {
   for (const std::string& p : o.patterns)
     if (p != "rr-name" && p != "rr-topo" && p != "perm" && p != "bisect")
       throw InputError("--patterns takes rr-name, rr-topo, perm, bisect, not '" + p + "'");
+  return policies;
+}
 
-  std::vector<PatternResult> results;
+void evaluate_patterns(const AnalyzeOptions& o, const std::vector<LidPolicy>& policies, Analysis& a) {
+  const Fabric& f = a.c.fabric;
   Progress progress;
   for (const std::string& p : f.has_lfts ? o.patterns : std::vector<std::string>{}) {  // no tables, no routes
-    std::vector<Host> ranks = p == "rr-topo" ? topology_order(f, hosts) : hosts;
+    std::vector<Host> ranks = p == "rr-topo" ? topology_order(f, a.hosts) : a.hosts;
     std::vector<Phase> phases = p == "perm"     ? random_permutations(ranks.size(), o.samples, o.seed)
                                 : p == "bisect" ? random_bisections(ranks.size(), o.samples, o.seed)
                                                 : shift_phases(ranks.size());
     // On at most kBoundPhases phases: analyze stays quick on big fabrics (plan bounds every phase).
-    const LowerBound least = worst_load_lower_bound(c.eval, ranks, phases, kBoundPhases, nullptr, [&](std::string_view, size_t d, size_t t) {
+    const LowerBound least = worst_load_lower_bound(a.c.eval, ranks, phases, kBoundPhases, nullptr, [&](std::string_view, size_t d, size_t t) {
       progress(p + ": lower bound", d, t);
     });
     for (LidPolicy pol : policies) {
       apply_lid_policy(f, ranks, phases, pol, o.seed);
-      results.push_back({p, to_string(pol), evaluate(c.eval, ranks, phases, o.fair_share, [&](std::string_view, size_t d, size_t t) {
-                           progress(p + " " + to_string(pol), d, t);
-                         }),
-                         least});
+      a.results.push_back({p, to_string(pol), evaluate(a.c.eval, ranks, phases, o.fair_share, [&](std::string_view, size_t d, size_t t) {
+                             progress(p + " " + to_string(pol), d, t);
+                           }),
+                           least});
     }
   }
-  // The round-robin patterns are whole all-to-all exchanges: how close their time comes to the least.
-  std::optional<LeastTime> least_t;
-  for (const PatternResult& r : results)
-    if (r.pattern.rfind("rr-", 0) == 0 && !least_t) least_t = least_time(c.eval, hosts, {}, {});
-  progress.finish();
-  const double bound_gbps = all_to_all_bound_gbps(c.eval, hosts);
-  auto efficiency = [&](const PatternResult& r) -> std::optional<Efficiency> {
-    if (!least_t || r.pattern.rfind("rr-", 0) != 0 || hosts.size() < 2) return std::nullopt;
-    return efficiency_of(c.eval, *least_t, r.load, hosts.size() - 1);
-  };
-  RoutingBalance rb = f.has_lfts ? routing_balance(f, s) : RoutingBalance{};
-  // The consequence of the routing for the all-to-all: the least worst link any DLID choice
-  // leaves round-robin, and the least time over these tables against the fabric's own.
-  std::optional<LeastTime> fabric_least;
-  int rr_least = INT32_MAX;
-  if (least_t && f.has_lfts) {
-    fabric_least = least_time(c.eval, hosts, {}, {}, false);
-    for (const PatternResult& r : results)
-      if (r.pattern.rfind("rr-", 0) == 0) rr_least = std::min(rr_least, r.least.worst);
-  }
-  const double ceiling = fabric_least && least_t->time > 0 ? fabric_least->time / least_t->time : 0;
+  for (const PatternResult& r : a.results)
+    if (a.rr(r)) {
+      if (!a.least) a.least = least_times(a.c.eval, a.hosts, {}, {});
+      a.rr_least = std::min(a.rr_least, r.least.worst);
+    }
+}
 
-  nlohmann::json j;
-  j["scan_id"] = c.scan_id;
-  j["hosts"] = hosts.size();
+nlohmann::json structure_json(const Fabric& f, const FabricStructure& s) {
   auto names = [&](const std::vector<int32_t>& v) {
     nlohmann::json a = nlohmann::json::array();
     for (int32_t x : v) a.push_back(f.nodes[x].desc);
@@ -133,77 +138,72 @@ int run_analyze(const AnalyzeOptions& o) {
     for (const LinkRef& l : v) a.push_back(link_ref(f, l));
     return a;
   };
-  auto minmax = [](const std::vector<int>& v) {
-    return v.empty() ? std::pair{0, 0} : std::pair{*std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end())};
-  };
-  auto [hmin, hmax] = minmax(s.hosts_per_leaf);
-  auto [umin, umax] = minmax(s.uplinks_per_leaf);
-  j["structure"] = {{"levels", s.levels},
-                    {"two_level", s.two_level},
-                    {"leaves", names(s.leaves)},
-                    {"top", names(s.top)},
-                    {"hosts_per_leaf", {{"min", hmin}, {"max", hmax}}},
-                    {"uplinks_per_leaf", {{"min", umin}, {"max", umax}}},
-                    {"oversubscription", s.oversubscription},
-                    {"transfer_bound", s.transfer_bound},
-                    {"common_link", format_width_speed(s.common_width, s.common_speed)},
-                    {"host_gbps", s.host_gbps},
-                    {"link_gbps", s.link_gbps},
-                    {"missing", refs(s.missing)},
-                    {"extra", refs(s.extra)},
-                    {"slow", refs(s.slow)},
-                    {"inactive", refs(s.inactive)},
-                    {"ports_down", s.ports_down},
-                    {"tree", s.tree},
-                    {"lateral", refs(s.lateral)},
-                    {"loopbacks", refs(s.loopbacks)},
-                    {"hosts_above_lowest_level", names(s.hosts_above)},
-                    {"unused_switches", names(s.unused)},
-                    {"summary", describe_chassis(s)}};
-  nlohmann::json levels = nlohmann::json::array();
+  auto [hmin, hmax] = minmax_of(s.hosts_per_leaf);
+  auto [umin, umax] = minmax_of(s.uplinks_per_leaf);
+  nlohmann::json j{{"levels", s.levels}, {"two_level", s.two_level}, {"leaves", names(s.leaves)}, {"top", names(s.top)},
+                   {"hosts_per_leaf", {{"min", hmin}, {"max", hmax}}}, {"uplinks_per_leaf", {{"min", umin}, {"max", umax}}},
+                   {"oversubscription", s.oversubscription}, {"transfer_bound", s.transfer_bound},
+                   {"common_link", format_width_speed(s.common_width, s.common_speed)}, {"host_gbps", s.host_gbps},
+                   {"link_gbps", s.link_gbps}, {"missing", refs(s.missing)}, {"extra", refs(s.extra)}, {"slow", refs(s.slow)},
+                   {"inactive", refs(s.inactive)}, {"ports_down", s.ports_down}, {"tree", s.tree},
+                   {"lateral", refs(s.lateral)}, {"loopbacks", refs(s.loopbacks)}, {"hosts_above_lowest_level", names(s.hosts_above)},
+                   {"unused_switches", names(s.unused)}, {"summary", describe_chassis(s)}};
+  j["per_level"] = nlohmann::json::array();
   for (const LevelInfo& lv : s.per_level)
-    levels.push_back({{"level", lv.level}, {"switches", lv.switches}, {"hosts", lv.hosts}, {"up_links", lv.up_links},
-                      {"down_links", lv.down_links}, {"up_gbps", lv.up_gbps}, {"down_gbps", lv.down_gbps},
-                      {"common_up", lv.common_up}, {"common_down", lv.common_down}, {"bound", lv.bound}});
-  j["structure"]["per_level"] = levels;
-  nlohmann::json chassis = nlohmann::json::array();
+    j["per_level"].push_back({{"level", lv.level}, {"switches", lv.switches}, {"hosts", lv.hosts}, {"up_links", lv.up_links},
+                              {"down_links", lv.down_links}, {"up_gbps", lv.up_gbps}, {"down_gbps", lv.down_gbps},
+                              {"common_up", lv.common_up}, {"common_down", lv.common_down}, {"bound", lv.bound}});
+  j["chassis"] = nlohmann::json::array();
   for (const Chassis& ch : s.chassis)
-    chassis.push_back({{"name", ch.name}, {"model", ch.model}, {"system_image_guid", guid_hex(ch.sysimg_guid)},
-                       {"asics", names(ch.asics)}, {"line_asics", ch.line_asics}, {"spine_asics", ch.spine_asics}});
-  j["structure"]["chassis"] = chassis;
-  j["structure"]["standalone_switches"] = s.standalone_switches;
-  nlohmann::json others = nlohmann::json::array();
-  for (int32_t x : s.not_hosts) others.push_back({{"name", f.nodes[x].desc}, {"kind", to_string(node_kind(f.nodes[x]))}});
-  j["not_hosts"] = others;
-  j["forwarding_tables"] = f.has_lfts;
+    j["chassis"].push_back({{"name", ch.name}, {"model", ch.model}, {"system_image_guid", guid_hex(ch.sysimg_guid)},
+                            {"asics", names(ch.asics)}, {"line_asics", ch.line_asics}, {"spine_asics", ch.spine_asics}});
+  j["standalone_switches"] = s.standalone_switches;
+  return j;
+}
+
+// Per upper level: the least and most LIDs and routes an up-port carries (lo > hi: none).
+struct UpperRange {
+  int lo = INT32_MAX, hi = 0;
+  long rlo = LONG_MAX, rhi = 0;
+};
+UpperRange upper_range(const RoutingBalance& rb, size_t u) {
+  UpperRange x;
+  for (const auto& l : rb.upper[u])
+    if (!l.ports.empty()) x.lo = std::min(x.lo, l.min), x.hi = std::max(x.hi, l.max), x.rlo = std::min(x.rlo, l.route_min), x.rhi = std::max(x.rhi, l.route_max);
+  return x;
+}
+
+nlohmann::json routing_json(const Analysis& a) {
+  const Fabric& f = a.c.fabric;
+  const RoutingBalance& rb = a.rb;
   nlohmann::json leaves = nlohmann::json::array();
-  int gmin = INT32_MAX, gmax = 0;
   for (const auto& l : rb.leaves) {
     nlohmann::json ports = nlohmann::json::object();
     for (auto& [p, n] : l.ports) ports[std::to_string(p)] = n;
     leaves.push_back({{"leaf", f.nodes[l.leaf].desc}, {"min", l.min}, {"max", l.max}, {"ports", ports}});
-    if (!l.ports.empty()) gmin = std::min(gmin, l.min), gmax = std::max(gmax, l.max);
   }
   nlohmann::json top = nlohmann::json::object();
   for (auto& [t, n] : rb.top) top[f.nodes[t].desc] = n;
   nlohmann::json upper = nlohmann::json::array();
   for (size_t u = 0; u < rb.upper.size(); ++u) {
-    int lo = INT32_MAX, hi = 0;
-    long rlo = LONG_MAX, rhi = 0;
-    for (const auto& l : rb.upper[u])
-      if (!l.ports.empty()) lo = std::min(lo, l.min), hi = std::max(hi, l.max), rlo = std::min(rlo, l.route_min), rhi = std::max(rhi, l.route_max);
-    upper.push_back({{"level", u + 2}, {"switches", rb.upper[u].size()}, {"min", lo == INT32_MAX ? 0 : lo}, {"max", hi},
-                     {"routes_min", rlo == LONG_MAX ? 0 : rlo}, {"routes_max", rhi},
+    const UpperRange x = upper_range(rb, u);
+    upper.push_back({{"level", u + 2}, {"switches", rb.upper[u].size()}, {"min", x.lo == INT32_MAX ? 0 : x.lo}, {"max", x.hi},
+                     {"routes_min", x.rlo == LONG_MAX ? 0 : x.rlo}, {"routes_max", x.rhi},
                      {"idle_up_links", u + 1 < rb.idle_per_level.size() ? rb.idle_per_level[u + 1] : 0}});
   }
-  j["routing_balance"] = {{"leaves", leaves}, {"top", top}, {"upper_levels", upper}, {"idle_up_links", refs(rb.idle)}};
-  if (fabric_least)
-    j["routing_balance"]["consequence"] = {{"round_robin_least", rr_least}, {"bound", s.transfer_bound},
-                                           {"least_time_tables", least_t->time}, {"least_time_fabric", fabric_least->time},
-                                           {"efficiency_ceiling", ceiling}};
-  j["all_to_all_bound_gbps"] = bound_gbps;
-  j["patterns"] = nlohmann::json::array();
-  for (const PatternResult& r : results) {
+  nlohmann::json idle = nlohmann::json::array();
+  for (const LinkRef& l : rb.idle) idle.push_back(link_ref(f, l));
+  nlohmann::json j{{"leaves", leaves}, {"top", top}, {"upper_levels", upper}, {"idle_up_links", idle}};
+  if (a.least && f.has_lfts)
+    j["consequence"] = {{"round_robin_least", a.rr_least}, {"bound", a.c.structure.transfer_bound},
+                        {"least_time_tables", a.least->tables.time}, {"least_time_fabric", a.least->fabric.time},
+                        {"tables_limited_by", a.least->tables.limited_by}, {"efficiency_ceiling", a.ceiling()}};
+  return j;
+}
+
+nlohmann::json patterns_json(const Analysis& a) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const PatternResult& r : a.results) {
     nlohmann::json hist = nlohmann::json::object();
     for (auto& [k, v] : r.load.histogram) hist[std::to_string(k)] = v;
     nlohmann::json x{{"pattern", r.pattern}, {"lids", r.lids}, {"phases", r.load.phases}, {"transfers", r.load.transfers},
@@ -213,24 +213,74 @@ int run_analyze(const AnalyzeOptions& o) {
                      {"lower_bound", {{"worst", r.least.worst}, {"phase", r.least.phase}, {"where", r.least.where}, {"phases", r.least.phases}}}};
     if (r.load.fair_share)
       x["fair_share"] = {{"mean_gbps", r.load.mean_gbps}, {"min_gbps", r.load.min_gbps},
-                         {"share_of_bound", bound_gbps > 0 ? r.load.mean_gbps / bound_gbps : 0}};
-    const auto eff = efficiency(r);
+                         {"share_of_bound", a.bound_gbps > 0 ? r.load.mean_gbps / a.bound_gbps : 0}};
+    const auto eff = a.efficiency(r);
     x["efficiency"] = eff ? efficiency_json(*eff) : nlohmann::json(nullptr);
-    j["patterns"].push_back(std::move(x));
+    out.push_back(std::move(x));
   }
-  if (o.json) {
-    print_json(j);
-    return kExitOk;
-  }
+  return out;
+}
 
-  std::printf("scan %lld: %zu hosts analysed; %s (%zu leaves, %zu at the top)%s%s\n", static_cast<long long>(c.scan_id),
-              hosts.size(), describe_chassis(s).c_str(), s.leaves.size(), s.top.size(),
-              s.two_level ? ", a two-level tree" : "", s.tree ? "" : ", NOT a tree (links within a level or across levels)");
-  std::printf("structure\n");
-  std::printf("  %-6s %9s %7s %9s %10s %13s %6s\n", "level", "switches", "hosts", "up-links", "down-links", "up/down Gb/s", "bound");
+nlohmann::json analysis_json(const Analysis& a) {
+  const Fabric& f = a.c.fabric;
+  nlohmann::json others = nlohmann::json::array();
+  for (int32_t x : a.c.structure.not_hosts) others.push_back({{"name", f.nodes[x].desc}, {"kind", to_string(node_kind(f.nodes[x]))}});
+  return {{"scan_id", a.c.scan_id}, {"hosts", a.hosts.size()}, {"structure", structure_json(f, a.c.structure)}, {"not_hosts", others},
+          {"forwarding_tables", f.has_lfts}, {"routing_balance", routing_json(a)}, {"all_to_all_bound_gbps", a.bound_gbps},
+          {"patterns", patterns_json(a)}};
+}
+
+void print_links(const Fabric& f, const FabricStructure& s, const char* what, const std::vector<LinkRef>& v) {
+  std::printf("  %-19s %s", what, v.empty() ? "none\n" : (std::to_string(v.size()) + "\n").c_str());
+  for (size_t i = 0; i < v.size() && i < 8; ++i) {
+    const LinkRef& l = v[i];
+    if (l.b_node < 0)
+      std::printf("    %s: an up-link short of its level's %d\n", f.nodes[l.a_node].desc.c_str(),
+                  s.per_level[std::max(s.level[l.a_node], 1) - 1].common_up);
+    else if (l.a_port >= 0)
+      std::printf("    %s[%d] -- %s[%d]\n", f.nodes[l.a_node].desc.c_str(), l.a_port, f.nodes[l.b_node].desc.c_str(), l.b_port);
+    else
+      std::printf("    %s -- %s\n", f.nodes[l.a_node].desc.c_str(), f.nodes[l.b_node].desc.c_str());
+  }
+  if (v.size() > 8) std::printf("    ... (--json lists all)\n");
+}
+
+// Missing and extra links in plain words: one line per switch (or pair), with the count the
+// others have beside what this one has.
+void print_differences(const Fabric& f, const FabricStructure& s, const char* what, const std::vector<LinkRef>& v, int sign) {
+  std::vector<std::pair<LinkRef, int>> groups;
+  for (const LinkRef& l : v) {
+    if (!groups.empty() && groups.back().first.a_node == l.a_node && groups.back().first.b_node == l.b_node) ++groups.back().second;
+    else groups.push_back({l, 1});
+  }
+  std::printf("  %-19s %s", what, v.empty() ? "none\n" : (std::to_string(v.size()) + "\n").c_str());
+  const char* word = sign < 0 ? "missing" : "extra";
+  for (size_t i = 0; i < groups.size() && i < 8; ++i) {
+    const auto& [l, k] = groups[i];
+    const Node& a = f.nodes[l.a_node];
+    if (l.b_node < 0) {
+      const int level = std::max(s.level[l.a_node], 1), common = s.per_level[level - 1].common_up;
+      std::printf("    %s: %d up-links where level %d's switches have %d (%d %s)\n", a.desc.c_str(), common + sign * k, level, common, k, word);
+      continue;
+    }
+    int have = 0;
+    for (int p = 1; p <= a.num_ports(); ++p) have += a.ports[p].peer_node == l.b_node && port_usable(a.ports[p]);
+    std::printf("    %s -- %s: %s where each leaf has %d to each top switch (%d %s)\n", a.desc.c_str(), f.nodes[l.b_node].desc.c_str(),
+                have == 0 ? "no cable" : (std::to_string(have) + (have == 1 ? " cable" : " cables")).c_str(), have - sign * k, k, word);
+  }
+  if (groups.size() > 8) std::printf("    ... %zu more (--json lists all)\n", groups.size() - 8);
+}
+
+void print_structure(const Analysis& a) {
+  const Fabric& f = a.c.fabric;
+  const FabricStructure& s = a.c.structure;
+  std::printf("scan %lld: %zu hosts analysed; %s (%zu leaves, %zu at the top)%s%s\n", static_cast<long long>(a.c.scan_id), a.hosts.size(),
+              describe_chassis(s).c_str(), s.leaves.size(), s.top.size(), s.two_level ? ", a two-level tree" : "",
+              s.tree ? "" : ", NOT a tree (links within a level or across levels)");
+  std::printf("structure\n  %-6s %9s %7s %9s %10s %13s %6s\n", "level", "switches", "hosts", "up-links", "down-links", "up/down Gb/s", "bound");
   for (const LevelInfo& lv : s.per_level)
-    std::printf("  %-6d %9d %7d %9ld %10ld %6.0f/%-6.0f %6d\n", lv.level, lv.switches, lv.hosts, lv.up_links, lv.down_links,
-                lv.up_gbps, lv.down_gbps, lv.bound);
+    std::printf("  %-6d %9d %7d %9ld %10ld %6.0f/%-6.0f %6d\n", lv.level, lv.switches, lv.hosts, lv.up_links, lv.down_links, lv.up_gbps,
+                lv.down_gbps, lv.bound);
   if (!s.not_hosts.empty()) {
     std::printf("  not hosts           %zu:", s.not_hosts.size());
     for (size_t i = 0; i < s.not_hosts.size() && i < 4; ++i)
@@ -243,111 +293,94 @@ int run_analyze(const AnalyzeOptions& o) {
     for (size_t i = 0; i < s.unused.size() && i < 4; ++i) std::printf(" %s", f.nodes[s.unused[i]].desc.c_str());
     std::printf("%s\n", s.unused.size() > 4 ? " ..." : "");
   }
+  auto [hmin, hmax] = minmax_of(s.hosts_per_leaf);
+  auto [umin, umax] = minmax_of(s.uplinks_per_leaf);
   std::printf("  hosts per leaf      %d..%d\n  up-links per leaf   %d..%d\n", hmin, hmax, umin, umax);
-  std::printf("  oversubscription    %.2f:1 -> at most %d transfer(s) per link direction at once\n", s.oversubscription,
-              s.transfer_bound);
+  std::printf("  oversubscription    %.2f:1 -> at most %d transfer(s) per link direction at once\n", s.oversubscription, s.transfer_bound);
   std::printf("  common links        %s between switches (%.0f Gb/s), hosts at %.0f Gb/s\n",
               format_width_speed(s.common_width, s.common_speed).c_str(), s.link_gbps, s.host_gbps);
-  auto list = [&](const char* what, const std::vector<LinkRef>& v) {
-    std::printf("  %-19s %s", what, v.empty() ? "none\n" : (std::to_string(v.size()) + "\n").c_str());
-    for (size_t i = 0; i < v.size() && i < 8; ++i) {
-      const LinkRef& l = v[i];
-      if (l.b_node < 0)
-        std::printf("    %s: an up-link short of its level's %d\n", f.nodes[l.a_node].desc.c_str(),
-                    s.per_level[std::max(s.level[l.a_node], 1) - 1].common_up);
-      else if (l.a_port >= 0)
-        std::printf("    %s[%d] -- %s[%d]\n", f.nodes[l.a_node].desc.c_str(), l.a_port, f.nodes[l.b_node].desc.c_str(), l.b_port);
-      else
-        std::printf("    %s -- %s\n", f.nodes[l.a_node].desc.c_str(), f.nodes[l.b_node].desc.c_str());
-    }
-    if (v.size() > 8) std::printf("    ... (--json lists all)\n");
-  };
-  // Missing and extra links in plain words: one line per switch (or pair), with the count the
-  // others have beside what this one has.
-  auto differences = [&](const char* what, const std::vector<LinkRef>& v, int sign) {
-    std::vector<std::pair<LinkRef, int>> groups;
-    for (const LinkRef& l : v) {
-      if (!groups.empty() && groups.back().first.a_node == l.a_node && groups.back().first.b_node == l.b_node) ++groups.back().second;
-      else groups.push_back({l, 1});
-    }
-    std::printf("  %-19s %s", what, v.empty() ? "none\n" : (std::to_string(v.size()) + "\n").c_str());
-    const char* word = sign < 0 ? "missing" : "extra";
-    for (size_t i = 0; i < groups.size() && i < 8; ++i) {
-      const auto& [l, k] = groups[i];
-      const Node& a = f.nodes[l.a_node];
-      if (l.b_node < 0) {
-        const int level = std::max(s.level[l.a_node], 1), common = s.per_level[level - 1].common_up;
-        std::printf("    %s: %d up-links where level %d's switches have %d (%d %s)\n", a.desc.c_str(), common + sign * k, level, common,
-                    k, word);
-      } else {
-        int have = 0;
-        for (int p = 1; p <= a.num_ports(); ++p) have += a.ports[p].peer_node == l.b_node && port_usable(a.ports[p]);
-        const int common = have - sign * k;
-        std::printf("    %s -- %s: %s where each leaf has %d to each top switch (%d %s)\n", a.desc.c_str(), f.nodes[l.b_node].desc.c_str(),
-                    have == 0 ? "no cable" : (std::to_string(have) + (have == 1 ? " cable" : " cables")).c_str(), common, k, word);
-      }
-    }
-    if (groups.size() > 8) std::printf("    ... %zu more (--json lists all)\n", groups.size() - 8);
-  };
-  differences("missing links", s.missing, -1);
-  differences("extra links", s.extra, +1);
-  list("slow links", s.slow);
-  list("links not active", s.inactive);
-  list("loopback cables", s.loopbacks);
-  if (!s.tree) list("lateral links", s.lateral);
+  print_differences(f, s, "missing links", s.missing, -1);
+  print_differences(f, s, "extra links", s.extra, +1);
+  print_links(f, s, "slow links", s.slow);
+  print_links(f, s, "links not active", s.inactive);
+  print_links(f, s, "loopback cables", s.loopbacks);
+  if (!s.tree) print_links(f, s, "lateral links", s.lateral);
   std::printf("  switch ports down   %d (not cabled or down)\n", s.ports_down);
-  if (!f.has_lfts) std::printf("routing: unknown (the scan has no forwarding tables); traffic patterns need them\n");
-  if (!rb.leaves.empty() && gmax > 0 && gmin <= gmax) {
-    std::printf("routing balance: CA LIDs per leaf up-port, min..max over all leaves %d..%d\n", gmin, gmax);
-    auto worst = rb.leaves;
-    std::sort(worst.begin(), worst.end(), [](auto& a, auto& b) { return a.max - a.min > b.max - b.min; });
-    if (!worst.empty()) std::printf("  the %zu least even (widest min..max):\n", std::min<size_t>(3, worst.size()));
-    for (size_t i = 0; i < worst.size() && i < 3; ++i)
-      std::printf("    %-14s %d..%d over %zu up-ports\n", f.nodes[worst[i].leaf].desc.c_str(), worst[i].min, worst[i].max,
-                  worst[i].ports.size());
-    if (!rb.top.empty()) {
-      auto [lo, hi] = std::minmax_element(rb.top.begin(), rb.top.end(), [](auto& a, auto& b) { return a.second < b.second; });
-      std::printf("  top switches carry %ld..%ld routes from the level below (%s least, %s most)\n", lo->second, hi->second,
-                  f.nodes[lo->first].desc.c_str(), f.nodes[hi->first].desc.c_str());
-    }
-    for (size_t u = 0; u < rb.upper.size(); ++u) {
-      int lo = INT32_MAX, hi = 0;
-      long rlo = LONG_MAX, rhi = 0;
-      for (const auto& l : rb.upper[u])
-        if (!l.ports.empty()) lo = std::min(lo, l.min), hi = std::max(hi, l.max), rlo = std::min(rlo, l.route_min), rhi = std::max(rhi, l.route_max);
-      if (lo <= hi)
-        std::printf("  level %zu up-ports carry %d..%d host LIDs each in their tables, %ld..%ld host-to-host routes%s\n", u + 2, lo, hi,
-                    rlo, rhi, u + 1 < rb.idle_per_level.size() && rb.idle_per_level[u + 1] ? (" (" + std::to_string(rb.idle_per_level[u + 1]) +
-                                   " up-links carry none: the traffic that reaches these switches is routed correlated)").c_str() : "");
-    }
-    list("idle up-links", rb.idle);
-    if (fabric_least)
-      std::printf("  consequence         round-robin cannot go below %d transfer(s) per link at once (bound %d); the least possible\n"
-                  "                      all-to-all time over these tables is %.0f message-times, the fabric's %.0f: at most %.2f efficiency\n",
-                  rr_least, s.transfer_bound, least_t->time, fabric_least->time, ceiling);
+}
+
+void print_routing(const Analysis& a) {
+  const Fabric& f = a.c.fabric;
+  const RoutingBalance& rb = a.rb;
+  int gmin = INT32_MAX, gmax = 0;
+  for (const auto& l : rb.leaves)
+    if (!l.ports.empty()) gmin = std::min(gmin, l.min), gmax = std::max(gmax, l.max);
+  if (rb.leaves.empty() || gmax == 0 || gmin > gmax) return;
+  std::printf("routing balance: CA LIDs per leaf up-port, min..max over all leaves %d..%d\n", gmin, gmax);
+  auto worst = rb.leaves;
+  std::sort(worst.begin(), worst.end(), [](auto& x, auto& y) { return x.max - x.min > y.max - y.min; });
+  std::printf("  the %zu least even (widest min..max):\n", std::min<size_t>(3, worst.size()));
+  for (size_t i = 0; i < worst.size() && i < 3; ++i)
+    std::printf("    %-14s %d..%d over %zu up-ports\n", f.nodes[worst[i].leaf].desc.c_str(), worst[i].min, worst[i].max, worst[i].ports.size());
+  if (!rb.top.empty()) {
+    auto [lo, hi] = std::minmax_element(rb.top.begin(), rb.top.end(), [](auto& x, auto& y) { return x.second < y.second; });
+    std::printf("  top switches carry %ld..%ld routes from the level below (%s least, %s most)\n", lo->second, hi->second,
+                f.nodes[lo->first].desc.c_str(), f.nodes[hi->first].desc.c_str());
   }
-  if (results.empty()) return kExitOk;
+  for (size_t u = 0; u < rb.upper.size(); ++u) {
+    const UpperRange x = upper_range(rb, u);
+    const size_t idle = u + 1 < rb.idle_per_level.size() ? rb.idle_per_level[u + 1] : 0;
+    if (x.lo <= x.hi)
+      std::printf("  level %zu up-ports carry %d..%d host LIDs each in their tables, %ld..%ld host-to-host routes%s\n", u + 2, x.lo, x.hi,
+                  x.rlo, x.rhi, idle ? (" (" + std::to_string(idle) + " up-links carry none: the traffic that reaches these switches is routed correlated)").c_str() : "");
+  }
+  print_links(f, a.c.structure, "idle up-links", rb.idle);
+  if (a.least)
+    std::printf("  consequence         round-robin cannot go below %d transfer(s) per link at once (bound %d); the least possible\n"
+                "                      all-to-all time over these tables is %.0f message-times, the fabric's %.0f: at most %.2f efficiency%s\n",
+                a.rr_least, a.c.structure.transfer_bound, a.least->tables.time, a.least->fabric.time, a.ceiling(),
+                a.ceiling() < 0.995 ? ("\n                      (" + a.least->tables.limited_by + "; ibroute routing computes tables that reach the fabric's)").c_str() : "");
+}
+
+void print_patterns(const AnalyzeOptions& o, const Analysis& a) {
   std::printf("traffic on %zu hosts (bound %d per link direction; over a whole all-to-all the leaves' up-links allow %.1f Gb/s per node)\n",
-              hosts.size(), s.transfer_bound, bound_gbps);
-  std::printf("  %-30s %-7s %7s %6s %5s %5s %10s %10s %s\n", "pattern", "LIDs", "phases", "mean", "max", "least", "congested",
-              "efficiency", o.fair_share ? "per node (max-min fair)" : "");
-  for (const PatternResult& r : results) {
-    const auto eff = efficiency(r);
+              a.hosts.size(), a.c.structure.transfer_bound, a.bound_gbps);
+  std::printf("  %-30s %-7s %7s %6s %5s %5s %10s %10s %s\n", "pattern", "LIDs", "phases", "mean", "max", "least", "congested", "efficiency",
+              o.fair_share ? "per node (max-min fair)" : "");
+  for (const PatternResult& r : a.results) {
+    const auto eff = a.efficiency(r);
     std::printf("  %-30s %-7s %7zu %6.2f %5d %5d %9.1f%% %10s", pattern_title(r.pattern).c_str(), r.lids.c_str(), r.load.phases,
                 r.load.mean_load, r.load.max_load, r.least.worst, 100 * r.load.congested_share(),
-                eff ? fmt_number("%.2f", eff->value).c_str() : "-");
+                !eff ? "-" : eff->broken ? "none" : fmt_number("%.2f", eff->value).c_str());
     if (r.load.fair_share)
       // Against the host link, a true ceiling: the all-to-all bound averages the leaves' cuts over a
       // whole exchange, and a phase's fair share may lie above it (it read as "102 % of bound").
-      std::printf("  %6.1f Gb/s (%3.0f%% of a host link)", r.load.mean_gbps, s.host_gbps > 0 ? 100 * r.load.mean_gbps / s.host_gbps : 0);
-    if (r.load.broken) std::printf("  %zu broken", r.load.broken);
+      std::printf("  %6.1f Gb/s (%3.0f%% of a host link)", r.load.mean_gbps, a.c.structure.host_gbps > 0 ? 100 * r.load.mean_gbps / a.c.structure.host_gbps : 0);
+    if (r.load.broken) std::printf("  %zu broken (no working route: lost)", r.load.broken);
     std::printf("\n");
   }
-  std::printf("(mean/max: transfers per switch link direction per phase; least: no choice of DLIDs gets max below this,\n"
-              " from at most %zu evenly spaced phases; congested: transfers crossing a link above the bound;\n"
-              " efficiency: least possible time of the all-to-all / its time with each phase as long as its worst link needs)\n",
+  std::printf("(mean/max: transfers per switch link direction per phase, broken ones up to where their route ends; least: no choice\n"
+              " of DLIDs gets max below this, from at most %zu evenly spaced phases; congested: transfers crossing a link above the\n"
+              " bound; efficiency: least possible time of the all-to-all over the fabric / its time with each phase as long as its\n"
+              " worst link needs; none where transfers are lost)\n",
               kBoundPhases);
-  if (least_t) std::printf("least possible all-to-all time: %.0f message-times, limited by %s\n", least_t->time, least_t->limited_by.c_str());
+  if (a.least) std::printf("least possible all-to-all time: %.0f message-times, limited by %s\n", a.least->fabric.time, a.least->fabric.limited_by.c_str());
+}
+
+int run_analyze(const AnalyzeOptions& o) {
+  store::FabricStore store(o.db, store::Access::read_only);
+  FabricContext c(store, o.scan);
+  Analysis a{c, select_hosts(c.fabric, o.hosts), {}, std::nullopt, {}, INT32_MAX, 0};
+  evaluate_patterns(o, policies_of(o), a);
+  a.bound_gbps = all_to_all_bound_gbps(c.eval, a.hosts);
+  if (c.fabric.has_lfts) a.rb = routing_balance(c.fabric, c.structure);
+  if (o.json) {
+    print_json(analysis_json(a));
+    return kExitOk;
+  }
+  print_structure(a);
+  if (!c.fabric.has_lfts) std::printf("routing: unknown (the scan has no forwarding tables); traffic patterns need them\n");
+  print_routing(a);
+  if (!a.results.empty()) print_patterns(o, a);
   return kExitOk;
 }
 
@@ -362,15 +395,15 @@ Runner setup_analyze(CLI::App& app) {
       "bisections: effective bisection bandwidth). LIDs: base (no LMC use), spread (offset = rank mod 2^LMC),\n"
       "random. Per-node bandwidth: max-min fair sharing of the link rates, per phase.\n"
       "Exit: 0 analysed, 2 bad input (hosts, patterns, a scan without tables for traffic).");
-  c->add_option("--db", o->db, "fabric database")->capture_default_str();
-  c->add_option("--scan", o->scan, "scan id (default: the newest)");
-  c->add_option("--hosts", o->hosts, "hosts: a,b,c, node[001-100] (Slurm) or @FILE, each a node description, hostname, node-name-map name, GUID or LID (default: all, in name order)");
+  add_db_option(c, o->db);
+  add_scan_option(c, o->scan);
+  add_hosts_option(c, o->hosts);
   c->add_option("--patterns", o->patterns, "patterns to evaluate")->delimiter(',')->capture_default_str();
   c->add_option("--lids", o->lids, "DLID policies to evaluate")->delimiter(',')->capture_default_str();
   c->add_option("--samples", o->samples, "random permutations / bisections to average")->capture_default_str()->check(CLI::Range(1, 10000));
   c->add_option("--seed", o->seed, "seed of the random patterns")->capture_default_str();
   c->add_flag("!--no-fair-share", o->fair_share, "skip the max-min fair bandwidth estimate (faster)");
-  c->add_flag("--json", o->json, "print JSON");
+  add_json_flag(c, o->json);
   return [o] { return run_analyze(*o); };
 }
 

@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "options.hpp"
 #include "ibroute/fabric/counters.hpp"
 #include "ibroute/fabric/links.hpp"
 #include "ibroute/fabric/live_scan.hpp"
@@ -163,7 +164,7 @@ Runner setup_counters(CLI::App& app) {
       "whose error counters are not zero at all. Never resets a counter (the monitoring owns them); a\n"
       "counter that went back (wrapped or reset by another tool) or stopped at its maximum is marked.\n"
       "Exit 3 when some port did not answer (named; the rest is stored).");
-  c->add_option("--db", o->db, "fabric database")->capture_default_str();
+  add_db_option(c, o->db);
   c->add_option("--scan", o->scan, "scan whose ports are read (default: the newest)");
   c->add_option("--label", o->label, "a word kept with the snapshot (e.g. before-run)");
   c->add_option("--top", o->top, "ports listed (text)")->capture_default_str()->check(CLI::Range(1, 1000000));
@@ -172,7 +173,7 @@ Runner setup_counters(CLI::App& app) {
   c->add_option("-t,--timeout", o->timeout_ms, "MAD timeout in ms (default: libibmad's)")->check(CLI::Range(0, 60000));
   c->add_option("--retries", o->retries, "MAD retries (default: libibmad's)")->check(CLI::Range(0, 100));
   c->add_option("--mads-in-flight", o->mads, "PerfMgt queries in flight at once")->capture_default_str()->check(CLI::Range(1, 256));
-  c->add_flag("--json", o->json, "print JSON");
+  add_json_flag(c, o->json);
   return [o] { return run_counters(*o); };
 }
 

@@ -3,6 +3,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "options.hpp"
 #include "ibroute/fabric/diff.hpp"
 #include "ibroute/fabric/routes.hpp"
 #include "ibroute/fabric/error.hpp"
@@ -120,11 +121,11 @@ Runner setup_diff(CLI::App& app) {
   auto* c = app.add_subcommand("diff", "Topology, LID, LFT and route changes between two scans.");
   c->footer("Changed routes are named by the switch they enter at and the port that owns the DLID.\n"
             "Exit: 0 the scans are the same, 1 something changed (like diff(1)), 2 bad input.");
-  c->add_option("--db", o->db, "fabric database")->capture_default_str();
+  add_db_option(c, o->db);
   c->add_option("SCAN_A", o->scan_a, "the older scan's id (default: the two newest scans)");
   c->add_option("SCAN_B", o->scan_b, "the newer scan's id (with SCAN_A)");
   c->add_option("--examples", o->examples, "changed routes to show")->capture_default_str();
-  c->add_flag("--json", o->json, "print JSON");
+  add_json_flag(c, o->json);
   return [o] { return run_diff(*o); };
 }
 

@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "options.hpp"
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/schedule/format.hpp"
 #include "ibroute/schedule/validate.hpp"
@@ -124,7 +125,7 @@ int run_export(const ExportOptions& o) {
 Runner setup_export(CLI::App& app) {
   auto o = std::make_shared<ExportOptions>();
   auto* c = app.add_subcommand("export", "Write a stored schedule for peers (format: docs/schedule-format.md).");
-  c->add_option("--db", o->db, "fabric database")->capture_default_str();
+  add_db_option(c, o->db);
   c->add_option("--schedule", o->schedule, "schedule name or id")->required();
   c->add_option("--format", o->format, "json or csv")->check(CLI::IsMember({"json", "csv"}))->capture_default_str();
   c->add_option("-o,--output", o->output, "output file (default: standard output)");

@@ -4,6 +4,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "options.hpp"
 
 namespace ibroute::cli {
 
@@ -32,8 +33,8 @@ int run_migrate(const MigrateOptions& o) {
 Runner setup_migrate(CLI::App& app) {
   auto o = std::make_shared<MigrateOptions>();
   auto* c = app.add_subcommand("migrate", "Upgrade a database to this ibroute's schema version (reading commands never do).");
-  c->add_option("--db", o->db, "fabric database")->capture_default_str();
-  c->add_flag("--json", o->json, "print JSON");
+  add_db_option(c, o->db);
+  add_json_flag(c, o->json);
   return [o] { return run_migrate(*o); };
 }
 

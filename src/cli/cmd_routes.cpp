@@ -4,6 +4,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "options.hpp"
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/fabric/routes.hpp"
 
@@ -155,8 +156,8 @@ Runner setup_routes(CLI::App& app) {
       "port GUID (0x...) or a LID; a name that several nodes carry is refused with the candidates.\n"
       "Exit: 0 shown, every route works; 1 shown, a route is broken (no route, a loop, a dead end);\n"
       "2 bad input (unknown node, a LID the port does not own, no such scan).");
-  c->add_option("--db", o->db, "fabric database")->capture_default_str();
-  c->add_option("--scan", o->scan, "scan id (default: the newest)");
+  add_db_option(c, o->db);
+  add_scan_option(c, o->scan);
   c->add_option("--from", o->from, "source NODE (a CA)")->required();
   c->add_option("--to", o->to, "destination NODE")->required();
   c->add_option("--lid", o->lid, "destination LID: all, base, +K (offset from the base LID) or a LID")->capture_default_str();

@@ -7,7 +7,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
-#include "fabric_context.hpp"
+#include "options.hpp"
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/fabric/text_export.hpp"
 #include "ibroute/fabric/tree_routing.hpp"
@@ -71,10 +71,11 @@ struct Outcome {
   TreeRouting routing;
   RefineStats refine;
   TreeStyle style = TreeStyle::hubs;
-  LeastTime least;  // over these tables: what any plan of the all-to-all needs at least
+  LeastTimes least;  // over these tables (what any plan of the all-to-all needs at least) and the fabric's
   // Better: a least time lower by more than 2 % (what every plan inherits), else a lower worst link.
   bool better_than(const Outcome& o) const {
-    if (least.time < 0.98 * o.least.time || o.least.time < 0.98 * least.time) return least.time < o.least.time;
+    const double a = least.tables.time, b = o.least.tables.time;
+    if (a < 0.98 * b || b < 0.98 * a) return a < b;
     return std::pair(load.max_load, load.congested_share()) < std::pair(o.load.max_load, o.load.congested_share());
   }
 };
@@ -93,7 +94,7 @@ Outcome route_one(const FabricContext& c, Fabric& routed, const std::vector<Host
   std::vector<Phase> rr = shift_phases(hosts.size());
   apply_lid_policy(routed, hosts, rr, LidPolicy::base);
   out.load = evaluate(eval, hosts, rr, false);
-  out.least = least_time(eval, hosts, {}, {});
+  out.least = least_times(eval, hosts, {}, {});
   return out;
 }
 
@@ -117,133 +118,136 @@ nlohmann::json over_links(const Fabric& f, const LoadReport& load, size_t most) 
   return a;
 }
 
-int run_routing(const RoutingCliOptions& o) {
-  store::FabricStore store(o.db, store::Access::read_only);
-  FabricContext c(store, o.scan);
-  const std::vector<Host> given = select_hosts(c.fabric, o.hosts);
-  const int bound = c.structure.transfer_bound;
-  Stopwatch clock;
-
-  // The order: as given, the tree's, or (auto) the given one where it reaches the bound, else the tree's.
-  const std::vector<Host> tree = reorder(given, tree_order(c.fabric, c.structure, port_refs(given)));
-  Fabric routed = c.fabric;
-  std::string used = o.order;
+// What routing found: the tables in the order used, their check, and what they give.
+struct Routed {
   Outcome best;
+  Fabric fabric;            // the scan's fabric with the computed tables
+  std::string order;        // given | tree
+  double seconds = 0;
+  RoutingCheck check;
+  std::optional<LoadReport> before;   // the scanned tables, same order
+  std::optional<LoadReport> planned;  // --plan: a plan over the computed tables
+  bool wrote = false;
+  double ceiling() const { return best.least.tables.time > 0 ? best.least.fabric.time / best.least.tables.time : 0.0; }
+};
+
+// The order: as given, the tree's, or (auto) the given one where it reaches the bound, else the tree's.
+Routed compute(const FabricContext& c, const RoutingCliOptions& o) {
+  Routed r{{}, c.fabric, o.order, 0, {}, std::nullopt, std::nullopt, false};
+  const std::vector<Host> given = select_hosts(c.fabric, o.hosts);
+  Stopwatch clock;
+  const std::vector<Host> tree = reorder(given, tree_order(c.fabric, c.structure, port_refs(given)));
   if (o.order == "given" || (o.order == "auto" && !o.hosts.empty())) {
-    best = route_in_order(c, routed, given, o);
-    used = "given";
-    if (o.order == "auto" && best.load.max_load > bound) {
+    r.best = route_in_order(c, r.fabric, given, o);
+    r.order = "given";
+    if (o.order == "auto" && r.best.load.max_load > c.structure.transfer_bound) {
       Fabric again = c.fabric;
       Outcome t = route_in_order(c, again, tree, o);
-      if (t.load.max_load < best.load.max_load) best = std::move(t), routed = std::move(again), used = "tree";
+      if (t.load.max_load < r.best.load.max_load) r.best = std::move(t), r.fabric = std::move(again), r.order = "tree";
     }
   } else {
-    best = route_in_order(c, routed, tree, o);
-    used = "tree";
+    r.best = route_in_order(c, r.fabric, tree, o);
+    r.order = "tree";
   }
-  const double seconds = clock.seconds();
-
-  const RoutingCheck check = check_tree_routing(routed, c.structure);
-  // What the scanned tables give the same order, for comparison.
-  std::optional<LoadReport> before;
+  r.seconds = clock.seconds();
+  r.check = check_tree_routing(r.fabric, c.structure);
   if (c.fabric.has_lfts) {
-    std::vector<Phase> rr = shift_phases(best.hosts.size());
-    apply_lid_policy(c.fabric, best.hosts, rr, LidPolicy::base);
-    before = evaluate(c.eval, best.hosts, rr, false);
+    std::vector<Phase> rr = shift_phases(r.best.hosts.size());
+    apply_lid_policy(c.fabric, r.best.hosts, rr, LidPolicy::base);
+    r.before = evaluate(c.eval, r.best.hosts, rr, false);
   }
-  std::optional<LoadReport> planned;
   if (o.plan) {
-    const LinkIndex links(routed);
-    const EvalContext eval(routed, links, c.structure);
-    Schedule s = plan_groups(eval, best.hosts, {}, {}, {});
-    planned = evaluate(eval, s.hosts, s.phases, false);
+    const LinkIndex links(r.fabric);
+    const EvalContext eval(r.fabric, links, c.structure);
+    Schedule s = plan_groups(eval, r.best.hosts, {}, {}, {});
+    r.planned = evaluate(eval, s.hosts, s.phases, false);
   }
+  return r;
+}
 
-  bool wrote = false;
-  if (check.ok() && !o.output.empty()) {
-    const std::string info = "ibroute routing: scan " + std::to_string(c.scan_id) + ", " + std::to_string(best.hosts.size()) +
-                             " hosts in " + used + " order, round-robin worst link " + std::to_string(best.load.max_load) +
-                             " (bound " + std::to_string(bound) + ")";
-    write_whole(o.output, write_lft_dump(routed, best.routing.lft, {info, "load with: opensm -R file -U " + o.output}));
-    wrote = true;
+void write_outputs(const FabricContext& c, const RoutingCliOptions& o, Routed& r) {
+  if (!r.check.ok()) return;
+  if (!o.output.empty()) {
+    const std::string info = "ibroute routing: scan " + std::to_string(c.scan_id) + ", " + std::to_string(r.best.hosts.size()) +
+                             " hosts in " + r.order + " order, round-robin worst link " + std::to_string(r.best.load.max_load) +
+                             " (bound " + std::to_string(c.structure.transfer_bound) + ")";
+    write_whole(o.output, write_lft_dump(r.fabric, r.best.routing.lft, {info, "load with: opensm -R file -U " + o.output}));
+    r.wrote = true;
   }
-  if (check.ok() && !o.ranks.empty()) {
+  if (!o.ranks.empty()) {
     std::string text;
-    for (const Host& h : best.hosts) text += h.name + "\n";
+    for (const Host& h : r.best.hosts) text += h.name + "\n";
     write_whole(o.ranks, text);
   }
+}
 
-  // What the tables leave to any plan: the least time over them against the fabric's own.
-  const LeastTime fabric_least = [&] {
-    const LinkIndex links(routed);
-    const EvalContext eval(routed, links, c.structure);
-    return least_time(eval, best.hosts, {}, {}, false);
-  }();
-  const double ceiling = best.least.time > 0 ? fabric_least.time / best.least.time : 0.0;
-  const char* style = best.style == TreeStyle::spread ? "spread" : "hubs";
-  nlohmann::json j{{"scan_id", c.scan_id},
-                   {"hosts", best.hosts.size()},
-                   {"order", used},
-                   {"levels", c.structure.levels},
-                   {"style", style},
-                   {"hubs", best.routing.hubs.size()},
-                   {"least_time", {{"tables", best.least.time}, {"fabric", fabric_least.time}, {"efficiency_ceiling", ceiling},
-                                   {"limited_by", best.least.limited_by}}},
-                   {"lmc", c.fabric.max_lmc()},
-                   {"bound", bound},
-                   {"seconds", seconds},
-                   {"routed_lids", best.routing.routed_lids},
-                   {"moved_roots", best.routing.moved_roots},
-                   {"detours", best.routing.detours},
+nlohmann::json routing_json(const FabricContext& c, const RoutingCliOptions& o, const Routed& r) {
+  const Outcome& best = r.best;
+  const int bound = c.structure.transfer_bound;
+  nlohmann::json j{{"scan_id", c.scan_id}, {"hosts", best.hosts.size()}, {"order", r.order}, {"levels", c.structure.levels},
+                   {"style", best.style == TreeStyle::spread ? "spread" : "hubs"}, {"hubs", best.routing.hubs.size()},
+                   {"least_time", {{"tables", best.least.tables.time}, {"fabric", best.least.fabric.time}, {"efficiency_ceiling", r.ceiling()},
+                                   {"limited_by", best.least.tables.limited_by}}},
+                   {"lmc", c.fabric.max_lmc()}, {"bound", bound}, {"seconds", r.seconds}, {"routed_lids", best.routing.routed_lids},
+                   {"moved_roots", best.routing.moved_roots}, {"detours", best.routing.detours},
                    {"refine", {{"excess_before", best.refine.excess_before}, {"excess_after", best.refine.excess_after},
                                {"moves", best.refine.moves}, {"passes", best.refine.passes}, {"skipped", best.refine.skipped},
                                {"work", best.refine.work}, {"out_of_budget", best.refine.out_of_budget}}},
-                   {"check", {{"ok", check.ok()}, {"walked", check.walked}, {"failures", check.failures}, {"first", check.first}}},
-                   {"round_robin", {{"max_load", best.load.max_load},
-                                    {"congested_share", best.load.congested_share()},
+                   {"check", {{"ok", r.check.ok()}, {"walked", r.check.walked}, {"failures", r.check.failures}, {"first", r.check.first}}},
+                   {"round_robin", {{"max_load", best.load.max_load}, {"congested_share", best.load.congested_share()},
                                     {"phases_over_bound", std::count_if(best.load.phase_max.begin(), best.load.phase_max.end(),
                                                                         [&](int m) { return m > bound; })},
-                                    {"broken", best.load.broken},
-                                    {"over", over_links(routed, best.load, 20)}}},
+                                    {"broken", best.load.broken}, {"over", over_links(r.fabric, best.load, 20)}}},
                    {"congestion_free", best.load.max_load <= bound && best.load.broken == 0},
-                   {"tables", wrote ? nlohmann::json(o.output) : nlohmann::json(nullptr)},
-                   {"ranks", check.ok() && !o.ranks.empty() ? nlohmann::json(o.ranks) : nlohmann::json(nullptr)}};
-  if (before) j["scanned_tables"] = {{"max_load", before->max_load}, {"congested_share", before->congested_share()}};
-  if (planned) j["plan"] = {{"max_load", planned->max_load}, {"congested_share", planned->congested_share()}};
-  if (o.json) {
-    print_json(j);
-  } else {
-    const std::string how = best.style == TreeStyle::spread ? std::string("spread (every switch balances its own choices)")
-                                                             : std::to_string(best.routing.hubs.size()) + " hubs";
-    std::printf("routing for scan %lld: %zu hosts in %s order, %d switch levels, %s, LMC %d, computed in %.2f s\n",
-                static_cast<long long>(c.scan_id), best.hosts.size(), used.c_str(), c.structure.levels, how.c_str(),
-                int{c.fabric.max_lmc()}, seconds);
-    std::printf("  least possible all-to-all time over these tables %.0f message-times, the fabric's %.0f: at most %.2f efficiency for any plan\n",
-                best.least.time, fabric_least.time, ceiling);
-    std::printf("  round-robin, base LIDs: worst link %d (bound %d), %.1f %% congested%s\n", best.load.max_load, bound,
-                100 * best.load.congested_share(), best.load.max_load <= bound ? ": congestion-free" : "");
-    const auto over = over_links(routed, best.load, 5);
-    for (const auto& x : over)
-      std::printf("    phase %d: %s carries %d (capacity %d)\n", x["phase"].get<int>(), x["link"].get<std::string>().c_str(),
-                  x["load"].get<int>(), x["capacity"].get<int>());
-    if (before) std::printf("  the scanned tables, same order: worst link %d, %.1f %% congested\n", before->max_load, 100 * before->congested_share());
-    if (planned) std::printf("  planned over these tables (LMC %d): worst link %d\n", int{c.fabric.max_lmc()}, planned->max_load);
-    if (best.refine.moves || best.refine.skipped)
-      std::printf("  refined: %s\n", best.refine.skipped ? "skipped (too many links x ranks for the load table)"
-                                                         : (std::to_string(best.refine.excess_before) + " transfers above capacity -> " +
-                                                            std::to_string(best.refine.excess_after) + " in " + std::to_string(best.refine.moves) +
-                                                            " moves" + (best.refine.out_of_budget ? " (work budget spent)" : "")).c_str());
-    if (best.routing.moved_roots || best.routing.detours)
-      std::printf("  missing links: %zu LIDs turn at another hub than their rank picks, %zu entries of host switches climb another way\n",
-                  best.routing.moved_roots, best.routing.detours);
-    std::printf("  check: %zu (switch, LID) routes walked, %s\n", check.walked,
-                check.ok() ? "every LID arrives, up*/down*, ports in range" : (std::to_string(check.failures) + " failed").c_str());
-    for (const std::string& line : check.first) std::printf("    %s\n", line.c_str());
-    if (wrote) std::printf("tables: %s (opensm -R file -U %s)\n", o.output.c_str(), o.output.c_str());
-    if (check.ok() && !o.ranks.empty()) std::printf("ranks: %s (one host per line, rank order)\n", o.ranks.c_str());
-  }
-  if (!check.ok()) {
-    std::cerr << "ibroute: the computed tables fail the check (" << check.first.front() << "); nothing written\n";
+                   {"tables", r.wrote ? nlohmann::json(o.output) : nlohmann::json(nullptr)},
+                   {"ranks", r.check.ok() && !o.ranks.empty() ? nlohmann::json(o.ranks) : nlohmann::json(nullptr)}};
+  if (r.before) j["scanned_tables"] = {{"max_load", r.before->max_load}, {"congested_share", r.before->congested_share()}};
+  if (r.planned) j["plan"] = {{"max_load", r.planned->max_load}, {"congested_share", r.planned->congested_share()}};
+  return j;
+}
+
+void print_routing(const FabricContext& c, const RoutingCliOptions& o, const Routed& r) {
+  const Outcome& best = r.best;
+  const int bound = c.structure.transfer_bound;
+  const std::string how = best.style == TreeStyle::spread ? std::string("spread (every switch balances its own choices)")
+                                                           : std::to_string(best.routing.hubs.size()) + " hubs";
+  std::printf("routing for scan %lld: %zu hosts in %s order, %d switch levels, %s, LMC %d, computed in %.2f s\n",
+              static_cast<long long>(c.scan_id), best.hosts.size(), r.order.c_str(), c.structure.levels, how.c_str(),
+              int{c.fabric.max_lmc()}, r.seconds);
+  std::printf("  least possible all-to-all time over these tables %.0f message-times, the fabric's %.0f: at most %.2f efficiency for any plan\n",
+              best.least.tables.time, best.least.fabric.time, r.ceiling());
+  if (r.ceiling() < 0.995) std::printf("    the tables' limit: %s\n", best.least.tables.limited_by.c_str());
+  std::printf("  round-robin, base LIDs: worst link %d (bound %d), %.1f %% congested%s\n", best.load.max_load, bound,
+              100 * best.load.congested_share(), best.load.max_load <= bound ? ": congestion-free" : "");
+  for (const auto& x : over_links(r.fabric, best.load, 5))
+    std::printf("    phase %d: %s carries %d (capacity %d)\n", x["phase"].get<int>(), x["link"].get<std::string>().c_str(),
+                x["load"].get<int>(), x["capacity"].get<int>());
+  if (r.before) std::printf("  the scanned tables, same order: worst link %d, %.1f %% congested\n", r.before->max_load, 100 * r.before->congested_share());
+  if (r.planned) std::printf("  planned over these tables (LMC %d): worst link %d\n", int{c.fabric.max_lmc()}, r.planned->max_load);
+  if (best.refine.moves || best.refine.skipped)
+    std::printf("  refined: %s\n", best.refine.skipped ? "skipped (too many links x ranks for the load table)"
+                                                       : (std::to_string(best.refine.excess_before) + " transfers above capacity -> " +
+                                                          std::to_string(best.refine.excess_after) + " in " + std::to_string(best.refine.moves) +
+                                                          " moves" + (best.refine.out_of_budget ? " (work budget spent)" : "")).c_str());
+  if (best.routing.moved_roots || best.routing.detours)
+    std::printf("  missing links: %zu LIDs turn at another hub than their rank picks, %zu entries of host switches climb another way\n",
+                best.routing.moved_roots, best.routing.detours);
+  std::printf("  check: %zu (switch, LID) routes walked, %s\n", r.check.walked,
+              r.check.ok() ? "every LID arrives, up*/down*, ports in range" : (std::to_string(r.check.failures) + " failed").c_str());
+  for (const std::string& line : r.check.first) std::printf("    %s\n", line.c_str());
+  if (r.wrote) std::printf("tables: %s (opensm -R file -U %s)\n", o.output.c_str(), o.output.c_str());
+  if (r.check.ok() && !o.ranks.empty()) std::printf("ranks: %s (one host per line, rank order)\n", o.ranks.c_str());
+}
+
+int run_routing(const RoutingCliOptions& o) {
+  store::FabricStore store(o.db, store::Access::read_only);
+  FabricContext c(store, o.scan);
+  Routed r = compute(c, o);
+  write_outputs(c, o, r);
+  if (o.json) print_json(routing_json(c, o, r));
+  else print_routing(c, o, r);
+  if (!r.check.ok()) {
+    std::cerr << "ibroute: the computed tables fail the check (" << r.check.first.front() << "); nothing written\n";
     return kExitFailure;
   }
   return kExitOk;
@@ -279,9 +283,9 @@ Runner setup_routing(CLI::App& app) {
       "the dump_lfts.sh format with port GUIDs ('opensm -R file -U FILE'; OpenSM re-maps changed\n"
       "LIDs by GUID); --ranks the rank order, one host per line (for --hosts @FILE).\n"
       "Exit: 0 tables computed (and written), 1 they fail the check (nothing written), 2 bad input.");
-  c->add_option("--db", o->db, "fabric database")->capture_default_str();
-  c->add_option("--scan", o->scan, "scan id (default: the newest)");
-  c->add_option("--hosts", o->hosts, "hosts of the all-to-all in rank order: a,b,c, node[001-100] (Slurm) or @FILE, each a node description, hostname, node-name-map name, GUID or LID (default: every host)");
+  add_db_option(c, o->db);
+  add_scan_option(c, o->scan);
+  add_hosts_option(c, o->hosts);
   c->add_option("--order", o->order, "rank order: auto, given or tree")->check(CLI::IsMember({"auto", "given", "tree"}))->capture_default_str();
   c->add_option("--style", o->style, "construction: auto (both, the better kept), hubs or spread")
       ->check(CLI::IsMember({"auto", "hubs", "spread"}))
@@ -294,7 +298,7 @@ Runner setup_routing(CLI::App& app) {
                 "work budget of the local search, in millions of transfer-hops weighed (not a time: the same tables on any machine)")
       ->check(CLI::Range(0.0, 1e6))
       ->capture_default_str();
-  c->add_flag("--json", o->json, "print JSON");
+  add_json_flag(c, o->json);
   return [o] { return run_routing(*o); };
 }
 

@@ -1,12 +1,10 @@
-// ibroute run: the options. The execution is in run_execute.cpp (executable ibroute-run).
+// ibroute run: the options. The execution is in runner/app/run_execute.cpp (executable ibroute-run).
 #include "commands.hpp"
 #include "run_options.hpp"
 
 namespace ibroute::cli {
 
-Runner setup_run(CLI::App& app) { return setup_run_options(app); }
-
-std::function<int()> setup_run_options(CLI::App& app) {
+std::function<int()> setup_run_options(CLI::App& app, int (*execute)(const RunOptions&)) {
   auto o = std::make_shared<RunOptions>();
   auto* c = app.add_subcommand("run", "Execute a schedule over verbs: one process per host, started by srun or mpirun.");
   c->footer(
@@ -25,7 +23,8 @@ std::function<int()> setup_run_options(CLI::App& app) {
   c->add_option("--schedule-file", o->schedule_file, "schedule file (ibroute export --format json)");
   c->add_option("--scan", o->scan, "scan whose routes give per-link figures (default: the schedule's, or the newest)");
   c->add_option("--placement", o->placement,
-                 "file: one host per line (node description, node or port GUID, or LID), line i = MPI rank i (default: by local port GUID)");
+                 "file: one host per line, line i = MPI rank i; a host as --hosts names it (hostname, node description, host/HCA-2, "
+                 "node or port GUID, LID) (default: by local port GUID)");
   c->add_option("--rate", o->rate, "per-node rate: 5G or 5GB/s (bytes), 5GiB/s, or 40Gb/s (bits); default: the schedule's");
   c->add_option("--message-size", o->message_size, "bytes per transfer (default: the schedule's); e.g. 1M");
   c->add_option("--rounds", o->rounds, "times the schedule is repeated (default 1)");
@@ -47,6 +46,10 @@ std::function<int()> setup_run_options(CLI::App& app) {
                 "the run sent there: auto (on InfiniBand, and said why not otherwise), on (a failure to read is an error), off")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "on", "off"}));
+  c->add_option("--xmit-wait-tick", o->xmit_wait_tick_ns,
+                "nanoseconds per PortXmitWait tick of the switches: the counters' waits as a share of the run's time "
+                "(links_measured; accept passes its expectation's xmit_wait_tick_ns)")
+      ->check(CLI::Range(0.0, 1e9));
   c->add_option("--skip-after", o->skip_after, "unfinished transfers to one destination before the next is skipped")->capture_default_str();
   c->add_option("--drain", o->drain_s, "seconds to wait for completions after the last start")->capture_default_str();
   c->add_option("--finish-timeout", o->finish_timeout_s, "seconds rank 0 waits for every rank's end before naming it missing")
@@ -83,7 +86,7 @@ std::function<int()> setup_run_options(CLI::App& app) {
   c->add_option("--test-die-rank", o->test_die_rank, "tests: this MPI rank kills itself")->group("");
   c->add_option("--test-die-at", o->test_die_at, "tests: ... at its k-th send")->group("");
   c->add_option("--test-bad-rkey-rank", o->test_bad_rkey_rank, "tests: this MPI rank writes with a wrong remote key")->group("");
-  return [o] { return execute_run(*o); };
+  return [o, execute] { return execute(*o); };
 }
 
 }  // namespace ibroute::cli

@@ -5,6 +5,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "options.hpp"
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/fabric/live_scan.hpp"
 #include "ibroute/fabric/routes.hpp"
@@ -167,7 +168,7 @@ Runner setup_scan(CLI::App& app) {
       "formats are told apart by content. Without --lfts routes are unknown: analyze and topo work,\n"
       "plan and validate refuse. Exit 3 when something was not read (unanswered MADs, a cut table),\n"
       "with the switch named.");
-  c->add_option("--db", o->db, "fabric database (created if absent)")->capture_default_str();
+  add_db_option(c, o->db, true);
   c->add_option("-C,--Ca", o->ca, "CA name to scan from (live)");
   c->add_option("-P,--Port", o->port, "CA port number to scan from (live)")->check(CLI::Range(0, 254));
   c->add_option("-t,--timeout", o->timeout_ms, "MAD timeout in ms (live; default: libibmad's)")->check(CLI::Range(0, 60000));

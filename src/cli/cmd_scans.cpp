@@ -3,6 +3,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "options.hpp"
 
 namespace ibroute::cli {
 
@@ -57,7 +58,7 @@ int run_scans(const ScansOptions& o) {
 Runner setup_scans(CLI::App& app) {
   auto o = std::make_shared<ScansOptions>();
   auto* c = app.add_subcommand("scans", "List the scans in a database, or one scan's problems.");
-  c->add_option("--db", o->db, "fabric database")->capture_default_str();
+  add_db_option(c, o->db);
   c->add_option("--problems", o->problems, "list the problems recorded for this scan id");
   c->add_flag("--json", o->json, "print JSON: {\"db\", \"scans\": [{\"scan_id\", ...}]} (with --problems: {\"scan_id\", \"problems\"})");
   return [o] { return run_scans(*o); };

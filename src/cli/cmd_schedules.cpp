@@ -3,6 +3,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "options.hpp"
 
 namespace ibroute::cli {
 
@@ -46,8 +47,8 @@ Runner setup_schedules(CLI::App& app) {
   auto o = std::make_shared<SchedulesOptions>();
   auto* c = app.add_subcommand("schedules", "List the schedules in a database: name, scan, hosts, phases, worst link against the bound.");
   c->footer("Names and ids are what 'ibroute export --schedule' and 'ibroute run --schedule' take.\nExit: 0 listed, 2 bad input (no such database, a damaged one).");
-  c->add_option("--db", o->db, "fabric database")->capture_default_str();
-  c->add_flag("--json", o->json, "print JSON");
+  add_db_option(c, o->db);
+  add_json_flag(c, o->json);
   return [o] { return run_schedules(*o); };
 }
 

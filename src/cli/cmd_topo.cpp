@@ -4,6 +4,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "options.hpp"
 #include "ibroute/fabric/dot.hpp"
 #include "fabric_context.hpp"
 #include "ibroute/fabric/error.hpp"
@@ -84,8 +85,8 @@ Runner setup_topo(CLI::App& app) {
       "link counts (missing and slow links stand out) or, with --schedule/--pattern, the worst load\n"
       "per link direction against the capacity (over capacity red).\n"
       "Exit: 0 written, 1 Graphviz failed, 2 bad input.");
-  c->add_option("--db", o->db, "fabric database")->capture_default_str();
-  c->add_option("--scan", o->scan, "scan id (default: the newest)");
+  add_db_option(c, o->db);
+  add_scan_option(c, o->scan);
   c->add_option("--format", o->format,
                 "dot, svg (Graphviz; parallel links folded per switch pair beyond 40 switches) or matrix (SVG: per "
                 "pair of levels, lower x upper switches, a cell per switch pair - readable at any size)")

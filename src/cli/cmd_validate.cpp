@@ -3,7 +3,8 @@
 
 #include "commands.hpp"
 #include "common.hpp"
-#include "fabric_context.hpp"
+#include "options.hpp"
+#include "plan_pipeline.hpp"
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/schedule/admission.hpp"
 #include "ibroute/schedule/format.hpp"
@@ -38,9 +39,17 @@ int run_validate(const ValidateOptions& o) {
   Validation v = validate(c.eval, doc, [&](std::string_view stage, size_t d, size_t t) { progress(stage, d, t); });
   progress.finish();
   const double rate = planned_rate(doc.schedule);  // bytes each node moves / planned time, as plan prints it
+  // The same figures as plan's, over this scan, where the hosts matched (plan_pipeline.hpp).
+  std::optional<ExchangeFigures> figures;
+  std::vector<std::string> unmatched;
+  if (v.load.phases) {
+    const Exchange x{resolve_hosts(c.fabric, doc, unmatched), doc.schedule.senders, doc.schedule.receivers};
+    if (unmatched.empty()) figures = exchange_figures(c.eval, x, v.load, &doc.schedule);
+  }
   if (o.json) {
     nlohmann::json j{{"file", o.file}, {"schedule", doc.schedule.name}, {"planned_for_scan", doc.fabric.scan_id},
                      {"scan_id", c.scan_id}, {"ok", v.ok()}, {"rate_per_node_gbps", rate * 8 / 1e9},
+                     {"efficiency", figures ? efficiency_json(figures->efficiency) : nlohmann::json(nullptr)},
                      {"checks", nlohmann::json::array()}};
     for (const Check& ch : v.checks) j["checks"].push_back({{"check", ch.name}, {"ok", ch.ok}, {"detail", ch.detail}});
     print_json(j);
@@ -50,6 +59,7 @@ int run_validate(const ValidateOptions& o) {
     for (const Check& ch : v.checks) std::printf("  %-4s %-11s %s\n", ch.ok ? "ok" : "FAIL", ch.name.c_str(), ch.detail.c_str());
     std::printf("  rate             %s per node as timed (%llu-byte messages, a round in %.3g ms)\n", format_rate(rate).c_str(),
                 static_cast<unsigned long long>(doc.schedule.timing.message_size), planned_seconds(doc.schedule) * 1e3);
+    if (figures) std::fputs(efficiency_text(figures->efficiency).c_str(), stdout);
   }
   if (v.ok()) return kExitOk;
   for (const Check& ch : v.checks)
@@ -66,10 +76,10 @@ Runner setup_validate(CLI::App& app) {
   auto o = std::make_shared<ValidateOptions>();
   auto* c = app.add_subcommand("validate", "Check a schedule file against a scan: hosts, all-to-all, DLIDs, routes, load.");
   c->footer("Exit code 0 when every check passes, 1 when one fails, 2 when the file cannot be read as a schedule.");
-  c->add_option("--db", o->db, "fabric database")->capture_default_str();
+  add_db_option(c, o->db);
   c->add_option("--scan", o->scan, "scan id to check against (default: the newest)");
   c->add_option("file", o->file, "schedule file (JSON, as ibroute export writes it)")->required();
-  c->add_flag("--json", o->json, "print JSON");
+  add_json_flag(c, o->json);
   return [o] { return run_validate(*o); };
 }
 

@@ -17,12 +17,9 @@ namespace ibroute::cli {
 
 using namespace ibroute::fabric;
 
-int64_t pick_scan(store::FabricStore& store, std::optional<int64_t> requested) {
-  if (requested) {
-    store.scan(*requested);  // throws InputError when absent
-    return *requested;
-  }
-  return store.latest_scan();
+FabricContext::FabricContext(store::FabricStore& store, std::optional<int64_t> scan, bool warn) : workflow::FabricContext(store, scan) {
+  // Used, but never silently: some switches did not answer, so nodes, tables or routes may be missing.
+  if (const std::string w = incomplete_warning(); warn && !w.empty()) std::cerr << "ibroute: warning: " + w + "\n";
 }
 
 
@@ -67,44 +64,24 @@ void print_json(const nlohmann::json& j) {
   std::cout << out.dump(2) << '\n';
 }
 
-// "1M" = 1048576 bytes (binary, for sizes); "5G" = "5GB/s" = 5e9 bytes per second (decimal, for
-// rates); "5GiB/s" = 5 * 2^30 (binary when it says so); "40Gb/s" = "40Gbit/s" = 5e9 bytes per
-// second (bits, for rates); plain numbers too.
-// One convention for sizes and rates alike (docs/units.md): K, M, G, T are powers of 1000, Ki,
-// Mi, Gi, Ti powers of 1024; B is bytes, b (b/s, bit/s, bps) bits. A size may be a bare count of
-// bytes; a rate needs a unit, since "40" could be bytes, bits or Gb/s.
-double parse_quantity(const std::string& text, bool size, const char* what) {
-  const std::string forms = size ? "sizes: 1048576, 64KiB, 1MiB, 1GiB (1024^n), 64K, 1MB (1000^n)"
-                                 : "rates: 5G or 5GB/s (bytes, 1000^n), 5GiB/s (1024^n), 40Gb/s or 40Gbit/s (bits)";
-  size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    throw InputError(std::string(what) + " '" + text + "' is not a number (" + forms + ")");
+std::string efficiency_text(const schedule::Efficiency& e) {
+  char buf[1024];
+  if (e.broken) {
+    std::snprintf(buf, sizeof buf, "  efficiency       none: %zu transfers have no working route, so the exchange does not complete\n", e.broken);
+    return buf;
   }
-  std::string unit = text.substr(used);
-  if (unit.starts_with(' ')) unit.erase(0, 1);  // "40 Gb/s"
-  if (!size && unit.empty()) throw InputError(std::string(what) + " '" + text + "' has no unit (" + forms + ")");
-  double mult = 1;
-  if (!unit.empty()) {
-    const char u = static_cast<char>(std::toupper(static_cast<unsigned char>(unit[0])));
-    const size_t p = std::string_view("KMGT").find(u);
-    if (p != std::string_view::npos) {
-      const bool binary = unit.size() >= 2 && unit[1] == 'i';
-      mult = std::pow(binary ? 1024.0 : 1000.0, static_cast<double>(p + 1));
-      unit.erase(0, binary ? 2 : 1);
-    }
-    // Bytes (B, B/s; nothing after a prefix) or, for rates, bits ("40Gb/s" is 5e9 bytes per second).
-    const bool bytes = unit.empty() || unit == "B" || (!size && unit == "B/s");
-    const bool bits = !size && (unit == "b/s" || unit == "bit/s" || unit == "bps" || unit == "Bit/s");
-    if (!bytes && !bits) throw InputError(std::string(what) + " '" + text + "': unknown unit '" + text.substr(used) + "' (" + forms + ")");
-    if (bits) mult /= 8;
+  std::snprintf(buf, sizeof buf,
+                "  efficiency       %.2f = least possible time %.0f / planned %.0f message-times at full speed (against the fabric)\n"
+                "  limited by       %s\n",
+                e.value, e.least, e.planned, e.limited_by.c_str());
+  std::string out = buf;
+  if (e.routing_limits()) {
+    std::snprintf(buf, sizeof buf,
+                  "  over the tables  %.2f = %.0f / %.0f: the routing is the limit (%s); ibroute routing computes tables that reach the fabric's\n",
+                  e.value_tables, e.least_tables, e.planned, e.tables_limited_by.c_str());
+    out += buf;
   }
-  if (!(v > 0) || !std::isfinite(v)) throw InputError(std::string(what) + " must be more than 0");
-  // Callers turn sizes into 64-bit integers: anything near that is a typo, not a message size or rate.
-  if (v * mult > 1e18) throw InputError(std::string(what) + " '" + text + "' is beyond any size or rate (at most 1e18)");
-  return v * mult;
+  return out;
 }
 
 namespace {
@@ -125,14 +102,6 @@ std::string own_executable() {
 std::string own_directory() {
   std::string p = own_executable();
   return p.substr(0, p.rfind('/'));
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError("cannot read " + path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 }  // namespace ibroute::cli

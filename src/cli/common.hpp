@@ -8,7 +8,10 @@
 #include <string>
 
 #include "fabric_store.hpp"
+#include "fabric_context.hpp"
+#include "text_input.hpp"
 #include "ibroute/fabric/model.hpp"
+#include "ibroute/schedule/efficiency.hpp"
 
 namespace ibroute::cli {
 
@@ -20,8 +23,14 @@ constexpr int kExitIncomplete = 3;  // scan stored, but some MADs went unanswere
 
 constexpr const char* kDefaultDb = "ibroute.db";
 
-// The scan a command reads: --scan N, or the newest one.
-int64_t pick_scan(store::FabricStore& store, std::optional<int64_t> requested);
+// The workflow layer (src/workflow) is what the commands bind to options and print.
+using namespace ibroute::workflow;
+
+// A scan's fabric as workflow::FabricContext, saying on stderr when the scan is incomplete
+// (`warn`: the runner warns on rank 0 only).
+struct FabricContext : workflow::FabricContext {
+  FabricContext(store::FabricStore& store, std::optional<int64_t> scan, bool warn = true);
+};
 
 // NODE as the user gives it: a node description, a node or port GUID (0x…), or a LID.
 // Returns (node index, port). For a CA given by name or node GUID: its first connected port.
@@ -53,20 +62,17 @@ class Progress {
 
 void print_json(const nlohmann::json& j);
 
+// The efficiency lines of plan, accept and analyze: against the fabric (the headline), what limits
+// it, and against the routing tables beside it where they are the limit (naming `ibroute routing`);
+// a plan that loses transfers has none.
+std::string efficiency_text(const schedule::Efficiency& e);
+
 // The command line as main() got it, for `ibroute run` to hand it on to ibroute-run.
 void remember_argv(char** argv);
 char** remembered_argv();
 // This executable's path, and its directory.
 std::string own_executable();
 std::string own_directory();
-
-// A whole file; InputError "cannot read PATH" when it cannot be opened.
-std::string read_file(const std::string& path);
-
-// Sizes (`size`) and rates in one convention: "1M" = "1MB" = 1e6, "1MiB" = 2^20, "5G" = "5GB/s" =
-// 5e9 bytes/s, "40Gb/s" = 5e9 bytes/s; a size may be a bare number of bytes, a rate needs a unit.
-// Throws InputError naming `what` and the accepted forms.
-double parse_quantity(const std::string& text, bool size, const char* what);
 
 class Stopwatch {
  public:

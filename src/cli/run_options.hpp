@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -24,6 +25,7 @@ struct RunOptions {
   int sl = 0;
   std::string transport = "rc";  // rc | uc
   std::string counters = "auto";  // auto | on | off: rank 0 reads the ports' counters around the run
+  double xmit_wait_tick_ns = 0;   // the switches' PortXmitWait tick: waits as a share of the run's time
   double drain_s = 2, finish_timeout_s = 60;
   int sync_samples = 200;
   std::string device;
@@ -44,11 +46,13 @@ struct RunOptions {
   uint32_t test_die_at = 0;
 };
 
-// Registers `run` and its options; the callback calls execute_run.
-std::function<int()> setup_run_options(CLI::App& app);
+// Registers `run` and its options; the callback calls `execute`.
+std::function<int()> setup_run_options(CLI::App& app, int (*execute)(const RunOptions&));
 
-// In `ibroute`: replaces the process with `ibroute-run` (same arguments, same PID: launchers
-// and MPI see no difference). In `ibroute-run`: the run itself.
+// In `ibroute` (run_exec.cpp): replaces the process with `ibroute-run` (same arguments, same PID:
+// launchers and MPI see no difference).
+int exec_run_helper(const RunOptions& o);
+// In `ibroute-run` (runner/app/run_execute.cpp): the run itself.
 int execute_run(const RunOptions& o);
 
 }  // namespace ibroute::cli

@@ -18,6 +18,7 @@
 #include "ibroute/schedule/efficiency.hpp"
 #include "ibroute/schedule/format.hpp"
 #include "ibroute/schedule/hosts.hpp"
+#include "ibroute/schedule/patterns.hpp"
 #include "ibroute/schedule/planner.hpp"
 #include "ibroute/schedule/validate.hpp"
 #include "schedule_docs.hpp"
@@ -72,7 +73,7 @@ void expect_complete(const World& w, const Schedule& s) {
 Efficiency measured(const World& w, const Schedule& s) {
   const LoadReport r = evaluate(w.ctx, s.hosts, s.phases, false);
   const size_t sends = s.all_to_all() ? s.hosts.size() - 1 : s.receivers.size();
-  return efficiency_of(w.ctx, least_time(w.ctx, s.hosts, s.senders, s.receivers), r, sends);
+  return efficiency_of(w.ctx, least_times(w.ctx, s.hosts, s.senders, s.receivers), r, sends);
 }
 
 // Three levels of 4-port-down switches (64 host places), 61 hosts, LMC 2, d-mod-k.
@@ -330,3 +331,49 @@ TEST(Efficiency, ARingScheduleRoundTripsCompactly) {
   damaged([](nlohmann::json& j) { j["phases"]["places"].erase(0); }, "/phases/places: 60 places for 61 ranks");
   damaged([](nlohmann::json& j) { j["version"] = 2; }, "/phases/encoding");
 }
+
+namespace {
+
+using ibroute::test::TwoLeaves;
+
+// An up-link no route uses carries nothing: the tables' least time counts only the used ones, the
+// fabric's all of them — the routing is the limit, and the efficiency says which is which.
+TEST(Efficiency, IdleUpLinksRaiseTheTablesLeastTime) {
+  TwoLeaves t;
+  for (uint16_t lid = 12; lid <= 15; ++lid) ibroute::test::route(t.f, t.l1, lid, 3);  // both offsets over S1: L1[4] idle
+  World w(std::move(t.f));
+  const std::vector<Host> hosts = all_hosts(w.f);
+  const LeastTimes least = least_times(w.ctx, hosts, {}, {});
+  EXPECT_DOUBLE_EQ(least.fabric.time, 3);  // each host's 3 messages; L1's 4 leaving transfers over 2 up-links = 2
+  EXPECT_DOUBLE_EQ(least.tables.time, 4);  // ... over the 1 up-link the routes use = 4
+  EXPECT_EQ(least.tables.limited_by.rfind("L1", 0), 0u) << least.tables.limited_by;  // L1[3], the one up-link used
+  std::vector<Phase> rr = shift_phases(hosts.size());
+  apply_lid_policy(w.f, hosts, rr, LidPolicy::spread);
+  const Efficiency e = efficiency_of(w.ctx, least, evaluate(w.ctx, hosts, rr, false), hosts.size() - 1);
+  EXPECT_TRUE(e.routing_limits());
+  EXPECT_NEAR(e.value, 3 / e.planned, 1e-12);
+  EXPECT_NEAR(e.value_tables, 4 / e.planned, 1e-12);
+  EXPECT_LT(e.value, e.value_tables);
+}
+
+// A transfer whose route ends nowhere is lost: it loads the links up to where it ends, and an
+// exchange that loses transfers has no efficiency; its rate counts only what arrives.
+TEST(Efficiency, BrokenTransfersAreCountedNotDropped) {
+  TwoLeaves t;
+  ibroute::test::route(t.f, t.l1, 12, kNoRoute);  // h3's base LID from L1: dropped at L1
+  World w(std::move(t.f));
+  const std::vector<Host> hosts = all_hosts(w.f);
+  std::vector<Phase> rr = shift_phases(hosts.size());
+  apply_lid_policy(w.f, hosts, rr, LidPolicy::base);
+  const LoadReport load = evaluate(w.ctx, hosts, rr, false);
+  EXPECT_EQ(load.broken, 2u);  // h1 -> h3 and h2 -> h3
+  EXPECT_EQ(load.transfers, 12u);
+  const int32_t h1_link = w.links.id(t.h[0], 1);
+  EXPECT_EQ(load.link_total[static_cast<size_t>(h1_link)], 3u);  // all three of h1's transfers left its link
+  const Efficiency e = efficiency_of(w.ctx, least_times(w.ctx, hosts, {}, {}), load, hosts.size() - 1);
+  EXPECT_EQ(e.broken, 2u);
+  EXPECT_EQ(e.value, 0);
+  EXPECT_NEAR(e.rate_gbps, 10.0 / 12 * 3 / e.planned * w.s.host_gbps, 1e-9);
+}
+
+}  // namespace

@@ -7,7 +7,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "accept_input.hpp"
+#include "expectation.hpp"
+#include "run_report_read.hpp"
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/schedule/format.hpp"
 
@@ -130,7 +131,7 @@ TEST(ScheduleInput, MemoryIsBoundedByTheFile) {
 }
 
 std::string expectation_error(const std::string& text) {
-  return error_of([&] { cli::parse_expectation(text, "expect.json"); });
+  return error_of([&] { workflow::parse_expectation(text, "expect.json"); });
 }
 
 TEST(ExpectationInput, RangesAreCheckedWhereRead) {
@@ -166,11 +167,11 @@ json run_report4() {
 }
 
 std::string report_error(const json& j, size_t hosts = 4) {
-  return error_of([&] { cli::parse_run_report(j.dump(), "run.json", hosts); });
+  return error_of([&] { workflow::parse_run_report(j.dump(), "run.json", hosts); });
 }
 
 TEST(RunReportInput, ValidReportReads) {
-  cli::RunReportInput r = cli::parse_run_report(run_report4().dump(), "run.json", 4);
+  workflow::RunReportInput r = workflow::parse_run_report(run_report4().dump(), "run.json", 4);
   EXPECT_EQ(r.ranks, 4u);
   ASSERT_EQ(r.pair_gbps.size(), 16u);
   EXPECT_GT(r.pair_gbps[0 * 4 + 1], 0.f);
@@ -179,7 +180,7 @@ TEST(RunReportInput, ValidReportReads) {
   EXPECT_EQ(r.clock.size(), 4u);
   ASSERT_EQ(r.node_rates.size(), 4u);  // per rank: accept's two-group check takes the slowest sender
   EXPECT_DOUBLE_EQ(r.node_rate, *std::min_element(r.node_rates.begin(), r.node_rates.end()));
-  EXPECT_TRUE(cli::parse_run_report(run_report4().dump(), "run.json", 5).pair_gbps.empty());  // another plan: no matrix
+  EXPECT_TRUE(workflow::parse_run_report(run_report4().dump(), "run.json", 5).pair_gbps.empty());  // another plan: no matrix
 }
 
 json run_report_v2() {
@@ -188,7 +189,7 @@ json run_report_v2() {
 }
 
 TEST(RunReportInput, Version2ReadsThePairMatrixAndTheRateSearch) {
-  cli::RunReportInput r = cli::parse_run_report(run_report_v2().dump(), "run.json", 4);
+  workflow::RunReportInput r = workflow::parse_run_report(run_report_v2().dump(), "run.json", 4);
   EXPECT_EQ(r.ranks, 4u);
   ASSERT_EQ(r.pair_gbps.size(), 16u);
   EXPECT_EQ(r.pair_gbps[0], 0.f);  // no transfer to itself
@@ -196,7 +197,7 @@ TEST(RunReportInput, Version2ReadsThePairMatrixAndTheRateSearch) {
   EXPECT_FALSE(r.sustainable_rate);
   std::ifstream in(std::string(IBROUTE_FUZZ_CORPUS) + "/run_report/find-rate-v2-4.json");
   json f = json::parse(in);
-  r = cli::parse_run_report(f.dump(), "run.json", 4);
+  r = workflow::parse_run_report(f.dump(), "run.json", 4);
   ASSERT_TRUE(r.sustainable_rate);
   EXPECT_DOUBLE_EQ(*r.sustainable_rate, f["find_rate"]["answer"].get<double>());
   json j = run_report_v2();
@@ -209,7 +210,7 @@ TEST(RunReportInput, Version2ReadsThePairMatrixAndTheRateSearch) {
   j = run_report_v2(), j["version"] = 3;
   EXPECT_NE(report_error(j).find("this ibroute reads versions 1 and 2"), std::string::npos);
   j = run_report_v2(), j.erase("pair_mbps");  // above 2048 ranks there is none
-  EXPECT_TRUE(cli::parse_run_report(j.dump(), "run.json", 4).pair_gbps.empty());
+  EXPECT_TRUE(workflow::parse_run_report(j.dump(), "run.json", 4).pair_gbps.empty());
 }
 
 TEST(RunReportInput, NeverIndexesOutOfBounds) {

@@ -19,6 +19,11 @@ struct NamedPort {
   bool operator==(const NamedPort&) const = default;
 };
 
+// The one did-you-mean of every command: up to `k` of `names` a typo away from `word` (or that it
+// begins, from 3 characters), closest first; and as text, "; did you mean 'a' or 'b'?" or "".
+std::vector<std::string> nearest_names(std::string_view word, const std::vector<std::string>& names, size_t k = 3);
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& names, size_t k = 3);
+
 class NodeNames {
  public:
   explicit NodeNames(const Fabric& f);

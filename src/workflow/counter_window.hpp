@@ -13,7 +13,7 @@
 #include "ibroute/fabric/counters.hpp"
 #include "ibroute/fabric/link_measures.hpp"
 
-namespace ibroute::cli {
+namespace ibroute::workflow {
 
 struct CounterWindow {
   std::string between;  // "around the run", "snapshots 3 and 4 of scan 1, ..."
@@ -24,9 +24,11 @@ struct CounterWindow {
 // (and `why`) where the MAD port cannot be opened.
 std::optional<fabric::CounterSnapshot> live_counters(store::FabricStore* store, const FabricContext& c, const std::string& label, std::string& why);
 
-// The reports' "links_measured": {"measured": false, "why"} without a window, else the totals and
-// the 500 links with the largest gaps (measured against planned), worst first.
-nlohmann::json links_measured_json(const FabricContext& c, const CounterWindow* w, const fabric::LinkMeasures* m, const std::string& why,
+// The reports' "links_measured": {"measured": false, "why"} without a window, else the totals, the
+// 500 links with the largest gaps (measured against planned) worst first, the ports whose error
+// counters rose ("errors": link, what, errors) and the links that waited ("waiting": link,
+// wait_share), each worst first: what accept judges a run by, read once, by the run.
+nlohmann::json links_measured_json(const fabric::Fabric& f, const fabric::LinkIndex& links, const CounterWindow* w, const fabric::LinkMeasures* m, const std::string& why,
                                    uint64_t rounds, double seconds, double tick_ns);
 
-}  // namespace ibroute::cli
+}  // namespace ibroute::workflow

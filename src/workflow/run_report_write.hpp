@@ -1,15 +1,17 @@
-// The report of a run, as JSON (stored in the database, written with --output) and as text.
+// The report of a run, as JSON (stored in the database, written with --output) and as text: the
+// writing side of the schema that run_report_read.hpp reads back (tests/unit/run_report_test.cpp
+// round-trips them).
 #pragma once
 
 #include <nlohmann/json.hpp>
 
 #include <ostream>
 
-#include "data_plane.hpp"
+#include "ibroute/runner/run_outcome.hpp"
 #include "fabric_context.hpp"
 #include "ibroute/runner/run_report.hpp"
 
-namespace ibroute::cli {
+namespace ibroute::workflow {
 
 struct RunJsonContext {
   const schedule::Schedule& schedule;
@@ -24,6 +26,8 @@ struct RunJsonContext {
   double max_skipped_share = 0;  // of a rate search
   bool unreliable = false;       // data over UC (--transport uc)
   double slot_per_message = 1;   // RunConfig's: the planned per-node rate is slot_per_message x message_size / slot
+  // A failed completion's status by name (the verbs data plane's; null: the number).
+  const char* (*status_name)(int) = nullptr;
 };
 
 // Paths listed one by one: all of them up to this many, else only those with a problem.
@@ -34,4 +38,4 @@ inline constexpr size_t kPairMatrixUpTo = 2048;
 nlohmann::json run_report_json(const RunJsonContext& c);
 void print_run_summary(const RunJsonContext& c, std::ostream& out);
 
-}  // namespace ibroute::cli
+}  // namespace ibroute::workflow

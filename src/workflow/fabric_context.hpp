@@ -17,11 +17,13 @@
 #include "ibroute/schedule/hosts.hpp"
 #include "ibroute/schedule/schedule.hpp"
 
-namespace ibroute::cli {
+namespace ibroute::workflow {
+
+// The scan a command reads: --scan N, or the newest one.
+int64_t pick_scan(store::FabricStore& store, std::optional<int64_t> requested);
 
 struct FabricContext {
-  // `warn`: say so on stderr when the scan is incomplete (the runner warns on rank 0 only).
-  FabricContext(store::FabricStore& store, std::optional<int64_t> scan, bool warn = true);
+  FabricContext(store::FabricStore& store, std::optional<int64_t> scan);
   FabricContext(const FabricContext&) = delete;
 
   int64_t scan_id;
@@ -34,6 +36,8 @@ struct FabricContext {
   // Routes exist only where forwarding tables were read: a topology imported alone has none.
   // Throws InputError saying what needed them.
   void require_routes(const std::string& what) const;
+  // "scan 3 is incomplete (...)" when some switches did not answer; "" when it is complete.
+  std::string incomplete_warning() const;
 };
 
 // --hosts: "a,b,c" or "@FILE" (one name per line, # comments); empty: every host in name order.
@@ -45,7 +49,7 @@ using schedule::Groups;
 Groups select_groups(const fabric::Fabric& f, const std::string& senders, const std::string& receivers, bool topology);
 
 std::string link_name(const FabricContext& c, int32_t link);
-std::string format_rate(double bytes_per_s);  // "6.25 GB/s"
+std::string format_rate(double bytes_per_s);  // "50.0 Gb/s (6.25 GB/s)"
 
 // {"2": 863}: how many phases have each worst link load.
 nlohmann::json phase_max_histogram(const std::vector<int>& phase_max);
@@ -55,4 +59,4 @@ nlohmann::json slot_histogram(const std::vector<uint32_t>& slots);
 // host link rate, what limits it, the rate per node it gives).
 nlohmann::json efficiency_json(const schedule::Efficiency& e);
 
-}  // namespace ibroute::cli
+}  // namespace ibroute::workflow

@@ -1,4 +1,4 @@
-#include "run_report_json.hpp"
+#include "run_report_write.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <cstring>
 #include <optional>
 
-namespace ibroute::cli {
+namespace ibroute::workflow {
 
 using namespace ibroute::runner;
 using nlohmann::json;
@@ -178,7 +178,7 @@ json run_report_json(const RunJsonContext& c) {
     if (list.size() >= kMaxListed) continue;
     json e{{"src", host(c, t.src)}, {"dst", host(c, t.dst)}, {"dlid", t.dlid}, {"seq", t.seq},
            {"status", t.verified == 2 ? std::string("corrupt") : std::string(to_string(t.status))}};
-    if (t.status == Status::failed) e["error"] = wc_status_name(t.wc_status);
+    if (t.status == Status::failed) e["error"] = c.status_name ? std::string(c.status_name(t.wc_status)) : "status " + std::to_string(t.wc_status);
     if (t.posted_ns) e["late_ns"] = t.posted_ns - t.planned_ns;
     if (finder) e["path"] = path_of(c, *finder, t.src, t.dlid);
     list.push_back(e);
@@ -283,4 +283,4 @@ void print_run_summary(const RunJsonContext& c, std::ostream& out) {
         << l.transfers + l.failed + l.skipped << "\n";
 }
 
-}  // namespace ibroute::cli
+}  // namespace ibroute::workflow

@@ -5,24 +5,32 @@
 #include <map>
 #include <sstream>
 
-#include "common.hpp"
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/schedule/admission.hpp"
 #include "ibroute/schedule/hosts.hpp"
 
-namespace ibroute::cli {
+namespace ibroute::workflow {
 
-FabricContext::FabricContext(store::FabricStore& store, std::optional<int64_t> scan, bool warn)
+int64_t pick_scan(store::FabricStore& store, std::optional<int64_t> requested) {
+  if (requested) {
+    store.scan(*requested);  // throws InputError when absent
+    return *requested;
+  }
+  return store.latest_scan();
+}
+
+FabricContext::FabricContext(store::FabricStore& store, std::optional<int64_t> scan)
     : scan_id(pick_scan(store, scan)),
       info(store.scan(scan_id)),
       fabric(store.load_fabric(scan_id, true)),
       links(fabric),
       structure(fabric::analyze_structure(fabric)),
-      eval(fabric, links, structure) {
-  // Used, but never silently: some switches did not answer, so nodes, tables or routes may be missing.
-  if (warn && !info.complete)
-    std::fprintf(stderr, "ibroute: warning: scan %lld is incomplete (%zu problem(s): ibroute scans --problems %lld); what follows may miss nodes or routes\n",
-                 static_cast<long long>(scan_id), fabric.problems.size(), static_cast<long long>(scan_id));
+      eval(fabric, links, structure) {}
+
+std::string FabricContext::incomplete_warning() const {
+  if (info.complete) return "";
+  return "scan " + std::to_string(scan_id) + " is incomplete (" + std::to_string(fabric.problems.size()) +
+         " problem(s): ibroute scans --problems " + std::to_string(scan_id) + "); what follows may miss nodes or routes";
 }
 
 void FabricContext::require_routes(const std::string& what) const {
@@ -75,7 +83,9 @@ nlohmann::json slot_histogram(const std::vector<uint32_t>& slots) {
 
 nlohmann::json efficiency_json(const schedule::Efficiency& e) {
   return {{"value", e.value}, {"least_time", e.least}, {"planned_time", e.planned}, {"limited_by", e.limited_by},
-          {"rate_per_node_gbps", e.rate_gbps}, {"rate_is_estimate", !e.timed}};
+          {"rate_per_node_gbps", e.rate_gbps}, {"rate_is_estimate", !e.timed}, {"broken", e.broken}, {"complete", e.broken == 0},
+          {"tables", {{"value", e.value_tables}, {"least_time", e.least_tables}, {"limited_by", e.tables_limited_by}}},
+          {"routing_limits", e.routing_limits()}};
 }
 
-}  // namespace ibroute::cli
+}  // namespace ibroute::workflow

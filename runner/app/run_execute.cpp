@@ -17,7 +17,7 @@
 #include "ibroute/schedule/format.hpp"
 #include "ibroute/schedule/hosts.hpp"
 #include "ibroute/schedule/validate.hpp"
-#include "run_report_json.hpp"
+#include "run_report_write.hpp"
 #include "counter_window.hpp"
 #include "verbs.hpp"
 
@@ -273,7 +273,7 @@ int execute_run(const RunOptions& o) {
   const fabric::LinkIndex* links = in.fabric ? &in.fabric->links : nullptr;
   RunSummary sum = summarise(s, *out.merged, out.missing, f, links);
   RunJsonContext jc{s, cfg.message_size, out.slot_ns, cfg.find_rate ? out.rounds_run : cfg.rounds, cfg.skip_after, cfg.sl, out, sum, in.fabric.get(),
-                    cfg.resync_interval_ns, cfg.max_skipped_share, cfg.unreliable, cfg.slot_per_message};
+                    cfg.resync_interval_ns, cfg.max_skipped_share, cfg.unreliable, cfg.slot_per_message, wc_status_name};
   nlohmann::json report = run_report_json(jc);
   // Measured against what the run sent over each link by the scan's routes.
   std::optional<CounterWindow> window;
@@ -285,10 +285,10 @@ int execute_run(const RunOptions& o) {
       window = CounterWindow{"around the run (rank 0)", counter_deltas(*counters_before, *after)};
       std::vector<uint64_t> sent(in.fabric->links.size(), 0);
       for (const LinkStat& l : sum.links) sent[static_cast<size_t>(l.link)] = l.bytes;
-      measures = fabric::measure_links(window->deltas, in.fabric->links, sent, sum.seconds, 0);
+      measures = fabric::measure_links(window->deltas, in.fabric->links, sent, sum.seconds, o.xmit_wait_tick_ns);
     }
-  if (in.fabric) report["links_measured"] = links_measured_json(*in.fabric, window ? &*window : nullptr, measures ? &*measures : nullptr,
-                                                                counters_why, out.rounds_run, sum.seconds, 0);
+  if (in.fabric) report["links_measured"] = links_measured_json(in.fabric->fabric, in.fabric->links, window ? &*window : nullptr, measures ? &*measures : nullptr,
+                                                                counters_why, out.rounds_run, sum.seconds, o.xmit_wait_tick_ns);
   if (in.store && !o.no_store) {
     store::RunRow row;
     row.schedule_id = in.schedule_id;

@@ -1,0 +1,40 @@
+#include "options.hpp"
+
+namespace ibroute::cli {
+
+namespace {
+// Every form a host can be named in, for --hosts, --senders, --receivers and --placement alike.
+constexpr const char* kHostForms =
+    "a,b,c, node[0001-0100] (Slurm) or @FILE (one per line), each a hostname (node0270), a node description "
+    "(node0270 HCA-1), host/HCA-2, a node-name-map name, a node or port GUID, or a LID";
+}  // namespace
+
+CLI::Option* add_db_option(CLI::App* c, std::string& db, bool created) {
+  return c->add_option("--db", db, created ? "fabric database (created if absent)" : "fabric database (made by ibroute scan)")
+      ->capture_default_str();
+}
+
+CLI::Option* add_scan_option(CLI::App* c, std::optional<int64_t>& scan) {
+  return c->add_option("--scan", scan, "scan id (default: the newest; ibroute scans lists them)");
+}
+
+CLI::Option* add_hosts_option(CLI::App* c, std::string& hosts) {
+  return c->add_option("--hosts", hosts, std::string("hosts in rank order: ") + kHostForms + " (default: every host, in name order)");
+}
+
+void add_group_options(CLI::App* c, std::string& senders, std::string& receivers) {
+  c->add_option("--senders", senders, "two groups instead of an all-to-all: the hosts that send (as --hosts), with --receivers");
+  c->add_option("--receivers", receivers, "two groups: the hosts that receive; every sender sends to every receiver once");
+}
+
+void add_rate_options(CLI::App* c, std::string& rate, std::string& message_size, const char* rate_default) {
+  c->add_option("--message-size", message_size, "bytes per transfer: 64KiB, 1MiB (1024^n), 64K, 1MB (1000^n) or bytes")
+      ->capture_default_str();
+  c->add_option("--rate", rate,
+                std::string("per-node rate: 5G or 5GB/s (bytes, 1000^n), 5GiB/s (1024^n) or 40Gb/s, 40Gbit/s (bits); a unit is "
+                            "required; default: ") + rate_default);
+}
+
+CLI::Option* add_json_flag(CLI::App* c, bool& json) { return c->add_flag("--json", json, "print JSON instead of text"); }
+
+}  // namespace ibroute::cli

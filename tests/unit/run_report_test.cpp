@@ -1,0 +1,121 @@
+// The run report's writer (run_report_write) and reader (run_report_read) are two sides of one
+// schema: what rank 0 writes, accept reads back with the same values.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "counter_window.hpp"
+#include "fabrics.hpp"
+#include "ibroute/fabric/counters.hpp"
+#include "ibroute/fabric/link_measures.hpp"
+#include "ibroute/runner/run_outcome.hpp"
+#include "ibroute/runner/run_plan.hpp"
+#include "ibroute/schedule/hosts.hpp"
+#include "ibroute/schedule/patterns.hpp"
+#include "run_report_read.hpp"
+#include "run_report_write.hpp"
+
+namespace {
+
+using namespace ibroute;
+using namespace ibroute::runner;
+using namespace ibroute::test;
+
+constexpr uint64_t kMessage = 1 << 16;
+constexpr int64_t kSlot = 100'000;
+constexpr uint32_t kRounds = 3;
+
+// Every rank's transfers of `rounds` rounds, rank r's taking (r + 1) x 10 us each: the nodes'
+// rates differ, so that a reader mixing them up is caught.
+std::unique_ptr<RunMerge> merged_run(const schedule::Schedule& s, const std::vector<Channel>& channels) {
+  const int64_t planned_ns = static_cast<int64_t>(kRounds * s.phases.size()) * kSlot;
+  auto merged = std::make_unique<RunMerge>(channels, s.hosts.size(), planned_ns, 100);
+  for (size_t r = 0; r < s.hosts.size(); ++r) {
+    RankStats st = RankStats::shaped(channels, static_cast<int32_t>(r), planned_ns);
+    SendPlan plan(s, channels, static_cast<int32_t>(r), kSlot);
+    for (uint64_t k = 0; k < plan.count(kRounds); ++k) {
+      const uint32_t ch = plan.at(k % plan.per_round()).channel;
+      const auto send = static_cast<size_t>(std::lower_bound(st.send_channels.begin(), st.send_channels.end(), ch) - st.send_channels.begin());
+      const size_t dest = st.dest_of_send[send];
+      st.posted(send, dest, 1000);
+      st.completed(send, dest, static_cast<int64_t>(r + 1) * 10'000, kMessage, static_cast<int64_t>(k) * kSlot);
+    }
+    for (auto& a : st.arrived) a = kRounds;
+    merged->add(decode(encode(st), channels, s.hosts.size()));
+  }
+  return merged;
+}
+
+TEST(RunReportSchema, WhatTheWriterWritesTheReaderReadsBack) {
+  World w(TwoLeaves().f);
+  schedule::Schedule s;
+  s.name = "round-trip";
+  s.hosts = schedule::all_hosts(w.f);
+  s.phases = schedule::shift_phases(s.hosts.size());
+  schedule::apply_lid_policy(w.f, s.hosts, s.phases, schedule::LidPolicy::base);
+  RunOutcome out;
+  out.root = true;
+  out.channels = channels_of(s);
+  out.merged = merged_run(s, out.channels);
+  out.rounds_run = kRounds;
+  out.slot_ns = kSlot;
+  for (int32_t r = 1; r < 4; ++r) {
+    RankClock c;
+    c.rank = r, c.before.samples = 50, c.before.offset_ns = 1000 * r, c.before.uncertainty_ns = 200 + r;
+    out.clocks.push_back(c);
+  }
+  const RunSummary sum = summarise(s, *out.merged, {}, &w.f, &w.links);
+  const workflow::RunJsonContext jc{s, kMessage, kSlot, kRounds, 2, 0, out, sum, nullptr, 0, 0, false, 1, nullptr};
+  nlohmann::json report = workflow::run_report_json(jc);
+
+  // The counters around the run, as rank 0 adds them: L1's first up-link waited and saw errors.
+  fabric::PortDelta d;
+  d.node = TwoLeaves().l1, d.port = 3;
+  d.delta[static_cast<size_t>(fabric::Counter::xmit_data)] = 3 * 2 * kMessage / 4;
+  d.delta[static_cast<size_t>(fabric::Counter::xmit_wait)] = 5000;
+  d.delta[static_cast<size_t>(fabric::Counter::symbol_errors)] = 7;
+  const workflow::CounterWindow window{"around the run (rank 0)", {d}};
+  std::vector<uint64_t> sent(w.links.size(), 0);
+  for (const LinkStat& l : sum.links) sent[static_cast<size_t>(l.link)] = l.bytes;
+  constexpr double kSeconds = 0.01;  // the counters' window
+  const fabric::LinkMeasures m = fabric::measure_links(window.deltas, w.links, sent, kSeconds, 10);
+  report["links_measured"] = workflow::links_measured_json(w.f, w.links, &window, &m, "", kRounds, kSeconds, 10);
+
+  const workflow::RunReportInput in = workflow::parse_run_report(report.dump(), "run.json", s.hosts.size());
+  EXPECT_EQ(in.schedule, "round-trip");
+  EXPECT_EQ(in.ranks, 4u);
+  EXPECT_EQ(in.message_size, kMessage);
+  EXPECT_EQ(in.rounds_run, kRounds);
+  EXPECT_NEAR(in.seconds, sum.seconds, 1e-9);
+  EXPECT_EQ(in.skipped_share, 0.0);
+  ASSERT_EQ(in.node_rates.size(), 4u);
+  double slowest = INFINITY;
+  for (const NodeStat& n : sum.nodes) {
+    EXPECT_NEAR(in.node_rates[static_cast<size_t>(n.rank)] * 8 / 1e9, n.send_gbps, 1e-6 * n.send_gbps) << n.rank;
+    slowest = std::min(slowest, n.send_gbps);
+  }
+  EXPECT_NEAR(in.node_rate * 8 / 1e9, slowest, 1e-6 * slowest);
+  EXPECT_EQ(in.clock.size(), out.clocks.size());
+  ASSERT_EQ(in.pair_gbps.size(), 16u);  // the matrix: every pair but the diagonal moved bytes
+  for (size_t i = 0; i < 4; ++i)
+    for (size_t j = 0; j < 4; ++j) EXPECT_EQ(in.pair_gbps[i * 4 + j] > 0, i != j) << i << " " << j;
+  EXPECT_TRUE(in.not_ok.empty());
+
+  ASSERT_TRUE(in.measured());
+  EXPECT_EQ(in.links_measured["between"], "around the run (rank 0)");
+  EXPECT_EQ(in.links_measured["planned_links"], report["links_measured"]["planned_links"]);
+  ASSERT_EQ(in.error_links.size(), 1u);
+  EXPECT_EQ(in.error_links[0].errors, 7u);
+  EXPECT_NE(in.error_links[0].what.find("SymbolErrorCounter +7"), std::string::npos) << in.error_links[0].what;
+  EXPECT_NE(in.error_links[0].link.find("L1"), std::string::npos) << in.error_links[0].link;
+  ASSERT_EQ(in.waiting.size(), 1u);
+  EXPECT_NEAR(in.waiting[0].second, 5000 * 10e-9 / kSeconds, 1e-9);
+}
+
+TEST(RunReportSchema, AMeasurementThatFailedIsReadAsNotMeasured) {
+  nlohmann::json lm = workflow::links_measured_json(TwoLeaves().f, LinkIndex(TwoLeaves().f), nullptr, nullptr, "no MAD port", 1, 1, 0);
+  EXPECT_EQ(lm["measured"], false);
+  EXPECT_EQ(lm["why"], "no MAD port");
+}
+
+}  // namespace
