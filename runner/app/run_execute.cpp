@@ -220,6 +220,68 @@ std::optional<fabric::CounterSnapshot> counters_before_run(const RunOptions& o, 
   return s;
 }
 
+// The ports' counters after the run beside the first reading: measured against what the run
+// sent over each link by the scan's routes, as the report's links_measured.
+void measure_run(const RunOptions& o, Inputs& in, const RunSummary& sum, const RunOutcome& out,
+                 const std::optional<fabric::CounterSnapshot>& counters_before, std::string& counters_why, nlohmann::json& report) {
+  // Measured against what the run sent over each link by the scan's routes.
+  std::optional<CounterWindow> window;
+  std::optional<fabric::LinkMeasures> measures;
+  if (counters_before)
+    // The first reading worked on this port: read again (a failure now is reported, not an error —
+    // the run's figures stand).
+    if (std::optional<fabric::CounterSnapshot> after = live_counters(in.store.get(), *in.fabric, "run-after", counters_why)) {
+      window = CounterWindow{"around the run (rank 0)", counter_deltas(*counters_before, *after)};
+      std::vector<uint64_t> sent(in.fabric->links.size(), 0);
+      for (const LinkStat& l : sum.links) sent[static_cast<size_t>(l.link)] = l.bytes;
+      measures = fabric::measure_links(window->deltas, in.fabric->links, sent, sum.seconds, o.xmit_wait_tick_ns);
+    }
+  if (in.fabric) report["links_measured"] = links_measured_json(in.fabric->fabric, in.fabric->links, window ? &*window : nullptr, measures ? &*measures : nullptr,
+                                                                counters_why, out.rounds_run, sum.seconds, o.xmit_wait_tick_ns);
+}
+
+// Rank 0 after the run: the report (stored, written, drawn, printed) and the exit code.
+int report_run(const RunOptions& o, Inputs& in, const RunConfig& cfg, const RunOutcome& out,
+               const std::optional<fabric::CounterSnapshot>& counters_before, std::string& counters_why) {
+  const Schedule& s = in.doc.schedule;
+  const fabric::Fabric* f = in.fabric ? &in.fabric->fabric : nullptr;
+  const fabric::LinkIndex* links = in.fabric ? &in.fabric->links : nullptr;
+  RunSummary sum = summarise(s, *out.merged, out.missing, f, links);
+  RunJsonContext jc{s, cfg.message_size, out.slot_ns, cfg.find_rate ? out.rounds_run : cfg.rounds, cfg.skip_after, cfg.sl, out, sum, in.fabric.get(),
+                    cfg.resync_interval_ns, cfg.max_skipped_share, cfg.unreliable, cfg.slot_per_message, wc_status_name};
+  nlohmann::json report = run_report_json(jc);
+  measure_run(o, in, sum, out, counters_before, counters_why, report);
+  if (in.store && !o.no_store) {
+    store::RunRow row;
+    row.schedule_id = in.schedule_id;
+    if (in.fabric) row.scan_id = in.fabric->scan_id;
+    row.ranks = static_cast<int64_t>(s.hosts.size()), row.rounds = out.rounds_run;
+    row.planned = static_cast<int64_t>(sum.planned), row.ok = static_cast<int64_t>(sum.ok), row.skipped = static_cast<int64_t>(sum.skipped);
+    row.failed = static_cast<int64_t>(sum.failed + sum.timeout + sum.lost), row.missing = static_cast<int64_t>(sum.missing_ranks.size());
+    row.report_json = report.dump();
+    report["run_id"] = in.store->save_run(row);
+  }
+  if (!o.output.empty()) {
+    std::ofstream file(o.output);
+    if (!(file << report.dump(1) << "\n")) throw InputError("cannot write " + o.output);
+  }
+  if (!o.svg.empty()) {
+    if (!in.fabric) throw InputError("--svg needs --db: the picture shows the scan's links");
+    fabric::DotOptions d;
+    d.title = "run of " + s.name + ": transfers per link";
+    for (const LinkStat& l : sum.links)
+      d.load[{in.fabric->links.node(l.link), in.fabric->links.port(l.link)}] = {static_cast<long>(l.transfers), 0};
+    std::ofstream file(o.svg);
+    if (!(file << fabric::render_svg(fabric::to_dot(in.fabric->fabric, d)))) throw InputError("cannot write " + o.svg);
+  }
+  if (o.json) print_json(report);
+  else print_run_summary(jc, std::cout);
+  if (out.stop_signal) return 128 + out.stop_signal;
+  if (cfg.find_rate) return out.best_step < out.steps.size() ? kExitOk : kExitFailure;
+  const bool clean = sum.ok == sum.planned && sum.corrupt == 0 && sum.missing_ranks.empty();
+  return clean ? kExitOk : kExitFailure;
+}
+
 }  // namespace
 
 int execute_run(const RunOptions& o) {
@@ -269,55 +331,7 @@ int execute_run(const RunOptions& o) {
   }
   if (!out.root) return kExitOk;
 
-  const fabric::Fabric* f = in.fabric ? &in.fabric->fabric : nullptr;
-  const fabric::LinkIndex* links = in.fabric ? &in.fabric->links : nullptr;
-  RunSummary sum = summarise(s, *out.merged, out.missing, f, links);
-  RunJsonContext jc{s, cfg.message_size, out.slot_ns, cfg.find_rate ? out.rounds_run : cfg.rounds, cfg.skip_after, cfg.sl, out, sum, in.fabric.get(),
-                    cfg.resync_interval_ns, cfg.max_skipped_share, cfg.unreliable, cfg.slot_per_message, wc_status_name};
-  nlohmann::json report = run_report_json(jc);
-  // Measured against what the run sent over each link by the scan's routes.
-  std::optional<CounterWindow> window;
-  std::optional<fabric::LinkMeasures> measures;
-  if (counters_before)
-    // The first reading worked on this port: read again (a failure now is reported, not an error —
-    // the run's figures stand).
-    if (std::optional<fabric::CounterSnapshot> after = live_counters(in.store.get(), *in.fabric, "run-after", counters_why)) {
-      window = CounterWindow{"around the run (rank 0)", counter_deltas(*counters_before, *after)};
-      std::vector<uint64_t> sent(in.fabric->links.size(), 0);
-      for (const LinkStat& l : sum.links) sent[static_cast<size_t>(l.link)] = l.bytes;
-      measures = fabric::measure_links(window->deltas, in.fabric->links, sent, sum.seconds, o.xmit_wait_tick_ns);
-    }
-  if (in.fabric) report["links_measured"] = links_measured_json(in.fabric->fabric, in.fabric->links, window ? &*window : nullptr, measures ? &*measures : nullptr,
-                                                                counters_why, out.rounds_run, sum.seconds, o.xmit_wait_tick_ns);
-  if (in.store && !o.no_store) {
-    store::RunRow row;
-    row.schedule_id = in.schedule_id;
-    if (in.fabric) row.scan_id = in.fabric->scan_id;
-    row.ranks = static_cast<int64_t>(s.hosts.size()), row.rounds = out.rounds_run;
-    row.planned = static_cast<int64_t>(sum.planned), row.ok = static_cast<int64_t>(sum.ok), row.skipped = static_cast<int64_t>(sum.skipped);
-    row.failed = static_cast<int64_t>(sum.failed + sum.timeout + sum.lost), row.missing = static_cast<int64_t>(sum.missing_ranks.size());
-    row.report_json = report.dump();
-    report["run_id"] = in.store->save_run(row);
-  }
-  if (!o.output.empty()) {
-    std::ofstream file(o.output);
-    if (!(file << report.dump(1) << "\n")) throw InputError("cannot write " + o.output);
-  }
-  if (!o.svg.empty()) {
-    if (!in.fabric) throw InputError("--svg needs --db: the picture shows the scan's links");
-    fabric::DotOptions d;
-    d.title = "run of " + s.name + ": transfers per link";
-    for (const LinkStat& l : sum.links)
-      d.load[{in.fabric->links.node(l.link), in.fabric->links.port(l.link)}] = {static_cast<long>(l.transfers), 0};
-    std::ofstream file(o.svg);
-    if (!(file << fabric::render_svg(fabric::to_dot(in.fabric->fabric, d)))) throw InputError("cannot write " + o.svg);
-  }
-  if (o.json) print_json(report);
-  else print_run_summary(jc, std::cout);
-  if (out.stop_signal) return 128 + out.stop_signal;
-  if (cfg.find_rate) return out.best_step < out.steps.size() ? kExitOk : kExitFailure;
-  const bool clean = sum.ok == sum.planned && sum.corrupt == 0 && sum.missing_ranks.empty();
-  return clean ? kExitOk : kExitFailure;
+  return report_run(o, in, cfg, out, counters_before, counters_why);
 }
 
 }  // namespace ibroute::cli

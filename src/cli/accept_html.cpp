@@ -233,8 +233,9 @@ Heatmap bin_heatmap(const std::vector<float>& pair_gbps, size_t n, double expect
   return h;
 }
 
-std::string accept_html(const json& r, const std::string& fabric_svg, const Heatmap& heat) {
-  std::ostringstream o;
+namespace {
+
+void html_verdict(std::ostringstream& o, const json& r) {
   const bool ok = r["accepted"].get<bool>();
   o << "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>ibroute acceptance: "
     << (ok ? "ACCEPTED" : "NOT ACCEPTED") << "</title><style>"
@@ -261,7 +262,24 @@ std::string accept_html(const json& r, const std::string& fabric_svg, const Heat
       << "</td><td>" << esc(text_of(c.value("detail", json()))) << "</td></tr>";
   }
   o << "</table>";
-  o << "<h2>Fabric, coloured by link load of the plan's worst phase</h2><div class=\"fig\" id=\"fabric\">" << fabric_svg << "</div>";
+}
+
+// The plan's figures as plan, validate and the JSON name them: one per-node rate, the efficiency
+// against the fabric and, where the routing is the limit, against the tables.
+void html_plan_figures(std::ostringstream& o, const json& r) {
+  const json& e = r["plan"]["efficiency"];
+  const double rate = e["rate_per_node_gbps"].get<double>();
+  o << "<p id=\"plan-rate\" data-gbps=\"" << rate << "\">Plan: " << gbps_text(rate) << " Gb/s per node"
+    << (e["rate_is_estimate"].get<bool>() ? " (estimated)" : "") << ", ";
+  if (e["broken"].get<size_t>()) o << "no efficiency: " << e["broken"].get<size_t>() << " transfers have no working route";
+  else o << "efficiency " << gbps_text(e["value"].get<double>()) << " against the fabric (" << esc(text_of(e["limited_by"])) << ")";
+  if (e["routing_limits"].get<bool>())
+    o << "; " << gbps_text(e["tables"]["value"].get<double>()) << " against the routing tables, which are the limit ("
+      << esc(text_of(e["tables"]["limited_by"])) << "; <code>ibroute routing</code> computes tables that reach the fabric's)";
+  o << ".</p>";
+}
+
+void html_heatmap(std::ostringstream& o, const Heatmap& heat) {
   o << "<h2>Per-pair bandwidth (Gb/s)</h2>";
   if (heat.cells == 0)
     o << "<p id=\"heatmap\">Not measured: the run report has no per-pair matrix (a run of more than 2048 ranks leaves it out; "
@@ -280,6 +298,9 @@ std::string accept_html(const json& r, const std::string& fabric_svg, const Heat
     for (const Heatmap::Pair& p : heat.slowest) rows.push_back({{"source", who(p.src)}, {"destination", who(p.dst)}, {"Gb/s", gbps_text(p.gbps)}});
     o << "<p>The slowest pairs (rank and host):</p>" << table(rows, {"source", "destination", "Gb/s"}, "slowest-pairs");
   }
+}
+
+void html_plan(std::ostringstream& o, const json& r) {
   o << "<h2>Transfers per link: round-robin against the plan</h2><div class=\"fig\">"
     << histogram_svg(r["load"]["round_robin"]["histogram"], r["load"]["plan"]["histogram"]) << "</div>";
   const json& plan = r["load"]["plan"];
@@ -304,6 +325,9 @@ std::string accept_html(const json& r, const std::string& fabric_svg, const Heat
     o << "<h3>Links over the bound in the plan, worst first (" << plan["links_over"].get<size_t>() << " in all)</h3>";
     o << table(plan["worst_links"], {"link", "load", "capacity", "transfers"}, "worst-links");
   }
+}
+
+void html_measured(std::ostringstream& o, const json& r) {
   o << "<h2>Measured against planned, per link (the ports' own counters)</h2>";
   const json& lm = r["links_measured"];
   if (!lm.value("measured", false)) {
@@ -320,6 +344,9 @@ std::string accept_html(const json& r, const std::string& fabric_svg, const Heat
     for (size_t i = 0; i < lm["rows"].size() && i < 20; ++i) top.push_back(lm["rows"][i]);
     o << table(top, {"link", "planned_bytes", "measured_bytes", "ratio", "xmit_wait", "wait_share", "errors"}, "links-measured-table");
   }
+}
+
+void html_run(std::ostringstream& o, const json& r) {
   o << "<h2>Clock synchronisation</h2>";
   if (r["clock"].empty()) o << "<p id=\"clock\">Not measured: no run on hardware (simulated).</p>";
   else o << table(r["clock"], {"host", "offset_ns", "uncertainty_ns", "min_rtt_ns", "drift_ppm"}, "clock");
@@ -328,6 +355,19 @@ std::string accept_html(const json& r, const std::string& fabric_svg, const Heat
   else o << table(r["suspect_links"], {"link", "failed", "skipped", "transfers", "bad_share"}, "suspects");
   if (!r["not_ok"].empty()) o << table(r["not_ok"], {"src", "dst", "dlid", "status", "error", "path"});
   o << "<p style=\"color:#888\">ibroute accept, " << esc(text_of(r["created_at"])) << "</p></body></html>\n";
+}
+
+}  // namespace
+
+std::string accept_html(const json& r, const std::string& fabric_svg, const Heatmap& heat) {
+  std::ostringstream o;
+  html_verdict(o, r);
+  html_plan_figures(o, r);
+  o << "<h2>Fabric, coloured by link load of the plan's worst phase</h2><div class=\"fig\" id=\"fabric\">" << fabric_svg << "</div>";
+  html_heatmap(o, heat);
+  html_plan(o, r);
+  html_measured(o, r);
+  html_run(o, r);
   return o.str();
 }
 

@@ -56,64 +56,60 @@ std::vector<std::string> flagged(uint32_t bits) {
   return out;
 }
 
-int run_counters(const CountersOptions& o) {
-  store::FabricStore store(o.db, store::Access::read_write);
-  const int64_t scan = pick_scan(store, o.scan);
-  const Fabric f = store.load_fabric(scan, false);
-  const LinkIndex links(f);
-  auto name = [&](int32_t node, int port) { return schedule::describe_link(f, links, links.id(node, port)); };
-  const std::vector<store::CounterSnapshotInfo> earlier = store.counter_snapshots(scan);
-
-  Progress progress;
-  LiveScanOptions lo{o.ca, o.port, o.timeout_ms, o.retries, o.mads, std::ref(progress)};
-  const CounterSnapshot now = read_counters(f, lo);
-  progress.finish();
-  const int64_t id = store.save_counters(scan, o.label, now);
+// One reading and what it is compared with: the scan's previous snapshot.
+struct Reading {
+  const Fabric& f;
+  const LinkIndex& links;
+  int64_t scan = 0, id = 0;
+  CounterSnapshot now;
   std::optional<store::CounterSnapshotInfo> prev;
-  if (!earlier.empty()) prev = earlier.back();
-  std::vector<PortDelta> deltas;
-  if (prev) deltas = counter_deltas(store.load_counters(prev->id), now);
-  // Worst first: errors that rose, then time spent waiting for credits, then data sent.
-  auto rank = [](const PortDelta& d) {
-    return std::tuple(d.errors(), d.delta[static_cast<size_t>(Counter::xmit_wait)], d.delta[static_cast<size_t>(Counter::xmit_data)]);
-  };
-  std::stable_sort(deltas.begin(), deltas.end(), [&](const PortDelta& a, const PortDelta& b) { return rank(a) > rank(b); });
-  // Ports whose error counters are not zero at all (whatever the previous snapshot said).
-  std::vector<const PortSample*> with_errors;
-  for (const PortSample& s : now.ports) {
-    uint64_t e = 0;
-    for (size_t i = 0; i < kCounters; ++i) e += counter_info(i).error ? s.v[i] : 0;
-    if (e) with_errors.push_back(&s);
-  }
+  std::vector<PortDelta> deltas;               // worst first
+  std::vector<const PortSample*> with_errors;  // error counters not zero at all
+  std::string name(int32_t node, int port) const { return schedule::describe_link(f, links, links.id(node, port)); }
+};
 
-  if (o.json) {
-    nlohmann::json ports = nlohmann::json::array();
-    for (const PortDelta& d : deltas) {
-      nlohmann::json delta, abs;
-      for (size_t i = 0; i < kCounters; ++i) delta[std::string(counter_info(i).name)] = d.delta[i], abs[std::string(counter_info(i).name)] = d.now[i];
-      ports.push_back({{"link", name(d.node, d.port)}, {"node_guid", guid_hex(f.nodes[d.node].guid)}, {"port", d.port},
-                       {"xmit_bytes", d.delta[0] * 4}, {"rcv_bytes", d.delta[1] * 4}, {"errors", d.errors()}, {"delta", delta},
-                       {"now", abs}, {"wrapped", flagged(d.wrapped)}, {"saturated", flagged(d.saturated)}});
-    }
-    auto list = [&](const std::vector<std::pair<int32_t, int>>& v) {
-      nlohmann::json a = nlohmann::json::array();
-      for (auto [n, p] : v) a.push_back({{"link", name(n, p)}, {"node_guid", guid_hex(f.nodes[n].guid)}, {"port", p}});
-      return a;
-    };
-    nlohmann::json errs = nlohmann::json::array();
-    for (const PortSample* s : with_errors) {
-      nlohmann::json c;
-      for (size_t i = 0; i < kCounters; ++i)
-        if (counter_info(i).error && s->v[i]) c[std::string(counter_info(i).name)] = s->v[i];
-      errs.push_back({{"link", name(s->node, s->port)}, {"counters", c}});
-    }
-    print_json({{"scan_id", scan}, {"snapshot_id", id}, {"label", o.label}, {"ports_read", now.ports.size()},
-                {"previous_snapshot_id", prev ? nlohmann::json(prev->id) : nlohmann::json(nullptr)},
-                {"previous_taken_at", prev ? nlohmann::json(prev->taken_at) : nlohmann::json(nullptr)},
-                {"unanswered", list(now.unanswered)}, {"no_extended", list(now.no_extended)}, {"ports", ports},
-                {"error_counts", errs}});
-    return now.unanswered.empty() ? kExitOk : kExitIncomplete;
+void print_reading_json(const CountersOptions& o, const Reading& r) {
+  const Fabric& f = r.f;
+  const CounterSnapshot& now = r.now;
+  const auto& prev = r.prev;
+  const int64_t scan = r.scan, id = r.id;
+  auto name = [&](int32_t node, int port) { return r.name(node, port); };
+  const auto& deltas = r.deltas;
+  const auto& with_errors = r.with_errors;
+  nlohmann::json ports = nlohmann::json::array();
+  for (const PortDelta& d : deltas) {
+    nlohmann::json delta, abs;
+    for (size_t i = 0; i < kCounters; ++i) delta[std::string(counter_info(i).name)] = d.delta[i], abs[std::string(counter_info(i).name)] = d.now[i];
+    ports.push_back({{"link", name(d.node, d.port)}, {"node_guid", guid_hex(f.nodes[d.node].guid)}, {"port", d.port},
+                     {"xmit_bytes", d.delta[0] * 4}, {"rcv_bytes", d.delta[1] * 4}, {"errors", d.errors()}, {"delta", delta},
+                     {"now", abs}, {"wrapped", flagged(d.wrapped)}, {"saturated", flagged(d.saturated)}});
   }
+  auto list = [&](const std::vector<std::pair<int32_t, int>>& v) {
+    nlohmann::json a = nlohmann::json::array();
+    for (auto [n, p] : v) a.push_back({{"link", name(n, p)}, {"node_guid", guid_hex(f.nodes[n].guid)}, {"port", p}});
+    return a;
+  };
+  nlohmann::json errs = nlohmann::json::array();
+  for (const PortSample* s : with_errors) {
+    nlohmann::json c;
+    for (size_t i = 0; i < kCounters; ++i)
+      if (counter_info(i).error && s->v[i]) c[std::string(counter_info(i).name)] = s->v[i];
+    errs.push_back({{"link", name(s->node, s->port)}, {"counters", c}});
+  }
+  print_json({{"scan_id", scan}, {"snapshot_id", id}, {"label", o.label}, {"ports_read", now.ports.size()},
+              {"previous_snapshot_id", prev ? nlohmann::json(prev->id) : nlohmann::json(nullptr)},
+              {"previous_taken_at", prev ? nlohmann::json(prev->taken_at) : nlohmann::json(nullptr)},
+              {"unanswered", list(now.unanswered)}, {"no_extended", list(now.no_extended)}, {"ports", ports},
+              {"error_counts", errs}});
+}
+
+void print_reading(const CountersOptions& o, const Reading& r) {
+  const CounterSnapshot& now = r.now;
+  const auto& prev = r.prev;
+  const int64_t scan = r.scan, id = r.id;
+  auto name = [&](int32_t node, int port) { return r.name(node, port); };
+  const auto& deltas = r.deltas;
+  const auto& with_errors = r.with_errors;
   std::printf("counters of scan %lld: %zu ports read, snapshot %lld%s\n", static_cast<long long>(scan), now.ports.size(),
               static_cast<long long>(id), o.label.empty() ? "" : (" '" + o.label + "'").c_str());
   if (!now.no_extended.empty())
@@ -147,7 +143,34 @@ int run_counters(const CountersOptions& o) {
       std::printf("  %-58s %s\n", name(with_errors[i]->node, with_errors[i]->port).c_str(), c.c_str());
     }
   }
-  return now.unanswered.empty() ? kExitOk : kExitIncomplete;
+}
+
+int run_counters(const CountersOptions& o) {
+  store::FabricStore store(o.db, store::Access::read_write);
+  const int64_t scan = pick_scan(store, o.scan);
+  const Fabric f = store.load_fabric(scan, false);
+  const LinkIndex links(f);
+  const std::vector<store::CounterSnapshotInfo> earlier = store.counter_snapshots(scan);
+  Progress progress;
+  LiveScanOptions lo{o.ca, o.port, o.timeout_ms, o.retries, o.mads, std::ref(progress)};
+  Reading r{f, links, scan, 0, read_counters(f, lo), std::nullopt, {}, {}};
+  progress.finish();
+  r.id = store.save_counters(scan, o.label, r.now);
+  if (!earlier.empty()) r.prev = earlier.back();
+  if (r.prev) r.deltas = counter_deltas(store.load_counters(r.prev->id), r.now);
+  // Worst first: errors that rose, then time spent waiting for credits, then data sent.
+  auto rank = [](const PortDelta& d) {
+    return std::tuple(d.errors(), d.delta[static_cast<size_t>(Counter::xmit_wait)], d.delta[static_cast<size_t>(Counter::xmit_data)]);
+  };
+  std::stable_sort(r.deltas.begin(), r.deltas.end(), [&](const PortDelta& a, const PortDelta& b) { return rank(a) > rank(b); });
+  for (const PortSample& s : r.now.ports) {  // whatever the previous snapshot said
+    uint64_t e = 0;
+    for (size_t i = 0; i < kCounters; ++i) e += counter_info(i).error ? s.v[i] : 0;
+    if (e) r.with_errors.push_back(&s);
+  }
+  if (o.json) print_reading_json(o, r);
+  else print_reading(o, r);
+  return r.now.unanswered.empty() ? kExitOk : kExitIncomplete;
 }
 
 }  // namespace

@@ -30,19 +30,21 @@ nlohmann::json link_json(const LinkChange& c) {
           {"after", c.after}};
 }
 
+// The two scans: as given, or the two newest.
+std::pair<int64_t, int64_t> scans_of(const DiffOptions& o, store::FabricStore& store) {
+  if (o.scan_a && o.scan_b) {
+    store.scan(*o.scan_a), store.scan(*o.scan_b);
+    return {*o.scan_a, *o.scan_b};
+  }
+  if (o.scan_a) throw InputError("diff takes two scan ids, or none for the two newest");
+  auto all = store.scans();
+  if (all.size() < 2) throw InputError(o.db + " holds " + std::to_string(all.size()) + " scan(s); diff needs two");
+  return {all[all.size() - 2].id, all.back().id};
+}
+
 int run_diff(const DiffOptions& o) {
   store::FabricStore store(o.db, store::Access::read_only);
-  int64_t a = 0, b = 0;
-  if (o.scan_a && o.scan_b) {
-    a = *o.scan_a, b = *o.scan_b;
-    store.scan(a), store.scan(b);
-  } else if (!o.scan_a) {
-    auto all = store.scans();
-    if (all.size() < 2) throw InputError(o.db + " holds " + std::to_string(all.size()) + " scan(s); diff needs two");
-    a = all[all.size() - 2].id, b = all.back().id;
-  } else {
-    throw InputError("diff takes two scan ids, or none for the two newest");
-  }
+  const auto [a, b] = scans_of(o, store);
   Fabric fa = store.load_fabric(a, true), fb = store.load_fabric(b, true);
   RouteSet ra = store.load_routes(a), rb = store.load_routes(b);
   FabricDiff d = diff_fabrics(fa, ra, fb, rb, o.examples);

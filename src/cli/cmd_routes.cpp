@@ -54,6 +54,46 @@ nlohmann::json port_json(const Fabric& f, int node, int port) {
           {"port", port}, {"base_lid", p.base_lid}, {"lmc", p.lmc}};
 }
 
+// The routes as text: one line per LID where there are several, else every hop of the one.
+void print_routes(const Fabric& f, PortSel src, PortSel dst, const nlohmann::json& out) {
+  const Port& sport = f.nodes[src.node].ports[src.port];
+  const Port& dport = f.nodes[dst.node].ports[dst.port];
+  const Node& sn = f.nodes[src.node];
+  const Node& dn = f.nodes[dst.node];
+  if (out["routes"].size() > 1) {  // several LIDs: one line each, the path as desc[out port]
+    std::cout << "From \"" << sn.desc << "\" port " << src.port << " to \"" << dn.desc << "\" lid " << lid_range(dport)
+              << ":\n";
+    for (const auto& r : out["routes"]) {
+      std::cout << "  " << r["dlid"].get<int>() << " +" << r["offset"].get<int>() << "\t" << r["status"].get<std::string>()
+                << "\t";
+      for (const auto& h : r["hops"]) {
+        int port = h["out_port"].get<int>();
+        std::cout << h["desc"].get<std::string>() << "[" << (port == kNoRoute ? std::string("none") : std::to_string(port))
+                  << "] -> ";
+      }
+      std::cout << (r["status"] == "ok" ? dn.desc : std::string("X")) << "\n";
+    }
+  }
+  for (const auto& r : out["routes"]) {
+    if (out["routes"].size() > 1) break;
+    std::cout << "From " << to_string(sn.type) << " {" << guid_hex(sport.guid) << "} port " << src.port << " lid "
+              << lid_range(sport) << " \"" << sn.desc << "\" to DLID " << r["dlid"].get<int>() << " (" << dn.desc
+              << " +" << r["offset"].get<int>() << "): " << r["status"].get<std::string>() << "\n";
+    const auto& hops = r["hops"];
+    for (size_t i = 1; i < hops.size(); ++i)
+      std::cout << "  [" << hops[i - 1]["out_port"].get<int>() << "] -> " << hops[i]["type"].get<std::string>() << " {"
+                << hops[i]["guid"].get<std::string>() << "}[" << hops[i].value("in_port", 0) << "] \""
+                << hops[i]["desc"].get<std::string>() << "\"\n";
+    int last = hops.back()["out_port"].get<int>();
+    if (r["status"] == "ok" && last != 0)
+      std::cout << "  [" << last << "] -> " << to_string(dn.type) << " {" << guid_hex(dport.guid) << "}[" << dst.port
+                << "] lid " << lid_range(dport) << " \"" << dn.desc << "\"\n";
+    else if (r["status"] != "ok")
+      std::cout << "  [" << (last == kNoRoute ? std::string("no entry") : std::to_string(last)) << "] stops here ("
+                << r["status"].get<std::string>() << ")\n";
+  }
+}
+
 int run_routes(const RoutesOptions& o) {
   store::FabricStore store(o.db, store::Access::read_only);
   int64_t scan = pick_scan(store, o.scan);
@@ -102,44 +142,8 @@ int run_routes(const RoutesOptions& o) {
     }
     out["routes"].push_back({{"dlid", dlid}, {"offset", dlid - dport.base_lid}, {"status", to_string(status)}, {"hops", jh}});
   }
-  if (o.json) {
-    print_json(out);
-  } else {
-    const Node& sn = f.nodes[src.node];
-    const Node& dn = f.nodes[dst.node];
-    if (out["routes"].size() > 1) {  // several LIDs: one line each, the path as desc[out port]
-      std::cout << "From \"" << sn.desc << "\" port " << src.port << " to \"" << dn.desc << "\" lid " << lid_range(dport)
-                << ":\n";
-      for (const auto& r : out["routes"]) {
-        std::cout << "  " << r["dlid"].get<int>() << " +" << r["offset"].get<int>() << "\t" << r["status"].get<std::string>()
-                  << "\t";
-        for (const auto& h : r["hops"]) {
-          int port = h["out_port"].get<int>();
-          std::cout << h["desc"].get<std::string>() << "[" << (port == kNoRoute ? std::string("none") : std::to_string(port))
-                    << "] -> ";
-        }
-        std::cout << (r["status"] == "ok" ? dn.desc : std::string("X")) << "\n";
-      }
-    }
-    for (const auto& r : out["routes"]) {
-      if (out["routes"].size() > 1) break;
-      std::cout << "From " << to_string(sn.type) << " {" << guid_hex(sport.guid) << "} port " << src.port << " lid "
-                << lid_range(sport) << " \"" << sn.desc << "\" to DLID " << r["dlid"].get<int>() << " (" << dn.desc
-                << " +" << r["offset"].get<int>() << "): " << r["status"].get<std::string>() << "\n";
-      const auto& hops = r["hops"];
-      for (size_t i = 1; i < hops.size(); ++i)
-        std::cout << "  [" << hops[i - 1]["out_port"].get<int>() << "] -> " << hops[i]["type"].get<std::string>() << " {"
-                  << hops[i]["guid"].get<std::string>() << "}[" << hops[i].value("in_port", 0) << "] \""
-                  << hops[i]["desc"].get<std::string>() << "\"\n";
-      int last = hops.back()["out_port"].get<int>();
-      if (r["status"] == "ok" && last != 0)
-        std::cout << "  [" << last << "] -> " << to_string(dn.type) << " {" << guid_hex(dport.guid) << "}[" << dst.port
-                  << "] lid " << lid_range(dport) << " \"" << dn.desc << "\"\n";
-      else if (r["status"] != "ok")
-        std::cout << "  [" << (last == kNoRoute ? std::string("no entry") : std::to_string(last)) << "] stops here ("
-                  << r["status"].get<std::string>() << ")\n";
-    }
-  }
+  if (o.json) print_json(out);
+  else print_routes(f, src, dst, out);
   for (const auto& r : out["routes"])
     if (r["status"] != "ok") return kExitFailure;
   return kExitOk;

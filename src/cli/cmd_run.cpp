@@ -4,6 +4,37 @@
 
 namespace ibroute::cli {
 
+namespace {
+
+// The rate search, the per-rank outputs, the device, and the options only tests use.
+void add_search_trace_and_test_options(CLI::App* c, RunOptions& r) {
+  RunOptions* o = &r;
+  c->add_flag("--find-rate", o->find_rate,
+              "search the highest rate per node whose skipped share stays within --max-skipped: short runs (steps),\n"
+              "doubling from --rate while it holds, then bisecting; reports each step and the answer");
+  c->add_option("--max-skipped", o->max_skipped, "--find-rate: the skipped share a rate may have and still hold (0..1)")->capture_default_str();
+  c->add_option("--find-rate-steps", o->find_rate_steps, "--find-rate: at most this many steps")->capture_default_str();
+  c->add_option("--step-duration", o->step_s, "--find-rate: seconds of sending per step")->capture_default_str();
+  c->add_option("--trace", o->trace_dir,
+                "directory (on each node) where every rank writes each of its transfers to trace-RANK.csv (docs/run-report.md)");
+  c->add_option("--device", o->device, "RDMA device (default: the first with an active port)");
+  c->add_option("--port", o->port, "device port (default: the first active)");
+  c->add_option("--gid-index", o->gid_index, "GID index on RoCE (default: the IPv4-mapped GID)");
+  c->add_flag("--no-verify", o->no_verify, "do not check the received bytes");
+  c->add_flag("--no-store", o->no_store, "do not store the run in --db");
+  c->add_option("-o,--output", o->output, "write the full report (JSON) to this file");
+  c->add_option("--svg", o->svg, "draw the fabric coloured by transfers per link (needs --db)");
+  c->add_flag("--json", o->json, "print the report as JSON instead of the text summary");
+  c->add_option("--test-clock-skew-us", o->test_skew_us, "tests: artificial clock offset per MPI rank, comma-separated")->group("");
+  c->add_option("--test-clock-ppm", o->test_ppm, "tests: artificial clock rate error per MPI rank (ppm), comma-separated")->group("");
+  c->add_option("--test-stall-rank", o->test_stall_rank, "tests: this MPI rank takes no receives")->group("");
+  c->add_option("--test-die-rank", o->test_die_rank, "tests: this MPI rank kills itself")->group("");
+  c->add_option("--test-die-at", o->test_die_at, "tests: ... at its k-th send")->group("");
+  c->add_option("--test-bad-rkey-rank", o->test_bad_rkey_rank, "tests: this MPI rank writes with a wrong remote key")->group("");
+}
+
+}  // namespace
+
 std::function<int()> setup_run_options(CLI::App& app, int (*execute)(const RunOptions&)) {
   auto o = std::make_shared<RunOptions>();
   auto* c = app.add_subcommand("run", "Execute a schedule over verbs: one process per host, started by srun or mpirun.");
@@ -64,28 +95,7 @@ std::function<int()> setup_run_options(CLI::App& app, int (*execute)(const RunOp
                 "transfers kept one by one per rank (skipped, failed, late, corrupt); the rest are counted")
       ->capture_default_str();
   c->add_option("--late-threshold", o->late_threshold, "a post this late is an anomaly, e.g. 500us (default: one slot)");
-  c->add_flag("--find-rate", o->find_rate,
-              "search the highest rate per node whose skipped share stays within --max-skipped: short runs (steps),\n"
-              "doubling from --rate while it holds, then bisecting; reports each step and the answer");
-  c->add_option("--max-skipped", o->max_skipped, "--find-rate: the skipped share a rate may have and still hold (0..1)")->capture_default_str();
-  c->add_option("--find-rate-steps", o->find_rate_steps, "--find-rate: at most this many steps")->capture_default_str();
-  c->add_option("--step-duration", o->step_s, "--find-rate: seconds of sending per step")->capture_default_str();
-  c->add_option("--trace", o->trace_dir,
-                "directory (on each node) where every rank writes each of its transfers to trace-RANK.csv (docs/run-report.md)");
-  c->add_option("--device", o->device, "RDMA device (default: the first with an active port)");
-  c->add_option("--port", o->port, "device port (default: the first active)");
-  c->add_option("--gid-index", o->gid_index, "GID index on RoCE (default: the IPv4-mapped GID)");
-  c->add_flag("--no-verify", o->no_verify, "do not check the received bytes");
-  c->add_flag("--no-store", o->no_store, "do not store the run in --db");
-  c->add_option("-o,--output", o->output, "write the full report (JSON) to this file");
-  c->add_option("--svg", o->svg, "draw the fabric coloured by transfers per link (needs --db)");
-  c->add_flag("--json", o->json, "print the report as JSON instead of the text summary");
-  c->add_option("--test-clock-skew-us", o->test_skew_us, "tests: artificial clock offset per MPI rank, comma-separated")->group("");
-  c->add_option("--test-clock-ppm", o->test_ppm, "tests: artificial clock rate error per MPI rank (ppm), comma-separated")->group("");
-  c->add_option("--test-stall-rank", o->test_stall_rank, "tests: this MPI rank takes no receives")->group("");
-  c->add_option("--test-die-rank", o->test_die_rank, "tests: this MPI rank kills itself")->group("");
-  c->add_option("--test-die-at", o->test_die_at, "tests: ... at its k-th send")->group("");
-  c->add_option("--test-bad-rkey-rank", o->test_bad_rkey_rank, "tests: this MPI rank writes with a wrong remote key")->group("");
+  add_search_trace_and_test_options(c, *o);
   return [o, execute] { return execute(*o); };
 }
 

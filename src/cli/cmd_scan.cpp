@@ -54,6 +54,68 @@ void add_lid_conflicts(Fabric& f) {
                               f.nodes[c.b.node].desc});
 }
 
+// A scan as read and stored, with the time each step took.
+struct Scanned {
+  store::ScanInfo info;
+  Fabric f;
+  RouteSet routes;
+  int64_t id = 0;
+  double t_read = 0, t_routes = 0, t_store = 0, total = 0;
+};
+
+// The fabric from the files (--topology, --lfts) or live (libibnetdisc, libibmad).
+Fabric read_fabric(const ScanOptions& o, store::ScanInfo& info, Progress& progress) {
+  if (o.topology.empty()) {
+    info.source = "live";
+    info.origin = (o.ca.empty() ? std::string("default CA") : "CA " + o.ca) + (o.port ? " port " + std::to_string(o.port) : "");
+    return scan_live(LiveScanOptions{o.ca, o.port, o.timeout_ms, o.retries, o.mads, std::ref(progress)});
+  }
+  info.source = "offline";
+  info.origin = o.topology + (o.lfts.empty() ? std::string(" (no forwarding tables)") : " + " + o.lfts);
+  Fabric f = read_topology(o.topology);
+  if (o.lfts.empty()) f.has_lfts = false;  // a topology alone: structure, links and pictures; routes unknown
+  else apply_lft_dump(f, read_file(o.lfts), o.lfts);
+  return f;
+}
+
+void print_scan_json(const ScanOptions& o, const Scanned& x, const RouteCounts& rc, std::map<NodeKind, int>& kinds) {
+  nlohmann::json j{{"scan_id", x.id}, {"database", o.db}, {"source", x.info.source}, {"origin", x.info.origin},
+                   {"complete", x.info.complete}, {"switches", x.info.switches}, {"cas", x.info.cas}, {"links", x.info.links},
+                   {"lmc", x.info.lmc}, {"lids", x.info.lids}, {"hosts", kinds[NodeKind::host]},
+                   {"aggregation_nodes", kinds[NodeKind::aggregation]}, {"routers", kinds[NodeKind::router]},
+                   {"forwarding_tables", x.f.has_lfts},
+                   {"routes", {{"total", rc.total}, {"ok", rc.ok}, {"drop", rc.drop}, {"loop", rc.loop},
+                               {"dead_end", rc.dead_end}, {"misdelivered", rc.misdelivered}, {"unknown", rc.unknown}}},
+                   {"problems", nlohmann::json::array()},
+                   {"seconds", {{"read", x.t_read}, {"routes", x.t_routes}, {"store", x.t_store}, {"total", x.total}}}};
+  for (const Problem& p : x.f.problems)
+    j["problems"].push_back({{"kind", p.kind}, {"node_guid", guid_hex(p.node_guid)}, {"port", p.port}, {"detail", p.detail}});
+  print_json(j);
+}
+
+void print_scan(const ScanOptions& o, const Scanned& x, const RouteCounts& rc, std::map<NodeKind, int>& kinds) {
+  const store::ScanInfo& info = x.info;
+  std::cout << "scan " << x.id << " (" << info.source << ", " << (info.complete ? "complete" : "INCOMPLETE") << ") stored in " << o.db << "\n"
+            << "  fabric    " << info.switches << " switches, " << info.cas << " CAs, " << info.links << " links, LMC " << info.lmc << "\n";
+  if (kinds[NodeKind::aggregation] || kinds[NodeKind::router])
+    std::cout << "  not hosts " << kinds[NodeKind::aggregation] << " aggregation node(s), " << kinds[NodeKind::router] << " router(s)\n";
+  std::cout << "  LIDs      " << info.lids << "\n";
+  if (!x.f.has_lfts)
+    std::cout << "  routes    unknown: no forwarding tables imported (--lfts)";
+  else
+    std::cout << "  routes    " << rc.total << " (" << x.routes.ingress.size() << " ingress switches x " << x.routes.dlids.size()
+              << " DLIDs): " << rc.ok << " ok";
+  for (auto [n, what] : {std::pair{rc.drop, "drop"}, {rc.loop, "loop"}, {rc.dead_end, "dead end"},
+                         {rc.misdelivered, "misdelivered"}, {rc.unknown, "unknown (LFT unread)"}})
+    if (n) std::cout << ", " << n << ' ' << what;
+  std::cout << "\n  problems  " << (x.f.problems.empty() ? "none" : std::to_string(x.f.problems.size())) << "\n";
+  for (size_t i = 0; i < x.f.problems.size() && i < 20; ++i) std::cout << "    " << x.f.problems[i].detail << "\n";
+  if (x.f.problems.size() > 20) std::cout << "    ... (ibroute scans --problems " << x.id << " lists all)\n";
+  std::cout << "  time      " << std::fixed;
+  std::cout.precision(2);
+  std::cout << x.total << " s (read " << x.t_read << " s, routes " << x.t_routes << " s, store " << x.t_store << " s)\n";
+}
+
 int run_scan(const ScanOptions& o) {
   const bool offline = !o.topology.empty() || !o.lfts.empty();
   if (offline && o.topology.empty()) throw InputError("--lfts needs --topology (the fabric the tables belong to)");
@@ -65,94 +127,30 @@ int run_scan(const ScanOptions& o) {
   store::FabricStore store(o.db, true);  // fail on a bad database before scanning
   Stopwatch clock;
   Progress progress;
-  store::ScanInfo info;
-  Fabric f;
-  double t_discover = 0, t_lft = 0;
-  if (offline) {
-    info.source = "offline";
-    info.origin = o.topology + (o.lfts.empty() ? std::string(" (no forwarding tables)") : " + " + o.lfts);
-    f = read_topology(o.topology);
-    t_discover = clock.lap();
-    if (o.lfts.empty()) {
-      f.has_lfts = false;  // a topology alone: structure, links and pictures; routes unknown
-    } else {
-      apply_lft_dump(f, read_file(o.lfts), o.lfts);
-    }
-    t_lft = clock.lap();
-  } else {
-    info.source = "live";
-    info.origin = (o.ca.empty() ? std::string("default CA") : "CA " + o.ca) + (o.port ? " port " + std::to_string(o.port) : "");
-    LiveScanOptions lo{o.ca, o.port, o.timeout_ms, o.retries, o.mads, std::ref(progress)};
-    f = scan_live(lo);
-    t_lft = clock.lap();  // discovery and LFT reads; the split below comes from scan_live's stages
-  }
-  if (!o.node_name_map.empty()) info.origin += ", names from " + o.node_name_map;
-  assign_display_names(f, names);
-  add_lid_conflicts(f);
-  add_fabric_problems(f);
-  RouteSet routes = f.has_lfts ? resolve_routes(f) : RouteSet{};
-  double t_routes = clock.lap();
+  Scanned x;
+  x.f = read_fabric(o, x.info, progress);
+  x.t_read = clock.lap();
+  if (!o.node_name_map.empty()) x.info.origin += ", names from " + o.node_name_map;
+  assign_display_names(x.f, names);
+  add_lid_conflicts(x.f);
+  add_fabric_problems(x.f);
+  x.routes = x.f.has_lfts ? resolve_routes(x.f) : RouteSet{};
+  x.t_routes = clock.lap();
   progress.finish();
-  info.complete = f.complete;
-  info.duration_s = clock.seconds();
-  int64_t id = store.save_scan(info, f, routes);
-  double t_store = clock.lap();
-  info = store.scan(id);
-  RouteCounts rc = count_routes(routes);
-  double total = clock.seconds();
+  x.info.complete = x.f.complete;
+  x.info.duration_s = clock.seconds();
+  x.id = store.save_scan(x.info, x.f, x.routes);
+  x.t_store = clock.lap();
+  x.info = store.scan(x.id);
+  x.total = clock.seconds();
+  const RouteCounts rc = count_routes(x.routes);
   std::map<NodeKind, int> kinds;
-  for (const Node& n : f.nodes) ++kinds[node_kind(n)];
-  for (const Problem& p : f.problems)
+  for (const Node& n : x.f.nodes) ++kinds[node_kind(n)];
+  for (const Problem& p : x.f.problems)
     if (p.kind == "no_lids") std::cerr << "ibroute: warning: " << p.detail << "\n";
-
-  if (o.json) {
-    nlohmann::json j{{"scan_id", id},
-                     {"database", o.db},
-                     {"source", info.source},
-                     {"origin", info.origin},
-                     {"complete", info.complete},
-                     {"switches", info.switches},
-                     {"cas", info.cas},
-                     {"links", info.links},
-                     {"lmc", info.lmc},
-                     {"lids", info.lids},
-                     {"hosts", kinds[NodeKind::host]},
-                     {"aggregation_nodes", kinds[NodeKind::aggregation]},
-                     {"routers", kinds[NodeKind::router]},
-                     {"forwarding_tables", f.has_lfts},
-                     {"routes", {{"total", rc.total}, {"ok", rc.ok}, {"drop", rc.drop}, {"loop", rc.loop},
-                                 {"dead_end", rc.dead_end}, {"misdelivered", rc.misdelivered}, {"unknown", rc.unknown}}},
-                     {"problems", nlohmann::json::array()},
-                     {"seconds", {{"read", t_discover + t_lft}, {"routes", t_routes}, {"store", t_store}, {"total", total}}}};
-    for (const Problem& p : f.problems)
-      j["problems"].push_back({{"kind", p.kind}, {"node_guid", guid_hex(p.node_guid)}, {"port", p.port}, {"detail", p.detail}});
-    print_json(j);
-  } else {
-    std::cout << "scan " << id << " (" << info.source << ", " << (info.complete ? "complete" : "INCOMPLETE")
-              << ") stored in " << o.db << "\n"
-              << "  fabric    " << info.switches << " switches, " << info.cas << " CAs, " << info.links << " links, LMC "
-              << info.lmc << "\n";
-    if (kinds[NodeKind::aggregation] || kinds[NodeKind::router])
-      std::cout << "  not hosts " << kinds[NodeKind::aggregation] << " aggregation node(s), " << kinds[NodeKind::router]
-                << " router(s)\n";
-    std::cout << "  LIDs      " << info.lids << "\n";
-    if (!f.has_lfts)
-      std::cout << "  routes    unknown: no forwarding tables imported (--lfts)";
-    else
-      std::cout << "  routes    " << rc.total << " (" << routes.ingress.size() << " ingress switches x " << routes.dlids.size()
-                << " DLIDs): " << rc.ok << " ok";
-    for (auto [n, what] : {std::pair{rc.drop, "drop"}, {rc.loop, "loop"}, {rc.dead_end, "dead end"},
-                           {rc.misdelivered, "misdelivered"}, {rc.unknown, "unknown (LFT unread)"}})
-      if (n) std::cout << ", " << n << ' ' << what;
-    std::cout << "\n  problems  " << (f.problems.empty() ? "none" : std::to_string(f.problems.size())) << "\n";
-    for (size_t i = 0; i < f.problems.size() && i < 20; ++i) std::cout << "    " << f.problems[i].detail << "\n";
-    if (f.problems.size() > 20) std::cout << "    ... (ibroute scans --problems " << id << " lists all)\n";
-    std::cout << "  time      " << std::fixed;
-    std::cout.precision(2);
-    std::cout << total << " s (read " << t_discover + t_lft << " s, routes " << t_routes << " s, store " << t_store
-              << " s)\n";
-  }
-  return info.complete ? kExitOk : kExitIncomplete;
+  if (o.json) print_scan_json(o, x, rc, kinds);
+  else print_scan(o, x, rc, kinds);
+  return x.info.complete ? kExitOk : kExitIncomplete;
 }
 
 }  // namespace

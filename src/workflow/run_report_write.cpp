@@ -59,15 +59,14 @@ json link_json(const RunJsonContext& c, const LinkStat& l) {
 
 }  // namespace
 
-json run_report_json(const RunJsonContext& c) {
+namespace {
+
+void write_header(const RunJsonContext& c, json& j) {
   const RunSummary& s = c.summary;
-  const RunMerge& m = *c.outcome.merged;
-  const size_t n = c.schedule.hosts.size();
-  json j;
   j["format"] = "ibroute-run";
   j["version"] = 2;
   j["schedule"] = c.schedule.name;
-  j["ranks"] = n;
+  j["ranks"] = c.schedule.hosts.size();
   j["phases"] = c.schedule.phases.size();
   j["rounds"] = c.rounds;
   j["rounds_run"] = c.outcome.rounds_run;
@@ -87,6 +86,10 @@ json run_report_json(const RunJsonContext& c) {
                  {"lost", s.lost}, {"corrupt", s.corrupt}, {"bytes_ok", s.bytes_ok}, {"seconds", s.seconds},
                  {"aggregate_gbps", s.aggregate_gbps},
                  {"skipped_share", s.planned ? static_cast<double>(s.skipped) / static_cast<double>(s.planned) : 0.0}};
+}
+
+void write_timing(const RunJsonContext& c, json& j) {
+  const RunMerge& m = *c.outcome.merged;
   j["lateness_ns"] = quantiles(m.late);
   j["completion_ns"] = quantiles(m.completion);
   json series = json::array();
@@ -108,8 +111,12 @@ json run_report_json(const RunJsonContext& c) {
   json rss = json::array();
   for (const auto& [secs, kib] : c.outcome.rss_kib) rss.push_back({secs, kib});
   j["rank0_memory"] = {{"columns", {"seconds", "resident_kib"}}, {"rows", rss}};
+}
+
+void write_clocks(const RunJsonContext& c, json& j) {
+  const RunMerge& m = *c.outcome.merged;
   json missing = json::array();
-  for (int32_t r : s.missing_ranks) missing.push_back({{"rank", r}, {"host", host(c, r)}});
+  for (int32_t r : c.summary.missing_ranks) missing.push_back({{"rank", r}, {"host", host(c, r)}});
   j["missing_ranks"] = missing;
   json clocks = json::array();
   int64_t worst_unc = 0, worst_residual = 0;
@@ -142,6 +149,10 @@ json run_report_json(const RunJsonContext& c) {
   if (m.truth.measured)
     j["test_true_lateness_ns"] = {{"min", m.truth.min_ns}, {"max", m.truth.max_ns}, {"abs_median", m.truth.abs_ns.quantile(0.5)},
                                   {"abs_p99", m.truth.abs_ns.quantile(0.99)}, {"abs_max", m.truth.abs_ns.max()}};
+}
+
+void write_nodes_and_links(const RunJsonContext& c, json& j) {
+  const RunSummary& s = c.summary;
   json nodes = json::array();
   for (const NodeStat& ns : s.nodes)
     nodes.push_back({{"rank", ns.rank},
@@ -156,19 +167,22 @@ json run_report_json(const RunJsonContext& c) {
                      {"completion_p99_ns", ns.completion_p99_ns},
                      {"completion_in_p99_ns", ns.completion_in_p99_ns}});
   j["nodes"] = nodes;
+  if (!c.fabric) return;
+  j["scan_id"] = c.fabric->scan_id;
+  json busy = json::array(), bad = json::array(), all = json::array();
+  for (const LinkStat& l : busiest(s)) busy.push_back(link_json(c, l));
+  for (const LinkStat& l : suspects(s)) bad.push_back(link_json(c, l));
+  for (const LinkStat& l : s.links) all.push_back(link_json(c, l));
+  j["busiest_links"] = busy;
+  j["suspect_links"] = bad;
+  j["links"] = all;
+}
+
+// Single transfers: the anomalies the ranks kept (not ok, corrupt, late).
+void write_anomalies(const RunJsonContext& c, json& j) {
+  const RunMerge& m = *c.outcome.merged;
   std::optional<fabric::PathFinder> finder;
-  if (c.fabric) {
-    finder.emplace(c.fabric->fabric, c.fabric->links);
-    j["scan_id"] = c.fabric->scan_id;
-    json busy = json::array(), bad = json::array(), all = json::array();
-    for (const LinkStat& l : busiest(s)) busy.push_back(link_json(c, l));
-    for (const LinkStat& l : suspects(s)) bad.push_back(link_json(c, l));
-    for (const LinkStat& l : s.links) all.push_back(link_json(c, l));
-    j["busiest_links"] = busy;
-    j["suspect_links"] = bad;
-    j["links"] = all;
-  }
-  // Single transfers: the anomalies the ranks kept (not ok, corrupt, late).
+  if (c.fabric) finder.emplace(c.fabric->fabric, c.fabric->links);
   json failed = json::array(), late = json::array();
   uint64_t late_kept = 0;
   for (const TransferRecord& t : m.anomalies) {
@@ -186,7 +200,13 @@ json run_report_json(const RunJsonContext& c) {
   j["not_ok"] = failed;
   j["late"] = late;
   j["anomalies"] = {{"kept", m.anomalies.size()}, {"dropped", m.anomalies_dropped}, {"late_kept", late_kept}};
-  // Paths (source, destination, DLID): all in small runs, else those with a problem.
+}
+
+// Paths (source, destination, DLID): all in small runs, else those with a problem; and the pairs'
+// rates as a matrix up to kPairMatrixUpTo ranks.
+void write_paths(const RunJsonContext& c, json& j) {
+  const RunMerge& m = *c.outcome.merged;
+  const size_t n = c.schedule.hosts.size();
   const bool all_paths = m.paths.size() <= kAllPathsUpTo;
   json rows = json::array();
   size_t omitted = 0;
@@ -221,6 +241,18 @@ json run_report_json(const RunJsonContext& c) {
     }
     j["pair_mbps"] = std::move(matrix);
   }
+}
+
+}  // namespace
+
+json run_report_json(const RunJsonContext& c) {
+  json j;
+  write_header(c, j);
+  write_timing(c, j);
+  write_clocks(c, j);
+  write_nodes_and_links(c, j);
+  write_anomalies(c, j);
+  write_paths(c, j);
   return j;
 }
 
