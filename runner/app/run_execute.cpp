@@ -88,9 +88,10 @@ void load_inputs(const RunOptions& o, int world, bool first_rank, Inputs& in) {
   const size_t n = in.doc.schedule.hosts.size();
   if (!o.placement.empty()) {
     std::vector<int32_t> seen(n, -1);
+    const HostNames names(in.doc.identities);
     for (const ListedHost& h : host_lines(read_file(o.placement))) {
       const std::string& line = h.name;
-      const auto r = static_cast<int32_t>(rank_named(in.doc.identities, printable(line), o.placement + " line " + std::to_string(h.line)));
+      const auto r = static_cast<int32_t>(names.rank(printable(line), o.placement + " line " + std::to_string(h.line)));
       if (seen[static_cast<size_t>(r)] >= 0)
         throw InputError(o.placement + ": '" + printable(line) + "' given for ranks " + std::to_string(seen[static_cast<size_t>(r)]) + " and " +
                          std::to_string(in.placement.size()));

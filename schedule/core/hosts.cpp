@@ -144,57 +144,53 @@ std::vector<Host> topology_order(const Fabric& f, std::vector<Host> hosts) {
   return hosts;
 }
 
-std::vector<size_t> ranks_named(const std::vector<HostIdentity>& ids, std::string_view spec) {
-  // A GUID (0x...) or a LID (decimal), when the spec is one; 0 is neither (no GUID or LID is 0).
-  auto parse = [](std::string_view t, int base) -> uint64_t {
-    uint64_t v = 0;
-    auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v, base);
-    return !t.empty() && ec == std::errc() && p == t.data() + t.size() ? v : 0;
-  };
-  const bool hex = spec.starts_with("0x") || spec.starts_with("0X");
-  const uint64_t guid = hex ? parse(spec.substr(2), 16) : 0, lid = hex ? 0 : parse(spec, 10);
-  std::vector<size_t> found;
+HostNames::HostNames(const std::vector<HostIdentity>& ids) {
+  f_.nodes.resize(ids.size());
   for (size_t r = 0; r < ids.size(); ++r) {
     const HostIdentity& h = ids[r];
-    if (h.name == spec || (guid && (guid == h.node_guid || guid == h.port_guid)) ||
-        (lid && lid >= h.base_lid && lid < h.base_lid + (uint64_t{1} << h.lmc)))
-      found.push_back(r);
+    Node& n = f_.nodes[r];
+    n.type = NodeType::ca;
+    n.guid = h.node_guid;
+    n.desc = h.name;
+    // A repeated description is listed as "description 0xGUID": the description is the node's own.
+    if (const size_t sp = h.name.rfind(' '); sp != std::string::npos && h.node_guid && h.name.substr(sp + 1) == guid_hex(h.node_guid))
+      n.desc = h.name.substr(0, sp), n.node_desc = h.name;
+    n.ports.resize(2);
+    n.ports[1].guid = h.port_guid, n.ports[1].base_lid = h.base_lid, n.ports[1].lmc = h.lmc;
   }
-  // The forms NodeNames takes for a scan's hosts, in its order: a hostname alone ("node0270" for
-  // "node0270 HCA-1"), one HCA of a host ("node0270/HCA-2"), a description with its node GUID.
-  if (found.empty())
-    for (size_t r = 0; r < ids.size(); ++r)
-      if (ids[r].name.size() > spec.size() && ids[r].name.starts_with(spec) && ids[r].name[spec.size()] == ' ') found.push_back(r);
-  if (const size_t slash = spec.find('/'); found.empty() && slash != std::string_view::npos && slash > 0) {
-    std::string desc(spec);
-    desc[slash] = ' ';
-    for (size_t r = 0; r < ids.size(); ++r)
-      if (ids[r].name == desc) found.push_back(r);
-  }
-  if (const size_t sp = spec.rfind(' '); found.empty() && sp != std::string_view::npos && spec.substr(sp + 1).starts_with("0x"))
-    if (const uint64_t g = parse(spec.substr(sp + 3), 16))
-      for (size_t r = 0; r < ids.size(); ++r)
-        if (ids[r].node_guid == g && (ids[r].name == spec.substr(0, sp) || ids[r].name == spec)) found.push_back(r);
+  names_ = std::make_unique<NodeNames>(f_);
+}
+
+HostNames::~HostNames() = default;
+
+std::vector<size_t> HostNames::ranks(std::string_view spec) const {
+  std::vector<size_t> found;
+  for (const NamedPort& p : names_->candidates(spec)) found.push_back(static_cast<size_t>(p.node));
+  std::sort(found.begin(), found.end());
+  found.erase(std::unique(found.begin(), found.end()), found.end());
   return found;
 }
 
-size_t rank_named(const std::vector<HostIdentity>& ids, std::string_view spec, const std::string& what) {
-  const std::vector<size_t> found = ranks_named(ids, spec);
+size_t HostNames::rank(std::string_view spec, const std::string& what) const {
+  const std::vector<size_t> found = ranks(spec);
   if (found.size() == 1) return found[0];
   const std::string quoted = "'" + std::string(spec) + "'";
-  if (found.empty()) {
-    std::vector<std::string> names;
-    for (const HostIdentity& h : ids) names.push_back(h.name), names.push_back(h.name.substr(0, h.name.find(' ')));
+  if (found.empty())
     throw InputError(what + ": no host of the schedule is " + quoted +
                      " (give a hostname, node description, host/HCA-2, a node or port GUID 0x..., or one of its LIDs)" +
-                     fabric::did_you_mean(spec, names));
-  }
+                     names_->did_you_mean(spec));
   std::string list;
   for (size_t i = 0; i < found.size() && i < 8; ++i)
-    list += (i ? "; " : "") + std::string("rank ") + std::to_string(found[i]) + " " + ids[found[i]].name + " port " +
-            fabric::guid_hex(ids[found[i]].port_guid);
+    list += (i ? "; " : "") + std::string("rank ") + std::to_string(found[i]) + " " + f_.nodes[found[i]].reported_desc() + " port " +
+            guid_hex(f_.nodes[found[i]].ports[1].guid);
   if (found.size() > 8) list += "; and " + std::to_string(found.size() - 8) + " more";
   throw InputError(what + ": " + quoted + " names " + std::to_string(found.size()) + " hosts of the schedule (" + list + "): give a port GUID");
+}
+
+std::vector<size_t> ranks_named(const std::vector<HostIdentity>& ids, std::string_view spec) { return HostNames(ids).ranks(spec); }
+
+size_t rank_named(const std::vector<HostIdentity>& ids, std::string_view spec, const std::string& what) {
+  return HostNames(ids).rank(spec, what);
 }
 
 Groups join_groups(const std::vector<Host>& snd, const std::vector<Host>& rcv) {

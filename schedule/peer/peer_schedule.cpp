@@ -3,6 +3,7 @@
 // 10 000 hosts) — nodes of large fabrics read their per-node slice, which is O(phases).
 #include "ibroute/peer.hpp"
 
+#include <mutex>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
@@ -20,6 +21,8 @@ struct Schedule::Impl {
   std::optional<sch::SliceDoc> slice;  // the slice's transfers (its doc moved into `doc`)
   int version = 0;
   std::vector<Host> hosts;
+  mutable std::once_flag names_once;               // the name index, built on the first lookup
+  mutable std::unique_ptr<sch::HostNames> names;
 
   std::vector<Transfer> timed(const std::vector<sch::SliceTransfer>& list) const {
     std::vector<Transfer> out;
@@ -133,7 +136,8 @@ std::optional<std::uint32_t> Schedule::rank_of_port_guid(std::uint64_t port_guid
 std::optional<std::uint32_t> Schedule::rank_of_name(std::string_view name) const {
   if (name.empty()) return std::nullopt;
   // The resolver every ibroute command uses: a hostname, description, host/HCA-2, GUID or LID.
-  const std::vector<size_t> found = sch::ranks_named(impl_->doc.identities, name);
+  std::call_once(impl_->names_once, [&] { impl_->names = std::make_unique<sch::HostNames>(impl_->doc.identities); });
+  const std::vector<size_t> found = impl_->names->ranks(name);
   if (found.empty()) return std::nullopt;
   if (found.size() > 1)
     throw Error("'" + std::string(name) + "' is ranks " + std::to_string(found[0]) + " and " + std::to_string(found[1]) +

@@ -239,6 +239,40 @@ def efficiency(db, scan, doc):
     return total, least, len(phases)
 
 
+def tables_least_time(db, scan, doc):
+    """T* over the routing tables, recomputed from the stored routes: each leaf's leaving and
+    entering transfers over only the up-links some stored route from a host's leaf to a host's
+    LID uses (an idle up-link carries nothing), and each host's messages over its link."""
+    r = Routes(db, scan)
+    hosts = [r.ports[h["port_guid"]] for h in doc["hosts"]]
+    host_rate = sorted(r.rate[(n, p)] for n, p, _, _, _ in hosts)[len(hosts) // 2]
+    senders, receivers = groups_of(doc)
+    S, R = set(senders), set(receivers)
+    leaves = {leaf for _, _, _, _, leaf in hosts}
+    used = set()
+    for leaf in leaves:
+        for _, _, base, lmc, _ in hosts:
+            for o in range(1 << (lmc or 0)):
+                status, hops = r.routes.get((leaf, base + o), (None, ""))
+                for hop in (hops or "").split():
+                    n, p = map(int, hop.split(":"))
+                    used.add((n, p))
+    least = 0.0
+    for i, (n, p, _, _, _) in enumerate(hosts):
+        msgs = max(len(R - {i}) if i in S else 0, len(S - {i}) if i in R else 0)
+        least = max(least, msgs * host_rate / r.rate[(n, p)])
+    by_leaf = collections.defaultdict(list)
+    for i, (n, p, _, _, leaf) in enumerate(hosts):
+        by_leaf[leaf].append(i)
+    for leaf, members in by_leaf.items():
+        up = sum(r.rate[(leaf, q)] / host_rate for (m, q) in r.peer if m == leaf and r.switch_link(leaf, q) and (leaf, q) in used)
+        s_in = sum(1 for i in members if i in S)
+        r_in = sum(1 for i in members if i in R)
+        if up > 0:
+            least = max(least, s_in * (len(R) - r_in) / up, r_in * (len(S) - s_in) / up)
+    return least
+
+
 def round_robin(db, scan, names, senders=(), receivers=(), topology=False):
     """Round-robin over a host set (names, in rank order) with base LIDs, as an exported document:
     the baseline a user would run. Two groups: the shifts of senders -> receivers (names).

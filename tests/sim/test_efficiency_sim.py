@@ -8,7 +8,7 @@ import random
 import unittest
 
 from common import EXAMPLES, TempDirTest, db_rows, ibroute, ibroute_json
-from schedule_check import check_all_to_all, check_groups, efficiency, groups_of, round_robin
+from schedule_check import check_all_to_all, check_groups, efficiency, groups_of, round_robin, tables_least_time
 from simfabric import SimFabric, generate
 
 
@@ -37,6 +37,14 @@ class EfficiencyOnSimulatedFabrics(TempDirTest):
         self.assertEqual(e["planned_time"], t, tag)
         self.assertGreaterEqual(e["least_time"] + 1e-6, least, tag)  # ibroute also counts links with no other path
         self.assertAlmostEqual(e["value"], e["least_time"] / t, places=9)
+        # Against the routing tables beside it: never below the fabric's least time, and at least
+        # what the up-links the stored routes use allow (idle ones carry nothing).
+        tables = e["tables"]
+        self.assertGreaterEqual(tables["least_time"] + 1e-6, e["least_time"], tag)
+        self.assertGreaterEqual(tables["least_time"] + 1e-6, tables_least_time(db, scan, doc), tag)
+        self.assertAlmostEqual(tables["value"], min(1.0, tables["least_time"] / t), places=9)
+        self.assertEqual(e["routing_limits"], tables["least_time"] > e["least_time"] * 1.005 + 1e-9, tag)
+        self.assertEqual(e["broken"], 0, tag)
         self.assertGreaterEqual(least / t, at_least, f"{tag}: T {t}, T* {least}")
         # Better than round-robin with base LIDs in the same order, and the least possible not beaten.
         names = list(hosts) or sorted(set(senders) | set(receivers), key=(list(senders) + list(receivers)).index)

@@ -4,6 +4,7 @@ import subprocess
 import unittest
 
 from common import EXAMPLES, IBROUTE, TempDirTest, db_rows, ibroute, ibroute_json
+from schedule_check import Routes, round_robin
 from simfabric import SimFabric, read_text
 
 TOPO = f"{EXAMPLES}/hft96-shuffled.topo"
@@ -71,6 +72,25 @@ class Faults(TempDirTest):
         self.assertEqual({(gone["a"]["desc"], gone["a"]["port"]), (gone["b"]["desc"], gone["b"]["port"])},
                          {("ibswitch03", 10), (spine_desc, spine_end[1])})
         self.assertEqual(d["routes_changed"], broken)
+        # analyze counts the transfers that hit the cable as broken in every figure: the round-robin
+        # exchange does not complete (no efficiency), its rate is no higher than on the healthy scan.
+        args = ("analyze", "--db", db, "--patterns", "rr-name", "--lids", "base", "--no-fair-share")
+        rr = ibroute_json(*args, "--scan", scan)["patterns"][0]
+        healthy = ibroute_json(*args, "--scan", before["scan_id"])["patterns"][0]
+        names = sorted((dsc for (dsc,) in db_rows(db, "SELECT desc FROM node WHERE scan_id=? AND type='ca'", scan)),
+                       key=lambda x: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", x)])
+        doc = round_robin(db, scan, names)
+        routes = Routes(db, scan)
+        lost = sum(1 for phase in doc["phases"] for t in phase
+                   if routes.routes[(routes.ports[doc["hosts"][t["src"]]["port_guid"]][4], t["dlid"])][0] != 0)
+        self.assertGreater(lost, 0)
+        self.assertEqual(rr["broken"], lost)
+        self.assertEqual(rr["efficiency"]["broken"], lost)
+        self.assertEqual(rr["efficiency"]["value"], 0)
+        self.assertFalse(rr["efficiency"]["complete"])
+        self.assertTrue(healthy["efficiency"]["complete"])
+        self.assertLessEqual(rr["efficiency"]["rate_per_node_gbps"], healthy["efficiency"]["rate_per_node_gbps"] + 1e-9)
+        self.assertGreaterEqual(rr["max_load"], 1)
 
     def test_switch_that_does_not_answer(self):
         db = self.path("f.db")

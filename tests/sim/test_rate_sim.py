@@ -6,6 +6,7 @@ not the planner's code): each node moves its bytes at >= 0.97 x the rate asked, 
 lasts at least what its busiest link needs at that link's own rate. plan, schedules, validate and
 accept --simulate give one per-node figure for one schedule."""
 import json
+import re
 import os
 import unittest
 
@@ -97,6 +98,11 @@ class RateAskedIsRatePlanned(TempDirTest):
         check = {c["check"]: c for c in j["checks"]}["rate_per_node"]
         self.assertAlmostEqual(check["value_gbps"], 3.2, delta=3.2 * 0.03, msg=check)
         self.assertAlmostEqual(check["value_gbps"], j["plan"]["efficiency"]["rate_per_node_gbps"], delta=check["value_gbps"] * 0.005)
+        # ... and the HTML report names the same figure.
+        with open(self.path("a.html")) as f:
+            m = re.search(r'id="plan-rate" data-gbps="([0-9.e+-]+)"', f.read())
+        self.assertIsNotNone(m)
+        self.assertAlmostEqual(float(m.group(1)), check["value_gbps"], delta=check["value_gbps"] * 0.005)
         self.assertLessEqual(host, 5e9)  # QDR 4x
 
     def test_864_host_tree(self):

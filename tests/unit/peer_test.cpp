@@ -259,6 +259,7 @@ TEST(Placement, EveryFormOfAHostNamesItsRankAndAmbiguityIsRefused) {
     EXPECT_EQ(rank_named(d.identities, spec, "p.txt"), 9u) << spec;
   EXPECT_EQ(rank_named(d.identities, "h0011", "p.txt"), 11u);
   EXPECT_EQ(rank_named(d.identities, "h0010/HCA-2", "p.txt"), 10u);
+  ibroute::test::expect_input_error([&] { rank_named(d.identities, "h0110", "p.txt"); }, "; did you mean 'h0010'?");
   ibroute::test::expect_input_error([&] { rank_named(d.identities, "h0010", "p.txt"); }, "'h0010' names 2 hosts of the schedule");
   {
     const ibroute::peer::Schedule s = ibroute::peer::Schedule::parse(to_json(d));

@@ -1,6 +1,7 @@
 // Which hosts take part and in which rank order.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -8,6 +9,10 @@
 #include "ibroute/fabric/model.hpp"
 #include "ibroute/fabric/structure.hpp"
 #include "ibroute/schedule/schedule.hpp"
+
+namespace ibroute::fabric {
+class NodeNames;
+}
 
 namespace ibroute::schedule {
 
@@ -49,12 +54,29 @@ std::vector<std::string> host_commas(std::string_view text);
 
 using fabric::natural_less;  // (fabric/model.hpp)
 
-// The rank a schedule file's host list gives `spec` — without the fabric, from what the file says
-// of each rank, in the forms fabric::NodeNames takes for a scan: its node description, a hostname
-// alone, host/HCA-2, "description 0xGUID", node or port GUID (0x...), or one of its 2^LMC LIDs.
-// InputError naming `what` when no rank or several do (the candidates listed).
+// The ranks of a schedule file's host list by name — without the fabric, from what the file says
+// of each rank — through the one resolver every command uses (fabric::NodeNames, over the ranks'
+// identities): node description, a hostname alone, host/HCA-2, "description 0xGUID", node or port
+// GUID (0x...), or one of its 2^LMC LIDs. Built once, asked many times (--placement, the peer).
+class HostNames {
+ public:
+  explicit HostNames(const std::vector<HostIdentity>& ids);
+  ~HostNames();
+  HostNames(const HostNames&) = delete;
+  HostNames& operator=(const HostNames&) = delete;
+  // Every rank `spec` names.
+  std::vector<size_t> ranks(std::string_view spec) const;
+  // Exactly one, else InputError naming `what`: none (with the accepted forms and a did-you-mean)
+  // or several (the candidates listed).
+  size_t rank(std::string_view spec, const std::string& what) const;
+
+ private:
+  fabric::Fabric f_;  // one CA per rank, node index = rank
+  std::unique_ptr<fabric::NodeNames> names_;
+};
+
+// One-off lookups through a HostNames of `ids`.
 size_t rank_named(const std::vector<HostIdentity>& ids, std::string_view spec, const std::string& what);
-// Every rank `spec` names, by the same forms (libibroute-peer's lookup).
 std::vector<size_t> ranks_named(const std::vector<HostIdentity>& ids, std::string_view spec);
 
 }  // namespace ibroute::schedule
