@@ -1,11 +1,14 @@
 // What a DAQ node does with an ibroute schedule: find its own rank, then walk its transfers in the
 // order it makes them. Prints them as CSV (one line per transfer):
 //
-//   node_transfers SCHEDULE.json [RANK | PORT_GUID | NAME]      (a slice needs no rank)
+//   node_transfers SCHEDULE.json [RANK | PORT_GUID | NAME | HOSTS]      (a slice needs no rank)
 //
 //   direction,phase,peer,peer_name,dlid,offset_s,size
 //   send,0,6,node1-007,1236,0,1048576
 //
+// NAME as every ibroute command takes a host: node0270, "node0270 HCA-1", node0270/HCA-1, a GUID
+// or LID. HOSTS, a list ("a,b" or Slurm's node[0001-0004]), prints one such table per host, each
+// after a line "# rank R NAME".
 // Exit 0, or 2 with one line on stderr when the file is not a schedule or the rank is unknown.
 #include <ibroute/peer.hpp>
 
@@ -16,15 +19,13 @@
 
 namespace {
 
-// A rank as a number, a port GUID (0x...) or a node description.
-std::uint32_t rank_of(const ibroute::peer::Schedule& s, const std::string& who) {
-  std::optional<std::uint32_t> r;
-  if (who.rfind("0x", 0) == 0) r = s.rank_of_port_guid(std::strtoull(who.c_str(), nullptr, 16));
-  else if (!who.empty() && who.find_first_not_of("0123456789") == std::string::npos && std::stoul(who) < s.hosts().size())
-    r = static_cast<std::uint32_t>(std::stoul(who));
-  else r = s.rank_of_name(who);
-  if (!r) throw ibroute::peer::Error("no rank is '" + who + "'");
-  return *r;
+// The ranks `who` names: a rank number, a port GUID (0x...), or hosts as ibroute names them.
+std::vector<std::uint32_t> ranks_of(const ibroute::peer::Schedule& s, const std::string& who) {
+  if (who.rfind("0x", 0) == 0)
+    if (const auto r = s.rank_of_port_guid(std::strtoull(who.c_str(), nullptr, 16))) return {*r};
+  if (!who.empty() && who.size() < 10 && who.find_first_not_of("0123456789") == std::string::npos && std::stoul(who) < s.hosts().size())
+    return {static_cast<std::uint32_t>(std::stoul(who))};
+  return s.ranks_of_names(who);
 }
 
 void print(const char* direction, const ibroute::peer::Schedule& s, const std::vector<ibroute::peer::Transfer>& list) {
@@ -37,18 +38,21 @@ void print(const char* direction, const ibroute::peer::Schedule& s, const std::v
 
 int main(int argc, char** argv) {
   if (argc < 2 || argc > 3) {
-    std::fprintf(stderr, "usage: %s SCHEDULE.json [RANK | PORT_GUID | NAME]   (libibroute-peer %s)\n", argv[0], ibroute::peer::version());
+    std::fprintf(stderr, "usage: %s SCHEDULE.json [RANK | PORT_GUID | NAME | HOSTS]   (libibroute-peer %s)\n", argv[0], ibroute::peer::version());
     return 2;
   }
   try {
     const auto s = ibroute::peer::Schedule::load(argv[1]);
-    std::uint32_t rank = 0;
-    if (argc == 3) rank = rank_of(s, argv[2]);
-    else if (s.own_rank()) rank = *s.own_rank();
-    else throw ibroute::peer::Error("a whole schedule: name the rank (number, port GUID or node description)");
-    std::printf("direction,phase,peer,peer_name,dlid,offset_s,size\n");
-    print("send", s, s.sends(rank));
-    print("receive", s, s.receives(rank));
+    std::vector<std::uint32_t> ranks;
+    if (argc == 3) ranks = ranks_of(s, argv[2]);
+    else if (s.own_rank()) ranks = {*s.own_rank()};
+    else throw ibroute::peer::Error("a whole schedule: name the rank (number, port GUID or host)");
+    for (std::uint32_t rank : ranks) {
+      if (ranks.size() > 1) std::printf("%s# rank %" PRIu32 " %s\n", rank == ranks.front() ? "" : "\n", rank, s.hosts()[rank].name.c_str());
+      std::printf("direction,phase,peer,peer_name,dlid,offset_s,size\n");
+      print("send", s, s.sends(rank));
+      print("receive", s, s.receives(rank));
+    }
   } catch (const ibroute::peer::Error& e) {
     std::fprintf(stderr, "node_transfers: %s\n", e.what());
     return 2;

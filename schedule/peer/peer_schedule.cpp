@@ -145,6 +145,22 @@ std::optional<std::uint32_t> Schedule::rank_of_name(std::string_view name) const
   return static_cast<std::uint32_t>(found[0]);
 }
 
+std::vector<std::uint32_t> Schedule::ranks_of_names(std::string_view hosts) const {
+  std::vector<std::uint32_t> out;
+  std::vector<std::string> names;
+  try {
+    names = sch::host_commas(hosts);
+  } catch (const std::exception& e) {
+    throw Error(e.what());
+  }
+  for (const std::string& n : names) {
+    const std::optional<std::uint32_t> r = rank_of_name(n);
+    if (!r) throw Error("no rank is '" + n + "'");
+    out.push_back(*r);
+  }
+  return out;
+}
+
 std::vector<Transfer> Schedule::sends(std::uint32_t rank) const {
   impl_->check_rank(rank);
   if (impl_->slice) return impl_->timed(impl_->slice->sends);

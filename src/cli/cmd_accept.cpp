@@ -169,8 +169,9 @@ Delivered from_run(RunReportInput run, const Schedule& plan) {
   return d;
 }
 
-// 5 and 6: what the links did. A run's own reading of the counters (read once, by the run), else
-// the scan's last two snapshots (`ibroute counters` around traffic that ran outside ibroute).
+// 5 and 6: what the links did. A run's own reading of the counters (read once, by the run); else,
+// for a simulation or an earlier run's report, the scan's last two snapshots (`ibroute counters`
+// taken around the traffic).
 struct LinkFacts {
   std::optional<CounterFacts> counters;
   std::optional<CongestionFacts> congestion;
@@ -179,7 +180,7 @@ struct LinkFacts {
 };
 
 LinkFacts link_facts(store::FabricStore& store, const FabricContext& c, const PlanOutcome& p, const Delivered& d, double tick_ns,
-                     bool simulate) {
+                     bool simulate, bool launched) {
   LinkFacts out;
   if (!simulate && d.run && d.run->measured()) {
     const std::string between = d.run->links_measured.value("between", std::string("around the run"));
@@ -189,9 +190,17 @@ LinkFacts link_facts(store::FabricStore& store, const FabricContext& c, const Pl
     out.measured = d.run->links_measured;
     return out;
   }
+  // A run this accept launched read the counters itself (or said why it could not): snapshots in
+  // the database are older than that run and say nothing about it.
+  if (launched) {
+    out.why = d.run && d.run->links_measured.is_object() ? d.run->links_measured.value("why", std::string()) : std::string();
+    if (out.why.empty()) out.why = "the run did not read the ports' counters";
+    out.measured = {{"measured", false}, {"why", out.why}};
+    return out;
+  }
   const std::optional<CounterWindow> window = stored_window(store, c, out.why);
   if (!window) {
-    out.measured = {{"measured", false}, {"why", d.run && d.run->links_measured.is_object() ? d.run->links_measured.value("why", out.why) : out.why}};
+    out.measured = {{"measured", false}, {"why", out.why}};
     return out;
   }
   const uint64_t size = p.schedule.timing.message_size;
@@ -325,7 +334,7 @@ int run_accept(const AcceptOptions& o) {
                          .sustainable_rate = d.sustainable, .missing_ranks = d.missing_ranks, .plan_over_bound = !a.over.empty(), .why = a.why},
                      checks);
   const double tick_ns = e.contains("xmit_wait_tick_ns") ? e["xmit_wait_tick_ns"].get<double>() : 0;
-  const LinkFacts links = link_facts(store, c, p, d, tick_ns, o.simulate);
+  const LinkFacts links = link_facts(store, c, p, d, tick_ns, o.simulate, !o.launch.empty());
   check_counters(e, links.counters, links.why, checks);    // 5. Did the links stay clean?
   check_congestion(e, links.congestion, links.why, checks);  // 6. Did they wait for credits?
   json report = accept_report(o, e, c, a, checks, d, links);

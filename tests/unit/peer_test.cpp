@@ -268,6 +268,8 @@ TEST(Placement, EveryFormOfAHostNamesItsRankAndAmbiguityIsRefused) {
     EXPECT_EQ(s.rank_of_name("h0011/mlx5_0"), 11u);
     EXPECT_FALSE(s.rank_of_name("h0012").has_value());
     EXPECT_THROW((void)s.rank_of_name("h0010"), ibroute::peer::Error);
+    EXPECT_EQ(s.ranks_of_names("h00[11],h0010/HCA-2"), (std::vector<std::uint32_t>{11, 10}));  // a list, Slurm's form
+    EXPECT_THROW((void)s.ranks_of_names("h0011,h0012"), ibroute::peer::Error);
   }
   d.identities[9].name = h.name;
   d.identities[4].name = h.name;  // two ranks, one description

@@ -81,6 +81,9 @@ class Schedule {
   // does (Error when several do: name them by port GUID).
   std::optional<std::uint32_t> rank_of_port_guid(std::uint64_t port_guid) const;
   std::optional<std::uint32_t> rank_of_name(std::string_view name) const;
+  // The ranks a host list names, in its order: "a,b,c" or Slurm's "node[0001-0100,0200]", each
+  // as rank_of_name takes it; Error naming the first that no rank has (or that several have).
+  std::vector<std::uint32_t> ranks_of_names(std::string_view hosts) const;
 
   // A rank's transfers in the order it makes them (by phase). A slice answers only for its own
   // rank (Error for another); a whole schedule for any rank below hosts().size().
