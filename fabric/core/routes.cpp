@@ -1,5 +1,7 @@
 #include "ibroute/fabric/routes.hpp"
 
+#include <map>
+#include <tuple>
 #include <algorithm>
 #include <array>
 
@@ -136,6 +138,24 @@ RouteCounts count_routes(const RouteSet& r) {
       case RouteStatus::unknown: ++c.unknown; break;
     }
   return c;
+}
+
+std::vector<BrokenEnd> broken_ends(const RouteSet& routes) {
+  std::map<std::tuple<int32_t, uint8_t, RouteStatus>, BrokenEnd> by_end;
+  for (size_t i = 0; i < routes.ingress.size(); ++i)
+    for (size_t d = 0; d < routes.dlids.size(); ++d) {
+      const size_t r = routes.index(i, d);
+      const RouteStatus st = routes.status[r];
+      if (st == RouteStatus::ok || st == RouteStatus::unknown) continue;
+      const std::span<const Hop> path = routes.path(r);
+      const Hop last = path.empty() ? Hop{routes.ingress[i], kNoRoute} : path.back();
+      BrokenEnd& e = by_end[{last.node, last.out_port, st}];
+      if (e.routes++ == 0) e = {last.node, last.out_port, st, 1, routes.ingress[i], routes.dlids[d]};
+    }
+  std::vector<BrokenEnd> out;
+  for (auto& [key, e] : by_end) out.push_back(e);
+  std::stable_sort(out.begin(), out.end(), [](const BrokenEnd& a, const BrokenEnd& b) { return a.routes > b.routes; });
+  return out;
 }
 
 }  // namespace ibroute::fabric

@@ -19,6 +19,7 @@
 #include "ibroute/schedule/validate.hpp"
 #include "run_report_write.hpp"
 #include "counter_window.hpp"
+#include "diagnosis_report.hpp"
 #include "verbs.hpp"
 
 namespace ibroute::cli {
@@ -241,6 +242,22 @@ void measure_run(const RunOptions& o, Inputs& in, const RunSummary& sum, const R
                                                                 counters_why, out.rounds_run, sum.seconds, o.xmit_wait_tick_ns);
 }
 
+// The repair list of the run (diagnosis_report.hpp): its pairs over their paths, the scan, the
+// ports whose error counters rose.
+nlohmann::json diagnose(const FabricContext& c, const Schedule& s, const nlohmann::json& report) {
+  const size_t n = s.hosts.size();
+  std::vector<float> pair;
+  if (report.contains("pair_mbps")) {
+    pair.assign(n * n, -1.f);
+    for (size_t i = 0; i < n; ++i)
+      for (size_t k = 0; k < n; ++k) pair[i * n + k] = report["pair_mbps"][i][k].get<float>() / 1e3f;
+  }
+  DiagnosisInput in{&s, &pair, 0, {}};
+  if (const nlohmann::json& lm = report["links_measured"]; lm.value("measured", false))
+    for (const nlohmann::json& e : lm["errors"]) in.errors.push_back({e["link"], e["what"], e["errors"]});
+  return diagnosis_json(c, in);
+}
+
 // Rank 0 after the run: the report (stored, written, drawn, printed) and the exit code.
 int report_run(const RunOptions& o, Inputs& in, const RunConfig& cfg, const RunOutcome& out,
                const std::optional<fabric::CounterSnapshot>& counters_before, std::string& counters_why) {
@@ -252,6 +269,7 @@ int report_run(const RunOptions& o, Inputs& in, const RunConfig& cfg, const RunO
                     cfg.resync_interval_ns, cfg.max_skipped_share, cfg.unreliable, cfg.slot_per_message, wc_status_name};
   nlohmann::json report = run_report_json(jc);
   measure_run(o, in, sum, out, counters_before, counters_why, report);
+  if (in.fabric) report["diagnosis"] = diagnose(*in.fabric, s, report);
   if (in.store && !o.no_store) {
     store::RunRow row;
     row.schedule_id = in.schedule_id;
@@ -276,7 +294,10 @@ int report_run(const RunOptions& o, Inputs& in, const RunConfig& cfg, const RunO
     if (!(file << fabric::render_svg(fabric::to_dot(in.fabric->fabric, d)))) throw InputError("cannot write " + o.svg);
   }
   if (o.json) print_json(report);
-  else print_run_summary(jc, std::cout);
+  else {
+    print_run_summary(jc, std::cout);
+    if (report.contains("diagnosis")) std::cout << diagnosis_text(report["diagnosis"]);
+  }
   if (out.stop_signal) return 128 + out.stop_signal;
   if (cfg.find_rate) return out.best_step < out.steps.size() ? kExitOk : kExitFailure;
   const bool clean = sum.ok == sum.planned && sum.corrupt == 0 && sum.missing_ranks.empty();

@@ -91,6 +91,33 @@ std::string check_pairs(const Schedule& s) {
   return "";
 }
 
+namespace {
+
+// Where the first broken transfer's route ends: "phase 3: node1-001 -> node1-040 (DLID 57) dead_end
+// at ibswitch03[10]" — the switch and port to look at, with an example pair.
+std::string first_broken(const EvalContext& ctx, const std::vector<Host>& hosts, const Schedule& s) {
+  PathFinder finder(ctx.fabric, ctx.links);
+  std::vector<int32_t> path;
+  for (size_t k = 0; k < s.phases.size(); ++k)
+    for (size_t i = 0; i < s.phases[k].dst.size(); ++i) {
+      const int32_t d = s.phases[k].dst[i];
+      if (d < 0 || static_cast<size_t>(d) >= hosts.size()) continue;
+      const RouteStatus st = finder.path(hosts[i].node, hosts[i].port, s.phases[k].dlid[i], path);
+      if (st == RouteStatus::ok) continue;
+      std::string at = "its first hop";
+      if (!path.empty()) {
+        const int32_t last = path.back();
+        at = ctx.fabric.nodes[ctx.links.node(last)].desc + "[" + std::to_string(ctx.links.port(last)) + "]";
+      }
+      return "e.g. phase " + std::to_string(k) + ": " + hosts[i].name + " -> " + hosts[static_cast<size_t>(d)].name + " (DLID " +
+             std::to_string(s.phases[k].dlid[i]) + ") " + std::string(to_string(st)) + (st == RouteStatus::dead_end ? " at " : " after ") + at +
+             " (ibroute scans --problems lists where every broken route ends)";
+    }
+  return "";
+}
+
+}  // namespace
+
 Validation validate(const EvalContext& ctx, const ScheduleDoc& doc, const fabric::ProgressFn& progress) {
   Validation v;
   const Schedule& s = doc.schedule;
@@ -126,7 +153,8 @@ Validation validate(const EvalContext& ctx, const ScheduleDoc& doc, const fabric
   v.checks.push_back({"dlids", foreign == 0, foreign == 0 ? "every DLID belongs to its destination" : example + " (" + std::to_string(foreign) + " transfers)"});
   v.load = evaluate(ctx, hosts, s.phases, false, progress);
   v.checks.push_back({"routes", v.load.broken == 0,
-                      v.load.broken == 0 ? "every transfer has a working route" : std::to_string(v.load.broken) + " transfers have no working route"});
+                      v.load.broken == 0 ? "every transfer has a working route"
+                                         : std::to_string(v.load.broken) + " transfers have no working route; " + first_broken(ctx, hosts, s)});
   std::string worst;
   if (!v.load.over.empty()) {
     const OverLink* w = &v.load.over[0];

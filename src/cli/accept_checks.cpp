@@ -1,5 +1,7 @@
 #include "accept_checks.hpp"
 
+#include "diagnosis_report.hpp"
+
 #include <cmath>
 #include <cstdio>
 
@@ -231,6 +233,7 @@ std::string accept_text(const json& r) {
            text_or(ch["measured"]) + "   (expected " + text_or(ch["expected"]) + ")\n";
   for (const json& ch : checks)  // what made a check fail, e.g. the worst links
     if (ch["result"] == "fail" && ch.contains("detail")) out += ch["check"].get<std::string>() + ": " + ch["detail"].get<std::string>() + "\n";
+  if (r.contains("diagnosis")) out += workflow::diagnosis_text(r["diagnosis"]);
   return out;
 }
 

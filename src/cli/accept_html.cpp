@@ -346,6 +346,24 @@ void html_measured(std::ostringstream& o, const json& r) {
   }
 }
 
+// The repair list: the suspects, most likely first, with their evidence and what to do.
+void html_suspects(std::ostringstream& o, const json& r) {
+  o << "<h2>Suspects, most likely first</h2>";
+  if (!r.contains("diagnosis") || r["diagnosis"]["suspects"].empty()) {
+    o << "<p id=\"diagnosis\">None: no link or host stands out in the run, the scan or the counters.</p>";
+    return;
+  }
+  json rows = json::array();
+  for (const json& s : r["diagnosis"]["suspects"]) {
+    std::string evidence;
+    for (const json& e : s["evidence"]) evidence += (evidence.empty() ? "" : "; ") + e.get<std::string>();
+    rows.push_back({{"confidence", gbps_text(s["confidence"].get<double>())}, {"kind", s["kind"]}, {"where", s["where"]},
+                    {"evidence", evidence}, {"action", s["action"]}});
+    if (rows.size() >= 20) break;
+  }
+  o << table(rows, {"confidence", "kind", "where", "evidence", "action"}, "diagnosis");
+}
+
 void html_run(std::ostringstream& o, const json& r) {
   o << "<h2>Clock synchronisation</h2>";
   if (r["clock"].empty()) o << "<p id=\"clock\">Not measured: no run on hardware (simulated).</p>";
@@ -363,6 +381,7 @@ std::string accept_html(const json& r, const std::string& fabric_svg, const Heat
   std::ostringstream o;
   html_verdict(o, r);
   html_plan_figures(o, r);
+  html_suspects(o, r);
   o << "<h2>Fabric, coloured by link load of the plan's worst phase</h2><div class=\"fig\" id=\"fabric\">" << fabric_svg << "</div>";
   html_heatmap(o, heat);
   html_plan(o, r);

@@ -27,6 +27,7 @@
 #include "common.hpp"
 #include "options.hpp"
 #include "accept_plan.hpp"
+#include "diagnosis_report.hpp"
 #include "ibroute/fabric/dot.hpp"
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/schedule/admission.hpp"
@@ -338,6 +339,10 @@ int run_accept(const AcceptOptions& o) {
   check_counters(e, links.counters, links.why, checks);    // 5. Did the links stay clean?
   check_congestion(e, links.congestion, links.why, checks);  // 6. Did they wait for credits?
   json report = accept_report(o, e, c, a, checks, d, links);
+  DiagnosisInput why_slow{&p.schedule, &d.pair, o.simulate ? p.schedule.timing.rate * 8 / 1e9 : 0, {}};
+  if (links.counters)
+    for (const CounterFacts::Link& l : links.counters->links) why_slow.errors.push_back({l.link, l.what, l.errors});
+  report["diagnosis"] = diagnosis_json(c, why_slow);
   write_html(o, c, p, report, std::move(d.pair), min_rate);
   report["report"] = o.report;
   if (o.json) print_json(report);

@@ -54,6 +54,31 @@ void add_lid_conflicts(Fabric& f) {
                               f.nodes[c.b.node].desc});
 }
 
+// Broken routes located: the switch and port where they end, how many, one example each — so that
+// "177 dead end" comes with the cable to look at.
+void add_broken_routes(Fabric& f, const RouteSet& routes) {
+  constexpr size_t kMostEnds = 100;
+  const LidMap lids(f);
+  const std::vector<BrokenEnd> ends = broken_ends(routes);
+  for (size_t i = 0; i < ends.size() && i < kMostEnds; ++i) {
+    const BrokenEnd& e = ends[i];
+    const Node& n = f.nodes[e.node];
+    const bool entry = e.port != kNoRoute && e.port <= n.num_ports();
+    const char* why = e.status == RouteStatus::dead_end ? ": its port is down or not cabled"
+                      : e.status == RouteStatus::drop   ? ": the table has no entry"
+                      : e.status == RouteStatus::loop   ? ": the path comes back to a switch it crossed"
+                                                        : ": it reaches a CA that does not own the LID";
+    const LidOwner* owner = lids.owner(e.example_dlid);
+    f.problems.push_back({"broken_routes", n.guid, entry ? e.port : -1,
+                          std::to_string(e.routes) + " route(s) " + std::string(to_string(e.status)) + " at " + n.desc +
+                              (entry ? "[" + std::to_string(e.port) + "]" : std::string()) + why + "; e.g. from " +
+                              f.nodes[e.example_ingress].desc + " to LID " + std::to_string(e.example_dlid) +
+                              (owner ? " (" + f.nodes[owner->node].desc + ")" : std::string())});
+  }
+  if (ends.size() > kMostEnds)
+    f.problems.push_back({"broken_routes", 0, -1, std::to_string(ends.size() - kMostEnds) + " more places where routes end"});
+}
+
 // A scan as read and stored, with the time each step took.
 struct Scanned {
   store::ScanInfo info;
@@ -135,6 +160,7 @@ int run_scan(const ScanOptions& o) {
   add_lid_conflicts(x.f);
   add_fabric_problems(x.f);
   x.routes = x.f.has_lfts ? resolve_routes(x.f) : RouteSet{};
+  if (x.f.has_lfts) add_broken_routes(x.f, x.routes);
   x.t_routes = clock.lap();
   progress.finish();
   x.info.complete = x.f.complete;

@@ -46,6 +46,19 @@ struct RouteSet {
   size_t size() const { return status.size(); }
 };
 
+// Where broken routes end, one entry per (switch, out port, status), the most routes first: the
+// last switch of the route and the port its table points at (kNoRoute for a drop), with one
+// example route (its ingress switch and DLID).
+struct BrokenEnd {
+  int32_t node = -1;
+  uint8_t port = 0;
+  RouteStatus status = RouteStatus::ok;
+  size_t routes = 0;
+  int32_t example_ingress = -1;
+  uint16_t example_dlid = 0;
+};
+std::vector<BrokenEnd> broken_ends(const RouteSet& routes);
+
 // Walks LFTs from a switch towards a DLID, appending hops; loop detection without clearing a
 // visited set per walk. The one place where a path is derived from forwarding tables.
 class LftWalker {

@@ -1,0 +1,132 @@
+#include "diagnosis_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "ibroute/schedule/admission.hpp"
+#include "ibroute/schedule/diagnosis.hpp"
+
+namespace ibroute::workflow {
+
+using nlohmann::json;
+
+namespace {
+
+std::string fmt(const char* f, double a, double b = 0) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, f, a, b);
+  return buf;
+}
+
+// Suspects by the part they name; evidence from several sources adds up (1 - the product of the
+// chances that each is wrong).
+struct Suspects {
+  std::map<std::string, json> by_where;
+  json& at(const std::string& where, const json& base) {
+    auto [it, fresh] = by_where.emplace(where, base);
+    if (fresh) it->second["evidence"] = json::array(), it->second["confidence"] = 0.0;
+    return it->second;
+  }
+  void add(json& s, double confidence, const std::string& evidence) {
+    s["confidence"] = 1 - (1 - s["confidence"].get<double>()) * (1 - std::clamp(confidence, 0.0, 1.0));
+    s["evidence"].push_back(evidence);
+  }
+};
+
+json link_base(const FabricContext& c, int32_t link) {
+  const int32_t node = c.links.node(link);
+  return {{"kind", "link"}, {"where", link_name(c, link)}, {"guid", fabric::guid_hex(c.fabric.nodes[node].guid)},
+          {"port", c.links.port(link)}, {"action", "reseat or replace the cable; if it stays, replace the port's transceiver or the switch port"}};
+}
+
+json host_base(const schedule::Host& h, int32_t rank) {
+  const std::string host = h.name.substr(0, h.name.find(' '));
+  return {{"kind", "host"}, {"where", host}, {"host", h.name}, {"rank", rank},
+          {"action", "check the HCA (PCIe link width and speed: lspci -vv; firmware; its cable), then the host's load"}};
+}
+
+void from_run(const FabricContext& c, const DiagnosisInput& in, Suspects& out, json& evidence) {
+  if (!in.plan || !in.pair_gbps || in.pair_gbps->empty()) {
+    evidence["run"] = "no per-pair rates (a simulation of a healthy plan, or a run above 2048 ranks)";
+    return;
+  }
+  const schedule::RunDiagnosis d = schedule::diagnose_run(c.eval, *in.plan, *in.pair_gbps, in.pair_cap_gbps);
+  evidence["run"] = {{"pairs", d.pairs}, {"median_share_of_plan", d.median_share}};
+  for (const schedule::RunSuspect& x : d.suspects) {
+    const std::string share = fmt("%.0f %% of their planned rate", 100 * x.factor);
+    if (x.rank >= 0) {
+      json& s = out.at(in.plan->hosts[static_cast<size_t>(x.rank)].name, host_base(in.plan->hosts[static_cast<size_t>(x.rank)], x.rank));
+      out.add(s, x.confidence, std::to_string(x.transfers) + (x.receive ? " transfers into it at " : " transfers from it at ") + share +
+                                   fmt(" (%.0f %% of them slow), over every path: its own link, HCA or host", 100 * x.slow_share));
+    } else {
+      json& s = out.at(link_name(c, x.link), link_base(c, x.link));
+      out.add(s, x.confidence, std::to_string(x.transfers) + " transfers over it at " + share +
+                                   fmt("; the other transfers of the same senders at %.0f %%", 100 * x.others));
+    }
+  }
+}
+
+// The scan: links down or not active, narrower or slower than their level, missing.
+void from_scan(const FabricContext& c, Suspects& out) {
+  const fabric::FabricStructure& st = c.structure;
+  auto named = [&](const fabric::LinkRef& l, double confidence, const std::string& what) {
+    if (l.a_port < 0) return;
+    const int32_t link = c.links.id(l.a_node, l.a_port);
+    out.add(out.at(link_name(c, link), link_base(c, link)), confidence, what + " (scan " + std::to_string(c.scan_id) + ")");
+  };
+  for (const fabric::LinkRef& l : st.inactive) named(l, 0.9, "cabled, but the port is not active");
+  for (const fabric::LinkRef& l : st.slow) {
+    const fabric::Port& p = c.fabric.nodes[l.a_node].ports[l.a_port];
+    named(l, 0.8, fmt("runs at %.0f Gb/s", c.links.gbps(c.links.id(l.a_node, l.a_port))) + " (" + std::to_string(p.width) + "x " + p.speed +
+                      fmt(") where its level's links run at %.0f Gb/s", st.link_gbps));
+  }
+  for (const fabric::LinkRef& l : st.missing) {
+    const std::string where = c.fabric.nodes[l.a_node].desc + (l.b_node >= 0 ? " -- " + c.fabric.nodes[l.b_node].desc : std::string(": an up-link"));
+    json s{{"kind", "link"}, {"where", where + " (missing)"}, {"guid", fabric::guid_hex(c.fabric.nodes[l.a_node].guid)}, {"port", nullptr},
+           {"action", "find the unplugged or dead cable between them (ibroute diff against an earlier scan names its ports)"}};
+    out.add(out.at(s["where"], s), 0.6,
+            (l.b_node >= 0 ? "a cable fewer than between the other pairs of these levels" : "fewer up-links than the other switches of its level") +
+                std::string(" (scan ") + std::to_string(c.scan_id) + ")");
+  }
+}
+
+}  // namespace
+
+json diagnosis_json(const FabricContext& c, const DiagnosisInput& in) {
+  Suspects out;
+  json evidence = json::object();
+  from_run(c, in, out, evidence);
+  from_scan(c, out);
+  for (const ErrorPort& e : in.errors) {
+    const json base{{"kind", "link"}, {"where", e.link}, {"guid", nullptr}, {"port", nullptr},
+                    {"action", "reseat or replace the cable; errors that keep rising point at the cable or its transceiver"}};
+    out.add(out.at(e.link, base), std::min(0.9, 0.4 + 0.1 * std::log10(static_cast<double>(e.errors) + 1)), e.what + " during the run");
+  }
+  evidence["errors"] = in.errors.size();
+  std::vector<json> list;
+  for (auto& [where, s] : out.by_where) list.push_back(std::move(s));
+  std::stable_sort(list.begin(), list.end(), [](const json& a, const json& b) { return a["confidence"].get<double>() > b["confidence"].get<double>(); });
+  json suspects = json::array();
+  for (json& s : list) suspects.push_back(std::move(s));
+  return {{"suspects", suspects}, {"evidence", evidence}};
+}
+
+std::string diagnosis_text(const json& d, size_t most) {
+  const json& list = d["suspects"];
+  size_t likely = 0;
+  for (const json& s : list) likely += s["confidence"].get<double>() >= 0.5;
+  std::string out = "diagnosis        " + (likely ? std::to_string(likely) + " likely suspect(s)" : std::string("no likely suspect")) +
+                    (list.size() > likely ? ", " + std::to_string(list.size() - likely) + " less likely" : "") + "\n";
+  for (size_t i = 0; i < list.size() && i < most; ++i) {
+    const json& s = list[i];
+    out += "  " + std::to_string(i + 1) + "." + fmt(" %.2f  ", s["confidence"].get<double>());
+    out += s["kind"].get<std::string>() + " " + s["where"].get<std::string>() + ": ";
+    for (size_t k = 0; k < s["evidence"].size(); ++k) out += (k ? "; " : "") + s["evidence"][k].get<std::string>();
+    out += "\n     -> " + s["action"].get<std::string>() + "\n";
+  }
+  return out;
+}
+
+}  // namespace ibroute::workflow

