@@ -36,7 +36,7 @@ void Checks::add(const std::string& name, std::optional<bool> ok, json measured,
   list.push_back(c);
 }
 
-void check_fabric(const json& e, const fabric::Fabric& f, const fabric::FabricStructure& st, Checks& checks) {
+void check_fabric(const json& e, const fabric::Fabric& f, const fabric::FabricStructure& st, const std::vector<std::string>& gone, Checks& checks) {
   if (e.contains("topology")) {
     // "two-level", "three-level", "4-level" or a number: the switch levels counted from the hosts up.
     const json& want = e["topology"];
@@ -48,8 +48,14 @@ void check_fabric(const json& e, const fabric::Fabric& f, const fabric::FabricSt
                fabric::describe_chassis(st) + "; " + std::to_string(st.leaves.size()) + " leaves, " + std::to_string(st.top.size()) +
                    " top switches", Value{"value_levels", static_cast<double>(st.levels)});
   }
-  if (e.contains("hosts")) checks.add("hosts", st.hosts.size() == e["hosts"].get<size_t>(), st.hosts.size(), e["hosts"], "",
-                                        Value{"value_count", static_cast<double>(st.hosts.size())});
+  if (e.contains("hosts")) {
+    // The hosts an earlier scan had and this one has not, by name: the ones to go and look at.
+    std::string detail;
+    for (size_t i = 0; i < gone.size() && i < 10; ++i) detail += (i ? ", " : "not in this scan, in the one before: ") + gone[i];
+    if (gone.size() > 10) detail += " and " + std::to_string(gone.size() - 10) + " more";
+    checks.add("hosts", st.hosts.size() == e["hosts"].get<size_t>(), st.hosts.size(), e["hosts"], detail,
+               Value{"value_count", static_cast<double>(st.hosts.size())});
+  }
   if (e.contains("link_width") || e.contains("link_speed")) {
     size_t narrow = 0, slow = 0, links = 0;
     std::string first_narrow, first_slow;
@@ -76,8 +82,14 @@ void check_fabric(const json& e, const fabric::Fabric& f, const fabric::FabricSt
   {
     size_t broken = st.missing.size() + st.inactive.size();
     std::string detail;
-    if (!st.missing.empty()) detail = "missing: " + port_name(f, st.missing[0].a_node, st.missing[0].a_port) + " to " + f.nodes[st.missing[0].b_node < 0 ? st.missing[0].a_node : st.missing[0].b_node].desc;
-    if (!st.missing.empty() && st.missing[0].b_node < 0) detail = "missing: an up-link of " + f.nodes[st.missing[0].a_node].desc;
+    if (!st.missing.empty()) {
+      const fabric::LinkRef& m = st.missing[0];
+      detail = m.b_node < 0    ? "missing: an up-link of " + f.nodes[m.a_node].desc
+               : m.a_port >= 0 ? "missing: " + port_name(f, m.a_node, m.a_port) + " to " + f.nodes[m.b_node].desc
+                               : "missing: a cable between " + f.nodes[m.a_node].desc + " and " + f.nodes[m.b_node].desc;
+    } else if (!st.inactive.empty()) {
+      detail = "not active: " + port_name(f, st.inactive[0].a_node, st.inactive[0].a_port);
+    }
     const size_t allowed = e.value("max_broken_links", 0);
     checks.add("broken_links", broken <= allowed, broken, "at most " + std::to_string(allowed),
                detail.empty() ? "" : detail + (broken > 1 ? " and " + std::to_string(broken - 1) + " more" : ""),

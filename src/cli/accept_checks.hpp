@@ -28,7 +28,9 @@ struct Checks {
 };
 
 // 1. Is the fabric what was ordered? topology, hosts, link width and speed, broken links, LMC.
-void check_fabric(const nlohmann::json& expect, const fabric::Fabric& f, const fabric::FabricStructure& st, Checks& out);
+// `gone`: hosts of the scan before this one that this one lacks (named where the count is short).
+void check_fabric(const nlohmann::json& expect, const fabric::Fabric& f, const fabric::FabricStructure& st,
+                  const std::vector<std::string>& gone, Checks& out);
 
 // 2. Is the routing balanced? Host-to-host routes per up-port at every level (idle up-links fail).
 void check_routing(const nlohmann::json& expect, const fabric::Fabric& f, const fabric::FabricStructure& st, Checks& out);

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <set>
 #include <tuple>
 
 #include <sys/wait.h>
@@ -125,6 +126,21 @@ std::optional<CounterWindow> stored_window(store::FabricStore& store, const Fabr
   return CounterWindow{"snapshots " + std::to_string(a.id) + " and " + std::to_string(b.id) + " of scan " + std::to_string(c.scan_id) + ", " +
                            a.taken_at + " to " + b.taken_at,
                        counter_deltas(store.load_counters(a.id), store.load_counters(b.id))};
+}
+
+// The hosts of the scan before this one that this one lacks (by description).
+std::vector<std::string> hosts_gone(store::FabricStore& store, const FabricContext& c) {
+  int64_t before = 0;
+  for (const store::ScanInfo& s : store.scans())
+    if (s.id < c.scan_id) before = std::max(before, s.id);
+  if (!before) return {};
+  std::set<std::string> now;
+  for (const fabric::Node& n : c.fabric.nodes)
+    if (fabric::is_host(n)) now.insert(n.desc);
+  std::vector<std::string> gone;
+  for (const fabric::Node& n : store.load_fabric(before, false).nodes)
+    if (fabric::is_host(n) && !now.count(n.desc)) gone.push_back(n.desc);
+  return gone;
 }
 
 // What accept judges the delivery and the links by: a simulation, or a run's report.
@@ -318,7 +334,8 @@ int run_accept(const AcceptOptions& o) {
   FabricContext c(store, o.scan);
   c.require_routes("the acceptance test");
   Checks checks;
-  check_fabric(e, c.fabric, c.structure, checks);   // 1. Is the fabric what was ordered?
+  const std::vector<std::string> gone = hosts_gone(store, c);
+  check_fabric(e, c.fabric, c.structure, gone, checks);  // 1. Is the fabric what was ordered?
   check_routing(e, c.fabric, c.structure, checks);  // 2. Is the routing balanced?
   Progress progress;
   AcceptPlanRequest req = plan_request(o, e);
@@ -339,7 +356,7 @@ int run_accept(const AcceptOptions& o) {
   check_counters(e, links.counters, links.why, checks);    // 5. Did the links stay clean?
   check_congestion(e, links.congestion, links.why, checks);  // 6. Did they wait for credits?
   json report = accept_report(o, e, c, a, checks, d, links);
-  DiagnosisInput why_slow{&p.schedule, &d.pair, o.simulate ? p.schedule.timing.rate * 8 / 1e9 : 0, {}};
+  DiagnosisInput why_slow{&p.schedule, &d.pair, o.simulate ? p.schedule.timing.rate * 8 / 1e9 : 0, {}, gone};
   if (links.counters)
     for (const CounterFacts::Link& l : links.counters->links) why_slow.errors.push_back({l.link, l.what, l.errors});
   report["diagnosis"] = diagnosis_json(c, why_slow);

@@ -105,6 +105,11 @@ json diagnosis_json(const FabricContext& c, const DiagnosisInput& in) {
     out.add(out.at(e.link, base), std::min(0.9, 0.4 + 0.1 * std::log10(static_cast<double>(e.errors) + 1)), e.what + " during the run");
   }
   evidence["errors"] = in.errors.size();
+  for (const std::string& h : in.gone) {
+    const json base{{"kind", "host"}, {"where", h.substr(0, h.find(' '))}, {"host", h}, {"rank", nullptr},
+                    {"action", "check the host: power, its HCA (ibstat), its cable and the switch port it hangs off"}};
+    out.add(out.at(h, base), 0.9, "in the scan before, not in scan " + std::to_string(c.scan_id));
+  }
   std::vector<json> list;
   for (auto& [where, s] : out.by_where) list.push_back(std::move(s));
   std::stable_sort(list.begin(), list.end(), [](const json& a, const json& b) { return a["confidence"].get<double>() > b["confidence"].get<double>(); });

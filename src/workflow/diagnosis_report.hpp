@@ -27,6 +27,7 @@ struct DiagnosisInput {
   const std::vector<float>* pair_gbps = nullptr;  // measured per pair, n x n; null or empty: no run evidence
   double pair_cap_gbps = 0;  // the measured rates' ceiling: a simulation shows a pair at most at the node's rate
   std::vector<ErrorPort> errors;
+  std::vector<std::string> gone;  // hosts the scan before had and this one lacks
 };
 
 // {"suspects": [...], "evidence": {...}}: suspects most likely first.

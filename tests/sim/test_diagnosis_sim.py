@@ -38,6 +38,20 @@ class Diagnosis(TempDirTest):
         self.assertIn('<table id="diagnosis">', html)
         self.assertIn("ibswitch03 -- ", html)
 
+    def test_a_host_lost_is_named(self):
+        db = self.path("f.db")
+        with SimFabric(TOPO, lmc=2) as sim:
+            ibroute_json("scan", "--db", db, sim=sim)
+            sim.console('Unlink "ibswitch01"[1]')  # node2-040's cable (examples/hft96-shuffled.topo)
+            ibroute_json("scan", "--db", db, sim=sim, timeout=60)
+        r = self.accept(db)
+        hosts = {c["check"]: c for c in r["checks"]}["hosts"]
+        self.assertEqual(hosts["result"], "fail")
+        self.assertIn("node2-040", hosts["detail"])
+        top = r["diagnosis"]["suspects"][0]
+        self.assertEqual((top["kind"], top["where"]), ("host", "node2-040"), r["diagnosis"])
+        self.assertGreaterEqual(top["confidence"], 0.5)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -38,6 +38,19 @@ class Faults(TempDirTest):
             after = ibroute_json("scan", "--db", db, sim=sim, timeout=60)
         scan = after["scan_id"]
         self.assertTrue(after["complete"])  # a link that is down is a fact, not a scan failure
+        # ... and the scan says where the broken routes end: both ends of the cable, by port.
+        ends = {(p["port"], p["detail"].split(" at ")[1].split(":")[0]) for p in after["problems"] if p["kind"] == "broken_routes"}
+        self.assertIn((10, "ibswitch03[10]"), ends, after["problems"])
+        self.assertEqual(sum(int(p["detail"].split()[0]) for p in after["problems"] if p["kind"] == "broken_routes"),
+                         after["routes"]["dead_end"])
+        # A schedule planned before the loss: validate names where its transfers now end.
+        ibroute_json("plan", "--db", db, "--scan", before["scan_id"], "--name", "old", "--shifts-only")
+        ibroute("export", "--db", db, "--schedule", "old", "-o", self.path("old.json"))
+        v = ibroute("validate", "--db", db, "--scan", scan, self.path("old.json"), "--json", check=False)
+        self.assertEqual(v.returncode, 1)
+        import json as _j
+        routes = {c["check"]: c for c in _j.loads(v.stdout)["checks"]}["routes"]
+        self.assertRegex(routes["detail"], r"no working route; e\.g\. phase \d+: .+ -> .+ \(DLID \d+\) dead_end at ib\w+\[\d+\]")
         self.assertEqual(after["links"], before["links"] - 1)
         broken = after["routes"]["dead_end"]
         self.assertGreater(broken, 0)
