@@ -254,7 +254,7 @@ nlohmann::json diagnose(const FabricContext& c, const Schedule& s, const nlohman
   }
   DiagnosisInput in{&s, &pair, 0, {}, {}};
   if (const nlohmann::json& lm = report["links_measured"]; lm.value("measured", false))
-    for (const nlohmann::json& e : lm["errors"]) in.errors.push_back({e["link"], e["what"], e["errors"]});
+    for (const nlohmann::json& e : lm["errors"]) in.errors.push_back({e["link"], e["what"], e["errors"], e["guid"], e["port"]});
   return diagnosis_json(c, in);
 }
 

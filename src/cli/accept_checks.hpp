@@ -63,6 +63,8 @@ struct CounterFacts {
   struct Link {
     std::string link, what;  // "ibswitch12[3] -> node3-011[1]", "SymbolErrorCounter +7"
     uint64_t errors = 0;
+    std::string guid;        // the port's node GUID (hex); "" unknown
+    int port = -1;
   };
   std::vector<Link> links;  // with errors that rose, worst first
 };

@@ -202,7 +202,7 @@ LinkFacts link_facts(store::FabricStore& store, const FabricContext& c, const Pl
   if (!simulate && d.run && d.run->measured()) {
     const std::string between = d.run->links_measured.value("between", std::string("around the run"));
     out.counters = CounterFacts{between, {}};
-    for (const auto& e : d.run->error_links) out.counters->links.push_back({e.link, e.what, e.errors});
+    for (const auto& e : d.run->error_links) out.counters->links.push_back({e.link, e.what, e.errors, e.guid, e.port});
     out.congestion = CongestionFacts{between, d.run->waiting};
     out.measured = d.run->links_measured;
     return out;
@@ -224,7 +224,7 @@ LinkFacts link_facts(store::FabricStore& store, const FabricContext& c, const Pl
   const fabric::LinkMeasures m = fabric::measure_links(window->deltas, c.links, fabric::planned_bytes(p.load.link_total, size * d.rounds), d.seconds, tick_ns);
   out.measured = links_measured_json(c.fabric, c.links, &*window, &m, out.why, d.rounds, d.seconds, tick_ns);
   out.counters = CounterFacts{window->between, {}};
-  for (const json& e : out.measured["errors"]) out.counters->links.push_back({e["link"], e["what"], e["errors"]});
+  for (const json& e : out.measured["errors"]) out.counters->links.push_back({e["link"], e["what"], e["errors"], e["guid"], e["port"]});
   out.congestion = CongestionFacts{window->between, {}};
   for (const json& w : out.measured["waiting"]) out.congestion->links.emplace_back(w["link"], w["wait_share"]);
   return out;
@@ -358,7 +358,7 @@ int run_accept(const AcceptOptions& o) {
   json report = accept_report(o, e, c, a, checks, d, links);
   DiagnosisInput why_slow{&p.schedule, &d.pair, o.simulate ? p.schedule.timing.rate * 8 / 1e9 : 0, {}, gone};
   if (links.counters)
-    for (const CounterFacts::Link& l : links.counters->links) why_slow.errors.push_back({l.link, l.what, l.errors});
+    for (const CounterFacts::Link& l : links.counters->links) why_slow.errors.push_back({l.link, l.what, l.errors, l.guid, l.port});
   report["diagnosis"] = diagnosis_json(c, why_slow);
   write_html(o, c, p, report, std::move(d.pair), min_rate);
   report["report"] = o.report;

@@ -34,7 +34,8 @@ json error_links(const fabric::Fabric& f, const fabric::LinkIndex& links, const 
     for (size_t i = 0; i < fabric::kCounters; ++i)
       if (fabric::counter_info(i).error && d.delta[i])
         what += (what.empty() ? "" : ", ") + std::string(fabric::counter_info(i).ib) + " +" + std::to_string(d.delta[i]);
-    out.emplace_back(d.errors(), json{{"link", schedule::describe_link(f, links, links.id(d.node, d.port))}, {"what", what}, {"errors", d.errors()}});
+    out.emplace_back(d.errors(), json{{"link", schedule::describe_link(f, links, links.id(d.node, d.port))}, {"what", what}, {"errors", d.errors()},
+                                      {"guid", fabric::guid_hex(f.nodes[d.node].guid)}, {"port", d.port}});
   }
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   json list = json::array();

@@ -100,7 +100,8 @@ json diagnosis_json(const FabricContext& c, const DiagnosisInput& in) {
   from_run(c, in, out, evidence);
   from_scan(c, out);
   for (const ErrorPort& e : in.errors) {
-    const json base{{"kind", "link"}, {"where", e.link}, {"guid", nullptr}, {"port", nullptr},
+    const json base{{"kind", "link"}, {"where", e.link}, {"guid", e.guid.empty() ? json(nullptr) : json(e.guid)},
+                    {"port", e.port >= 0 ? json(e.port) : json(nullptr)},
                     {"action", "reseat or replace the cable; errors that keep rising point at the cable or its transceiver"}};
     out.add(out.at(e.link, base), std::min(0.9, 0.4 + 0.1 * std::log10(static_cast<double>(e.errors) + 1)), e.what + " during the run");
   }

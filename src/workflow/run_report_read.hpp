@@ -42,6 +42,8 @@ struct RunReportInput {
   struct ErrorLink {
     std::string link, what;
     uint64_t errors = 0;
+    std::string guid;  // the port's node GUID (hex), "" where the report does not say
+    int port = -1;
   };
   std::vector<ErrorLink> error_links;                     // worst first
   std::vector<std::pair<std::string, double>> waiting;   // link, share of the run's time; worst first
@@ -210,9 +212,12 @@ inline void read_links_measured(const At& r, RunReportInput& in) {
   }
   if (m.has("errors")) {
     const At errors = m["errors"].list();
-    for (size_t i = 0; i < errors.size(); ++i)
-      in.error_links.push_back({errors[i]["link"].text(), errors[i]["what"].text(),
-                                static_cast<uint64_t>(errors[i]["errors"].integer(0, INT64_MAX, "a count (0 or more)"))});
+    for (size_t i = 0; i < errors.size(); ++i) {
+      const At e = errors[i];
+      in.error_links.push_back({e["link"].text(), e["what"].text(), static_cast<uint64_t>(e["errors"].integer(0, INT64_MAX, "a count (0 or more)")),
+                                e.has("guid") ? e["guid"].text() : std::string(),
+                                e.has("port") ? static_cast<int>(e["port"].integer(0, 254, "a port number (0..254)")) : -1});
+    }
   }
   if (m.has("waiting")) {
     const At waiting = m["waiting"].list();

@@ -71,10 +71,15 @@ class Counters(TempDirTest):
 
         # accept: the scan's last two snapshots (the link went down once between them), so
         # max_link_errors 0 fails naming it.
-        r, _, checks = self.accept(db, {"max_link_errors": 0}, "a")
+        r, r_json, checks = self.accept(db, {"max_link_errors": 0}, "a")
         self.assertEqual(r.returncode, 1, r.stderr)
         self.assertEqual(checks["link_errors"]["result"], "fail")
         self.assertEqual(checks["link_errors"]["detail"], hot["link"] + ": LinkDownedCounter +1")
+        # ... and the repair list names that port, by its node GUID and number.
+        named = [x for x in r_json["diagnosis"]["suspects"] if x["where"] == hot["link"]]
+        self.assertEqual(len(named), 1, r_json["diagnosis"])
+        self.assertEqual((named[0]["guid"], named[0]["port"]), (hot["node_guid"], hot["port"]))
+        self.assertIn("LinkDownedCounter +1", named[0]["evidence"][0])
         _, _, checks = self.accept(db, {"max_link_errors": 1}, "b")
         self.assertEqual(checks["link_errors"]["result"], "pass")
         # The snapshots are in the database, labelled.
