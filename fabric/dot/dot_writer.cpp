@@ -47,7 +47,8 @@ std::string legend(const DotOptions& opt, bool per_pair) {
   }
   // Its own table: a wide cell here would stretch the swatches' columns above.
   l += "<tr><td colspan=\"11\" align=\"left\"><table border=\"0\" cellspacing=\"3\" cellpadding=\"1\"><tr>" + text("lines:") +
-       text("dashed red: link down", "#d62728") + text("orange: narrower or slower than the fabric's links", "#e07000") +
+       text("dashed red: link down or missing", "#d62728") + text("orange: narrower or slower than the fabric's links", "#e07000") +
+       (opt.suspects.empty() ? "" : text("thick purple: a suspect of the diagnosis", "#8e24aa")) +
        (per_pair ? text("xN: N parallel links") : "") + "</tr></table></td></tr></table>";
   return l;
 }
@@ -167,7 +168,8 @@ std::string to_dot(const Fabric& f, const DotOptions& opt) {
     if (!opt.load.empty() && !down) {
       bool over = (e.ca && e.la > e.ca) || (e.cb && e.lb > e.cb);
       double share = static_cast<double>(std::max(e.la, e.lb)) / (e.ca && e.cb ? std::max(e.ca, e.cb) : max_load);
-      const char* colour = over ? "#d62728" : share >= 0.999 ? "#1a7f37" : share >= 0.5 ? "#57ab5a" : share > 0 ? "#a6d3a0" : "#cccccc";
+      // A narrow or slow link stays orange (as the legend says) unless it is over capacity.
+      const char* colour = over ? "#d62728" : e.slow ? "#e07000" : share >= 0.999 ? "#1a7f37" : share >= 0.5 ? "#57ab5a" : share > 0 ? "#a6d3a0" : "#cccccc";
       o << ", color=\"" << colour << "\", penwidth=" << 1 + (per_pair ? 1.5 : 3) * std::min(1.0, static_cast<double>(std::max(e.la, e.lb)) / max_load);
       if (!per_pair) o << ", xlabel=\"" << e.la << "/" << e.lb << "\"";
       if (e.slow) o << ", style=bold";
@@ -178,8 +180,13 @@ std::string to_dot(const Fabric& f, const DotOptions& opt) {
     } else if (e.slow) {
       o << ", color=orange, penwidth=2";
     }
+    if (opt.suspects.count({static_cast<int>(e.a), e.pa}) || opt.suspects.count({static_cast<int>(e.b), e.pb}))
+      o << ", color=\"#8e24aa\", penwidth=5";  // the later attribute wins
     o << "];\n";
   }
+  for (auto [a, b] : opt.missing)
+    if (a >= 0 && b >= 0 && static_cast<size_t>(a) < f.nodes.size() && static_cast<size_t>(b) < f.nodes.size() && a != b)
+      o << "  n" << a << " -- n" << b << " [color=red, style=dashed, label=\"missing\", fontsize=7, fontcolor=red, constraint=false];\n";
   o << "}\n";
   return o.str();
 }

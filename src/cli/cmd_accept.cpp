@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -263,6 +264,18 @@ json accept_report(const AcceptOptions& o, const json& e, const FabricContext& c
           {"clock", d.clock}, {"suspect_links", d.suspects}, {"not_ok", d.not_ok}, {"links_measured", links.measured}};
 }
 
+// The link directions the repair list names with confidence, as (node, port), for the picture.
+std::set<std::pair<int, int>> suspect_ports(const FabricContext& c, const json& report) {
+  std::set<std::pair<int, int>> out;
+  if (!report.contains("diagnosis")) return out;
+  std::map<std::string, int> node_of;
+  for (size_t i = 0; i < c.fabric.nodes.size(); ++i) node_of.emplace(fabric::guid_hex(c.fabric.nodes[i].guid), static_cast<int>(i));
+  for (const json& s : report["diagnosis"]["suspects"])
+    if (s["confidence"].get<double>() >= 0.5 && s.value("guid", json()).is_string() && s.value("port", json()).is_number_integer())
+      if (auto it = node_of.find(s["guid"].get<std::string>()); it != node_of.end()) out.emplace(it->second, s["port"].get<int>());
+  return out;
+}
+
 // The self-contained page: the plan's picture (every link coloured by its worst concurrent load)
 // and the pairs' heat map, whose full mark is what each pair must deliver — the rate the
 // expectation demands of a node, else the plan's. Not the plan's alone: a plan over the bound is
@@ -275,6 +288,9 @@ void write_html(const AcceptOptions& o, const FabricContext& c, const PlanOutcom
   for (size_t l = 0; l < p.load.link_worst.size(); ++l)
     if (p.load.link_worst[l] > 0)
       d.load[{c.links.node(static_cast<int32_t>(l)), c.links.port(static_cast<int32_t>(l))}] = {p.load.link_worst[l], c.eval.capacity[l]};
+  for (const fabric::LinkRef& m : c.structure.missing)
+    if (m.b_node >= 0) d.missing.emplace_back(m.a_node, m.b_node);
+  d.suspects = suspect_ports(c, report);
   // Beyond a few dozen switches a node-link drawing is a wall of edges at the width of a page: the
   // level-pair matrix takes its place (every switch pair a labelled cell, topo --format matrix).
   size_t switches = 0;

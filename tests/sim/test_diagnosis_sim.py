@@ -36,6 +36,7 @@ class Diagnosis(TempDirTest):
         with open(self.path("a.html")) as f:
             html = f.read()
         self.assertIn('<table id="diagnosis">', html)
+        self.assertIn(">missing</text>", html)  # the picture draws the lost cable
         self.assertIn("ibswitch03 -- ", html)
 
     def test_a_host_lost_is_named(self):

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <map>
+#include <set>
+#include <vector>
 #include <string>
 #include <utility>
 
@@ -17,6 +19,10 @@ struct DotOptions {
   // under capacity are green (darker when full) and above it red; with capacity 0 (totals) the
   // colour follows the share of the largest load. Labels give both directions' loads.
   std::map<std::pair<int, int>, std::pair<long, long>> load;
+  // Switch pairs short of a cable (the structure's missing links): drawn dashed red, "missing".
+  std::vector<std::pair<int, int>> missing;
+  // Link directions the diagnosis suspects, (node, out port): drawn thick purple, over any colour.
+  std::set<std::pair<int, int>> suspects;
   std::string title;
   // Parallel links as one edge per switch pair ("x3"): always, never, or beyond kLargeFabric switches.
   enum class Aggregate { never, large, always } aggregate = Aggregate::large;
