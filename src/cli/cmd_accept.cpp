@@ -64,6 +64,7 @@ struct AcceptOptions {
   std::string message_size = "1MiB";
   std::string rate;
   std::string report = "accept-report.html";
+  std::string counters = "auto";  // auto | snapshots | off: which counter window the links are judged by
   bool json = false;
 };
 
@@ -187,9 +188,9 @@ Delivered from_run(RunReportInput run, const Schedule& plan) {
   return d;
 }
 
-// 5 and 6: what the links did. A run's own reading of the counters (read once, by the run); else,
-// for a simulation or an earlier run's report, the scan's last two snapshots (`ibroute counters`
-// taken around the traffic).
+// 5 and 6: what the links did. A run's own reading of the counters (read once, by the run); for
+// an earlier run's report without one, or with --counters snapshots, the scan's last two
+// snapshots (`ibroute counters` taken around the traffic); a simulation sent nothing.
 struct LinkFacts {
   std::optional<CounterFacts> counters;
   std::optional<CongestionFacts> congestion;
@@ -198,9 +199,15 @@ struct LinkFacts {
 };
 
 LinkFacts link_facts(store::FabricStore& store, const FabricContext& c, const PlanOutcome& p, const Delivered& d, double tick_ns,
-                     bool simulate, bool launched) {
+                     const AcceptOptions& o) {
   LinkFacts out;
-  if (!simulate && d.run && d.run->measured()) {
+  auto none = [&](const std::string& why) {
+    out.why = why;
+    out.measured = {{"measured", false}, {"why", why}};
+    return out;
+  };
+  if (o.counters == "off") return none("not asked for (--counters off)");
+  if (o.counters == "auto" && !o.simulate && d.run && d.run->measured()) {
     const std::string between = d.run->links_measured.value("between", std::string("around the run"));
     out.counters = CounterFacts{between, {}};
     for (const auto& e : d.run->error_links) out.counters->links.push_back({e.link, e.what, e.errors, e.guid, e.port});
@@ -209,13 +216,13 @@ LinkFacts link_facts(store::FabricStore& store, const FabricContext& c, const Pl
     return out;
   }
   // A run this accept launched read the counters itself (or said why it could not): snapshots in
-  // the database are older than that run and say nothing about it.
-  if (launched) {
-    out.why = d.run && d.run->links_measured.is_object() ? d.run->links_measured.value("why", std::string()) : std::string();
-    if (out.why.empty()) out.why = "the run did not read the ports' counters";
-    out.measured = {{"measured", false}, {"why", out.why}};
-    return out;
+  // the database are older than that run and say nothing about it. A simulation sent nothing.
+  if (o.counters == "auto" && !o.launch.empty()) {
+    const std::string why = d.run && d.run->links_measured.is_object() ? d.run->links_measured.value("why", std::string()) : std::string();
+    return none(why.empty() ? "the run did not read the ports' counters" : why);
   }
+  if (o.counters == "auto" && o.simulate)
+    return none("a simulation sends no traffic (--counters snapshots: judge the scan's last two snapshots, taken around traffic that ran outside ibroute)");
   const std::optional<CounterWindow> window = stored_window(store, c, out.why);
   if (!window) {
     out.measured = {{"measured", false}, {"why", out.why}};
@@ -368,7 +375,7 @@ int run_accept(const AcceptOptions& o) {
                          .sustainable_rate = d.sustainable, .missing_ranks = d.missing_ranks, .plan_over_bound = !a.over.empty(), .why = a.why},
                      checks);
   const double tick_ns = e.contains("xmit_wait_tick_ns") ? e["xmit_wait_tick_ns"].get<double>() : 0;
-  const LinkFacts links = link_facts(store, c, p, d, tick_ns, o.simulate, !o.launch.empty());
+  const LinkFacts links = link_facts(store, c, p, d, tick_ns, o);
   check_counters(e, links.counters, links.why, checks);    // 5. Did the links stay clean?
   check_congestion(e, links.congestion, links.why, checks);  // 6. Did they wait for credits?
   json report = accept_report(o, e, c, a, checks, d, links);
@@ -418,6 +425,12 @@ Runner setup_accept(CLI::App& app) {
   add_rate_options(c, o->rate, o->message_size, "the most the fabric carries (message_size in the expectation wins)");
   c->add_option("--method", o->method, "planning method, as plan --method: auto, free or structure")->capture_default_str();
   c->add_option("--report", o->report, "HTML report to write")->capture_default_str();
+  c->add_option("--counters", o->counters,
+                "the ports' counters the links are judged by: auto (the run's own reading; --run-report without one: the "
+                "scan's last two snapshots; --simulate: none), snapshots (the scan's last two, from ibroute counters around "
+                "traffic that ran outside ibroute), off")
+      ->check(CLI::IsMember({"auto", "snapshots", "off"}))
+      ->capture_default_str();
   c->add_flag("--json", o->json, "print the report data as JSON");
   return [o] { return run_accept(*o); };
 }

@@ -24,7 +24,8 @@ class Counters(TempDirTest):
     def accept(self, db, expect, report, *args):
         """accept --simulate with this expectation: its exit code, its JSON, and its checks by name."""
         e = write_text(self.path(report + ".json"), json.dumps(expect))
-        r = ibroute("accept", "--db", db, "--expect", e, "--simulate", *args, "--json", "--report", self.path(report + ".html"), check=False)
+        r = ibroute("accept", "--db", db, "--expect", e, "--simulate", "--counters", "snapshots", *args, "--json", "--report",
+                    self.path(report + ".html"), check=False)
         doc = json.loads(r.stdout) if r.stdout else {"checks": []}
         return r, doc, {c["check"]: c for c in doc["checks"]}
 
@@ -138,6 +139,13 @@ class Counters(TempDirTest):
         c = checks["congestion"]
         self.assertEqual(c["result"], "fail")
         self.assertTrue(c["detail"].startswith(busy + " ->"), c["detail"])
+        # Without --counters snapshots a simulation judges no counters: nothing ran in its window.
+        r2 = ibroute("accept", "--db", db, "--expect", self.path("m.json"), "--simulate", "--json", "--hosts", hosts,
+                     "--report", self.path("m2.html"), check=False)
+        d2 = json.loads(r2.stdout)
+        self.assertFalse(d2["links_measured"]["measured"])
+        self.assertIn("a simulation sends no traffic", d2["links_measured"]["why"])
+        self.assertEqual({x["check"]: x for x in d2["checks"]}["congestion"]["result"], "not measured")
         with open(self.path("m.html")) as f:
             html = f.read()
         self.assertIn('id="measured-vs-planned"', html)
