@@ -382,6 +382,8 @@ int run_accept(const AcceptOptions& o) {
   DiagnosisInput why_slow{&p.schedule, &d.pair, o.simulate ? p.schedule.timing.rate * 8 / 1e9 : 0, {}, gone};
   if (links.counters)
     for (const CounterFacts::Link& l : links.counters->links) why_slow.errors.push_back({l.link, l.what, l.errors, l.guid, l.port});
+  for (const json& l : d.suspects)
+    why_slow.bad.push_back({l["link"], l["transfers"], l["skipped"], l["failed"]});
   report["diagnosis"] = diagnosis_json(c, why_slow);
   write_html(o, c, p, report, std::move(d.pair), min_rate);
   report["report"] = o.report;

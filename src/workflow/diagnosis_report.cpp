@@ -106,6 +106,22 @@ json diagnosis_json(const FabricContext& c, const DiagnosisInput& in) {
     out.add(out.at(e.link, base), std::min(0.9, 0.4 + 0.1 * std::log10(static_cast<double>(e.errors) + 1)), e.what + " during the run");
   }
   evidence["errors"] = in.errors.size();
+  // Links where most transfers were skipped or failed: the worst few (a stalled receiver's own link
+  // stands out; the links before it carry its transfers among many others).
+  std::vector<BadLink> bad = in.bad;
+  auto share = [](const BadLink& b) {
+    const uint64_t all = b.transfers + b.skipped + b.failed;
+    return all ? static_cast<double>(b.skipped + b.failed) / static_cast<double>(all) : 0.0;
+  };
+  std::stable_sort(bad.begin(), bad.end(), [&](const BadLink& a, const BadLink& b) { return share(a) > share(b); });
+  for (size_t i = 0; i < bad.size() && i < 5 && share(bad[i]) >= 0.5; ++i) {
+    const BadLink& b = bad[i];
+    const uint64_t all = b.transfers + b.skipped + b.failed;
+    const json base{{"kind", "link"}, {"where", b.link}, {"guid", nullptr}, {"port", nullptr},
+                    {"action", "find why transfers over it hang: the receiving host (its HCA, its load) or the cable"}};
+    out.add(out.at(b.link, base), share(b) * std::min(1.0, static_cast<double>(all) / 32.0),
+            std::to_string(b.skipped) + " skipped and " + std::to_string(b.failed) + " failed of " + std::to_string(all) + " transfers over it");
+  }
   for (const std::string& h : in.gone) {
     const json base{{"kind", "host"}, {"where", h.substr(0, h.find(' '))}, {"host", h}, {"rank", nullptr},
                     {"action", "check the host: power, its HCA (ibstat), its cable and the switch port it hangs off"}};

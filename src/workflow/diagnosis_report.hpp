@@ -24,12 +24,19 @@ struct ErrorPort {
   int port = -1;
 };
 
+// A link whose transfers were skipped, failed or timed out in the run (the run's suspect_links).
+struct BadLink {
+  std::string link;
+  uint64_t transfers = 0, skipped = 0, failed = 0;  // transfers: those that arrived
+};
+
 struct DiagnosisInput {
   const schedule::Schedule* plan = nullptr;  // the schedule the run (or simulation) played
   const std::vector<float>* pair_gbps = nullptr;  // measured per pair, n x n; null or empty: no run evidence
   double pair_cap_gbps = 0;  // the measured rates' ceiling: a simulation shows a pair at most at the node's rate
   std::vector<ErrorPort> errors;
   std::vector<std::string> gone;  // hosts the scan before had and this one lacks
+  std::vector<BadLink> bad;       // links with skipped or failed transfers
 };
 
 // {"suspects": [...], "evidence": {...}}: suspects most likely first.

@@ -374,6 +374,9 @@ class RunnerInVm(unittest.TestCase):
         others = [n for h, n in bad.items() if h != stalled]
         self.assertLess(max(others, default=0), bad[stalled], f"transfers to the stalled host suffer most: {dict(bad)}")
         self.assertIn(stalled, r["suspect_links"][0]["link"].split(" -> ")[1], "the link into it tops the suspects")
+        # The run's repair list names the link into it, with the skipped transfers as evidence.
+        named = [x for x in r["diagnosis"]["suspects"] if stalled in x["where"]]
+        self.assertTrue(named and any("skipped" in e for e in named[0]["evidence"]), r["diagnosis"])
         node = next(n for n in r["nodes"] if n["host"] == stalled)
         self.assertGreater(node["ok"], 0, "its own sends go on")
 
