@@ -252,7 +252,7 @@ nlohmann::json diagnose(const FabricContext& c, const Schedule& s, const nlohman
     for (size_t i = 0; i < n; ++i)
       for (size_t k = 0; k < n; ++k) pair[i * n + k] = report["pair_mbps"][i][k].get<float>() / 1e3f;
   }
-  DiagnosisInput in{&s, &pair, 0, {}, {}};
+  DiagnosisInput in{&s, &pair, 0, {}, nullptr, {}};
   if (const nlohmann::json& lm = report["links_measured"]; lm.value("measured", false))
     for (const nlohmann::json& e : lm["errors"]) in.errors.push_back({e["link"], e["what"], e["errors"], e["guid"], e["port"]});
   if (report.contains("suspect_links"))

@@ -36,7 +36,9 @@ void Checks::add(const std::string& name, std::optional<bool> ok, json measured,
   list.push_back(c);
 }
 
-void check_fabric(const json& e, const fabric::Fabric& f, const fabric::FabricStructure& st, const std::vector<std::string>& gone, Checks& checks) {
+void check_fabric(const json& e, const fabric::Fabric& f, const fabric::FabricStructure& st, const workflow::ScanChanges& changes,
+                  Checks& checks) {
+  const std::vector<std::string>& gone = changes.hosts_gone;
   if (e.contains("topology")) {
     // "two-level", "three-level", "4-level" or a number: the switch levels counted from the hosts up.
     const json& want = e["topology"];
@@ -82,7 +84,9 @@ void check_fabric(const json& e, const fabric::Fabric& f, const fabric::FabricSt
   {
     size_t broken = st.missing.size() + st.inactive.size();
     std::string detail;
-    if (!st.missing.empty()) {
+    if (!changes.cables_gone.empty()) {
+      detail = "down since scan " + std::to_string(changes.previous) + ": " + workflow::cable_name(f, changes.cables_gone[0]);
+    } else if (!st.missing.empty()) {
       const fabric::LinkRef& m = st.missing[0];
       detail = m.b_node < 0    ? "missing: an up-link of " + f.nodes[m.a_node].desc
                : m.a_port >= 0 ? "missing: " + port_name(f, m.a_node, m.a_port) + " to " + f.nodes[m.b_node].desc

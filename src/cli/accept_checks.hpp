@@ -11,6 +11,7 @@
 #include "ibroute/fabric/model.hpp"
 #include "ibroute/fabric/structure.hpp"
 #include "ibroute/schedule/efficiency.hpp"
+#include "scan_changes.hpp"
 
 namespace ibroute::cli {
 
@@ -28,9 +29,9 @@ struct Checks {
 };
 
 // 1. Is the fabric what was ordered? topology, hosts, link width and speed, broken links, LMC.
-// `gone`: hosts of the scan before this one that this one lacks (named where the count is short).
+// `changes`: the hosts and cables the scan before had and this one lacks (named where they fail).
 void check_fabric(const nlohmann::json& expect, const fabric::Fabric& f, const fabric::FabricStructure& st,
-                  const std::vector<std::string>& gone, Checks& out);
+                  const workflow::ScanChanges& changes, Checks& out);
 
 // 2. Is the routing balanced? Host-to-host routes per up-port at every level (idle up-links fail).
 void check_routing(const nlohmann::json& expect, const fabric::Fabric& f, const fabric::FabricStructure& st, Checks& out);

@@ -130,21 +130,6 @@ std::optional<CounterWindow> stored_window(store::FabricStore& store, const Fabr
                        counter_deltas(store.load_counters(a.id), store.load_counters(b.id))};
 }
 
-// The hosts of the scan before this one that this one lacks (by description).
-std::vector<std::string> hosts_gone(store::FabricStore& store, const FabricContext& c) {
-  int64_t before = 0;
-  for (const store::ScanInfo& s : store.scans())
-    if (s.id < c.scan_id) before = std::max(before, s.id);
-  if (!before) return {};
-  std::set<std::string> now;
-  for (const fabric::Node& n : c.fabric.nodes)
-    if (fabric::is_host(n)) now.insert(n.desc);
-  std::vector<std::string> gone;
-  for (const fabric::Node& n : store.load_fabric(before, false).nodes)
-    if (fabric::is_host(n) && !now.count(n.desc)) gone.push_back(n.desc);
-  return gone;
-}
-
 // What accept judges the delivery and the links by: a simulation, or a run's report.
 struct Delivered {
   std::vector<float> pair;       // Gb/s per (sender, receiver); empty: no heat map
@@ -357,8 +342,8 @@ int run_accept(const AcceptOptions& o) {
   FabricContext c(store, o.scan);
   c.require_routes("the acceptance test");
   Checks checks;
-  const std::vector<std::string> gone = hosts_gone(store, c);
-  check_fabric(e, c.fabric, c.structure, gone, checks);  // 1. Is the fabric what was ordered?
+  const ScanChanges changes = changes_since_previous(store, c);
+  check_fabric(e, c.fabric, c.structure, changes, checks);  // 1. Is the fabric what was ordered?
   check_routing(e, c.fabric, c.structure, checks);  // 2. Is the routing balanced?
   Progress progress;
   AcceptPlanRequest req = plan_request(o, e);
@@ -379,7 +364,7 @@ int run_accept(const AcceptOptions& o) {
   check_counters(e, links.counters, links.why, checks);    // 5. Did the links stay clean?
   check_congestion(e, links.congestion, links.why, checks);  // 6. Did they wait for credits?
   json report = accept_report(o, e, c, a, checks, d, links);
-  DiagnosisInput why_slow{&p.schedule, &d.pair, o.simulate ? p.schedule.timing.rate * 8 / 1e9 : 0, {}, gone};
+  DiagnosisInput why_slow{&p.schedule, &d.pair, o.simulate ? p.schedule.timing.rate * 8 / 1e9 : 0, {}, &changes};
   if (links.counters)
     for (const CounterFacts::Link& l : links.counters->links) why_slow.errors.push_back({l.link, l.what, l.errors, l.guid, l.port});
   for (const json& l : d.suspects)

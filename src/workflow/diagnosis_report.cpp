@@ -68,8 +68,24 @@ void from_run(const FabricContext& c, const DiagnosisInput& in, Suspects& out, j
   }
 }
 
-// The scan: links down or not active, narrower or slower than their level, missing.
-void from_scan(const FabricContext& c, Suspects& out) {
+// What the scan before had and this one lacks: hosts, and cables by both ends' ports.
+void from_changes(const FabricContext& c, const ScanChanges& ch, Suspects& out) {
+  const std::string since = "in scan " + std::to_string(ch.previous) + ", not in scan " + std::to_string(c.scan_id);
+  for (const std::string& h : ch.hosts_gone) {
+    const json base{{"kind", "host"}, {"where", h.substr(0, h.find(' '))}, {"host", h}, {"rank", nullptr},
+                    {"action", "check the host: power, its HCA (ibstat), its cable and the switch port it hangs off"}};
+    out.add(out.at(h, base), 0.9, since);
+  }
+  for (const LostCable& l : ch.cables_gone) {
+    const json base{{"kind", "link"}, {"where", cable_name(c.fabric, l)}, {"guid", fabric::guid_hex(c.fabric.nodes[l.a].guid)}, {"port", l.pa},
+                    {"action", "reseat or replace the cable (both ends: the ports above), then re-run OpenSM if routes still point at it"}};
+    out.add(out.at(base["where"], base), 0.9, "cabled " + since);
+  }
+}
+
+// The scan: links down or not active, narrower or slower than their level, missing (pairs short
+// of a cable that the scan before does not name).
+void from_scan(const FabricContext& c, const ScanChanges* ch, Suspects& out) {
   const fabric::FabricStructure& st = c.structure;
   auto named = [&](const fabric::LinkRef& l, double confidence, const std::string& what) {
     if (l.a_port < 0) return;
@@ -83,6 +99,10 @@ void from_scan(const FabricContext& c, Suspects& out) {
                       fmt(") where its level's links run at %.0f Gb/s", st.link_gbps));
   }
   for (const fabric::LinkRef& l : st.missing) {
+    const bool named = ch && std::any_of(ch->cables_gone.begin(), ch->cables_gone.end(), [&](const LostCable& x) {
+      return (x.a == l.a_node && x.b == l.b_node) || (x.a == l.b_node && x.b == l.a_node);
+    });
+    if (named) continue;
     const std::string where = c.fabric.nodes[l.a_node].desc + (l.b_node >= 0 ? " -- " + c.fabric.nodes[l.b_node].desc : std::string(": an up-link"));
     json s{{"kind", "link"}, {"where", where + " (missing)"}, {"guid", fabric::guid_hex(c.fabric.nodes[l.a_node].guid)}, {"port", nullptr},
            {"action", "find the unplugged or dead cable between them (ibroute diff against an earlier scan names its ports)"}};
@@ -98,7 +118,7 @@ json diagnosis_json(const FabricContext& c, const DiagnosisInput& in) {
   Suspects out;
   json evidence = json::object();
   from_run(c, in, out, evidence);
-  from_scan(c, out);
+  from_scan(c, in.changes, out);
   for (const ErrorPort& e : in.errors) {
     const json base{{"kind", "link"}, {"where", e.link}, {"guid", e.guid.empty() ? json(nullptr) : json(e.guid)},
                     {"port", e.port >= 0 ? json(e.port) : json(nullptr)},
@@ -122,11 +142,7 @@ json diagnosis_json(const FabricContext& c, const DiagnosisInput& in) {
     out.add(out.at(b.link, base), share(b) * std::min(1.0, static_cast<double>(all) / 32.0),
             std::to_string(b.skipped) + " skipped and " + std::to_string(b.failed) + " failed of " + std::to_string(all) + " transfers over it");
   }
-  for (const std::string& h : in.gone) {
-    const json base{{"kind", "host"}, {"where", h.substr(0, h.find(' '))}, {"host", h}, {"rank", nullptr},
-                    {"action", "check the host: power, its HCA (ibstat), its cable and the switch port it hangs off"}};
-    out.add(out.at(h, base), 0.9, "in the scan before, not in scan " + std::to_string(c.scan_id));
-  }
+  if (in.changes) from_changes(c, *in.changes, out);
   std::vector<json> list;
   for (auto& [where, s] : out.by_where) list.push_back(std::move(s));
   std::stable_sort(list.begin(), list.end(), [](const json& a, const json& b) { return a["confidence"].get<double>() > b["confidence"].get<double>(); });

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fabric_context.hpp"
+#include "scan_changes.hpp"
 #include "ibroute/schedule/schedule.hpp"
 
 namespace ibroute::workflow {
@@ -35,7 +36,7 @@ struct DiagnosisInput {
   const std::vector<float>* pair_gbps = nullptr;  // measured per pair, n x n; null or empty: no run evidence
   double pair_cap_gbps = 0;  // the measured rates' ceiling: a simulation shows a pair at most at the node's rate
   std::vector<ErrorPort> errors;
-  std::vector<std::string> gone;  // hosts the scan before had and this one lacks
+  const ScanChanges* changes = nullptr;  // hosts and cables the scan before had and this one lacks
   std::vector<BadLink> bad;       // links with skipped or failed transfers
 };
 

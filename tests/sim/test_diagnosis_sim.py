@@ -31,13 +31,16 @@ class Diagnosis(TempDirTest):
         top = lost["diagnosis"]["suspects"][0]
         self.assertGreaterEqual(top["confidence"], 0.5, lost["diagnosis"])
         self.assertEqual(top["kind"], "link")
-        self.assertTrue(top["where"].startswith("ibswitch03 -- "), top)
+        self.assertTrue(top["where"].startswith("ibswitch03[10] - ibspine"), top)  # both ends, by port
+        self.assertEqual(top["port"], 10)
+        broken = {c["check"]: c for c in lost["checks"]}["broken_links"]
+        self.assertIn("down since scan 1: ibswitch03[10] - ibspine", broken["detail"])
         self.assertTrue(top["evidence"] and top["action"], top)
         with open(self.path("a.html")) as f:
             html = f.read()
         self.assertIn('<table id="diagnosis">', html)
         self.assertIn(">missing</text>", html)  # the picture draws the lost cable
-        self.assertIn("ibswitch03 -- ", html)
+        self.assertIn("ibswitch03[10] - ibspine", html)
 
     def test_a_host_lost_is_named(self):
         db = self.path("f.db")
