@@ -12,6 +12,7 @@
 #include "common.hpp"
 #include "options.hpp"
 #include "ibroute/schedule/efficiency.hpp"
+#include "scan_changes.hpp"
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/schedule/hosts.hpp"
 #include "ibroute/schedule/lower_bound.hpp"
@@ -77,6 +78,7 @@ struct Analysis {
   RoutingBalance rb;
   int rr_least = INT32_MAX;         // the least worst link any DLID choice leaves round-robin
   double bound_gbps = 0;
+  ScanChanges changes;              // cables and hosts the scan before had
   bool rr(const PatternResult& r) const { return r.pattern.rfind("rr-", 0) == 0; }
   // The round-robin patterns are whole all-to-all exchanges: how close their time comes to the least.
   std::optional<Efficiency> efficiency(const PatternResult& r) const {
@@ -225,7 +227,11 @@ nlohmann::json analysis_json(const Analysis& a) {
   const Fabric& f = a.c.fabric;
   nlohmann::json others = nlohmann::json::array();
   for (int32_t x : a.c.structure.not_hosts) others.push_back({{"name", f.nodes[x].desc}, {"kind", to_string(node_kind(f.nodes[x]))}});
+  nlohmann::json gone = nlohmann::json::array();
+  for (const LostCable& l : a.changes.cables_gone) gone.push_back(cable_name(f, l));
   return {{"scan_id", a.c.scan_id}, {"hosts", a.hosts.size()}, {"structure", structure_json(f, a.c.structure)}, {"not_hosts", others},
+          {"since_previous_scan", {{"scan_id", a.changes.previous ? nlohmann::json(a.changes.previous) : nlohmann::json(nullptr)},
+                                   {"cables_gone", gone}, {"hosts_gone", a.changes.hosts_gone}}},
           {"forwarding_tables", f.has_lfts}, {"routing_balance", routing_json(a)}, {"all_to_all_bound_gbps", a.bound_gbps},
           {"patterns", patterns_json(a)}};
 }
@@ -305,7 +311,11 @@ void print_structure(const Analysis& a) {
   print_links(f, s, "links not active", s.inactive);
   print_links(f, s, "loopback cables", s.loopbacks);
   if (!s.tree) print_links(f, s, "lateral links", s.lateral);
-  std::printf("  switch ports down   %d (not cabled or down)\n", s.ports_down);
+  std::printf("  switch ports down   %d (not cabled or down)%s\n", s.ports_down,
+              a.changes.cables_gone.empty() ? "" : (", among them the ends of " + std::to_string(a.changes.cables_gone.size()) + " cable(s) there in scan " +
+                                                   std::to_string(a.changes.previous) + ":").c_str());
+  for (size_t i = 0; i < a.changes.cables_gone.size() && i < 8; ++i) std::printf("    %s\n", cable_name(f, a.changes.cables_gone[i]).c_str());
+  if (a.changes.cables_gone.size() > 8) std::printf("    ... (--json lists all)\n");
 }
 
 void print_routing(const Analysis& a) {
@@ -369,7 +379,7 @@ void print_patterns(const AnalyzeOptions& o, const Analysis& a) {
 int run_analyze(const AnalyzeOptions& o) {
   store::FabricStore store(o.db, store::Access::read_only);
   FabricContext c(store, o.scan);
-  Analysis a{c, select_hosts(c.fabric, o.hosts), {}, std::nullopt, {}, INT32_MAX, 0};
+  Analysis a{c, select_hosts(c.fabric, o.hosts), {}, std::nullopt, {}, INT32_MAX, 0, changes_since_previous(store, c)};
   evaluate_patterns(o, policies_of(o), a);
   a.bound_gbps = all_to_all_bound_gbps(c.eval, a.hosts);
   if (c.fabric.has_lfts) a.rb = routing_balance(c.fabric, c.structure);

@@ -104,6 +104,9 @@ class Faults(TempDirTest):
         self.assertTrue(healthy["efficiency"]["complete"])
         self.assertLessEqual(rr["efficiency"]["rate_per_node_gbps"], healthy["efficiency"]["rate_per_node_gbps"] + 1e-9)
         self.assertGreaterEqual(rr["max_load"], 1)
+        # analyze names the cable that went down since the scan before, by both ends' ports.
+        gone = ibroute_json("analyze", "--db", db, "--patterns", "rr-name", "--lids", "base", "--no-fair-share")["since_previous_scan"]
+        self.assertEqual(gone["cables_gone"], [f"ibswitch03[10] - {spine_desc}[{spine_end[1]}]"])
 
     def test_switch_that_does_not_answer(self):
         db = self.path("f.db")
