@@ -52,7 +52,10 @@ void from_run(const FabricContext& c, const DiagnosisInput& in, Suspects& out, j
     evidence["run"] = "no per-pair rates (a simulation of a healthy plan, or a run above 2048 ranks)";
     return;
   }
-  const schedule::RunDiagnosis d = schedule::diagnose_run(c.eval, *in.plan, *in.pair_gbps, in.pair_cap_gbps);
+  // A link is judged on 8 pairs or more; a small run's host links carry n - 1 (at least 3).
+  const size_t n = in.plan->hosts.size();
+  const schedule::RunDiagnosis d =
+      schedule::diagnose_run(c.eval, *in.plan, *in.pair_gbps, in.pair_cap_gbps, 10, std::clamp<size_t>(n > 1 ? n - 1 : 1, 3, 8));
   evidence["run"] = {{"pairs", d.pairs}, {"median_share_of_plan", d.median_share}};
   for (const schedule::RunSuspect& x : d.suspects) {
     const std::string share = fmt("%.0f %% of their planned rate", 100 * x.factor);

@@ -35,7 +35,7 @@ MPI_ENV = ("export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP
 SKEWS_US = [0, 1500, -700, 25000, -12345.6, 3.2, 480, -90000]
 DRIFT_PPM = "0,400,-250,100"
 DRIFT_S = 90
-STALLED, DEAD, BAD_RKEY = 2, 3, 1  # MPI ranks
+STALLED, DEAD, BAD_RKEY, SLOWED = 2, 3, 1, 5  # MPI ranks
 PRELOAD = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
 
 # Slurm as a cluster runs it, on one node (the VM, hostname "vm"): slurmctld and slurmd from
@@ -196,6 +196,15 @@ class RunnerInVm(unittest.TestCase):
                                f"--hosts @/job/p4.txt --message-size 64K --rate 10M --launch {shlex.quote(private_tmp)} --run-arg=--placement "
                                "--run-arg=/job/p4.txt --run-arg=--rounds=3 --run-arg=--skip-after=8 --run-arg=--find-rate-steps=4 "
                                "--run-arg=-o --run-arg=/tmp/rank0-report.json --report /job/accept.html --json")
+        # A rank really slowed, with no flag the run or its diagnosis could read: MPI rank SLOWED
+        # shares CPU 1 with a busy loop at a lower priority (its posting and polling wait), the
+        # other ranks run on CPU 0.
+        with open(os.path.join(cls.job, "slow8.sh"), "w") as f:
+            f.write("taskset -c 1 sh -c 'while :; do :; done' & hog=$!\n"
+                    f"mpirun -np 8 --bind-to none sh -c 'if [ \"$OMPI_COMM_WORLD_RANK\" = {SLOWED} ]; then exec nice -n 10 taskset -c 1 "
+                    f"\"$0\" \"$@\"; fi; exec taskset -c 0 \"$0\" \"$@\"' {run} --schedule vm8 --placement /job/p8.txt --rounds 3 "
+                    "--skip-after 8 -o /job/slow8.json\nrc=$?; kill $hog; exit $rc\n")
+        scenarios["slow8"] = "sh /job/slow8.sh"
         with open(os.path.join(cls.job, "slurm.conf"), "w") as f:
             f.write(SLURM_CONF)
         with open(os.path.join(cls.job, "cgroup.conf"), "w") as f:
@@ -379,6 +388,14 @@ class RunnerInVm(unittest.TestCase):
         self.assertTrue(named and any("skipped" in e for e in named[0]["evidence"]), r["diagnosis"])
         node = next(n for n in r["nodes"] if n["host"] == stalled)
         self.assertGreater(node["ok"], 0, "its own sends go on")
+
+    def test_a_rank_really_slowed_is_named_as_the_slow_host(self):
+        rc, err, r = self.result("slow8")
+        self.assertIn(rc, (0, 1), err[-2000:])
+        hosts = [x for x in r["diagnosis"]["suspects"] if x["kind"] == "host"]
+        self.assertTrue(hosts, r["diagnosis"])
+        self.assertEqual(hosts[0]["where"], self.hosts[SLOWED], r["diagnosis"])
+        self.assertIn("transfers from it", hosts[0]["evidence"][0])
 
     def test_unreliable_writes_deliver_what_they_report_and_count_the_rest_lost(self):
         r = self.check_clean("uc", 4, 3)  # receivers verified every byte; ok == arrived on every path
