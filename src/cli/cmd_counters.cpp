@@ -69,78 +69,65 @@ struct Reading {
 };
 
 void print_reading_json(const CountersOptions& o, const Reading& r) {
-  const Fabric& f = r.f;
-  const CounterSnapshot& now = r.now;
-  const auto& prev = r.prev;
-  const int64_t scan = r.scan, id = r.id;
-  auto name = [&](int32_t node, int port) { return r.name(node, port); };
-  const auto& deltas = r.deltas;
-  const auto& with_errors = r.with_errors;
   nlohmann::json ports = nlohmann::json::array();
-  for (const PortDelta& d : deltas) {
+  for (const PortDelta& d : r.deltas) {
     nlohmann::json delta, abs;
     for (size_t i = 0; i < kCounters; ++i) delta[std::string(counter_info(i).name)] = d.delta[i], abs[std::string(counter_info(i).name)] = d.now[i];
-    ports.push_back({{"link", name(d.node, d.port)}, {"node_guid", guid_hex(f.nodes[d.node].guid)}, {"port", d.port},
+    ports.push_back({{"link", r.name(d.node, d.port)}, {"node_guid", guid_hex(r.f.nodes[d.node].guid)}, {"port", d.port},
                      {"xmit_bytes", d.delta[0] * 4}, {"rcv_bytes", d.delta[1] * 4}, {"errors", d.errors()}, {"delta", delta},
                      {"now", abs}, {"wrapped", flagged(d.wrapped)}, {"saturated", flagged(d.saturated)}});
   }
   auto list = [&](const std::vector<std::pair<int32_t, int>>& v) {
     nlohmann::json a = nlohmann::json::array();
-    for (auto [n, p] : v) a.push_back({{"link", name(n, p)}, {"node_guid", guid_hex(f.nodes[n].guid)}, {"port", p}});
+    for (auto [n, p] : v) a.push_back({{"link", r.name(n, p)}, {"node_guid", guid_hex(r.f.nodes[n].guid)}, {"port", p}});
     return a;
   };
   nlohmann::json errs = nlohmann::json::array();
-  for (const PortSample* s : with_errors) {
+  for (const PortSample* s : r.with_errors) {
     nlohmann::json c;
     for (size_t i = 0; i < kCounters; ++i)
       if (counter_info(i).error && s->v[i]) c[std::string(counter_info(i).name)] = s->v[i];
-    errs.push_back({{"link", name(s->node, s->port)}, {"counters", c}});
+    errs.push_back({{"link", r.name(s->node, s->port)}, {"counters", c}});
   }
-  print_json({{"scan_id", scan}, {"snapshot_id", id}, {"label", o.label}, {"ports_read", now.ports.size()},
-              {"previous_snapshot_id", prev ? nlohmann::json(prev->id) : nlohmann::json(nullptr)},
-              {"previous_taken_at", prev ? nlohmann::json(prev->taken_at) : nlohmann::json(nullptr)},
-              {"unanswered", list(now.unanswered)}, {"no_extended", list(now.no_extended)}, {"ports", ports},
+  print_json({{"scan_id", r.scan}, {"snapshot_id", r.id}, {"label", o.label}, {"ports_read", r.now.ports.size()},
+              {"previous_snapshot_id", r.prev ? nlohmann::json(r.prev->id) : nlohmann::json(nullptr)},
+              {"previous_taken_at", r.prev ? nlohmann::json(r.prev->taken_at) : nlohmann::json(nullptr)},
+              {"unanswered", list(r.now.unanswered)}, {"no_extended", list(r.now.no_extended)}, {"ports", ports},
               {"error_counts", errs}});
 }
 
 void print_reading(const CountersOptions& o, const Reading& r) {
-  const CounterSnapshot& now = r.now;
-  const auto& prev = r.prev;
-  const int64_t scan = r.scan, id = r.id;
-  auto name = [&](int32_t node, int port) { return r.name(node, port); };
-  const auto& deltas = r.deltas;
-  const auto& with_errors = r.with_errors;
-  std::printf("counters of scan %lld: %zu ports read, snapshot %lld%s\n", static_cast<long long>(scan), now.ports.size(),
-              static_cast<long long>(id), o.label.empty() ? "" : (" '" + o.label + "'").c_str());
-  if (!now.no_extended.empty())
-    std::printf("  %zu port(s) without PortCountersExtended (data counts 32 bits, saturating), e.g. %s\n", now.no_extended.size(),
-                name(now.no_extended[0].first, now.no_extended[0].second).c_str());
-  for (size_t i = 0; i < now.unanswered.size() && i < 10; ++i)
-    std::printf("  no answer: %s\n", name(now.unanswered[i].first, now.unanswered[i].second).c_str());
-  if (now.unanswered.size() > 10) std::printf("  ... %zu ports did not answer in all\n", now.unanswered.size());
-  if (!prev) {
+  std::printf("counters of scan %lld: %zu ports read, snapshot %lld%s\n", static_cast<long long>(r.scan), r.now.ports.size(),
+              static_cast<long long>(r.id), o.label.empty() ? "" : (" '" + o.label + "'").c_str());
+  if (!r.now.no_extended.empty())
+    std::printf("  %zu port(s) without PortCountersExtended (data counts 32 bits, saturating), e.g. %s\n", r.now.no_extended.size(),
+                r.name(r.now.no_extended[0].first, r.now.no_extended[0].second).c_str());
+  for (size_t i = 0; i < r.now.unanswered.size() && i < 10; ++i)
+    std::printf("  no answer: %s\n", r.name(r.now.unanswered[i].first, r.now.unanswered[i].second).c_str());
+  if (r.now.unanswered.size() > 10) std::printf("  ... %zu ports did not answer in all\n", r.now.unanswered.size());
+  if (!r.prev) {
     std::printf("first snapshot of this scan: the next 'ibroute counters' shows what changed since now\n");
   } else {
-    std::printf("since snapshot %lld (%s), worst first:\n", static_cast<long long>(prev->id), prev->taken_at.c_str());
+    std::printf("since snapshot %lld (%s), worst first:\n", static_cast<long long>(r.prev->id), r.prev->taken_at.c_str());
     std::printf("  %-58s %10s %10s %12s  %s\n", "port (link it sends on)", "sent", "received", "XmitWait", "errors that rose");
-    for (size_t i = 0; i < deltas.size() && i < o.top; ++i) {
-      const PortDelta& d = deltas[i];
+    for (size_t i = 0; i < r.deltas.size() && i < o.top; ++i) {
+      const PortDelta& d = r.deltas[i];
       std::string note;
       if (d.wrapped) note += "  (went back, wrapped or reset: " + flagged(d.wrapped)[0] + ")";
       if (d.saturated) note += "  (at its maximum, stopped counting: " + flagged(d.saturated)[0] + ")";
-      std::printf("  %-58s %10s %10s %12llu  %s%s\n", name(d.node, d.port).c_str(), bytes_text(d.delta[0]).c_str(),
+      std::printf("  %-58s %10s %10s %12llu  %s%s\n", r.name(d.node, d.port).c_str(), bytes_text(d.delta[0]).c_str(),
                   bytes_text(d.delta[1]).c_str(), static_cast<unsigned long long>(d.delta[static_cast<size_t>(Counter::xmit_wait)]),
                   errors_text(d).c_str(), note.c_str());
     }
-    if (deltas.size() > o.top) std::printf("  ... %zu ports in all (--top N, --json for every one)\n", deltas.size());
+    if (r.deltas.size() > o.top) std::printf("  ... %zu ports in all (--top N, --json for every one)\n", r.deltas.size());
   }
-  if (!with_errors.empty()) {
-    std::printf("error counters not zero (absolute, %zu port(s)):\n", with_errors.size());
-    for (size_t i = 0; i < with_errors.size() && i < o.top; ++i) {
+  if (!r.with_errors.empty()) {
+    std::printf("error counters not zero (absolute, %zu port(s)):\n", r.with_errors.size());
+    for (size_t i = 0; i < r.with_errors.size() && i < o.top; ++i) {
       std::string c;
       for (size_t k = 0; k < kCounters; ++k)
-        if (counter_info(k).error && with_errors[i]->v[k]) c += (c.empty() ? "" : ", ") + std::string(counter_info(k).ib) + " " + std::to_string(with_errors[i]->v[k]);
-      std::printf("  %-58s %s\n", name(with_errors[i]->node, with_errors[i]->port).c_str(), c.c_str());
+        if (counter_info(k).error && r.with_errors[i]->v[k]) c += (c.empty() ? "" : ", ") + std::string(counter_info(k).ib) + " " + std::to_string(r.with_errors[i]->v[k]);
+      std::printf("  %-58s %s\n", r.name(r.with_errors[i]->node, r.with_errors[i]->port).c_str(), c.c_str());
     }
   }
 }

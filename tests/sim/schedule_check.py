@@ -206,6 +206,26 @@ def phase_link_loads(r, hosts, phase):
     return load
 
 
+def least_of(r, hosts, senders, receivers, host_rate, counts):
+    """T*: each host's messages over its own link, each leaf's leaving and entering transfers over
+    its up-links — those `counts(leaf, port)` admits."""
+    S, R = set(senders), set(receivers)
+    least = 0.0
+    for i, (n, p, _, _, _) in enumerate(hosts):
+        msgs = max(len(R - {i}) if i in S else 0, len(S - {i}) if i in R else 0)
+        least = max(least, msgs * host_rate / r.rate[(n, p)])
+    by_leaf = collections.defaultdict(list)
+    for i, (n, p, _, _, leaf) in enumerate(hosts):
+        by_leaf[leaf].append(i)
+    for leaf, members in by_leaf.items():
+        up = sum(r.rate[(leaf, q)] / host_rate for (m, q) in r.peer if m == leaf and r.switch_link(leaf, q) and counts(leaf, q))
+        s_in = sum(1 for i in members if i in S)
+        r_in = sum(1 for i in members if i in R)
+        if up > 0:
+            least = max(least, s_in * (len(R) - r_in) / up, r_in * (len(S) - s_in) / up)
+    return least
+
+
 def efficiency(db, scan, doc):
     """T, T* and T*/T of an exported schedule from the stored routes: T sums each phase's time (its
     worst link's transfers x host rate / link rate, at least 1), T* is the largest of each host's
@@ -222,21 +242,7 @@ def efficiency(db, scan, doc):
         load = phase_link_loads(r, hosts, phase)
         worst = max((c * host_rate / r.rate[l] for l, c in load.items()), default=0)
         total += math.ceil(worst - 1e-9) if worst > 1 else (1 if phase else 0)
-    S, R = set(senders), set(receivers)
-    least = 0.0
-    for i, (n, p, _, _, _) in enumerate(hosts):
-        msgs = max(len(R - {i}) if i in S else 0, len(S - {i}) if i in R else 0)
-        least = max(least, msgs * host_rate / r.rate[(n, p)])
-    by_leaf = collections.defaultdict(list)
-    for i, (n, p, _, _, leaf) in enumerate(hosts):
-        by_leaf[leaf].append(i)
-    for leaf, members in by_leaf.items():
-        up = sum(r.rate[(leaf, q)] / host_rate for (m, q) in r.peer if m == leaf and r.switch_link(leaf, q))
-        s_in = sum(1 for i in members if i in S)
-        r_in = sum(1 for i in members if i in R)
-        if up > 0:
-            least = max(least, s_in * (len(R) - r_in) / up, r_in * (len(S) - s_in) / up)
-    return total, least, len(phases)
+    return total, least_of(r, hosts, senders, receivers, host_rate, lambda leaf, q: True), len(phases)
 
 
 def tables_least_time(db, scan, doc):
@@ -247,7 +253,6 @@ def tables_least_time(db, scan, doc):
     hosts = [r.ports[h["port_guid"]] for h in doc["hosts"]]
     host_rate = sorted(r.rate[(n, p)] for n, p, _, _, _ in hosts)[len(hosts) // 2]
     senders, receivers = groups_of(doc)
-    S, R = set(senders), set(receivers)
     leaves = {leaf for _, _, _, _, leaf in hosts}
     used = set()
     for leaf in leaves:
@@ -257,20 +262,7 @@ def tables_least_time(db, scan, doc):
                 for hop in (hops or "").split():
                     n, p = map(int, hop.split(":"))
                     used.add((n, p))
-    least = 0.0
-    for i, (n, p, _, _, _) in enumerate(hosts):
-        msgs = max(len(R - {i}) if i in S else 0, len(S - {i}) if i in R else 0)
-        least = max(least, msgs * host_rate / r.rate[(n, p)])
-    by_leaf = collections.defaultdict(list)
-    for i, (n, p, _, _, leaf) in enumerate(hosts):
-        by_leaf[leaf].append(i)
-    for leaf, members in by_leaf.items():
-        up = sum(r.rate[(leaf, q)] / host_rate for (m, q) in r.peer if m == leaf and r.switch_link(leaf, q) and (leaf, q) in used)
-        s_in = sum(1 for i in members if i in S)
-        r_in = sum(1 for i in members if i in R)
-        if up > 0:
-            least = max(least, s_in * (len(R) - r_in) / up, r_in * (len(S) - s_in) / up)
-    return least
+    return least_of(r, hosts, senders, receivers, host_rate, lambda leaf, q: (leaf, q) in used)
 
 
 def round_robin(db, scan, names, senders=(), receivers=(), topology=False):
