@@ -166,4 +166,97 @@ RunDiagnosis diagnose_run(const EvalContext& ctx, const Schedule& s, const std::
   return d;
 }
 
+namespace {
+
+// Pairs into phases where no host sends or receives twice (first fit).
+std::vector<Phase> pack_pairs(size_t n, const std::vector<std::array<int32_t, 3>>& pairs) {
+  std::vector<Phase> phases;
+  std::vector<std::vector<char>> sends, receives;
+  for (const auto& [src, dst, dlid] : pairs) {
+    size_t k = 0;
+    while (k < phases.size() && (sends[k][static_cast<size_t>(src)] || receives[k][static_cast<size_t>(dst)])) ++k;
+    if (k == phases.size()) {
+      phases.emplace_back();
+      phases.back().dst.assign(n, -1), phases.back().dlid.assign(n, 0);
+      sends.emplace_back(n, 0), receives.emplace_back(n, 0);
+    }
+    phases[k].dst[static_cast<size_t>(src)] = dst, phases[k].dlid[static_cast<size_t>(src)] = static_cast<uint16_t>(dlid);
+    sends[k][static_cast<size_t>(src)] = 1, receives[k][static_cast<size_t>(dst)] = 1;
+  }
+  return phases;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 1;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+Confirmation confirmation_schedule(const EvalContext& ctx, const Schedule& plan, const std::vector<int32_t>& links, size_t per_link) {
+  Confirmation c;
+  c.links = links;
+  c.over.resize(links.size()), c.controls.resize(links.size());
+  const size_t n = plan.hosts.size();
+  std::vector<std::array<int32_t, 3>> chosen;
+  std::vector<char> used(n * n, 0);
+  PathFinder finder(ctx.fabric, ctx.links);
+  std::vector<int32_t> path;
+  auto take = [&](size_t i, const Phase& ph, std::vector<std::pair<int32_t, int32_t>>& into) {
+    const size_t at = i * n + static_cast<size_t>(ph.dst[i]);
+    if (used[at]) return;
+    used[at] = 1;
+    into.emplace_back(static_cast<int32_t>(i), ph.dst[i]);
+    chosen.push_back({static_cast<int32_t>(i), ph.dst[i], ph.dlid[i]});
+  };
+  for (size_t s = 0; s < links.size(); ++s) {
+    std::vector<char> sender(n, 0), receiver(n, 0);
+    for (const Phase& ph : plan.phases)  // its transfers
+      for (size_t i = 0; i < ph.dst.size() && c.over[s].size() < per_link; ++i)
+        if (ph.dst[i] >= 0 && finder.path(plan.hosts[i].node, plan.hosts[i].port, ph.dlid[i], path) == RouteStatus::ok &&
+            std::find(path.begin(), path.end(), links[s]) != path.end())
+          take(i, ph, c.over[s]), sender[i] = 1, receiver[static_cast<size_t>(ph.dst[i])] = 1;
+    // The controls: transfers of the same senders, or to the same receivers (a host's own link
+    // carries all of its sends), that avoid every suspect.
+    for (const Phase& ph : plan.phases)
+      for (size_t i = 0; i < ph.dst.size() && c.controls[s].size() < c.over[s].size(); ++i)
+        if (ph.dst[i] >= 0 && (sender[i] || receiver[static_cast<size_t>(ph.dst[i])]) &&
+            finder.path(plan.hosts[i].node, plan.hosts[i].port, ph.dlid[i], path) == RouteStatus::ok &&
+            std::none_of(path.begin(), path.end(), [&](int32_t l) { return std::find(links.begin(), links.end(), l) != links.end(); }))
+          take(i, ph, c.controls[s]);
+  }
+  c.schedule.name = plan.name + "-confirm";
+  c.schedule.hosts = plan.hosts;
+  c.schedule.bound = plan.bound;
+  c.schedule.method = "confirmation";
+  c.schedule.timing = plan.timing;
+  c.schedule.phases = pack_pairs(n, chosen);
+  return c;
+}
+
+std::vector<Verdict> judge_confirmation(const EvalContext& ctx, const Confirmation& c, const std::vector<float>& observed) {
+  const size_t n = c.schedule.hosts.size();
+  const std::vector<float> planned = planned_pair_gbps(ctx, c.schedule);
+  auto shares = [&](const std::vector<std::pair<int32_t, int32_t>>& pairs) {
+    std::vector<double> v;
+    for (auto [s, d] : pairs) {
+      const size_t at = static_cast<size_t>(s) * n + static_cast<size_t>(d);
+      if (observed.size() == n * n && planned[at] > 0 && observed[at] >= 0) v.push_back(std::min(1.0, static_cast<double>(observed[at] / planned[at])));
+    }
+    return v;
+  };
+  std::vector<Verdict> out;
+  for (size_t s = 0; s < c.links.size(); ++s) {
+    Verdict v;
+    v.link = c.links[s];
+    const std::vector<double> over = shares(c.over[s]), controls = shares(c.controls[s]);
+    v.share = median(over), v.controls = median(controls);
+    v.confirmed = !over.empty() && v.share <= 0.8 * v.controls;
+    v.cleared = !over.empty() && v.share >= 0.95 * v.controls;
+    out.push_back(v);
+  }
+  return out;
+}
+
 }  // namespace ibroute::schedule

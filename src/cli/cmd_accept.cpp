@@ -33,6 +33,7 @@
 #include "ibroute/fabric/dot.hpp"
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/schedule/admission.hpp"
+#include "ibroute/schedule/diagnosis.hpp"
 #include "ibroute/schedule/hosts.hpp"
 #include "ibroute/schedule/efficiency.hpp"
 #include "ibroute/schedule/lower_bound.hpp"
@@ -65,8 +66,15 @@ struct AcceptOptions {
   std::string rate;
   std::string report = "accept-report.html";
   std::string counters = "auto";  // auto | snapshots | off: which counter window the links are judged by
+  bool confirm = false;           // one more run of the suspects' transfers and controls (with --launch)
   bool json = false;
 };
+
+std::string fmt_share(const char* f, const Verdict& v) {
+  char buf[200];
+  std::snprintf(buf, sizeof buf, f, 100 * v.share, 100 * v.controls);
+  return buf;
+}
 
 json load_json(const LoadReport& l) {
   json h = json::object();
@@ -268,6 +276,55 @@ std::set<std::pair<int, int>> suspect_ports(const FabricContext& c, const json& 
   return out;
 }
 
+// The suspects a confirmation run can test: links (by GUID and port) and hosts (their own link,
+// sending), confidence 0.3 or more, at most three.
+std::vector<int32_t> suspect_links(const FabricContext& c, const Schedule& plan, const json& suspects) {
+  std::map<std::string, int32_t> node_of;
+  for (size_t i = 0; i < c.fabric.nodes.size(); ++i) node_of.emplace(fabric::guid_hex(c.fabric.nodes[i].guid), static_cast<int32_t>(i));
+  std::vector<int32_t> out;
+  for (const json& s : suspects) {
+    if (out.size() >= 3 || s["confidence"].get<double>() < 0.3) break;
+    if (s["kind"] == "host" && s.value("rank", json()).is_number_integer()) {
+      const Host& h = plan.hosts[static_cast<size_t>(s["rank"].get<int>())];
+      out.push_back(c.links.id(h.node, h.port));
+    } else if (s.value("guid", json()).is_string() && s.value("port", json()).is_number_integer()) {
+      if (auto it = node_of.find(s["guid"].get<std::string>()); it != node_of.end()) out.push_back(c.links.id(it->second, s["port"].get<int>()));
+    }
+  }
+  return out;
+}
+
+// accept --confirm: the suspects' transfers and controls from the same senders run once more; a
+// suspect whose transfers are slow again while the controls are not is confirmed, one whose
+// transfers run as the controls do is cleared. The list is re-ranked by what the run showed.
+void confirm(const AcceptOptions& o, store::FabricStore& store, const FabricContext& c, const PlanOutcome& p, json& diagnosis) {
+  const std::vector<int32_t> links = suspect_links(c, p.schedule, diagnosis["suspects"]);
+  if (links.empty()) {
+    diagnosis["confirmation"] = {{"run", false}, {"why", "no suspect of confidence 0.3 or more to confirm"}};
+    return;
+  }
+  Confirmation conf = confirmation_schedule(c.eval, p.schedule, links);
+  time_schedule(c.eval, evaluate(c.eval, conf.schedule.hosts, conf.schedule.phases, false), p.schedule.timing.message_size,
+                o.rate.empty() ? 0 : parse_quantity(o.rate, false, "--rate"), conf.schedule);
+  store.save_schedule(c.scan_id, conf.schedule, 0, 0, 0, true);
+  RunReportInput run = parse_run_report(launch_run(o, store, conf.schedule.name, conf.schedule.hosts.size(), std::nullopt, 0),
+                                        "the report of the confirmation run", conf.schedule.hosts.size());
+  json verdicts = json::array();
+  for (const Verdict& v : judge_confirmation(c.eval, conf, run.pair_gbps)) {
+    const std::string where = link_name(c, v.link);
+    const std::string verdict = v.confirmed ? "confirmed" : v.cleared ? "cleared" : "unclear";
+    verdicts.push_back({{"link", where}, {"share", v.share}, {"controls", v.controls}, {"verdict", verdict}});
+    for (json& s : diagnosis["suspects"])
+      if (s.value("guid", json()) == fabric::guid_hex(c.fabric.nodes[c.links.node(v.link)].guid) && s.value("port", json()) == c.links.port(v.link)) {
+        s["evidence"].push_back(fmt_share("confirmation run: its transfers at %.0f %% of plan, the same senders' others at %.0f %%", v) + " (" + verdict + ")");
+        s["confidence"] = v.confirmed ? std::max(0.95, s["confidence"].get<double>()) : v.cleared ? 0.3 * s["confidence"].get<double>() : s["confidence"].get<double>();
+      }
+  }
+  std::stable_sort(diagnosis["suspects"].begin(), diagnosis["suspects"].end(),
+                   [](const json& a, const json& b) { return a["confidence"].get<double>() > b["confidence"].get<double>(); });
+  diagnosis["confirmation"] = {{"run", true}, {"schedule", conf.schedule.name}, {"verdicts", verdicts}};
+}
+
 // The self-contained page: the plan's picture (every link coloured by its worst concurrent load)
 // and the pairs' heat map, whose full mark is what each pair must deliver — the rate the
 // expectation demands of a node, else the plan's. Not the plan's alone: a plan over the bound is
@@ -335,6 +392,7 @@ Delivered deliver(const AcceptOptions& o, const json& e, store::FabricStore& sto
 int run_accept(const AcceptOptions& o) {
   if (int(o.simulate) + int(!o.launch.empty()) + int(!o.run_report.empty()) != 1)
     throw InputError("give exactly one of --simulate, --launch CMD, --run-report FILE");
+  if (o.confirm && o.launch.empty()) throw InputError("--confirm runs the suspects' transfers once more: it needs --launch");
   const Expectation ex = read_expectation(o.expect);
   const json& e = ex.doc;
   if (o.rescan) rescan(o);
@@ -370,6 +428,7 @@ int run_accept(const AcceptOptions& o) {
   for (const json& l : d.suspects)
     why_slow.bad.push_back({l["link"], l["transfers"], l["skipped"], l["failed"]});
   report["diagnosis"] = diagnosis_json(c, why_slow);
+  if (o.confirm) confirm(o, store, c, p, report["diagnosis"]);
   write_html(o, c, p, report, std::move(d.pair), min_rate);
   report["report"] = o.report;
   if (o.json) print_json(report);
@@ -412,6 +471,9 @@ Runner setup_accept(CLI::App& app) {
   add_rate_options(c, o->rate, o->message_size, "the most the fabric carries (message_size in the expectation wins)");
   c->add_option("--method", o->method, "planning method, as plan --method: auto, free or structure")->capture_default_str();
   c->add_option("--report", o->report, "HTML report to write")->capture_default_str();
+  c->add_flag("--confirm", o->confirm,
+              "with --launch: run the top suspects' transfers once more beside the same senders' others, and confirm or clear "
+              "each suspect by what that run shows");
   c->add_option("--counters", o->counters,
                 "the ports' counters the links are judged by: auto (the run's own reading; --run-report without one: the "
                 "scan's last two snapshots; --simulate: none), snapshots (the scan's last two, from ibroute counters around "

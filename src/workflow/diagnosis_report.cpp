@@ -167,6 +167,12 @@ std::string diagnosis_text(const json& d, size_t most) {
     for (size_t k = 0; k < s["evidence"].size(); ++k) out += (k ? "; " : "") + s["evidence"][k].get<std::string>();
     out += "\n     -> " + s["action"].get<std::string>() + "\n";
   }
+  if (d.contains("confirmation") && d["confirmation"].value("run", false))
+    for (const json& v : d["confirmation"]["verdicts"])
+      out += "  confirmation run: " + v["link"].get<std::string>() + " " + v["verdict"].get<std::string>() +
+             fmt(" (its transfers at %.0f %% of plan, the controls at %.0f %%)", 100 * v["share"].get<double>(), 100 * v["controls"].get<double>()) + "\n";
+  else if (d.contains("confirmation"))
+    out += "  confirmation run: not made (" + d["confirmation"].value("why", std::string()) + ")\n";
   return out;
 }
 

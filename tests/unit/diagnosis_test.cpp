@@ -127,4 +127,34 @@ TEST(Diagnosis, AHostAPortAndThreeMildCablesAreTold) {
   }
 }
 
+// The confirmation run: the suspects' transfers and controls from the same senders, one more run
+// (emulated, the fault list unseen) confirms the faulty cable and clears the innocent one.
+TEST(Diagnosis, AConfirmationRunTellsTheFaultyCableFromAnInnocentOne) {
+  const World w = half_fat_tree_864();
+  const Schedule s = round_robin_spread(w);
+  const int32_t bad = leaf_up_link(w, 7, 3), innocent = leaf_up_link(w, 9, 2);
+  const Confirmation c = confirmation_schedule(w.ctx, s, {bad, innocent}, 16);
+  ASSERT_EQ(c.over.size(), 2u);
+  for (size_t k = 0; k < 2; ++k) {
+    EXPECT_EQ(c.over[k].size(), 16u);
+    EXPECT_EQ(c.controls[k].size(), 16u);
+  }
+  // No host sends or receives twice in a phase, every chosen pair is in it once.
+  size_t transfers = 0;
+  for (const Phase& ph : c.schedule.phases) {
+    std::vector<int> got(s.hosts.size(), 0);
+    for (size_t i = 0; i < ph.dst.size(); ++i)
+      if (ph.dst[i] >= 0) {
+        ++transfers;
+        EXPECT_EQ(got[static_cast<size_t>(ph.dst[i])]++, 0);
+      }
+  }
+  EXPECT_EQ(transfers, 64u);
+  const std::vector<Verdict> v = judge_confirmation(w.ctx, c, emulate(w, c.schedule, {{bad, 0.4}}, 0.05, 0, 4));
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_TRUE(v[0].confirmed) << v[0].share << " vs " << v[0].controls;
+  EXPECT_NEAR(v[0].share, 0.4, 0.05);
+  EXPECT_TRUE(v[1].cleared) << v[1].share << " vs " << v[1].controls;
+}
+
 }  // namespace

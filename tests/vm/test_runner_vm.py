@@ -205,6 +205,17 @@ class RunnerInVm(unittest.TestCase):
                     f"\"$0\" \"$@\"; fi; exec taskset -c 0 \"$0\" \"$@\"' {run} --schedule vm8 --placement /job/p8.txt --rounds 3 "
                     "--skip-after 8 -o /job/slow8.json\nrc=$?; kill $hog; exit $rc\n")
         scenarios["slow8"] = "sh /job/slow8.sh"
+        # The same slowed rank under accept --launch --confirm: named, then confirmed by one more run.
+        with open(os.path.join(cls.job, "slowlaunch.sh"), "w") as f:
+            f.write("taskset -c 1 sh -c 'while :; do :; done' & hog=$!\n"
+                    f"mpirun -np 8 --bind-to none sh -c 'if [ \"$OMPI_COMM_WORLD_RANK\" = {SLOWED} ]; then exec nice -n 10 taskset -c 1 "
+                    "\"$0\" \"$@\"; fi; exec taskset -c 0 \"$0\" \"$@\"' \"$@\"\nrc=$?; kill $hog; exit $rc\n")
+        with open(os.path.join(cls.job, "expect8.json"), "w") as f:
+            json.dump({"hosts": 96}, f)
+        scenarios["confirm"] = (f"cp /tmp/fab.db /var/tmp/conf.db && {shlex.quote(IBROUTE)} accept --db /var/tmp/conf.db --expect /job/expect8.json "
+                                "--hosts @/job/p8.txt --message-size 64K --rate 5M --launch 'sh /job/slowlaunch.sh' --confirm "
+                                "--run-arg=--placement --run-arg=/job/p8.txt --run-arg=--rounds=3 --run-arg=--skip-after=8 "
+                                "--report /job/confirm.html --json")
         with open(os.path.join(cls.job, "slurm.conf"), "w") as f:
             f.write(SLURM_CONF)
         with open(os.path.join(cls.job, "cgroup.conf"), "w") as f:
@@ -396,6 +407,18 @@ class RunnerInVm(unittest.TestCase):
         self.assertTrue(hosts, r["diagnosis"])
         self.assertEqual(hosts[0]["where"], self.hosts[SLOWED], r["diagnosis"])
         self.assertIn("transfers from it", hosts[0]["evidence"][0])
+
+    def test_accept_confirms_the_slowed_rank_by_one_more_run(self):
+        rc, err, _ = self.result("confirm")
+        with open(os.path.join(self.job, "confirm.out")) as f:
+            r = json.load(f)
+        d = r["diagnosis"]
+        self.assertTrue(d["confirmation"]["run"], f"{d}\n{err[-2000:]}")
+        top = d["suspects"][0]
+        self.assertEqual((top["kind"], top["where"]), ("host", self.hosts[SLOWED]), d)
+        verdicts = {v["link"]: v["verdict"] for v in d["confirmation"]["verdicts"]}
+        mine = [v for link, v in verdicts.items() if link.startswith(self.hosts[SLOWED])]
+        self.assertEqual(mine, ["confirmed"], d["confirmation"])
 
     def test_unreliable_writes_deliver_what_they_report_and_count_the_rest_lost(self):
         r = self.check_clean("uc", 4, 3)  # receivers verified every byte; ok == arrived on every path

@@ -45,4 +45,27 @@ struct RunDiagnosis {
 RunDiagnosis diagnose_run(const EvalContext& ctx, const Schedule& s, const std::vector<float>& observed, double cap_gbps = 0,
                           size_t at_most = 10, size_t min_transfers = 8);
 
+// A confirmation run for suspect links: for each, up to `per_link` of the plan's transfers that
+// cross it and as many transfers of the same senders or to the same receivers that avoid every
+// suspect (the controls),
+// packed into phases in which no host sends or receives twice. The hosts, timing and bound are the
+// plan's; the phases are new (time them before running). One more run tells the suspects apart:
+// their transfers slow, the controls at plan.
+struct Confirmation {
+  Schedule schedule;
+  std::vector<int32_t> links;                    // the suspects, in the order given
+  std::vector<std::vector<std::pair<int32_t, int32_t>>> over, controls;  // per suspect: (src, dst) pairs
+};
+Confirmation confirmation_schedule(const EvalContext& ctx, const Schedule& plan, const std::vector<int32_t>& links, size_t per_link = 16);
+
+// The confirmation run read back: per suspect the median share of plan of its transfers and of its
+// controls, and whether it is confirmed (its transfers at most 0.8 of the controls') or cleared
+// (at least 0.95 of them).
+struct Verdict {
+  int32_t link = -1;
+  double share = 1, controls = 1;
+  bool confirmed = false, cleared = false;
+};
+std::vector<Verdict> judge_confirmation(const EvalContext& ctx, const Confirmation& c, const std::vector<float>& observed);
+
 }  // namespace ibroute::schedule
