@@ -255,6 +255,9 @@ nlohmann::json diagnose(const FabricContext& c, const Schedule& s, const nlohman
   DiagnosisInput in{&s, &pair, 0, {}, nullptr, {}};
   if (const nlohmann::json& lm = report["links_measured"]; lm.value("measured", false))
     for (const nlohmann::json& e : lm["errors"]) in.errors.push_back({e["link"], e["what"], e["errors"], e["guid"], e["port"]});
+  in.node_send_gbps.assign(n, -1);
+  for (const nlohmann::json& x : report["nodes"])
+    if (const size_t r = x["rank"].get<size_t>(); r < n) in.node_send_gbps[r] = x["send_gbps"].get<double>();
   if (report.contains("suspect_links"))
     for (const nlohmann::json& l : report["suspect_links"]) in.bad.push_back({l["link"], l["transfers"], l["skipped"], l["failed"]});
   return diagnosis_json(c, in);

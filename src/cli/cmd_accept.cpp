@@ -294,6 +294,15 @@ std::vector<int32_t> suspect_links(const FabricContext& c, const Schedule& plan,
   return out;
 }
 
+// Whether suspect `s` is link `link`: a link by its transmitting port, a host by its own link.
+bool names_link(const FabricContext& c, const Schedule& plan, const json& s, int32_t link) {
+  if (s["kind"] == "host" && s.value("rank", json()).is_number_integer()) {
+    const Host& h = plan.hosts[static_cast<size_t>(s["rank"].get<int>())];
+    return c.links.id(h.node, h.port) == link;
+  }
+  return s.value("guid", json()) == fabric::guid_hex(c.fabric.nodes[c.links.node(link)].guid) && s.value("port", json()) == c.links.port(link);
+}
+
 // accept --confirm: the suspects' transfers and controls from the same senders run once more; a
 // suspect whose transfers are slow again while the controls are not is confirmed, one whose
 // transfers run as the controls do is cleared. The list is re-ranked by what the run showed.
@@ -315,7 +324,7 @@ void confirm(const AcceptOptions& o, store::FabricStore& store, const FabricCont
     const std::string verdict = v.confirmed ? "confirmed" : v.cleared ? "cleared" : "unclear";
     verdicts.push_back({{"link", where}, {"share", v.share}, {"controls", v.controls}, {"verdict", verdict}});
     for (json& s : diagnosis["suspects"])
-      if (s.value("guid", json()) == fabric::guid_hex(c.fabric.nodes[c.links.node(v.link)].guid) && s.value("port", json()) == c.links.port(v.link)) {
+      if (names_link(c, p.schedule, s, v.link)) {
         s["evidence"].push_back(fmt_share("confirmation run: its transfers at %.0f %% of plan, the same senders' others at %.0f %%", v) + " (" + verdict + ")");
         s["confidence"] = v.confirmed ? std::max(0.95, s["confidence"].get<double>()) : v.cleared ? 0.3 * s["confidence"].get<double>() : s["confidence"].get<double>();
       }
@@ -427,6 +436,8 @@ int run_accept(const AcceptOptions& o) {
     for (const CounterFacts::Link& l : links.counters->links) why_slow.errors.push_back({l.link, l.what, l.errors, l.guid, l.port});
   for (const json& l : d.suspects)
     why_slow.bad.push_back({l["link"], l["transfers"], l["skipped"], l["failed"]});
+  if (d.run && d.run->node_rates.size() == p.schedule.hosts.size())
+    for (double bytes_per_s : d.run->node_rates) why_slow.node_send_gbps.push_back(bytes_per_s * 8 / 1e9);
   report["diagnosis"] = diagnosis_json(c, why_slow);
   if (o.confirm) confirm(o, store, c, p, report["diagnosis"]);
   write_html(o, c, p, report, std::move(d.pair), min_rate);

@@ -58,7 +58,8 @@ void from_run(const FabricContext& c, const DiagnosisInput& in, Suspects& out, j
       schedule::diagnose_run(c.eval, *in.plan, *in.pair_gbps, in.pair_cap_gbps, 10, std::clamp<size_t>(n > 1 ? n - 1 : 1, 3, 8));
   evidence["run"] = {{"pairs", d.pairs}, {"median_share_of_plan", d.median_share}};
   for (const schedule::RunSuspect& x : d.suspects) {
-    const std::string share = fmt("%.0f %% of their planned rate", 100 * x.factor);
+    // Below 0.9 of plan everywhere, the shares are against the run's own median pair.
+    const std::string share = fmt(d.median_share < 0.9 ? "%.0f %% of the run's median pair" : "%.0f %% of their planned rate", 100 * x.factor);
     if (x.rank >= 0) {
       json& s = out.at(in.plan->hosts[static_cast<size_t>(x.rank)].name, host_base(in.plan->hosts[static_cast<size_t>(x.rank)], x.rank));
       out.add(s, x.confidence, std::to_string(x.transfers) + (x.receive ? " transfers into it at " : " transfers from it at ") + share +
@@ -83,6 +84,28 @@ void from_changes(const FabricContext& c, const ScanChanges& ch, Suspects& out) 
     const json base{{"kind", "link"}, {"where", cable_name(c.fabric, l)}, {"guid", fabric::guid_hex(c.fabric.nodes[l.a].guid)}, {"port", l.pa},
                     {"action", "reseat or replace the cable (both ends: the ports above), then re-run OpenSM if routes still point at it"}};
     out.add(out.at(base["where"], base), 0.9, "cabled " + since);
+  }
+}
+
+// A host that sends slower than the others over all its transfers, any path: its HCA or the host.
+void from_nodes(const DiagnosisInput& in, Suspects& out) {
+  if (!in.plan || in.node_send_gbps.size() != in.plan->hosts.size()) return;
+  std::vector<char> sends(in.plan->hosts.size(), in.plan->all_to_all());
+  for (int32_t r : in.plan->senders) sends[static_cast<size_t>(r)] = 1;
+  std::vector<double> rates;
+  for (size_t r = 0; r < sends.size(); ++r)
+    if (sends[r] && in.node_send_gbps[r] >= 0) rates.push_back(in.node_send_gbps[r]);
+  if (rates.size() < 3) return;
+  std::nth_element(rates.begin(), rates.begin() + static_cast<std::ptrdiff_t>(rates.size() / 2), rates.end());
+  const double median = rates[rates.size() / 2];
+  if (!(median > 0)) return;
+  for (size_t r = 0; r < sends.size(); ++r) {
+    const double ratio = in.node_send_gbps[r] / median;
+    if (!sends[r] || in.node_send_gbps[r] < 0 || ratio > 0.85) continue;
+    const schedule::Host& h = in.plan->hosts[r];
+    out.add(out.at(h.name, host_base(h, static_cast<int32_t>(r))), std::clamp((1 - ratio - 0.1) / 0.3, 0.0, 1.0),
+            fmt("sends at %.3g Gb/s over its sending time, %.0f %%", in.node_send_gbps[r], 100 * ratio) +
+                fmt(" of the median host's %.3g Gb/s", median));
   }
 }
 
@@ -121,6 +144,7 @@ json diagnosis_json(const FabricContext& c, const DiagnosisInput& in) {
   Suspects out;
   json evidence = json::object();
   from_run(c, in, out, evidence);
+  from_nodes(in, out);
   from_scan(c, in.changes, out);
   for (const ErrorPort& e : in.errors) {
     const json base{{"kind", "link"}, {"where", e.link}, {"guid", e.guid.empty() ? json(nullptr) : json(e.guid)},

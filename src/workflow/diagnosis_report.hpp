@@ -38,6 +38,7 @@ struct DiagnosisInput {
   std::vector<ErrorPort> errors;
   const ScanChanges* changes = nullptr;  // hosts and cables the scan before had and this one lacks
   std::vector<BadLink> bad;       // links with skipped or failed transfers
+  std::vector<double> node_send_gbps;  // per rank what it sent over its sending time; empty: unknown
 };
 
 // {"suspects": [...], "evidence": {...}}: suspects most likely first.

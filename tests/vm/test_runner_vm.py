@@ -403,10 +403,9 @@ class RunnerInVm(unittest.TestCase):
     def test_a_rank_really_slowed_is_named_as_the_slow_host(self):
         rc, err, r = self.result("slow8")
         self.assertIn(rc, (0, 1), err[-2000:])
-        hosts = [x for x in r["diagnosis"]["suspects"] if x["kind"] == "host"]
-        self.assertTrue(hosts, r["diagnosis"])
-        self.assertEqual(hosts[0]["where"], self.hosts[SLOWED], r["diagnosis"])
-        self.assertIn("transfers from it", hosts[0]["evidence"][0])
+        named = [x for x in r["diagnosis"]["suspects"] if x["kind"] == "host" and x["where"] == self.hosts[SLOWED]]
+        self.assertTrue(named, r["diagnosis"])
+        self.assertTrue(any("sends at" in e or "transfers from it" in e for e in named[0]["evidence"]), named)
 
     def test_accept_confirms_the_slowed_rank_by_one_more_run(self):
         rc, err, _ = self.result("confirm")
@@ -414,11 +413,13 @@ class RunnerInVm(unittest.TestCase):
             r = json.load(f)
         d = r["diagnosis"]
         self.assertTrue(d["confirmation"]["run"], f"{d}\n{err[-2000:]}")
+        verdicts = {v["link"]: v["verdict"] for v in d["confirmation"]["verdicts"]}
+        mine = [v for link, v in verdicts.items() if link.startswith(self.hosts[SLOWED] + "[")]
+        self.assertEqual(mine, ["confirmed"], d["confirmation"])
+        # Confirmed, it heads the list.
         top = d["suspects"][0]
         self.assertEqual((top["kind"], top["where"]), ("host", self.hosts[SLOWED]), d)
-        verdicts = {v["link"]: v["verdict"] for v in d["confirmation"]["verdicts"]}
-        mine = [v for link, v in verdicts.items() if link.startswith(self.hosts[SLOWED])]
-        self.assertEqual(mine, ["confirmed"], d["confirmation"])
+        self.assertGreaterEqual(top["confidence"], 0.95)
 
     def test_unreliable_writes_deliver_what_they_report_and_count_the_rest_lost(self):
         r = self.check_clean("uc", 4, 3)  # receivers verified every byte; ok == arrived on every path

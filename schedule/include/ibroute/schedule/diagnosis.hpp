@@ -34,7 +34,8 @@ struct RunSuspect {
 struct RunDiagnosis {
   std::vector<RunSuspect> suspects;  // most likely first
   size_t pairs = 0;                  // pairs with a planned and a measured rate
-  double median_share = 1;           // of all pairs, before any suspect is taken out
+  double median_share = 1;           // of all pairs, before any suspect is taken out; below 0.9 the
+                                     // shares are judged against it (slower than plan everywhere)
 };
 
 // `observed`: n x n measured Gb/s per pair (row: sender), negative where none. Suspects are
