@@ -72,7 +72,7 @@ struct AcceptOptions {
 
 std::string fmt_share(const char* f, const Verdict& v) {
   char buf[200];
-  std::snprintf(buf, sizeof buf, f, 100 * v.share, 100 * v.controls);
+  std::snprintf(buf, sizeof buf, f, v.controls > 0 ? 100 * v.share / v.controls : 100.0);
   return buf;
 }
 
@@ -325,7 +325,7 @@ void confirm(const AcceptOptions& o, store::FabricStore& store, const FabricCont
     verdicts.push_back({{"link", where}, {"share", v.share}, {"controls", v.controls}, {"verdict", verdict}});
     for (json& s : diagnosis["suspects"])
       if (names_link(c, p.schedule, s, v.link)) {
-        s["evidence"].push_back(fmt_share("confirmation run: its transfers at %.0f %% of plan, the same senders' others at %.0f %%", v) + " (" + verdict + ")");
+        s["evidence"].push_back(fmt_share("confirmation run: its transfers at %.0f %% of the controls' rate", v) + " (" + verdict + ")");
         s["confidence"] = v.confirmed ? std::max(0.95, s["confidence"].get<double>()) : v.cleared ? 0.3 * s["confidence"].get<double>() : s["confidence"].get<double>();
       }
   }

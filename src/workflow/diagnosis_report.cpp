@@ -194,7 +194,8 @@ std::string diagnosis_text(const json& d, size_t most) {
   if (d.contains("confirmation") && d["confirmation"].value("run", false))
     for (const json& v : d["confirmation"]["verdicts"])
       out += "  confirmation run: " + v["link"].get<std::string>() + " " + v["verdict"].get<std::string>() +
-             fmt(" (its transfers at %.0f %% of plan, the controls at %.0f %%)", 100 * v["share"].get<double>(), 100 * v["controls"].get<double>()) + "\n";
+             fmt(" (its transfers at %.0f %% of the controls' rate)",
+                 v["controls"].get<double>() > 0 ? 100 * v["share"].get<double>() / v["controls"].get<double>() : 100.0) + "\n";
   else if (d.contains("confirmation"))
     out += "  confirmation run: not made (" + d["confirmation"].value("why", std::string()) + ")\n";
   return out;
