@@ -9,6 +9,13 @@
 // NAME as every ibroute command takes a host: node0270, "node0270 HCA-1", node0270/HCA-1, a GUID
 // or LID. HOSTS, a list ("a,b" or Slurm's node[0001-0004]), prints one such table per host, each
 // after a line "# rank R NAME".
+//
+//   node_transfers --epoch DIR PORT_GUID [START_UNIX_NS ROUND_S]
+//
+// follows `ibroute watch --export DIR`: the newest epoch's slice of this node, after a line
+// "# epoch K from round R" — R the first round of the node's timeline (round k starts at
+// START_UNIX_NS + k x ROUND_S) that starts at or after the epoch's time: every node computes the
+// same R, so all switch together. "# epoch K: this node is not in it" when it was dropped.
 // Exit 0, or 2 with one line on stderr when the file is not a schedule or the rank is unknown.
 #include <ibroute/peer.hpp>
 
@@ -34,9 +41,38 @@ void print(const char* direction, const ibroute::peer::Schedule& s, const std::v
                 static_cast<unsigned>(t.dlid), t.offset_s, t.size);
 }
 
+// --epoch DIR PORT_GUID [START_UNIX_NS ROUND_S]
+int follow(int argc, char** argv) {
+  const auto epoch = ibroute::peer::newest_epoch(argv[2]);
+  if (!epoch) throw ibroute::peer::Error(std::string(argv[2]) + ": no epoch published yet");
+  const auto mine = ibroute::peer::load_epoch(*epoch, std::strtoull(argv[3], nullptr, 16));
+  if (!mine) {
+    std::printf("# epoch %" PRIu64 ": this node is not in it\n", epoch->number);
+    return 0;
+  }
+  const std::uint64_t round =
+      argc == 6 ? ibroute::peer::handover_round(mine->epoch_from_unix_ns(), std::strtoll(argv[4], nullptr, 10), std::strtod(argv[5], nullptr)) : 0;
+  std::printf("# epoch %" PRIu64 " from round %" PRIu64 "\ndirection,phase,peer,peer_name,dlid,offset_s,size\n", epoch->number, round);
+  print("send", *mine, mine->sends(*mine->own_rank()));
+  print("receive", *mine, mine->receives(*mine->own_rank()));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "--epoch") {
+    if (argc != 4 && argc != 6) {
+      std::fprintf(stderr, "usage: %s --epoch DIR PORT_GUID [START_UNIX_NS ROUND_S]\n", argv[0]);
+      return 2;
+    }
+    try {
+      return follow(argc, argv);
+    } catch (const ibroute::peer::Error& e) {
+      std::fprintf(stderr, "node_transfers: %s\n", e.what());
+      return 2;
+    }
+  }
   if (argc < 2 || argc > 3) {
     std::fprintf(stderr, "usage: %s SCHEDULE.json [RANK | PORT_GUID | NAME | HOSTS]   (libibroute-peer %s)\n", argv[0], ibroute::peer::version());
     return 2;

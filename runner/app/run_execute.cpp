@@ -244,15 +244,12 @@ void measure_run(const RunOptions& o, Inputs& in, const RunSummary& sum, const R
 
 // The repair list of the run (diagnosis_report.hpp): its pairs over their paths, the scan, the
 // ports whose error counters rose.
-nlohmann::json diagnose(const FabricContext& c, const Schedule& s, const nlohmann::json& report) {
+nlohmann::json diagnose(const FabricContext& c, const Schedule& s, const RunOutcome& out, const nlohmann::json& report) {
   const size_t n = s.hosts.size();
-  std::vector<float> pair;
-  if (report.contains("pair_mbps")) {
-    pair.assign(n * n, -1.f);
-    for (size_t i = 0; i < n; ++i)
-      for (size_t k = 0; k < n; ++k) pair[i * n + k] = report["pair_mbps"][i][k].get<float>() / 1e3f;
-  }
-  DiagnosisInput in{&s, &pair, 0, {}, nullptr, {}};
+  DiagnosisInput in;
+  in.plan = &s;
+  in.pair_gbps = pair_gbps_of(out, n);  // at any size: the report lists it only up to 2048 ranks
+  for (float& g : in.pair_gbps) g = std::max(g, 0.f);  // none arrived: 0, as the report's matrix says it
   if (const nlohmann::json& lm = report["links_measured"]; lm.value("measured", false))
     for (const nlohmann::json& e : lm["errors"]) in.errors.push_back({e["link"], e["what"], e["errors"], e["guid"], e["port"]});
   in.node_send_gbps.assign(n, -1);
@@ -260,7 +257,7 @@ nlohmann::json diagnose(const FabricContext& c, const Schedule& s, const nlohman
     if (const size_t r = x["rank"].get<size_t>(); r < n) in.node_send_gbps[r] = x["send_gbps"].get<double>();
   if (report.contains("suspect_links"))
     for (const nlohmann::json& l : report["suspect_links"]) in.bad.push_back({l["link"], l["transfers"], l["skipped"], l["failed"]});
-  return diagnosis_json(c, in);
+  return diagnosis_json(c, std::move(in));
 }
 
 // Rank 0 after the run: the report (stored, written, drawn, printed) and the exit code.
@@ -274,7 +271,7 @@ int report_run(const RunOptions& o, Inputs& in, const RunConfig& cfg, const RunO
                     cfg.resync_interval_ns, cfg.max_skipped_share, cfg.unreliable, cfg.slot_per_message, wc_status_name};
   nlohmann::json report = run_report_json(jc);
   measure_run(o, in, sum, out, counters_before, counters_why, report);
-  if (in.fabric) report["diagnosis"] = diagnose(*in.fabric, s, report);
+  if (in.fabric) report["diagnosis"] = diagnose(*in.fabric, s, out, report);
   if (in.store && !o.no_store) {
     store::RunRow row;
     row.schedule_id = in.schedule_id;

@@ -2,7 +2,13 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <bit>
 #include <cmath>
+#include <cstring>
+#include <thread>
+
+#include "ibroute/fabric/parallel.hpp"
 
 namespace ibroute::schedule {
 
@@ -10,43 +16,166 @@ using namespace ibroute::fabric;
 
 namespace {
 
-// One measured pair: where it is, and its share of plan (after the suspects taken so far).
-struct Pair {
-  int32_t src, dst;
-  uint16_t dlid;
-  float share;
-};
-
 // Shares of plan per link as a histogram of 200 bins over 0..1 (1 and above in the last): the
 // median of millions of pairs without keeping them per link.
 constexpr size_t kBins = 200;
 size_t bin_of(double q) { return std::min(kBins - 1, static_cast<size_t>(std::max(0.0, q) * kBins)); }
-double median_of(const uint32_t* h, uint64_t n) {
-  uint64_t seen = 0;
-  for (size_t b = 0; b < kBins; ++b)
-    if ((seen += h[b]) * 2 >= n) return std::min(1.0, (static_cast<double>(b) + 0.5) / kBins);
-  return 1;
-}
 
-// Every pair's path, one at a time: the source's own link, then the switches' path from the
-// table of (ingress switch, DLID) paths where the context has one (one memory access), else walked.
-template <class Fn>
-void for_each_path(const EvalContext& ctx, const Schedule& s, const std::vector<Pair>& pairs, Fn&& fn) {
-  PathFinder finder(ctx.fabric, ctx.links);
-  const SwitchPaths* table = ctx.switch_paths();
-  std::vector<int32_t> path;
-  for (size_t i = 0; i < pairs.size(); ++i) {
-    const Host& h = s.hosts[static_cast<size_t>(pairs[i].src)];
+// The pair matrix is turned, in place, into what the diagnosis reads of each pair: its share of
+// plan (16 bits) and the DLID its transfer used (16 bits), so that no second n x n array is
+// needed — 10 000 ranks are 10^8 pairs — and every pass reads the matrix in order.
+constexpr uint32_t kNone = 0xffffffffu;
+uint32_t pack(double share, uint16_t dlid) {
+  return static_cast<uint32_t>(std::lround(std::clamp(share, 0.0, 1.0) * 65534)) << 16 | dlid;
+}
+double share_of(uint32_t v) { return static_cast<double>(v >> 16) / 65534; }
+uint32_t word(const float& f) { return std::bit_cast<uint32_t>(f); }
+void put(float& f, uint32_t v) { std::memcpy(&f, &v, sizeof v); }
+
+// A pair's path from the sender's own link: through the table of (ingress switch, DLID) paths
+// where the context has one (one memory access), else walked.
+struct PathOf {
+  const EvalContext& ctx;
+  const Schedule& s;
+  const SwitchPaths* table;
+  PathFinder finder;
+  PathOf(const EvalContext& c, const Schedule& sch) : ctx(c), s(sch), table(c.switch_paths()), finder(c.fabric, c.links) {}
+  bool operator()(size_t src, uint16_t dlid, std::vector<int32_t>& path) {
+    const Host& h = s.hosts[src];
     const Port& p = ctx.fabric.nodes[h.node].ports[h.port];
+    path.clear();
     RouteStatus st;
     if (table && p.connected() && port_usable(p) && table->has(p.peer_node)) {
-      path.assign(1, ctx.links.id(h.node, h.port));
-      st = table->append(p.peer_node, pairs[i].dlid, path);
+      path.push_back(ctx.links.id(h.node, h.port));
+      st = table->append(p.peer_node, dlid, path);
     } else {
-      st = finder.path(h.node, h.port, pairs[i].dlid, path);
+      st = finder.path(h.node, h.port, dlid, path);
     }
-    if (st == RouteStatus::ok) fn(i, path);
+    return st == RouteStatus::ok;
   }
+};
+
+unsigned threads_for(size_t work) {
+  return static_cast<unsigned>(std::clamp<size_t>(work / (1u << 18), 1, std::max(1u, std::thread::hardware_concurrency())));
+}
+
+// Pass 1: each transfer's planned rate in its phase, the measured one turned into its share.
+// Returns the histogram of all shares; `claimed` marks the pairs converted (a pair the schedule
+// sends twice keeps its first phase).
+std::array<uint64_t, kBins> to_shares(const EvalContext& ctx, const Schedule& s, std::vector<float>& m, double cap_gbps) {
+  const size_t n = s.hosts.size();
+  std::vector<std::atomic<uint64_t>> claimed((n * n + 63) / 64);
+  const unsigned threads = threads_for(n * n);
+  std::vector<std::array<uint64_t, kBins>> hist(threads);
+  std::atomic<size_t> next{0};
+  run_parallel(threads, [&](unsigned t) {
+    PathOf path_of(ctx, s);
+    std::vector<int> load(ctx.links.size(), 0);
+    std::vector<std::vector<int32_t>> paths(n);
+    std::vector<int32_t> used;
+    for (size_t k; (k = next.fetch_add(1)) < s.phases.size();) {
+      const Phase& ph = s.phases[k];
+      for (size_t i = 0; i < ph.dst.size(); ++i) {
+        if (ph.dst[i] < 0 || !path_of(i, ph.dlid[i], paths[i])) {
+          paths[i].clear();
+          continue;
+        }
+        for (int32_t l : paths[i])
+          if (load[static_cast<size_t>(l)]++ == 0) used.push_back(l);
+      }
+      for (size_t i = 0; i < ph.dst.size(); ++i) {
+        if (ph.dst[i] < 0) continue;
+        const size_t at = i * n + static_cast<size_t>(ph.dst[i]);
+        if (claimed[at / 64].fetch_or(uint64_t{1} << (at % 64)) >> (at % 64) & 1) continue;
+        const float observed = m[at];
+        double g = INFINITY;
+        for (int32_t l : paths[i]) g = std::min(g, ctx.gbps[static_cast<size_t>(l)] / load[static_cast<size_t>(l)]);
+        if (cap_gbps > 0) g = std::min(g, cap_gbps);
+        if (paths[i].empty() || !(g > 0) || !(observed >= 0)) {
+          put(m[at], kNone);
+          continue;
+        }
+        const double q = std::min(1.0, observed / g);
+        put(m[at], pack(q, ph.dlid[i]));
+        ++hist[t][bin_of(q)];
+      }
+      for (int32_t l : used) load[static_cast<size_t>(l)] = 0;
+      used.clear();
+    }
+  });
+  for (size_t at = 0; at < n * n; ++at)  // what no phase sends is not a pair
+    if (!(claimed[at / 64].load(std::memory_order_relaxed) >> (at % 64) & 1)) put(m[at], kNone);
+  std::array<uint64_t, kBins> all{};
+  for (const auto& h : hist)
+    for (size_t b = 0; b < kBins; ++b) all[b] += h[b];
+  return all;
+}
+
+// One pass of the peeling: the suspect found last (`taken`, or -1) has its factor divided out of
+// its transfers, counted as they go (how many are slow, the share of its senders' other
+// transfers); then every link's histogram of the shares as they now are.
+struct Pass {
+  // kBins x links, bin-major: a pair adds to the same bin of every link on its path, and most
+  // pairs' shares fall in a few bins, so the rows in use stay in the cache.
+  std::vector<uint32_t> hist;
+  std::vector<uint64_t> count;
+  uint64_t slow = 0;
+  std::array<uint64_t, kBins> rest{};
+  explicit Pass(size_t links) : hist(links * kBins, 0), count(links, 0) {}
+};
+
+Pass peel_pass(const EvalContext& ctx, const Schedule& s, std::vector<float>& m, int32_t taken, double factor) {
+  const size_t n = s.hosts.size(), nl = ctx.links.size();
+  const unsigned threads = threads_for(n * n);
+  std::vector<Pass> part;
+  for (unsigned t = 0; t < threads; ++t) part.emplace_back(nl);
+  const double middle = (1 + factor) / 2;
+  std::atomic<size_t> next{0};
+  run_parallel(threads, [&](unsigned t) {
+    Pass& w = part[t];
+    PathOf path_of(ctx, s);
+    std::vector<int32_t> path;
+    std::array<uint64_t, kBins> row_rest{};
+    for (size_t i; (i = next.fetch_add(1)) < n;) {  // a row is one sender's transfers
+      bool over_any = false;
+      row_rest.fill(0);
+      for (size_t k = 0; k < n; ++k) {
+        uint32_t v = word(m[i * n + k]);
+        if (v == kNone || !path_of(i, static_cast<uint16_t>(v & 0xffff), path)) continue;
+        double q = share_of(v);
+        if (taken >= 0 && std::find(path.begin(), path.end(), taken) != path.end()) {
+          over_any = true;
+          w.slow += q < middle;
+          q = std::min(1.0, q / std::max(factor, 1e-3));
+          v = pack(q, static_cast<uint16_t>(v & 0xffff));
+          put(m[i * n + k], v);
+        } else if (taken >= 0) {
+          ++row_rest[bin_of(q)];
+        }
+        const size_t b = bin_of(share_of(v));
+        uint32_t* row = &w.hist[b * nl];
+        for (int32_t l : path) ++row[l], ++w.count[static_cast<size_t>(l)];
+      }
+      if (over_any)
+        for (size_t b = 0; b < kBins; ++b) w.rest[b] += row_rest[b];
+    }
+  });
+  for (unsigned t = 1; t < threads; ++t) {
+    for (size_t x = 0; x < part[0].hist.size(); ++x) part[0].hist[x] += part[t].hist[x];
+    for (size_t l = 0; l < nl; ++l) part[0].count[l] += part[t].count[l];
+    part[0].slow += part[t].slow;
+    for (size_t b = 0; b < kBins; ++b) part[0].rest[b] += part[t].rest[b];
+  }
+  return std::move(part[0]);
+}
+
+double median_of(const std::array<uint64_t, kBins>& h) {
+  uint64_t n = 0;
+  for (uint64_t x : h) n += x;
+  uint64_t seen = 0;
+  for (size_t b = 0; b < kBins; ++b)
+    if ((seen += h[b]) * 2 >= n && n) return std::min(1.0, (static_cast<double>(b) + 0.5) / kBins);
+  return 1;
 }
 
 }  // namespace
@@ -82,30 +211,20 @@ std::vector<float> planned_pair_gbps(const EvalContext& ctx, const Schedule& s, 
   return out;
 }
 
-RunDiagnosis diagnose_run(const EvalContext& ctx, const Schedule& s, const std::vector<float>& observed, double cap_gbps,
-                          size_t at_most, size_t min_transfers) {
+RunDiagnosis diagnose_run(const EvalContext& ctx, const Schedule& s, std::vector<float> observed, double cap_gbps, size_t at_most,
+                          size_t min_transfers) {
   RunDiagnosis d;
   const size_t n = s.hosts.size();
-  if (observed.size() != n * n) return d;
-  const std::vector<float> planned = planned_pair_gbps(ctx, s, cap_gbps);
-  std::vector<uint16_t> dlid(n * n, 0);
-  for (const Phase& ph : s.phases)
-    for (size_t i = 0; i < ph.dst.size(); ++i)
-      if (ph.dst[i] >= 0) dlid[i * n + static_cast<size_t>(ph.dst[i])] = ph.dlid[i];
-  std::vector<Pair> pairs;
-  std::array<uint32_t, kBins> all{};
-  for (size_t k = 0; k < n * n; ++k)
-    if (planned[k] > 0 && observed[k] >= 0) {
-      const float q = std::min(1.f, observed[k] / planned[k]);
-      pairs.push_back({static_cast<int32_t>(k / n), static_cast<int32_t>(k % n), dlid[k], q});
-      ++all[bin_of(q)];
-    }
-  d.pairs = pairs.size();
-  d.median_share = median_of(all.data(), pairs.size());
+  if (observed.size() != n * n || n == 0) return d;
+  std::vector<float>& m = observed;  // from here on: the pairs' packed shares (pack)
+  const std::array<uint64_t, kBins> all = to_shares(ctx, s, m, cap_gbps);
+  for (uint64_t x : all) d.pairs += x;
+  d.median_share = median_of(all);
   // A run slower than plan everywhere (a slower transport than the scan's links, a loaded fabric)
   // has no part to blame for it: judge each link against the run's own median instead.
   if (d.median_share < 0.9 && d.median_share > 0)
-    for (Pair& p : pairs) p.share = static_cast<float>(std::min(1.0, p.share / d.median_share));
+    for (float& f : m)
+      if (const uint32_t v = word(f); v != kNone) put(f, pack(std::min(1.0, share_of(v) / d.median_share), static_cast<uint16_t>(v & 0xffff)));
   // Which host's own link each directed link is, and in which direction.
   std::vector<int32_t> host_of(ctx.links.size(), -1);
   std::vector<char> receive(ctx.links.size(), 0);
@@ -119,51 +238,44 @@ RunDiagnosis diagnose_run(const EvalContext& ctx, const Schedule& s, const std::
       host_of[static_cast<size_t>(down)] = static_cast<int32_t>(r), receive[static_cast<size_t>(down)] = 1;
     }
   }
-  std::vector<uint32_t> hist(ctx.links.size() * kBins);
-  std::vector<uint64_t> count(ctx.links.size());
   std::vector<char> taken(ctx.links.size(), 0);
-  for (size_t round = 0; round < at_most; ++round) {
-    std::fill(hist.begin(), hist.end(), 0u);
-    std::fill(count.begin(), count.end(), 0u);
-    for_each_path(ctx, s, pairs, [&](size_t i, const std::vector<int32_t>& path) {
-      for (int32_t l : path) ++hist[static_cast<size_t>(l) * kBins + bin_of(pairs[i].share)], ++count[static_cast<size_t>(l)];
-    });
+  for (size_t round = 0;; ++round) {
+    RunSuspect* last = d.suspects.empty() ? nullptr : &d.suspects.back();
+    const Pass pass = peel_pass(ctx, s, m, last ? last->link : -1, last ? last->factor : 1);
+    if (last) {
+      // The suspect found last, now that its transfers were read: confident where it is clearly
+      // slow, consistently so, on enough transfers, and its senders' other transfers are not as
+      // slow (a host link has no others: its every transfer is its own).
+      RunSuspect& x = *last;
+      x.slow_share = x.transfers ? static_cast<double>(pass.slow) / static_cast<double>(x.transfers) : 0;
+      x.others = median_of(pass.rest);
+      const double deficit = std::clamp((1 - x.factor - 0.1) / 0.3, 0.0, 1.0);
+      const double enough = std::min(1.0, static_cast<double>(x.transfers) / (4.0 * static_cast<double>(min_transfers)));
+      const double apart = x.rank >= 0 ? 1.0 : std::clamp((x.others - x.factor) / 0.2, 0.0, 1.0);
+      x.confidence = deficit * x.slow_share * enough * apart;
+    }
+    if (round == at_most) break;
+    // Every link's median share at once, bin by bin through the bin-major histogram.
+    const size_t nl = ctx.links.size();
+    std::vector<double> median(nl, 1);
+    std::vector<uint64_t> seen(nl, 0);
+    for (size_t b = 0; b < kBins; ++b)
+      for (size_t l = 0; l < nl; ++l)
+        if (const uint64_t before = seen[l]; (seen[l] += pass.hist[b * nl + l]) * 2 >= pass.count[l] && before * 2 < pass.count[l])
+          median[l] = std::min(1.0, (static_cast<double>(b) + 0.5) / kBins);
     int32_t worst = -1;
     double worst_median = 1;
-    for (size_t l = 0; l < ctx.links.size(); ++l) {
-      if (taken[l] || count[l] < min_transfers) continue;
-      const double m = median_of(&hist[l * kBins], count[l]);
-      if (m < worst_median - 1e-12 || (worst >= 0 && m == worst_median && count[l] > count[static_cast<size_t>(worst)]))
-        worst = static_cast<int32_t>(l), worst_median = m;
+    for (size_t l = 0; l < nl; ++l) {
+      if (taken[l] || pass.count[l] < min_transfers) continue;
+      const double med = median[l];
+      if (med < worst_median - 1e-12 || (worst >= 0 && med == worst_median && pass.count[l] > pass.count[static_cast<size_t>(worst)]))
+        worst = static_cast<int32_t>(l), worst_median = med;
     }
     if (worst < 0 || worst_median > 0.9) break;  // what is left runs at 90 % of plan or better
     RunSuspect x;
     x.link = worst, x.rank = host_of[static_cast<size_t>(worst)], x.receive = receive[static_cast<size_t>(worst)];
-    x.factor = worst_median, x.transfers = count[static_cast<size_t>(worst)];
+    x.factor = worst_median, x.transfers = pass.count[static_cast<size_t>(worst)];
     taken[static_cast<size_t>(worst)] = 1;
-    // Its transfers: how many are slow, which senders they come from; then take its factor out.
-    std::vector<char> over(pairs.size(), 0), sender(n, 0);
-    size_t slow = 0;
-    const double middle = (1 + x.factor) / 2;
-    for_each_path(ctx, s, pairs, [&](size_t i, const std::vector<int32_t>& path) {
-      if (std::find(path.begin(), path.end(), worst) == path.end()) return;
-      over[i] = 1, sender[static_cast<size_t>(pairs[i].src)] = 1;
-      slow += pairs[i].share < middle;
-    });
-    x.slow_share = x.transfers ? static_cast<double>(slow) / static_cast<double>(x.transfers) : 0;
-    std::array<uint32_t, kBins> rest{};
-    uint64_t rest_n = 0;
-    for (size_t i = 0; i < pairs.size(); ++i) {
-      if (over[i]) pairs[i].share = static_cast<float>(std::min(1.0, pairs[i].share / std::max(x.factor, 1e-3)));
-      else if (sender[static_cast<size_t>(pairs[i].src)]) ++rest[bin_of(pairs[i].share)], ++rest_n;
-    }
-    x.others = rest_n ? median_of(rest.data(), rest_n) : 1;
-    // Confident where it is clearly slow, consistently so, on enough transfers, and its senders'
-    // other transfers are not as slow (a host link has no others: its every transfer is its own).
-    const double deficit = std::clamp((1 - x.factor - 0.1) / 0.3, 0.0, 1.0);
-    const double enough = std::min(1.0, static_cast<double>(x.transfers) / (4.0 * static_cast<double>(min_transfers)));
-    const double apart = x.rank >= 0 ? 1.0 : std::clamp((x.others - x.factor) / 0.2, 0.0, 1.0);
-    x.confidence = deficit * x.slow_share * enough * apart;
     d.suspects.push_back(x);
   }
   std::stable_sort(d.suspects.begin(), d.suspects.end(), [](const RunSuspect& a, const RunSuspect& b) { return a.confidence > b.confidence; });

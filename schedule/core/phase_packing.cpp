@@ -136,6 +136,11 @@ void pack_phases(const EvalContext& ctx, const OptionTable& table, const std::ve
   std::vector<int32_t> touched;
   std::vector<char> busy(n, 0);
   std::vector<std::pair<double, uint32_t>> senders, cand;
+  // Per leaf, the phase's transfers leaving (entering) it: a leaf whose up-links are full takes no
+  // more (every waiting transfer crosses its leaves' up-links: defer_excess defers only those), so
+  // its senders and receivers are not tried — most of a phase's work once the leaves fill up.
+  std::vector<int> out_used(leaves.up.size(), 0), in_used(leaves.up.size(), 0);
+  auto full = [&](const std::vector<int>& used, int leaf) { return leaf >= 0 && leaves.up[leaf] > 0 && used[leaf] >= leaves.up[leaf]; };
   constexpr size_t kTries = 24;    // receivers tried per sender and phase, most pressing first
   constexpr size_t kWindow = 256;  // of its waiting transfers
   // First into the phases there are, where senders wait and links have room; then new phases.
@@ -144,9 +149,11 @@ void pack_phases(const EvalContext& ctx, const OptionTable& table, const std::ve
     if (fresh) phases.push_back(Phase{std::vector<int32_t>(n, -1), std::vector<uint16_t>(n, 0)});
     Phase& ph = phases[p];
     std::fill(busy.begin(), busy.end(), 0);
+    std::fill(out_used.begin(), out_used.end(), 0), std::fill(in_used.begin(), in_used.end(), 0);
     for (size_t i = 0; i < n && !fresh; ++i) {  // what the phase holds already
       if (ph.dst[i] < 0) continue;
       busy[static_cast<size_t>(ph.dst[i])] = 1;
+      if (crosses(static_cast<int32_t>(i), ph.dst[i])) ++out_used[leaves.of_rank[i]], ++in_used[leaves.of_rank[static_cast<size_t>(ph.dst[i])]];
       auto [a, b] = table.range(i, static_cast<size_t>(ph.dst[i]));
       for (uint32_t o = a; o < b; ++o)
         if (table.opt(o).dlid == ph.dlid[i]) {
@@ -162,13 +169,15 @@ void pack_phases(const EvalContext& ctx, const OptionTable& table, const std::ve
     std::sort(senders.begin(), senders.end());
     size_t placed = 0;
     for (auto [key, i] : senders) {
+      if (full(out_used, leaves.of_rank[i]) && !(placed == 0 && fresh)) continue;
       // A window of the sender's waiting transfers, moved on every phase: scanning all of them
       // in every phase costs phases x waiting transfers (10^9 at a few thousand hosts).
       cand.clear();
       const size_t m = todo[i].size(), window = std::min(m, kWindow), from = (p * kWindow) % m;
       for (size_t y = 0; y < window; ++y) {
         const size_t x = (from + y) % m;
-        if (!busy[static_cast<size_t>(todo[i][x])]) cand.emplace_back(-pressure_in(static_cast<size_t>(todo[i][x])), static_cast<uint32_t>(x));
+        const auto d = static_cast<size_t>(todo[i][x]);
+        if (!busy[d] && !full(in_used, leaves.of_rank[d])) cand.emplace_back(-pressure_in(d), static_cast<uint32_t>(x));
       }
       const size_t k = std::min(kTries, cand.size());
       std::partial_sort(cand.begin(), cand.begin() + static_cast<long>(k), cand.end());
@@ -210,7 +219,10 @@ void pack_phases(const EvalContext& ctx, const OptionTable& table, const std::ve
         }
         busy[static_cast<size_t>(d)] = 1;
         --send_left[i], --recv_left[static_cast<size_t>(d)];
-        if (crosses(static_cast<int32_t>(i), d)) --out_left[leaves.of_rank[i]], --in_left[leaves.of_rank[static_cast<size_t>(d)]];
+        if (crosses(static_cast<int32_t>(i), d)) {
+          --out_left[leaves.of_rank[i]], --in_left[leaves.of_rank[static_cast<size_t>(d)]];
+          ++out_used[leaves.of_rank[i]], ++in_used[leaves.of_rank[static_cast<size_t>(d)]];
+        }
         todo[i][x] = todo[i].back();
         todo[i].pop_back();
         ++placed, --left;

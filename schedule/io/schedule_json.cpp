@@ -36,8 +36,10 @@ json hosts_json(const ScheduleDoc& doc) {
 }
 json header(const ScheduleDoc& doc, const char* format) {
   const Schedule& s = doc.schedule;
-  return {{"format", format}, {"version", format_version_for(s)}, {"name", s.name}, {"created_at", doc.created_at},
-          {"method", s.method}, {"bound", s.bound}, {"fabric", fabric_json(doc.fabric)}, {"timing", timing_json(s)}};
+  json j{{"format", format}, {"version", format_version_for(s)}, {"name", s.name}, {"created_at", doc.created_at},
+         {"method", s.method}, {"bound", s.bound}, {"fabric", fabric_json(doc.fabric)}, {"timing", timing_json(s)}};
+  if (doc.epoch) j["epoch"] = doc.epoch, j["epoch_from_unix_ns"] = doc.epoch_from_unix_ns;
+  return j;
 }
 
 // Reading: every value is checked where it is read, and every failure is an InputError naming the
@@ -271,6 +273,10 @@ void read_fabric(const At& root, ScheduleDoc& doc) {
   doc.fabric.scan_id = fab["scan_id"].integer(0, INT64_MAX, "a scan id (0 or more)");
   doc.fabric.scan_started_at = fab["scan_started_at"].text();
   doc.fabric.lmc = static_cast<uint8_t>(fab["lmc"].integer(0, 7, "an LMC (0..7)"));
+  if (root.has("epoch")) {  // ibroute watch's epochs (docs/epochs.md)
+    doc.epoch = static_cast<uint64_t>(root["epoch"].integer(1, int64_t{1} << 53, "an epoch number (1 or more)"));
+    doc.epoch_from_unix_ns = root["epoch_from_unix_ns"].integer(0, INT64_MAX, "a time in ns since 1970 (0 or more)");
+  }
 }
 
 // A host's identity (a row of "hosts", or a compact slice's own "host").

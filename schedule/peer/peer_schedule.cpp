@@ -3,6 +3,8 @@
 // 10 000 hosts) — nodes of large fabrics read their per-node slice, which is O(phases).
 #include "ibroute/peer.hpp"
 
+#include <cmath>
+#include <cstdio>
 #include <mutex>
 #include <filesystem>
 #include <fstream>
@@ -125,6 +127,8 @@ double Schedule::rate() const { return impl_->doc.schedule.timing.rate; }
 double Schedule::slot_s() const { return impl_->doc.schedule.timing.slot_s; }
 int Schedule::bound() const { return impl_->doc.schedule.bound; }
 std::int64_t Schedule::scan_id() const { return impl_->doc.fabric.scan_id; }
+std::uint64_t Schedule::epoch() const { return impl_->doc.epoch; }
+std::int64_t Schedule::epoch_from_unix_ns() const { return impl_->doc.epoch_from_unix_ns; }
 const std::vector<Host>& Schedule::hosts() const { return impl_->hosts; }
 
 std::optional<std::uint32_t> Schedule::rank_of_port_guid(std::uint64_t port_guid) const {
@@ -183,5 +187,56 @@ std::vector<Transfer> Schedule::receives(std::uint32_t rank) const {
 }
 
 const char* version() { return IBROUTE_VERSION; }
+
+}  // namespace ibroute::peer
+
+namespace ibroute::peer {
+
+std::optional<Epoch> newest_epoch(const std::string& dir) {
+  std::error_code ec;
+  const std::filesystem::path target = std::filesystem::read_symlink(std::filesystem::path(dir) / "current", ec);
+  if (ec) return std::nullopt;
+  const std::string name = target.filename().string();
+  uint64_t k = 0;
+  if (name.size() < 7 || name.size() > 21 || name.rfind("epoch-", 0) != 0) throw Error(dir + "/current: " + name + " is no epoch");
+  for (size_t i = 6; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') throw Error(dir + "/current: " + name + " is no epoch");
+    k = k * 10 + static_cast<uint64_t>(name[i] - '0');
+  }
+  return Epoch{k, (std::filesystem::path(dir) / name).string()};
+}
+
+std::optional<Schedule> load_epoch(const Epoch& e, std::uint64_t port_guid) {
+  const std::filesystem::path table = std::filesystem::path(e.dir) / sch::kHostsFile;
+  sch::ScheduleDoc hosts;
+  try {
+    hosts = sch::hosts_file_from_json(read_whole(table.string()));
+  } catch (const InputError& x) {
+    throw Error(table.string() + ": " + x.what());
+  }
+  for (size_t r = 0; r < hosts.identities.size(); ++r) {
+    if (hosts.identities[r].port_guid != port_guid) continue;
+    char prefix[32];
+    std::snprintf(prefix, sizeof prefix, "rank%05zu-", r);
+    std::error_code ec;
+    for (const std::filesystem::directory_entry& f : std::filesystem::directory_iterator(e.dir, ec))
+      if (f.path().filename().string().rfind(prefix, 0) == 0) {
+        Schedule s = Schedule::load(f.path().string());
+        if (s.epoch() != e.number) throw Error(f.path().string() + ": epoch " + std::to_string(s.epoch()) + ", not " + std::to_string(e.number));
+        return s;
+      }
+    throw Error(e.dir + ": no slice of rank " + std::to_string(r) + " (" + hosts.identities[r].name + ")");
+  }
+  return std::nullopt;
+}
+
+std::uint64_t handover_round(std::int64_t from_unix_ns, std::int64_t start_unix_ns, double round_s) {
+  if (!(round_s > 0)) throw Error("handover_round: a round of " + std::to_string(round_s) + " s");
+  if (from_unix_ns <= start_unix_ns) return 0;
+  const double rounds = static_cast<double>(from_unix_ns - start_unix_ns) / (round_s * 1e9);
+  // Whole nanoseconds on both sides: a round that starts exactly at `from` is the one.
+  auto k = static_cast<std::uint64_t>(std::ceil(rounds - 1e-12));
+  return k;
+}
 
 }  // namespace ibroute::peer

@@ -431,14 +431,18 @@ int run_accept(const AcceptOptions& o) {
   check_counters(e, links.counters, links.why, checks);    // 5. Did the links stay clean?
   check_congestion(e, links.congestion, links.why, checks);  // 6. Did they wait for credits?
   json report = accept_report(o, e, c, a, checks, d, links);
-  DiagnosisInput why_slow{&p.schedule, &d.pair, o.simulate ? p.schedule.timing.rate * 8 / 1e9 : 0, {}, &changes};
+  DiagnosisInput why_slow;
+  why_slow.plan = &p.schedule, why_slow.pair_gbps = d.pair, why_slow.changes = &changes;
+  why_slow.pair_cap_gbps = o.simulate ? p.schedule.timing.rate * 8 / 1e9 : 0;
+  if (d.pair.empty() && d.run && d.run->run_diagnosis && d.run->ranks == p.schedule.hosts.size())
+    why_slow.run = run_diagnosis_of(c, *d.run->run_diagnosis, o.launch.empty() ? o.run_report : "the run's report");
   if (links.counters)
     for (const CounterFacts::Link& l : links.counters->links) why_slow.errors.push_back({l.link, l.what, l.errors, l.guid, l.port});
   for (const json& l : d.suspects)
     why_slow.bad.push_back({l["link"], l["transfers"], l["skipped"], l["failed"]});
   if (d.run && d.run->node_rates.size() == p.schedule.hosts.size())
     for (double bytes_per_s : d.run->node_rates) why_slow.node_send_gbps.push_back(bytes_per_s * 8 / 1e9);
-  report["diagnosis"] = diagnosis_json(c, why_slow);
+  report["diagnosis"] = diagnosis_json(c, std::move(why_slow));
   if (o.confirm) confirm(o, store, c, p, report["diagnosis"]);
   write_html(o, c, p, report, std::move(d.pair), min_rate);
   report["report"] = o.report;

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "export_files.hpp"
 #include "common.hpp"
 #include "options.hpp"
 #include "ibroute/fabric/error.hpp"
@@ -24,17 +25,6 @@ struct ExportOptions {
   std::string output;
   std::string per_node;
 };
-
-void write_file(const std::filesystem::path& p, const std::string& text) {
-  std::ofstream out(p, std::ios::binary);
-  if (!(out << text) || !out.flush()) throw InputError("cannot write " + p.string());
-}
-
-std::string file_safe(std::string s) {
-  for (char& ch : s)
-    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_' && ch != '.') ch = '_';
-  return s;
-}
 
 // The slices' folder holds only what export wrote there: its marker, the host table and rank*.json slices. Those
 // of an earlier export (any schedule) are removed first, so that no peer reads a stale slice
@@ -72,7 +62,7 @@ void clear_own_slices(const std::string& dir, const std::string& schedule) {
     throw InputError("--per-node " + dir + " holds " + std::to_string(foreign) + " file(s) export did not write (e.g. " + example +
                      "): give an empty or new directory");
   for (const fs::path& p : ours) fs::remove(p);
-  write_file(fs::path(dir) / kSliceMarker, "slices of schedule " + schedule + ", written by ibroute export --per-node\n");
+  workflow::write_text_file(fs::path(dir) / kSliceMarker, "slices of schedule " + schedule + ", written by ibroute export --per-node\n");
 }
 
 int run_export(const ExportOptions& o) {
@@ -92,15 +82,8 @@ int run_export(const ExportOptions& o) {
     if (ec || !std::filesystem::is_directory(o.per_node))
       throw InputError("--per-node " + o.per_node + ": " + (std::filesystem::exists(o.per_node) ? "exists and is not a directory" : "cannot create it: " + ec.message()));
     clear_own_slices(o.per_node, info.name);
-    const SliceWriter slices(doc);
-    write_file(std::filesystem::path(o.per_node) / schedule::kHostsFile, hosts_file_json(doc));
     Progress progress;
-    for (size_t r = 0; r < doc.identities.size(); ++r) {
-      progress("slices", r, doc.identities.size());
-      char prefix[32];
-      std::snprintf(prefix, sizeof prefix, "rank%05zu-", r);
-      write_file(std::filesystem::path(o.per_node) / (prefix + file_safe(doc.identities[r].name) + ".json"), slices.slice(r));
-    }
+    workflow::write_slices(o.per_node, doc, std::ref(progress));
     progress.finish();
     std::cerr << "wrote " << doc.identities.size() << " per-node slices and their host table (" << schedule::kHostsFile << ") to " << o.per_node << "\n";
     if (o.output.empty()) return kExitOk;

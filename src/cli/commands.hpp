@@ -25,5 +25,6 @@ Runner setup_accept(CLI::App& app);
 Runner setup_migrate(CLI::App& app);
 Runner setup_routing(CLI::App& app);
 Runner setup_counters(CLI::App& app);
+Runner setup_watch(CLI::App& app);
 
 }  // namespace ibroute::cli

@@ -20,6 +20,8 @@ const std::map<std::string, std::string>& examples() {
        "ibroute counters --db fabric.db --label after-run --top 50      # what changed since before-run\n"
        "ibroute counters --db fabric.db --json --mads-in-flight 64"},
       {"routes", "ibroute routes --db fabric.db --from node1-036 --to 0x0002c90300a1b2c4 --lid all"},
+      {"watch", "ibroute watch --db fabric.db --schedule daq --export /shared/daq-epochs --interval 5\n"
+                "ibroute watch --db fabric.db --schedule daq --export epochs --json   # one JSON object per event"},
       {"diff", "ibroute diff --db fabric.db          # the two newest scans\nibroute diff --db fabric.db 4 7 --json"},
       {"topo", "ibroute topo --db fabric.db --format svg -o fabric.svg\nibroute topo --db fabric.db --format matrix --schedule a2a -o load.svg"},
       {"analyze", "ibroute analyze --db fabric.db --patterns rr-name,rr-topo --lids base\nibroute analyze --db fabric.db --hosts @hosts.txt --json"},

@@ -47,16 +47,21 @@ json host_base(const schedule::Host& h, int32_t rank) {
           {"action", "check the HCA (PCIe link width and speed: lspci -vv; firmware; its cable), then the host's load"}};
 }
 
-void from_run(const FabricContext& c, const DiagnosisInput& in, Suspects& out, json& evidence) {
-  if (!in.plan || !in.pair_gbps || in.pair_gbps->empty()) {
-    evidence["run"] = "no per-pair rates (a simulation of a healthy plan, or a run above 2048 ranks)";
+void from_run(const FabricContext& c, DiagnosisInput& in, Suspects& out, json& evidence) {
+  if (!in.plan || (in.pair_gbps.empty() && !in.run)) {
+    evidence["run"] = "no per-pair rates (a simulation of a healthy plan)";
     return;
   }
   // A link is judged on 8 pairs or more; a small run's host links carry n - 1 (at least 3).
   const size_t n = in.plan->hosts.size();
   const schedule::RunDiagnosis d =
-      schedule::diagnose_run(c.eval, *in.plan, *in.pair_gbps, in.pair_cap_gbps, 10, std::clamp<size_t>(n > 1 ? n - 1 : 1, 3, 8));
-  evidence["run"] = {{"pairs", d.pairs}, {"median_share_of_plan", d.median_share}};
+      in.pair_gbps.empty() ? *in.run
+                           : schedule::diagnose_run(c.eval, *in.plan, std::move(in.pair_gbps), in.pair_cap_gbps, 10, std::clamp<size_t>(n > 1 ? n - 1 : 1, 3, 8));
+  json found = json::array();
+  for (const schedule::RunSuspect& x : d.suspects)
+    found.push_back({{"link", link_name(c, x.link)}, {"rank", x.rank}, {"receive", x.receive}, {"factor", x.factor}, {"transfers", x.transfers},
+                     {"slow_share", x.slow_share}, {"others", x.others}, {"confidence", x.confidence}});
+  evidence["run"] = {{"pairs", d.pairs}, {"median_share_of_plan", d.median_share}, {"suspects", std::move(found)}};
   for (const schedule::RunSuspect& x : d.suspects) {
     // Below 0.9 of plan everywhere, the shares are against the run's own median pair.
     const std::string share = fmt(d.median_share < 0.9 ? "%.0f %% of the run's median pair" : "%.0f %% of their planned rate", 100 * x.factor);
@@ -140,7 +145,21 @@ void from_scan(const FabricContext& c, const ScanChanges* ch, Suspects& out) {
 
 }  // namespace
 
-json diagnosis_json(const FabricContext& c, const DiagnosisInput& in) {
+schedule::RunDiagnosis run_diagnosis_of(const FabricContext& c, const RunReportInput::RunDiagnosisRead& r, const std::string& source) {
+  schedule::RunDiagnosis d;
+  d.pairs = r.pairs, d.median_share = r.median_share;
+  if (r.suspects.empty()) return d;
+  std::map<std::string, int32_t> by_name;
+  for (size_t l = 0; l < c.links.size(); ++l) by_name.emplace(link_name(c, static_cast<int32_t>(l)), static_cast<int32_t>(l));
+  for (const RunReportInput::RunSuspectRead& x : r.suspects) {
+    const auto it = by_name.find(x.link);
+    if (it == by_name.end()) throw InputError(source + ": " + x.path + ": \"" + x.link + "\" is no link of scan " + std::to_string(c.scan_id));
+    d.suspects.push_back({it->second, x.rank, x.receive, x.factor, x.transfers, x.slow_share, x.others, x.confidence});
+  }
+  return d;
+}
+
+json diagnosis_json(const FabricContext& c, DiagnosisInput in) {
   Suspects out;
   json evidence = json::object();
   from_run(c, in, out, evidence);

@@ -8,11 +8,14 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "fabric_context.hpp"
+#include "run_report_read.hpp"
 #include "scan_changes.hpp"
+#include "ibroute/schedule/diagnosis.hpp"
 #include "ibroute/schedule/schedule.hpp"
 
 namespace ibroute::workflow {
@@ -33,7 +36,8 @@ struct BadLink {
 
 struct DiagnosisInput {
   const schedule::Schedule* plan = nullptr;  // the schedule the run (or simulation) played
-  const std::vector<float>* pair_gbps = nullptr;  // measured per pair, n x n; null or empty: no run evidence
+  std::vector<float> pair_gbps;  // measured per pair, n x n (moved in: the diagnosis works on it in place); empty: none
+  std::optional<schedule::RunDiagnosis> run;  // without pair_gbps: the run's own diagnosis of its pairs, read back
   double pair_cap_gbps = 0;  // the measured rates' ceiling: a simulation shows a pair at most at the node's rate
   std::vector<ErrorPort> errors;
   const ScanChanges* changes = nullptr;  // hosts and cables the scan before had and this one lacks
@@ -42,7 +46,13 @@ struct DiagnosisInput {
 };
 
 // {"suspects": [...], "evidence": {...}}: suspects most likely first.
-nlohmann::json diagnosis_json(const FabricContext& c, const DiagnosisInput& in);
+// A run report's own diagnosis of its pairs (read where it has no pair matrix), its links found
+// by name in this scan; a name the scan lacks is an InputError naming `source` and the value.
+schedule::RunDiagnosis run_diagnosis_of(const FabricContext& c, const RunReportInput::RunDiagnosisRead& r, const std::string& source);
+
+// JSON `evidence.run.suspects[]` keeps the run's part (link by name) so that a report without the
+// pair matrix (above 2048 ranks) still carries it to accept (run_report_read.hpp).
+nlohmann::json diagnosis_json(const FabricContext& c, DiagnosisInput in);
 
 // The terminal lines of the list (the first `most`).
 std::string diagnosis_text(const nlohmann::json& diagnosis, size_t most = 5);

@@ -55,13 +55,14 @@ PlanOutcome plan_exchange(const EvalContext& ctx, const Exchange& x, const PlanR
   const Exchange planned{o.schedule.hosts, o.schedule.senders, o.schedule.receivers};
   o.figures = exchange_figures(ctx, planned, o.load, &o.schedule);
 
+  o.bound_gbps = x.groups() ? 0 : all_to_all_bound_gbps(ctx, x.hosts);  // the bisection bound is an all-to-all's
+  if (!r.baseline) return o;
   std::vector<Phase> rr = x.groups() ? group_phases(x.hosts.size(), x.senders, x.receivers) : shift_phases(x.hosts.size());
   apply_lid_policy(ctx.fabric, x.hosts, rr, LidPolicy::base);
   o.round_robin = evaluate(ctx, x.hosts, rr, false, [&](std::string_view, size_t done, size_t total) {
     if (r.progress) r.progress("round-robin", done, total);
   });
   o.round_robin_efficiency = efficiency_of(ctx, o.figures.least, o.round_robin, x.max_sends());
-  o.bound_gbps = x.groups() ? 0 : all_to_all_bound_gbps(ctx, x.hosts);  // the bisection bound is an all-to-all's
   return o;
 }
 

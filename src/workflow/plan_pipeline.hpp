@@ -50,6 +50,7 @@ struct PlanRequest {
   uint64_t message_size = 1 << 20;
   double rate = 0;            // bytes/s per node; 0: as fast as the links allow
   bool fair_share = true;     // the max-min fair estimate of a phase's rates (costs an evaluation)
+  bool baseline = true;       // round-robin in the same order, evaluated beside the plan (costs an evaluation)
   fabric::ProgressFn progress;
 };
 

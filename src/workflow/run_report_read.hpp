@@ -48,6 +48,21 @@ struct RunReportInput {
   std::vector<ErrorLink> error_links;                     // worst first
   std::vector<std::pair<std::string, double>> waiting;   // link, share of the run's time; worst first
   bool measured() const { return links_measured.is_object() && links_measured.value("measured", false); }
+  // The run's own diagnosis of its pairs ("diagnosis.evidence.run"), read where the report has no
+  // pair matrix (above 2048 ranks); links by name, resolved against the scan by the reader's user.
+  struct RunSuspectRead {
+    std::string link, path;  // path: the JSON pointer of its "link", for a one-line refusal
+    int32_t rank = -1;
+    bool receive = false;
+    double factor = 1, slow_share = 0, others = 1, confidence = 0;
+    uint64_t transfers = 0;
+  };
+  struct RunDiagnosisRead {
+    size_t pairs = 0;
+    double median_share = 1;
+    std::vector<RunSuspectRead> suspects;
+  };
+  std::optional<RunDiagnosisRead> run_diagnosis;
 };
 
 inline constexpr int64_t kMaxRanks = int64_t{1} << 20;
@@ -151,6 +166,31 @@ inline void read_pairs(const At& r, RunReportInput& in, bool matrix) {
   }
 }
 
+// The run's own diagnosis of its pairs, when the report lists no pair matrix to diagnose again.
+inline void read_run_diagnosis(const At& r, RunReportInput& in) {
+  if (r.has("pair_mbps") || !r.has("diagnosis") || !r["diagnosis"].has("evidence") || !r["diagnosis"]["evidence"].has("run")) return;
+  const At run = r["diagnosis"]["evidence"]["run"];
+  if (!run.v.is_object() || !run.has("suspects")) return;  // a sentence: the run had no pairs to read
+  RunReportInput::RunDiagnosisRead d;
+  d.pairs = static_cast<size_t>(run["pairs"].integer(0, INT64_MAX, "a count of pairs (0 or more)"));
+  d.median_share = run["median_share_of_plan"].number(0, 1, "a share (0..1)");
+  const At list = run["suspects"].list();
+  for (size_t i = 0; i < list.size(); ++i) {
+    const At x = list[i];
+    RunReportInput::RunSuspectRead s;
+    s.link = x["link"].text(), s.path = x["link"].path;
+    s.rank = static_cast<int32_t>(x["rank"].integer(-1, static_cast<int64_t>(in.ranks) - 1, "a rank of this run, or -1"));
+    s.receive = x["receive"].boolean();
+    s.factor = x["factor"].number(0, 1, "a share (0..1)");
+    s.transfers = static_cast<uint64_t>(x["transfers"].integer(0, INT64_MAX, "a count (0 or more)"));
+    s.slow_share = x["slow_share"].number(0, 1, "a share (0..1)");
+    s.others = x["others"].number(0, 1, "a share (0..1)");
+    s.confidence = x["confidence"].number(0, 1, "a confidence (0..1)");
+    d.suspects.push_back(std::move(s));
+  }
+  in.run_diagnosis = std::move(d);
+}
+
 // Version 1: the transfers as a table, one row per transfer, its columns named once.
 inline void read_transfers(const At& r, RunReportInput& in, bool matrix) {
   const size_t n = in.ranks;
@@ -250,6 +290,7 @@ inline RunReportInput parse_run_report(std::string_view text, const std::string&
     }
     if (r.has("find_rate")) in.sustainable_rate = r["find_rate"]["answer"].number(0, 1e15, "a rate in bytes/s (0 or more)");
     d::read_pairs(r, in, in.ranks == hosts);
+    d::read_run_diagnosis(r, in);
     return in;
   });
 }

@@ -226,17 +226,11 @@ void write_paths(const RunJsonContext& c, json& j) {
                 {"omitted", omitted},
                 {"rows", rows}};
   if (n <= kPairMatrixUpTo) {
-    // Mb/s of each pair while its transfers were on the wire: bytes over the sum of their times.
-    std::vector<double> bytes(n * n, 0), busy(n * n, 0);
-    for (size_t k = 0; k < m.paths.size(); ++k) {
-      const Channel& ch = c.outcome.channels[k];
-      const size_t at = static_cast<size_t>(ch.src) * n + static_cast<size_t>(ch.dst);
-      bytes[at] += static_cast<double>(m.paths[k].bytes), busy[at] += static_cast<double>(m.paths[k].busy_ns);
-    }
+    const std::vector<float> gbps = pair_gbps_of(c.outcome, n);
     json matrix = json::array();
     for (size_t i = 0; i < n; ++i) {
       json row = json::array();
-      for (size_t k = 0; k < n; ++k) row.push_back(busy[i * n + k] > 0 ? std::llround(bytes[i * n + k] * 8 / busy[i * n + k] * 1e3) : 0);
+      for (size_t k = 0; k < n; ++k) row.push_back(gbps[i * n + k] > 0 ? std::llround(gbps[i * n + k] * 1e3) : 0);
       matrix.push_back(std::move(row));
     }
     j["pair_mbps"] = std::move(matrix);
@@ -244,6 +238,21 @@ void write_paths(const RunJsonContext& c, json& j) {
 }
 
 }  // namespace
+
+std::vector<float> pair_gbps_of(const RunOutcome& outcome, size_t n) {
+  const RunMerge& m = *outcome.merged;
+  // Channels are sorted by (source, destination, DLID): a pair's paths follow one another, so
+  // its sums are made as they go, with no second n x n array.
+  std::vector<float> rate(n * n, -1.f);
+  for (size_t k = 0; k < m.paths.size();) {
+    const Channel& ch = outcome.channels[k];
+    double bytes = 0, busy = 0;
+    for (; k < m.paths.size() && outcome.channels[k].src == ch.src && outcome.channels[k].dst == ch.dst; ++k)
+      bytes += static_cast<double>(m.paths[k].bytes), busy += static_cast<double>(m.paths[k].busy_ns);
+    if (busy > 0) rate[static_cast<size_t>(ch.src) * n + static_cast<size_t>(ch.dst)] = static_cast<float>(bytes * 8 / busy);
+  }
+  return rate;
+}
 
 json run_report_json(const RunJsonContext& c) {
   json j;

@@ -36,6 +36,10 @@ inline constexpr size_t kAllPathsUpTo = 4096;
 inline constexpr size_t kPairMatrixUpTo = 2048;
 
 nlohmann::json run_report_json(const RunJsonContext& c);
+// Gb/s of each pair (row: sender) while its transfers were on the wire — bytes over the sum of
+// their times; -1 where none completed. At any size (the diagnosis reads it), though the report
+// lists it only up to kPairMatrixUpTo ranks.
+std::vector<float> pair_gbps_of(const runner::RunOutcome& outcome, size_t ranks);
 void print_run_summary(const RunJsonContext& c, std::ostream& out);
 
 }  // namespace ibroute::workflow

@@ -290,6 +290,31 @@ class SchemaTest(TempDirTest):
         old.update(version=2, hosts=full_hosts(self, "a2a"), sends=[{"phase": 0, "dst": 1, "dlid": s["sends"]["dlid"][0]}], receives=[])
         self.assert_valid("schedule-slice", old, "a version-2 slice")
 
+    def test_epochs(self):
+        """ibroute watch's epochs (offline: the same files read again): their files match the schemas,
+        carry the epoch, and a damaged epoch header is refused by schema and reader alike."""
+        out = self.path("epochs")
+        r = ibroute("watch", "--db", self.db, "--schedule", "daq", "--export", out, "--topology", TOPO, "--lfts", LFTS, "--scans", "2",
+                    "--interval", "0.05", "--json")
+        events = [json.loads(line) for line in r.stdout.splitlines()]
+        self.assertEqual([e["event"] for e in events], ["start", "epoch", "stopped"], "the second read: no change, no epoch")
+        self.assertEqual(os.readlink(os.path.join(out, "current")), "epoch-000001")
+        whole = load(os.path.join(out, "schedule.json"))
+        self.assert_valid("schedule", whole, "an epoch's schedule")
+        self.assertEqual(whole["epoch"], 1)
+        self.assertGreater(whole["epoch_from_unix_ns"], 0)
+        check_groups(whole)
+        for f in glob.glob(os.path.join(out, "epoch-000001", "rank*.json")):
+            s = load(f)
+            self.assert_valid("schedule-slice", s, os.path.basename(f))
+            self.assertEqual((s["epoch"], s["epoch_from_unix_ns"]), (1, whole["epoch_from_unix_ns"]))
+        for label, edit in (("epoch 0", setting("epoch", value=0)), ("epoch without its time", deleting("epoch_from_unix_ns")),
+                            ("a negative time", setting("epoch_from_unix_ns", value=-1))):
+            doc = copy.deepcopy(whole)
+            edit(doc)
+            self.assert_invalid("schedule", doc, label)
+            self.assert_refused(self.validate(self.write("bad-epoch.json", doc)), label)
+
     # --- expectation files -----------------------------------------------------------------------
 
     def test_expectations(self):

@@ -4,10 +4,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
 
+#include "export_files.hpp"
 #include "fabrics.hpp"
 #include "schedule_docs.hpp"
 #include "ibroute/fabric/synthetic.hpp"
@@ -236,6 +238,69 @@ TEST(Peer, ACompactSliceTakesItsPeersFromTheHostTableBesideIt) {
   EXPECT_NE(what([&] { (void)peer::Schedule::load(slice); }).find("the host table of another schedule"), std::string::npos);
   put("hosts.json", "{\"format\": \"ibroute-schedule\"}");
   EXPECT_NE(what([&] { (void)peer::Schedule::load(slice); }).find("hosts.json: not an ibroute slices' host table"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+// ibroute watch's epochs as a peer reads them: the newest published, a node's own slice found by
+// its port GUID (none once its host is dropped), and the round every node switches at.
+TEST(Peer, EpochsAreFoundByTheirLinkAndEachNodeTakesItsOwnSlice) {
+  World w = half_fat_tree();
+  ScheduleDoc d = doc_of(w, plan_all_to_all(w.ctx, all_hosts(w.f), kShiftsOnly));
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("peer-epochs-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  EXPECT_FALSE(peer::newest_epoch(dir.string())) << "nothing published yet";
+  d.epoch = 1, d.epoch_from_unix_ns = 1'700'000'000'000'000'000;
+  ibroute::workflow::publish_epoch(dir, d, 3);
+  // Epoch 2 without rank 3's host.
+  ScheduleDoc e = doc_of(w, plan_all_to_all(w.ctx, [&] {
+                           std::vector<Host> h = all_hosts(w.f);
+                           h.erase(h.begin() + 3);
+                           return h;
+                         }(),
+                                           kShiftsOnly));
+  e.epoch = 2, e.epoch_from_unix_ns = d.epoch_from_unix_ns + 5'000'000'000;
+  ibroute::workflow::publish_epoch(dir, e, 3);
+  EXPECT_THROW(ibroute::workflow::publish_epoch(dir, e, 3), ibroute::InputError) << "an epoch is never rewritten";
+  const std::optional<peer::Epoch> newest = peer::newest_epoch(dir.string());
+  ASSERT_TRUE(newest);
+  EXPECT_EQ(newest->number, 2u);
+  EXPECT_EQ(std::filesystem::read_symlink(dir / "schedule.json"), std::filesystem::path("current") / "schedule.json");
+  const peer::Schedule whole = peer::Schedule::load((dir / "schedule.json").string());
+  EXPECT_EQ(whole.epoch_from_unix_ns(), e.epoch_from_unix_ns);
+  EXPECT_EQ(whole.epoch(), 2u);
+  EXPECT_EQ(whole.hosts().size(), d.identities.size() - 1);
+  // Every remaining host finds its own slice, with its own transfers; the dropped one finds none.
+  for (size_t r = 0; r < d.identities.size(); ++r) {
+    const std::optional<peer::Schedule> mine = peer::load_epoch(*newest, d.identities[r].port_guid);
+    if (r == 3) {
+      EXPECT_FALSE(mine);
+      continue;
+    }
+    ASSERT_TRUE(mine) << r;
+    const uint32_t rank = mine->own_rank().value();
+    EXPECT_EQ(mine->hosts()[rank].port_guid, d.identities[r].port_guid);
+    EXPECT_EQ(mine->sends(rank).size(), e.identities.size() - 1);
+    EXPECT_EQ(mine->epoch(), 2u);
+  }
+  // The handover: the first round that starts at or after the epoch's time.
+  const int64_t t0 = d.epoch_from_unix_ns;
+  EXPECT_EQ(peer::handover_round(e.epoch_from_unix_ns, t0, 0.5), 10u);
+  EXPECT_EQ(peer::handover_round(e.epoch_from_unix_ns + 1, t0, 0.5), 11u);
+  EXPECT_EQ(peer::handover_round(t0 - 7, t0, 0.5), 0u);
+  EXPECT_THROW(peer::handover_round(t0, t0, 0), peer::Error);
+  // Older epochs go; the newest `keep` stay.
+  for (uint64_t k = 3; k <= 6; ++k) {
+    e.epoch = k;
+    ibroute::workflow::publish_epoch(dir, e, 3);
+  }
+  std::vector<std::string> left;
+  for (const auto& x : std::filesystem::directory_iterator(dir))
+    if (x.path().filename().string().rfind("epoch-", 0) == 0) left.push_back(x.path().filename().string());
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{"epoch-000004", "epoch-000005", "epoch-000006"}));
+  std::filesystem::remove(dir / "current");
+  std::filesystem::create_symlink("elsewhere", dir / "current");
+  EXPECT_THROW((void)peer::newest_epoch(dir.string()), peer::Error);
   std::filesystem::remove_all(dir);
 }
 

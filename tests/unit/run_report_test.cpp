@@ -2,9 +2,14 @@
 // schema: what rank 0 writes, accept reads back with the same values.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
 
 #include "counter_window.hpp"
+#include "diagnosis_report.hpp"
+#include "fabric_store.hpp"
 #include "fabrics.hpp"
 #include "ibroute/fabric/counters.hpp"
 #include "ibroute/fabric/link_measures.hpp"
@@ -119,3 +124,58 @@ TEST(RunReportSchema, AMeasurementThatFailedIsReadAsNotMeasured) {
 }
 
 }  // namespace
+
+// Above 2048 ranks the report has no pair matrix: the run's own diagnosis of its pairs travels in
+// `diagnosis.evidence.run`, links by name, and accept reads it back to the same suspects.
+TEST(RunReportSchema, TheRunsDiagnosisTravelsWithoutThePairMatrix) {
+  World w(TwoLeaves().f);
+  schedule::Schedule s;
+  s.name = "round-trip";
+  s.hosts = schedule::all_hosts(w.f);
+  s.phases = schedule::shift_phases(s.hosts.size());
+  schedule::apply_lid_policy(w.f, s.hosts, s.phases, schedule::LidPolicy::base);
+  RunOutcome out;
+  out.root = true;
+  out.channels = channels_of(s);
+  out.merged = merged_run(s, out.channels);
+  out.rounds_run = kRounds;
+  out.slot_ns = kSlot;
+  const RunSummary sum = summarise(s, *out.merged, {}, &w.f, &w.links);
+  nlohmann::json report = workflow::run_report_json({s, kMessage, kSlot, kRounds, 2, 0, out, sum, nullptr, 0, 0, false, 1, nullptr});
+  report.erase("pair_mbps");
+
+  const std::string path = (std::filesystem::temp_directory_path() / ("ibroute-rundiag-" + std::to_string(::getpid()) + ".db")).string();
+  std::filesystem::remove(path);
+  {
+    store::FabricStore st(path, true);
+    st.save_scan({.source = "offline", .origin = "unit"}, w.f, fabric::resolve_routes(w.f));
+    const workflow::FabricContext c(st, std::nullopt);
+    // The run as measured: rank 2's sends at a fifth of the others' (pair_gbps_of, at any size).
+    workflow::DiagnosisInput direct;
+    direct.plan = &s, direct.pair_gbps = workflow::pair_gbps_of(out, s.hosts.size());
+    for (size_t k = 0; k < s.hosts.size(); ++k) direct.pair_gbps[2 * s.hosts.size() + k] /= 5;
+    report["diagnosis"] = workflow::diagnosis_json(c, std::move(direct));
+    const nlohmann::json& found = report["diagnosis"]["evidence"]["run"]["suspects"];
+    ASSERT_FALSE(found.empty()) << report["diagnosis"];
+    EXPECT_EQ(found[0]["rank"], 2) << found;
+
+    const workflow::RunReportInput in = workflow::parse_run_report(report.dump(), "run.json", s.hosts.size());
+    ASSERT_TRUE(in.pair_gbps.empty());
+    ASSERT_TRUE(in.run_diagnosis);
+    workflow::DiagnosisInput again;
+    again.plan = &s, again.run = workflow::run_diagnosis_of(c, *in.run_diagnosis, "run.json");
+    const nlohmann::json d = workflow::diagnosis_json(c, std::move(again));
+    EXPECT_EQ(d["suspects"], report["diagnosis"]["suspects"]);
+
+    nlohmann::json bad = report;
+    bad["diagnosis"]["evidence"]["run"]["suspects"][0]["link"] = "L9[1] -> S9[1]";
+    const workflow::RunReportInput renamed = workflow::parse_run_report(bad.dump(), "run.json", s.hosts.size());
+    expect_input_error([&] { (void)workflow::run_diagnosis_of(c, *renamed.run_diagnosis, "run.json"); },
+                       "run.json: /diagnosis/evidence/run/suspects/0/link: \"L9[1] -> S9[1]\" is no link of scan 1");
+    bad = report, bad["diagnosis"]["evidence"]["run"]["suspects"][0]["rank"] = 4;
+    expect_input_error([&] { (void)workflow::parse_run_report(bad.dump(), "run.json", s.hosts.size()); }, "/diagnosis/evidence/run/suspects/0/rank");
+    bad = report, bad["diagnosis"]["evidence"]["run"]["suspects"][0]["factor"] = 1.5;
+    expect_input_error([&] { (void)workflow::parse_run_report(bad.dump(), "run.json", s.hosts.size()); }, "/diagnosis/evidence/run/suspects/0/factor");
+  }
+  std::filesystem::remove(path);
+}

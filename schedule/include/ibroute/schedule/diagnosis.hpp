@@ -38,12 +38,13 @@ struct RunDiagnosis {
                                      // shares are judged against it (slower than plan everywhere)
 };
 
-// `observed`: n x n measured Gb/s per pair (row: sender), negative where none. Suspects are
+// `observed`: n x n measured Gb/s per pair (row: sender), negative where none — taken by value
+// and worked on in place (move the run's matrix in: no second n x n array is made). Suspects are
 // peeled greedily: the link whose transfers' median share of plan is lowest is taken, its factor
 // divided out of its transfers, and the next one sought, up to `at_most`; links with fewer than
 // `min_transfers` measured pairs are not judged.
 // `cap_gbps`: the observed rates are capped at it (planned_pair_gbps).
-RunDiagnosis diagnose_run(const EvalContext& ctx, const Schedule& s, const std::vector<float>& observed, double cap_gbps = 0,
+RunDiagnosis diagnose_run(const EvalContext& ctx, const Schedule& s, std::vector<float> observed, double cap_gbps = 0,
                           size_t at_most = 10, size_t min_transfers = 8);
 
 // A confirmation run for suspect links: for each, up to `per_link` of the plan's transfers that

@@ -82,6 +82,11 @@ struct ScheduleDoc {
   std::vector<HostIdentity> identities;
   FabricRef fabric;
   std::string created_at;
+  // An epoch of `ibroute watch` (docs/epochs.md): its number (1, 2, ...; 0: not an epoch) and the
+  // time on the nodes' common clock (Unix ns) from which it holds: peers switch at the first round
+  // that starts at or after it.
+  uint64_t epoch = 0;
+  int64_t epoch_from_unix_ns = 0;
 };
 
 // Phase k (k = 1 .. N-1): rank i sends to rank (i + k) mod N. Every ordered pair once, every

@@ -74,6 +74,10 @@ class Schedule {
   double slot_s() const;               // seconds of a slot: a phase lasts one (version 3: its timing.phase_slots)
   int bound() const;                   // transfers a regular link direction may carry at once
   std::int64_t scan_id() const;        // the scan it was planned on
+  // An epoch of `ibroute watch` (docs/epochs.md): its number (0: the file is no epoch) and the time
+  // from which it holds, in Unix nanoseconds on the nodes' common clock (handover_round).
+  std::uint64_t epoch() const;
+  std::int64_t epoch_from_unix_ns() const;
 
   const std::vector<Host>& hosts() const;  // every rank, in rank order
   // The rank using this port GUID, or named so: a hostname ("h0001" for "h0001 HCA-1"), a node
@@ -99,6 +103,23 @@ class Schedule {
   explicit Schedule(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// `ibroute watch --export DIR` publishes a schedule that follows the fabric as epochs: DIR/current
+// names the newest (docs/epochs.md). A node polls newest_epoch, loads its own part of a newer one
+// with load_epoch, and switches at handover_round — every node computes the same round from the
+// same file and the common clock, so no two nodes follow different epochs in one round.
+struct Epoch {
+  std::uint64_t number = 0;
+  std::string dir;  // DIR/epoch-NNNNNN: schedule.json, hosts.json and the slices
+};
+// The newest epoch published in `dir`; empty while there is none (watch not started yet).
+std::optional<Epoch> newest_epoch(const std::string& dir);
+// The slice of the host with this port GUID in epoch `e` (found through its host table); empty
+// when the epoch has no such host (it was dropped: gone from the fabric). Error for damaged files.
+std::optional<Schedule> load_epoch(const Epoch& e, std::uint64_t port_guid);
+// The first round that starts at or after `from_unix_ns` on a timeline whose round k starts at
+// start_unix_ns + k x round_s (0 when `from` is not after the start). round_s > 0.
+std::uint64_t handover_round(std::int64_t from_unix_ns, std::int64_t start_unix_ns, double round_s);
 
 // The version of the library (that of the ibroute it came with), e.g. "0.1.0".
 const char* version();

@@ -1,0 +1,136 @@
+// bench/watch_synthetic: what `ibroute watch` does after a fabric change, at sizes ibsim cannot
+// hold — the new tables' routes resolved, compared with the old (diff), the scan stored and read
+// back, the host set planned again and the epoch written (schedule, host table, every slice).
+// The change: a leaf's up-link cable removed and the tables computed again (route_tree, as a
+// subnet manager's sweep would; not timed). Prints one JSON line per change: the seconds of each
+// step and the epoch's figures; the last line has the medians.
+//
+//   watch_synthetic HOSTS PODS LEAVES HOSTS_PER_LEAF AGGS CORES LMC CHANGES   (three levels)
+//   watch_synthetic 864 0 36 24 12 12 2 3                                      (PODS 0: two levels)
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "epoch_plan.hpp"
+#include "export_files.hpp"
+#include "fabric_context.hpp"
+#include "fabric_store.hpp"
+#include "ibroute/fabric/diff.hpp"
+#include "ibroute/fabric/structure.hpp"
+#include "ibroute/fabric/synthetic.hpp"
+#include "ibroute/fabric/tree_routing.hpp"
+#include "ibroute/schedule/hosts.hpp"
+#include "ibroute/schedule/planner.hpp"
+#include "ibroute/schedule/validate.hpp"
+
+#include <unistd.h>
+
+using namespace ibroute;
+using namespace ibroute::fabric;
+
+namespace {
+
+double since(std::chrono::steady_clock::time_point& t) {
+  const auto now = std::chrono::steady_clock::now();
+  const double s = std::chrono::duration<double>(now - t).count();
+  t = now;
+  return s;
+}
+
+// Tables as a subnet manager would compute them for the fabric as it is (missing links routed around).
+void route(Fabric& f) {
+  const FabricStructure s = analyze_structure(f);
+  std::vector<CaPort> refs;
+  for (const schedule::Host& h : schedule::all_hosts(f)) refs.push_back({h.node, h.port});
+  const TreeRouting r = route_tree(f, s, tree_order(f, s, refs), TreeStyle::hubs);
+  for (size_t i = 0; i < f.nodes.size(); ++i)
+    if (!r.lft[i].empty()) f.nodes[i].lft = r.lft[i];
+}
+
+// The k-th leaf's first up-link, unplugged at both ends.
+void unplug(Fabric& f, size_t k) {
+  const FabricStructure s = analyze_structure(f);
+  const int32_t leaf = s.leaves[(k * 7) % s.leaves.size()];
+  for (int p = 1; p <= f.nodes[leaf].num_ports(); ++p) {
+    Port& a = f.nodes[leaf].ports[p];
+    if (!a.connected() || !f.nodes[a.peer_node].is_switch()) continue;
+    Port& b = f.nodes[a.peer_node].ports[a.peer_port];
+    b.peer_node = -1, b.peer_port = 0, b.state = PortState::down;
+    a.peer_node = -1, a.peer_port = 0, a.state = PortState::down;
+    return;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 9) {
+    std::cerr << "usage: watch_synthetic HOSTS PODS LEAVES HOSTS_PER_LEAF AGGS CORES LMC CHANGES\n";
+    return 2;
+  }
+  FatTreeSpec t;
+  t.hosts = std::atoi(argv[1]), t.pods = std::atoi(argv[2]), t.leaves = std::atoi(argv[3]), t.hosts_per_leaf = std::atoi(argv[4]);
+  t.levels = t.pods > 0 ? 3 : 2;
+  if (t.levels == 3) t.aggs = t.uplinks = std::atoi(argv[5]), t.cores = std::atoi(argv[6]);
+  else t.uplinks = std::atoi(argv[5]), t.spines = std::atoi(argv[6]), t.pods = 1, t.hosts = 0;
+  t.lmc = static_cast<uint8_t>(std::atoi(argv[7]));
+  t.shuffle_names = true;
+  const int changes = std::atoi(argv[8]);
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("watch-bench-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string db = (dir / "w.db").string();
+
+  Fabric before = build_fat_tree(t);
+  route(before);
+  RouteSet before_routes = resolve_routes(before);
+  store::FabricStore store(db, true);
+  store::ScanInfo info{.source = "offline", .origin = "watch_synthetic"};
+  int64_t scan = store.save_scan(info, before, before_routes);
+  // The followed set: every host, all-to-all, as fast as the links allow.
+  workflow::FollowedSet set;
+  set.name = "daq";
+  set.hosts = schedule::identify_hosts(before, schedule::all_hosts(before));
+  set.request.message_size = 1 << 20;
+  if (const char* v = std::getenv("WATCH_BENCH_NO_PACKING")) set.request.packing = std::string(v) != "1";
+  if (const char* v = std::getenv("WATCH_BENCH_METHOD")) schedule::method_from(v, set.request.method);
+  uint64_t epoch = 0;
+  {
+    const workflow::FabricContext c(store, scan);
+    const workflow::EpochPlan e = workflow::plan_epoch(c.eval, set);
+    workflow::publish_epoch(dir / "epochs", workflow::epoch_doc(c.fabric, c.info, e.outcome.schedule, ++epoch, 0, store::now_iso()), 3);
+  }
+  std::vector<double> totals;
+  for (int k = 0; k < changes; ++k) {
+    Fabric after = before;
+    unplug(after, static_cast<size_t>(k));
+    route(after);  // the subnet manager's sweep: not timed
+    auto t0 = std::chrono::steady_clock::now(), t1 = t0;
+    RouteSet after_routes = resolve_routes(after);
+    const double routes_s = since(t1);
+    const FabricDiff d = diff_fabrics(before, before_routes, after, after_routes, 1);
+    const double diff_s = since(t1);
+    scan = store.save_scan(info, after, after_routes);
+    const workflow::FabricContext c(store, scan);
+    const double store_s = since(t1);
+    const workflow::EpochPlan e = workflow::plan_epoch(c.eval, set);
+    const double plan_s = since(t1);
+    workflow::publish_epoch(dir / "epochs", workflow::epoch_doc(c.fabric, c.info, e.outcome.schedule, ++epoch, 0, store::now_iso()), 3);
+    const double write_s = since(t1);
+    totals.push_back(std::chrono::duration<double>(t1 - t0).count());
+    const nlohmann::json j{{"hosts", set.hosts.size()}, {"change", k + 1}, {"links_gone", d.links_removed.size()}, {"routes_changed", d.routes_changed},
+                           {"routes_s", routes_s}, {"diff_s", diff_s}, {"store_and_load_s", store_s}, {"plan_s", plan_s}, {"planner_s", e.outcome.plan_seconds}, {"bound_s", e.outcome.bound_seconds}, {"write_s", write_s},
+                           {"total_s", totals.back()}, {"efficiency", e.outcome.figures.efficiency.value}, {"broken", e.broken},
+                           {"max_load", e.outcome.load.max_load}, {"bound", e.outcome.schedule.bound}};
+    std::cout << j.dump() << std::endl;
+    before = std::move(after), before_routes = std::move(after_routes);
+  }
+  std::sort(totals.begin(), totals.end());
+  std::cout << nlohmann::json{{"hosts", set.hosts.size()}, {"changes", totals.size()}, {"median_total_s", totals[totals.size() / 2]}}.dump() << std::endl;
+  std::filesystem::remove_all(dir);
+}

@@ -1,0 +1,106 @@
+#include "export_files.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <fstream>
+#include <vector>
+
+#include "ibroute/fabric/error.hpp"
+#include "ibroute/schedule/format.hpp"
+
+namespace ibroute::workflow {
+
+namespace fs = std::filesystem;
+
+void write_text_file(const fs::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::binary);
+  if (!(out << text) || !out.flush()) throw InputError("cannot write " + p.string());
+}
+
+std::string slice_file_name(size_t rank, const std::string& host) {
+  std::string safe = host;
+  for (char& ch : safe)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_' && ch != '.') ch = '_';
+  char prefix[32];
+  std::snprintf(prefix, sizeof prefix, "rank%05zu-", rank);
+  return prefix + safe + ".json";
+}
+
+void write_slices(const fs::path& dir, const schedule::ScheduleDoc& doc, const fabric::ProgressFn& progress) {
+  const schedule::SliceWriter slices(doc);
+  write_text_file(dir / schedule::kHostsFile, schedule::hosts_file_json(doc));
+  for (size_t r = 0; r < doc.identities.size(); ++r) {
+    if (progress) progress("slices", r, doc.identities.size());
+    write_text_file(dir / slice_file_name(r, doc.identities[r].name), slices.slice(r));
+  }
+}
+
+std::string epoch_dir_name(uint64_t epoch) {
+  char name[40];
+  std::snprintf(name, sizeof name, "epoch-%06llu", static_cast<unsigned long long>(epoch));
+  return name;
+}
+
+namespace {
+
+// The epoch a directory entry is ("epoch-000007": 7), 0 for anything else.
+uint64_t epoch_of(const std::string& name) {
+  if (name.size() < 7 || name.rfind("epoch-", 0) != 0 || name.size() > 6 + 15) return 0;
+  uint64_t k = 0;
+  for (size_t i = 6; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return 0;
+    k = k * 10 + static_cast<uint64_t>(name[i] - '0');
+  }
+  return k;
+}
+
+void replace_link(const fs::path& link, const fs::path& target) {
+  const fs::path tmp = link.parent_path() / ("." + link.filename().string() + ".tmp-" + std::to_string(::getpid()));
+  std::error_code ec;
+  fs::remove(tmp, ec);
+  fs::create_symlink(target, tmp, ec);
+  if (!ec) fs::rename(tmp, link, ec);  // rename(2): readers see the old link or the new, never none
+  if (ec) throw InputError("cannot make " + link.string() + " point at " + target.string() + ": " + ec.message());
+}
+
+}  // namespace
+
+std::optional<uint64_t> current_epoch(const fs::path& dir) {
+  std::error_code ec;
+  const fs::path target = fs::read_symlink(dir / kCurrentLink, ec);
+  if (ec) return std::nullopt;
+  const uint64_t k = epoch_of(target.filename().string());
+  return k ? std::optional<uint64_t>(k) : std::nullopt;
+}
+
+fs::path publish_epoch(const fs::path& dir, const schedule::ScheduleDoc& doc, size_t keep) {
+  if (!doc.epoch) throw std::logic_error("publish_epoch: the document has no epoch number");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir))
+    throw InputError("--export " + dir.string() + ": " + (fs::exists(dir) ? "exists and is not a directory" : "cannot create it: " + ec.message()));
+  const std::string name = epoch_dir_name(doc.epoch);
+  const fs::path building = dir / ("." + name + ".tmp-" + std::to_string(::getpid())), final_dir = dir / name;
+  fs::remove_all(building, ec);
+  if (fs::exists(final_dir)) throw InputError(final_dir.string() + " exists already: epochs are never rewritten");
+  if (!fs::create_directory(building, ec)) throw InputError("cannot create " + building.string() + ": " + ec.message());
+  write_text_file(building / "schedule.json", schedule::to_json(doc));
+  write_slices(building, doc);
+  fs::rename(building, final_dir, ec);
+  if (ec) throw InputError("cannot rename " + building.string() + " to " + final_dir.string() + ": " + ec.message());
+  replace_link(dir / kCurrentLink, name);
+  if (!fs::is_symlink(dir / "schedule.json")) replace_link(dir / "schedule.json", fs::path(kCurrentLink) / "schedule.json");
+  // The oldest go; at least the newest two stay.
+  std::vector<uint64_t> epochs;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec))
+    if (const uint64_t k = epoch_of(e.path().filename().string()); k && e.is_directory()) epochs.push_back(k);
+  std::sort(epochs.begin(), epochs.end());
+  const size_t keep_at_least = std::max<size_t>(keep, 2);
+  for (size_t i = 0; i + keep_at_least < epochs.size(); ++i) fs::remove_all(dir / epoch_dir_name(epochs[i]), ec);
+  return final_dir;
+}
+
+}  // namespace ibroute::workflow

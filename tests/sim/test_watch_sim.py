@@ -1,0 +1,150 @@
+"""ibroute watch on a live ibsim fabric routed by OpenSM: a cable lost and routed around, a host
+gone and back, a read that comes back incomplete — each a new epoch (or none), checked from the
+exported files and the stored routes by code that is not the planner's (schedule_check)."""
+import json
+import os
+import queue
+import signal
+import subprocess
+import threading
+import time
+import unittest
+
+from common import EXAMPLES, IBROUTE, TempDirTest, ibroute, ibroute_json
+from schedule_check import check_all_to_all, efficiency, link_loads
+from simfabric import SimFabric
+
+TOPO = f"{EXAMPLES}/hft96-shuffled.topo"
+
+
+class WatchProcess:
+    """`ibroute watch --json` under the simulator; its events (one JSON object per line) queued."""
+
+    def __init__(self, sim, *args):
+        self.proc = subprocess.Popen(["timeout", "900", IBROUTE, "watch", *map(str, args), "--json"], env=sim.env(), cwd=sim.dir,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.events, self.seen = queue.Queue(), []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.events.put(json.loads(line))
+
+    def next(self, kinds, timeout=90):
+        """The next event of one of `kinds` (the others are kept in `seen`)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                e = self.events.get(timeout=max(0.1, deadline - time.monotonic()))
+            except queue.Empty:
+                raise AssertionError(f"no {kinds} event within {timeout} s; saw {self.seen[-5:]}; stderr {self.proc.stderr.read() if self.proc.poll() is not None else ''}")
+            self.seen.append(e)
+            if e["event"] in kinds:
+                return e
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        rc = self.proc.wait(timeout=60)
+        return rc, self.next(["stopped"], timeout=10)
+
+
+class Watch(TempDirTest):
+    def epoch_doc(self, out, k):
+        with open(os.path.join(out, f"epoch-{k:06d}", "schedule.json")) as f:
+            return json.load(f)
+
+    def newest_scan(self, db):
+        return ibroute_json("scans", "--db", db)["scans"][-1]["scan_id"]
+
+    def check_epoch(self, db, out, e):
+        """The epoch's own file, checked from the scan's stored routes: an all-to-all of its hosts,
+        every route working, no link over the bound, at least 0.9 of the least possible time."""
+        doc = self.epoch_doc(out, e["epoch"])
+        self.assertEqual(doc["epoch"], e["epoch"])
+        self.assertEqual(doc["fabric"]["scan_id"], e["scan_id"])
+        self.assertEqual(len(doc["hosts"]), e["hosts"])
+        check_all_to_all(doc)
+        maxima, statuses = link_loads(db, e["scan_id"], doc)
+        self.assertEqual(set(statuses), {0}, statuses)  # 0: ok
+        self.assertLessEqual(max(maxima), doc["bound"])
+        t, least, _ = efficiency(db, e["scan_id"], doc)
+        self.assertGreaterEqual(least / t, 0.9, (t, least))
+        self.assertTrue(os.path.islink(os.path.join(out, "current")))
+        return doc
+
+    def test_epochs_follow_cable_and_host_changes(self):
+        db, out = self.path("w.db"), self.path("epochs")
+        with SimFabric(TOPO, lmc=2) as sim:
+            ibroute_json("scan", "--db", db, sim=sim)
+            ibroute_json("plan", "--db", db, "--name", "daq", "--message-size", "64K")
+            w = WatchProcess(sim, "--db", db, "--schedule", "daq", "--export", out, "--interval", "0.3", "--handover", "2")
+            try:
+                first = w.next(["epoch"])
+                self.assertEqual((first["epoch"], first["hosts"], first["absent"]), (1, 96, []))
+                self.check_epoch(db, out, first)
+                self.assertEqual(os.readlink(os.path.join(out, "current")), "epoch-000001")
+                # A leaf-spine cable lost, then routed around by OpenSM: a new epoch on the new tables.
+                sim.console('Unlink "ibswitch03"[10]')
+                w.next(["changed"])
+                top = self.newest_scan(db)
+                sim.route()
+                e = w.next(["epoch"])
+                while e["scan_id"] <= top:  # an epoch may come before the sweep (the plan avoids the dead link): the one after it
+                    e = w.next(["epoch"])
+                self.assertEqual(e["hosts"], 96)
+                doc = self.check_epoch(db, out, e)
+                self.assertGreater(doc["epoch_from_unix_ns"], time.time_ns() - 60e9)
+                # A host's cable unlinked: the next epoch is planned without it.
+                gone = doc["hosts"][5]["name"].split()[0]
+                sim.console(f'Unlink "{gone}"')
+                top = self.newest_scan(db)
+                sim.route()
+                e = w.next(["epoch"])
+                while e["scan_id"] <= top:
+                    e = w.next(["epoch"])
+                self.assertEqual(e["hosts"], 95)
+                self.assertEqual([a.split()[0] for a in e["absent"]], [gone])
+                doc = self.check_epoch(db, out, e)
+                self.assertNotIn(gone, [h["name"].split()[0] for h in doc["hosts"]])
+                # Its cable back: planned again, in the set's order (its rank as in epoch 1).
+                sim.console(f'ReLink "{gone}"')
+                top = self.newest_scan(db)
+                sim.route()
+                e = w.next(["epoch"])
+                while e["scan_id"] <= top:
+                    e = w.next(["epoch"])
+                self.assertEqual((e["hosts"], e["absent"]), (96, []))
+                doc = self.check_epoch(db, out, e)
+                self.assertEqual(doc["hosts"][5]["name"].split()[0], gone)
+                # A read that comes back incomplete (a spine drops every MAD): no epoch, one line.
+                now = w.events.qsize()
+                for p in range(0, 13):
+                    sim.console(f'Error "ibspine02"[{p}] 100')
+                bad = w.next(["incomplete", "epoch"], timeout=120)
+                self.assertEqual(bad["event"], "incomplete", bad)
+                for p in range(0, 13):
+                    sim.console(f'Error "ibspine02"[{p}] 0')
+            finally:
+                rc, stopped = w.stop()
+                if os.environ.get("IBROUTE_SHOW_EVENTS"):
+                    print("\n".join(x["text"] for x in w.seen))
+            self.assertEqual(rc, 0)
+            self.assertGreaterEqual(stopped["epoch"], 4)
+        epochs = sorted(d for d in os.listdir(out) if d.startswith("epoch-"))
+        self.assertLessEqual(len(epochs), 5, "the oldest epochs go")
+        self.assertEqual(os.readlink(os.path.join(out, "current")), f"epoch-{stopped['epoch']:06d}")
+        # Every epoch's schedule is stored; the newest is what validate checks on its scan.
+        names = [s["name"] for s in ibroute_json("schedules", "--db", db)["schedules"]]
+        self.assertIn(f"daq.e{stopped['epoch']}", names)
+
+    def test_bad_input_is_one_line(self):
+        for args, text in ((["--db", self.path("none.db"), "--schedule", "daq"], "none.db"),
+                           (["--db", self.path("none.db"), "--schedule", "daq", "--interval", "0"], "--interval")):
+            r = ibroute("watch", *args, "--export", self.path("e"), check=False)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+            self.assertIn(text, r.stderr)
+        self.assertFalse(os.path.exists(self.path("e")), "nothing written")
+
+if __name__ == "__main__":
+    unittest.main()
