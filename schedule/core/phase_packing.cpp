@@ -143,6 +143,12 @@ void pack_phases(const EvalContext& ctx, const OptionTable& table, const std::ve
   auto full = [&](const std::vector<int>& used, int leaf) { return leaf >= 0 && leaves.up[leaf] > 0 && used[leaf] >= leaves.up[leaf]; };
   constexpr size_t kTries = 24;    // receivers tried per sender and phase, most pressing first
   constexpr size_t kWindow = 256;  // of its waiting transfers
+  // A phase whose links are full above the leaves (a routing that leaves most core links unused)
+  // takes no more however many senders try: after this many senders in a row placed nothing, the
+  // next phase begins. Work per phase is then bounded by what it places, not by the senders.
+  constexpr size_t kMissesInARow = 96;
+  // Only a fabric with links slower than a host link has transfers forced onto them.
+  const bool any_slow = std::find(cap.begin(), cap.end(), 0) != cap.end();
   // First into the phases there are, where senders wait and links have room; then new phases.
   for (size_t p = 0; left > 0; ++p) {
     const bool fresh = p >= phases.size();
@@ -167,9 +173,11 @@ void pack_phases(const EvalContext& ctx, const OptionTable& table, const std::ve
     for (size_t i = 0; i < n; ++i)
       if (!todo[i].empty() && ph.dst[i] < 0) senders.emplace_back(-pressure_out(i), static_cast<uint32_t>(i));
     std::sort(senders.begin(), senders.end());
-    size_t placed = 0;
+    size_t placed = 0, misses = 0;
     for (auto [key, i] : senders) {
+      if (placed > 0 && misses >= kMissesInARow) break;
       if (full(out_used, leaves.of_rank[i]) && !(placed == 0 && fresh)) continue;
+      ++misses;  // until it places one
       // A window of the sender's waiting transfers, moved on every phase: scanning all of them
       // in every phase costs phases x waiting transfers (10^9 at a few thousand hosts).
       cand.clear();
@@ -187,7 +195,7 @@ void pack_phases(const EvalContext& ctx, const OptionTable& table, const std::ve
         auto [a, b] = table.range(i, static_cast<size_t>(d));
         // A link slower than a host link carries no transfer in a one-slot phase; where every path
         // crosses one, a transfer takes it alone (its phase then lasts as long as that link needs).
-        bool forced_slow = a < b;
+        bool forced_slow = any_slow && a < b;
         for (uint32_t o = a; o < b && forced_slow; ++o) {
           bool slow = false;
           for (uint16_t y = 0; y < table.opt(o).len && !slow; ++y) slow = cap[table.links(o)[y]] == 0;
@@ -225,7 +233,7 @@ void pack_phases(const EvalContext& ctx, const OptionTable& table, const std::ve
         }
         todo[i][x] = todo[i].back();
         todo[i].pop_back();
-        ++placed, --left;
+        ++placed, --left, misses = 0;
         break;
       }
     }

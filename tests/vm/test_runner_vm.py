@@ -202,7 +202,7 @@ class RunnerInVm(unittest.TestCase):
         with open(os.path.join(cls.job, "slow8.sh"), "w") as f:
             f.write("taskset -c 1 sh -c 'while :; do :; done' & hog=$!\n"
                     f"mpirun -np 8 --bind-to none sh -c 'if [ \"$OMPI_COMM_WORLD_RANK\" = {SLOWED} ]; then exec nice -n 15 taskset -c 1 "
-                    f"\"$0\" \"$@\"; fi; exec taskset -c 0 \"$0\" \"$@\"' {run} --schedule vm8 --placement /job/p8.txt --rounds 2 "
+                    f"\"$0\" \"$@\"; fi; exec taskset -c 0 \"$0\" \"$@\"' {run} --schedule vm8 --placement /job/p8.txt --rounds 1 "
                     "--skip-after 8 -o /job/slow8.json\nrc=$?; kill $hog; exit $rc\n")
         scenarios["slow8"] = "sh /job/slow8.sh"
         # The same slowed rank under accept --launch --confirm: named, then confirmed by one more run.
@@ -214,7 +214,7 @@ class RunnerInVm(unittest.TestCase):
             json.dump({"hosts": 96}, f)
         scenarios["confirm"] = (f"cp /tmp/fab.db /var/tmp/conf.db && {shlex.quote(IBROUTE)} accept --db /var/tmp/conf.db --expect /job/expect8.json "
                                 "--hosts @/job/p8.txt --message-size 64K --rate 5M --launch 'sh /job/slowlaunch.sh' --confirm "
-                                "--run-arg=--placement --run-arg=/job/p8.txt --run-arg=--rounds=2 --run-arg=--skip-after=8 "
+                                "--run-arg=--placement --run-arg=/job/p8.txt --run-arg=--rounds=1 --run-arg=--skip-after=8 "
                                 "--report /job/confirm.html --json")
         with open(os.path.join(cls.job, "slurm.conf"), "w") as f:
             f.write(SLURM_CONF)
