@@ -104,8 +104,8 @@ std::vector<int32_t> Leaves::interleave(const std::vector<int32_t>& ranks) const
   return out;
 }
 
-void pack_phases(const EvalContext& ctx, const OptionTable& table, const std::vector<Host>& hosts, const Leaves& leaves,
-                 const std::vector<int>& cap, std::vector<Transfer> deferred, std::vector<Phase>& phases) {
+bool pack_phases(const EvalContext& ctx, const OptionTable& table, const std::vector<Host>& hosts, const Leaves& leaves,
+                 const std::vector<int>& cap, std::vector<Transfer> deferred, std::vector<Phase>& phases, size_t max_phases) {
   const size_t n = hosts.size();
   std::vector<std::vector<int32_t>> todo(n);
   std::vector<uint32_t> send_left(n, 0), recv_left(n, 0);
@@ -149,9 +149,16 @@ void pack_phases(const EvalContext& ctx, const OptionTable& table, const std::ve
   constexpr size_t kMissesInARow = 96;
   // Only a fabric with links slower than a host link has transfers forced onto them.
   const bool any_slow = std::find(cap.begin(), cap.end(), 0) != cap.end();
+  constexpr size_t kProjectAfter = 32;  // new phases before their pace is trusted
+  size_t fresh_phases = 0, fresh_placed = 0;
   // First into the phases there are, where senders wait and links have room; then new phases.
   for (size_t p = 0; left > 0; ++p) {
     const bool fresh = p >= phases.size();
+    if (fresh && phases.size() >= max_phases) return false;
+    if (fresh && fresh_phases >= kProjectAfter && fresh_placed > 0 &&
+        static_cast<double>(phases.size()) + static_cast<double>(left) * static_cast<double>(fresh_phases) / static_cast<double>(fresh_placed) >
+            static_cast<double>(max_phases))
+      return false;
     if (fresh) phases.push_back(Phase{std::vector<int32_t>(n, -1), std::vector<uint16_t>(n, 0)});
     Phase& ph = phases[p];
     std::fill(busy.begin(), busy.end(), 0);
@@ -195,22 +202,24 @@ void pack_phases(const EvalContext& ctx, const OptionTable& table, const std::ve
         auto [a, b] = table.range(i, static_cast<size_t>(d));
         // A link slower than a host link carries no transfer in a one-slot phase; where every path
         // crosses one, a transfer takes it alone (its phase then lasts as long as that link needs).
-        bool forced_slow = any_slow && a < b;
-        for (uint32_t o = a; o < b && forced_slow; ++o) {
-          bool slow = false;
-          for (uint16_t y = 0; y < table.opt(o).len && !slow; ++y) slow = cap[table.links(o)[y]] == 0;
-          forced_slow = slow;
-        }
-        uint32_t best = UINT32_MAX;
-        long best_sum = 0;
+        // One pass over the options: the best that fits as links are, and the best that fits
+        // with such links taking one; the second counts where every option has one.
+        uint32_t best = UINT32_MAX, best_forced = UINT32_MAX;
+        long best_sum = 0, best_forced_sum = 0;
+        bool all_slow = any_slow && a < b;
         for (uint32_t o = a; o < b; ++o) {
           const int32_t* ls = table.links(o);
           long sum = 0;
-          bool fits = true;
-          for (uint16_t y = 0; y < table.opt(o).len && fits; ++y)
-            fits = load[ls[y]] < std::max(cap[ls[y]], forced_slow ? 1 : 0), sum += load[ls[y]];
+          bool fits = true, fits_forced = true, slow = false;
+          for (uint16_t y = 0; y < table.opt(o).len; ++y) {  // whole: whether it has a slow link counts too
+            const int l = load[ls[y]], c = cap[ls[y]];
+            slow |= c == 0, fits = fits && l < c, fits_forced = l < std::max(c, 1), sum += l;
+          }
+          all_slow = all_slow && slow;
           if (fits && (best == UINT32_MAX || sum < best_sum)) best = o, best_sum = sum;
+          if (fits_forced && (best_forced == UINT32_MAX || sum < best_forced_sum)) best_forced = o, best_forced_sum = sum;
         }
+        if (all_slow) best = best_forced;
         const bool routeless = a == b;  // no working route at any LID: sent on the base LID, as the shifts do
         if (best == UINT32_MAX && !(routeless || (placed == 0 && fresh))) continue;
         if (best == UINT32_MAX && !routeless) best = a;  // an empty phase takes any route: progress is certain
@@ -239,7 +248,9 @@ void pack_phases(const EvalContext& ctx, const OptionTable& table, const std::ve
     }
     for (int32_t l : touched) load[l] = 0;
     touched.clear();
+    if (fresh) ++fresh_phases, fresh_placed += placed;
   }
+  return true;
 }
 
 }  // namespace ibroute::schedule

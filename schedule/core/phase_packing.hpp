@@ -6,6 +6,7 @@
 // Internal to schedule/core.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -41,7 +42,12 @@ struct Leaves {
 // have room), then into new ones appended, each a partial matching with a DLID per transfer such
 // that no link carries more than `cap` (unit_capacities); the busiest senders, receivers and leaves
 // first, so that the bottleneck works in every phase.
-void pack_phases(const EvalContext& ctx, const OptionTable& table, const std::vector<Host>& hosts, const Leaves& leaves,
-                 const std::vector<int>& cap, std::vector<Transfer> deferred, std::vector<Phase>& phases);
+// `max_phases`: the phases of the best composition so far (its slots). Packing stops, returning
+// false, once the phases it needs are sure to exceed it — a phase lasts a slot at least, so such a
+// packing cannot win — or, projected from the transfers its new phases have taken so far, will
+// (the projection is on the hopeful side: later phases have fewer transfers left to choose from).
+// Its work is then bounded by the composition it has to beat, not by the routing.
+bool pack_phases(const EvalContext& ctx, const OptionTable& table, const std::vector<Host>& hosts, const Leaves& leaves,
+                 const std::vector<int>& cap, std::vector<Transfer> deferred, std::vector<Phase>& phases, size_t max_phases = SIZE_MAX);
 
 }  // namespace ibroute::schedule

@@ -715,10 +715,13 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
       std::vector<Transfer> waiting;
       Planned packed = solve_phases(ctx, table, hosts, leaves, composition(), opt, primary, secondary, base + m * (1 + may_interleave), total,
                                     &waiting);
-      pack_phases(ctx, table, hosts, leaves, unit_capacities(ctx), std::move(waiting), packed.phases);
-      std::erase_if(packed.phases, [](const Phase& ph) { return std::all_of(ph.dst.begin(), ph.dst.end(), [](int32_t d) { return d < 0; }); });
-      packed.time = evaluate(ctx, hosts, packed.phases, false).phase_time;  // each phase's time from its routes
-      if (packed.total() < out.plan.total()) out.plan = std::move(packed), out.how = "packed";
+      // Abandoned where it cannot take fewer slots than the shifts it would replace.
+      if (pack_phases(ctx, table, hosts, leaves, unit_capacities(ctx), std::move(waiting), packed.phases,
+                      static_cast<size_t>(out.plan.total()))) {
+        std::erase_if(packed.phases, [](const Phase& ph) { return std::all_of(ph.dst.begin(), ph.dst.end(), [](int32_t d) { return d < 0; }); });
+        packed.time = evaluate(ctx, hosts, packed.phases, false).phase_time;  // each phase's time from its routes
+        if (packed.total() < out.plan.total()) out.plan = std::move(packed), out.how = "packed";
+      }
     }
     return out;
   };

@@ -288,7 +288,8 @@ Runner setup_watch(CLI::App& app) {
       "at the first round that starts --handover seconds or more after it was written (docs/epochs.md).\n"
       "Epoch 1 is written at start. No epoch for an incomplete read, or while transfers have no\n"
       "working route (the subnet manager has not routed again yet): one line each. The epoch's\n"
-      "schedule is stored as NAME.eK. Runs until SIGINT/SIGTERM (exit 0).");
+      "schedule is stored as NAME.eK. Runs until SIGINT/SIGTERM.\n"
+      "Exit: 0 stopped by a signal or after --scans reads, 2 bad input (database, schedule, options).");
   add_db_option(c, o->db);
   c->add_option("--schedule", o->schedule, "the stored schedule whose hosts to follow")->required();
   c->add_option("--export", o->dir, "directory of the epochs (created)")->required();

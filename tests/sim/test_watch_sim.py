@@ -56,6 +56,16 @@ class Watch(TempDirTest):
     def newest_scan(self, db):
         return ibroute_json("scans", "--db", db)["scans"][-1]["scan_id"]
 
+    def epoch_after_sweep(self, sim, w, db):
+        """OpenSM sweeps once; the watch's first epoch planned on a scan stored after it (one may
+        come before, planned around a dead link on the old tables)."""
+        top = self.newest_scan(db)
+        sim.route()
+        e = w.next(["epoch"])
+        while e["scan_id"] <= top:
+            e = w.next(["epoch"])
+        return e
+
     def check_epoch(self, db, out, e):
         """The epoch's own file, checked from the scan's stored routes: an all-to-all of its hosts,
         every route working, no link over the bound, at least 0.9 of the least possible time."""
@@ -86,38 +96,25 @@ class Watch(TempDirTest):
                 # A leaf-spine cable lost, then routed around by OpenSM: a new epoch on the new tables.
                 sim.console('Unlink "ibswitch03"[10]')
                 w.next(["changed"])
-                top = self.newest_scan(db)
-                sim.route()
-                e = w.next(["epoch"])
-                while e["scan_id"] <= top:  # an epoch may come before the sweep (the plan avoids the dead link): the one after it
-                    e = w.next(["epoch"])
+                e = self.epoch_after_sweep(sim, w, db)
                 self.assertEqual(e["hosts"], 96)
                 doc = self.check_epoch(db, out, e)
                 self.assertGreater(doc["epoch_from_unix_ns"], time.time_ns() - 60e9)
                 # A host's cable unlinked: the next epoch is planned without it.
                 gone = doc["hosts"][5]["name"].split()[0]
                 sim.console(f'Unlink "{gone}"')
-                top = self.newest_scan(db)
-                sim.route()
-                e = w.next(["epoch"])
-                while e["scan_id"] <= top:
-                    e = w.next(["epoch"])
+                e = self.epoch_after_sweep(sim, w, db)
                 self.assertEqual(e["hosts"], 95)
                 self.assertEqual([a.split()[0] for a in e["absent"]], [gone])
                 doc = self.check_epoch(db, out, e)
                 self.assertNotIn(gone, [h["name"].split()[0] for h in doc["hosts"]])
                 # Its cable back: planned again, in the set's order (its rank as in epoch 1).
                 sim.console(f'ReLink "{gone}"')
-                top = self.newest_scan(db)
-                sim.route()
-                e = w.next(["epoch"])
-                while e["scan_id"] <= top:
-                    e = w.next(["epoch"])
+                e = self.epoch_after_sweep(sim, w, db)
                 self.assertEqual((e["hosts"], e["absent"]), (96, []))
                 doc = self.check_epoch(db, out, e)
                 self.assertEqual(doc["hosts"][5]["name"].split()[0], gone)
                 # A read that comes back incomplete (a spine drops every MAD): no epoch, one line.
-                now = w.events.qsize()
                 for p in range(0, 13):
                     sim.console(f'Error "ibspine02"[{p}] 100')
                 bad = w.next(["incomplete", "epoch"], timeout=120)

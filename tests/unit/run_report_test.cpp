@@ -51,19 +51,29 @@ std::unique_ptr<RunMerge> merged_run(const schedule::Schedule& s, const std::vec
   return merged;
 }
 
-TEST(RunReportSchema, WhatTheWriterWritesTheReaderReadsBack) {
-  World w(TwoLeaves().f);
+// The all-to-all of TwoLeaves' four hosts and its run as rank 0 ends it (merged_run).
+struct FourRanks {
+  World w{TwoLeaves().f};
   schedule::Schedule s;
-  s.name = "round-trip";
-  s.hosts = schedule::all_hosts(w.f);
-  s.phases = schedule::shift_phases(s.hosts.size());
-  schedule::apply_lid_policy(w.f, s.hosts, s.phases, schedule::LidPolicy::base);
   RunOutcome out;
-  out.root = true;
-  out.channels = channels_of(s);
-  out.merged = merged_run(s, out.channels);
-  out.rounds_run = kRounds;
-  out.slot_ns = kSlot;
+  FourRanks() {
+    s.name = "round-trip";
+    s.hosts = schedule::all_hosts(w.f);
+    s.phases = schedule::shift_phases(s.hosts.size());
+    schedule::apply_lid_policy(w.f, s.hosts, s.phases, schedule::LidPolicy::base);
+    out.root = true;
+    out.channels = channels_of(s);
+    out.merged = merged_run(s, out.channels);
+    out.rounds_run = kRounds;
+    out.slot_ns = kSlot;
+  }
+};
+
+TEST(RunReportSchema, WhatTheWriterWritesTheReaderReadsBack) {
+  FourRanks run;
+  const World& w = run.w;
+  const schedule::Schedule& s = run.s;
+  RunOutcome& out = run.out;
   for (int32_t r = 1; r < 4; ++r) {
     RankClock c;
     c.rank = r, c.before.samples = 50, c.before.offset_ns = 1000 * r, c.before.uncertainty_ns = 200 + r;
@@ -128,18 +138,10 @@ TEST(RunReportSchema, AMeasurementThatFailedIsReadAsNotMeasured) {
 // Above 2048 ranks the report has no pair matrix: the run's own diagnosis of its pairs travels in
 // `diagnosis.evidence.run`, links by name, and accept reads it back to the same suspects.
 TEST(RunReportSchema, TheRunsDiagnosisTravelsWithoutThePairMatrix) {
-  World w(TwoLeaves().f);
-  schedule::Schedule s;
-  s.name = "round-trip";
-  s.hosts = schedule::all_hosts(w.f);
-  s.phases = schedule::shift_phases(s.hosts.size());
-  schedule::apply_lid_policy(w.f, s.hosts, s.phases, schedule::LidPolicy::base);
-  RunOutcome out;
-  out.root = true;
-  out.channels = channels_of(s);
-  out.merged = merged_run(s, out.channels);
-  out.rounds_run = kRounds;
-  out.slot_ns = kSlot;
+  FourRanks run;
+  const World& w = run.w;
+  const schedule::Schedule& s = run.s;
+  RunOutcome& out = run.out;
   const RunSummary sum = summarise(s, *out.merged, {}, &w.f, &w.links);
   nlohmann::json report = workflow::run_report_json({s, kMessage, kSlot, kRounds, 2, 0, out, sum, nullptr, 0, 0, false, 1, nullptr});
   report.erase("pair_mbps");
