@@ -21,6 +21,7 @@
 #include "counter_window.hpp"
 #include "diagnosis_report.hpp"
 #include "verbs.hpp"
+#include "export_files.hpp"
 
 namespace ibroute::cli {
 
@@ -58,7 +59,8 @@ std::string printable(const std::string& s) {
 }
 
 void load_inputs(const RunOptions& o, int world, bool first_rank, Inputs& in) {
-  if (o.schedule.empty() == o.schedule_file.empty()) throw InputError("give one of --schedule (with --db) or --schedule-file");
+  if ((o.schedule.empty() ? 0 : 1) + (o.schedule_file.empty() ? 0 : 1) + (o.follow.empty() ? 0 : 1) != 1)
+    throw InputError("give one of --schedule (with --db), --schedule-file or --follow DIR");
   if (!o.db.empty()) in.store = std::make_unique<store::FabricStore>(o.db, false);
   if (!o.schedule.empty()) {
     if (!in.store) throw InputError("--schedule needs --db");
@@ -73,17 +75,29 @@ void load_inputs(const RunOptions& o, int world, bool first_rank, Inputs& in) {
                                                            : identify_hosts(in.store->load_fabric(info.scan_id, false), in.doc.schedule.hosts);
     in.doc.fabric = {info.scan_id, scan.started_at, static_cast<uint8_t>(scan.lmc)};
   } else {
-    try {
-      in.doc = from_json(read_file(o.schedule_file));
-    } catch (const InputError& e) {
-      throw InputError(o.schedule_file + ": " + e.what());
+    // --follow: the epoch current now, read through its own directory (DIR/current may move on).
+    std::string file = o.schedule_file;
+    if (!o.follow.empty()) {
+      std::optional<uint64_t> k;
+      try {
+        k = workflow::current_epoch(o.follow);
+      } catch (const std::exception&) {
+      }
+      if (!k) throw InputError("--follow " + o.follow + ": no epoch published there (DIR/current; ibroute watch --export DIR)");
+      file = (std::filesystem::path(o.follow) / workflow::epoch_dir_name(*k) / "schedule.json").string();
     }
+    try {
+      in.doc = from_json(read_file(file));
+    } catch (const InputError& e) {
+      throw InputError(file + ": " + e.what());
+    }
+    if (!o.follow.empty() && in.doc.epoch == 0) throw InputError(file + ": not an epoch (no \"epoch\" number)");
     if (in.store) {
       in.fabric = std::make_unique<FabricContext>(*in.store, o.scan, first_rank);
       std::vector<std::string> problems;
       in.doc.schedule.hosts = resolve_hosts(in.fabric->fabric, in.doc, problems);
       if (!problems.empty())
-        throw InputError(o.schedule_file + " does not fit scan " + std::to_string(in.fabric->scan_id) + ": " + problems.front());
+        throw InputError(file + " does not fit scan " + std::to_string(in.fabric->scan_id) + ": " + problems.front());
     }
   }
   const size_t n = in.doc.schedule.hosts.size();
@@ -191,6 +205,8 @@ RunConfig make_config(const RunOptions& o, const Schedule& s) {
     cfg.rounds = std::max<uint32_t>(2, static_cast<uint32_t>(o.step_s / round_s));
   }
   cfg.schedule_name = s.name;
+  if (!o.follow.empty() && o.find_rate) throw InputError("--follow and --find-rate: search the rate on a fixed schedule");
+  cfg.follow.dead_after_ns = static_cast<int64_t>(o.dead_after_s * 1e9);
   for (double us : parse_numbers(o.test_skew_us, 1e12, "--test-clock-skew-us")) cfg.test_clock_skew_ns.push_back(static_cast<int64_t>(us * 1000));
   cfg.test_clock_ppm = parse_numbers(o.test_ppm, 1e5, "--test-clock-ppm");
   cfg.test_stall_rank = o.test_stall_rank, cfg.test_die_rank = o.test_die_rank, cfg.test_die_at = o.test_die_at;
@@ -306,6 +322,35 @@ int report_run(const RunOptions& o, Inputs& in, const RunConfig& cfg, const RunO
   return clean ? kExitOk : kExitFailure;
 }
 
+// --follow: where the run learns of newer epochs and reads them (every rank reads the files itself).
+void follow_epochs(const std::string& dir, const ScheduleDoc& first, RunConfig::Follow& f) {
+  f.on = true;
+  f.first_epoch = first.epoch;
+  f.lmc = first.fabric.lmc;
+  for (const HostIdentity& h : first.identities) f.lmc = std::max(f.lmc, h.lmc);
+  f.newest = [dir]() -> uint64_t {
+    try {
+      return workflow::current_epoch(dir).value_or(0);
+    } catch (const std::exception&) {
+      return 0;
+    }
+  };
+  f.load = [dir](uint64_t epoch, Schedule& out, std::vector<uint64_t>& guids, std::string& why) {
+    const std::string file = (std::filesystem::path(dir) / workflow::epoch_dir_name(epoch) / "schedule.json").string();
+    try {
+      ScheduleDoc d = from_json(read_file(file));
+      if (d.epoch != epoch) throw InputError("holds epoch " + std::to_string(d.epoch));
+      guids.clear();
+      for (const HostIdentity& h : d.identities) guids.push_back(h.port_guid);
+      out = std::move(d.schedule);
+      return true;
+    } catch (const std::exception& e) {
+      why = file + ": " + e.what();
+      return false;
+    }
+  };
+}
+
 }  // namespace
 
 int execute_run(const RunOptions& o) {
@@ -341,6 +386,7 @@ int execute_run(const RunOptions& o) {
   RankMapping map;
   for (const HostIdentity& h : in.doc.identities) map.port_guids.push_back(h.port_guid), map.base_lids.push_back(h.base_lid);
   map.placement = in.placement;
+  if (!o.follow.empty()) follow_epochs(o.follow, in.doc, cfg.follow);
 
   if (mpi.rank() == 0)
     std::cerr << "run: " << s.hosts.size() << " ranks, " << s.phases.size() << " phases x " << cfg.rounds << " rounds, "

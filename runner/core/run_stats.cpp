@@ -211,6 +211,7 @@ std::vector<uint8_t> encode(const RankStats& s) {
   w.list(s.anomalies), w.put(s.anomalies_dropped);
   put_track(w, s.clock);
   w.put<uint8_t>(s.truth.measured), w.put(s.truth.min_ns), w.put(s.truth.max_ns), w.hist(s.truth.abs_ns);
+  w.list(s.epochs);
   return std::move(w.out);
 }
 
@@ -266,6 +267,13 @@ RankStats decode(const std::vector<uint8_t>& bytes, const std::vector<Channel>& 
   s.truth.measured = measured == 1;
   s.truth.min_ns = r.get<int64_t>(), s.truth.max_ns = r.get<int64_t>();
   s.truth.abs_ns = r.hist();
+  s.epochs = r.list<EpochCounts>(1u << 16, "epochs");
+  for (size_t k = 0; k < s.epochs.size(); ++k) {
+    const EpochCounts& e = s.epochs[k];
+    if ((k && (e.from_round < s.epochs[k - 1].from_round || e.epoch < s.epochs[k - 1].epoch)) || e.ok + e.skipped + e.failed > e.planned ||
+        e.dropped > ranks || e.round_ns <= 0)
+      throw std::runtime_error("result message: an epoch's counts out of order or out of range");
+  }
   if (!r.done()) throw std::runtime_error("result message: bytes after its end");
   return s;
 }
@@ -306,6 +314,13 @@ void RunMerge::add(const RankStats& s) {
     else ++anomalies_dropped;
   }
   anomalies_dropped += s.anomalies_dropped;
+  for (size_t k = 0; k < s.epochs.size(); ++k) {
+    const EpochCounts& e = s.epochs[k];
+    if (k == epochs.size()) epochs.push_back({e.epoch, e.from_round, 0, 0, 0, 0, 0, e.dropped, e.round_ns}), epoch_ranks_agreeing.push_back(0);
+    EpochCounts& into = epochs[k];
+    into.planned += e.planned, into.ok += e.ok, into.skipped += e.skipped, into.failed += e.failed, into.bytes += e.bytes;
+    if (e.epoch == into.epoch && e.from_round == into.from_round && e.dropped == into.dropped) ++epoch_ranks_agreeing[k];
+  }
 }
 
 void RunMerge::lost(int32_t rank, const std::vector<uint64_t>& planned, uint64_t message_size) {

@@ -113,9 +113,12 @@ void Rank::finish_peer() {
 
 void Rank::finish_root(RunOutcome& out, const std::vector<ClockEstimate>& before) {
   const auto size = static_cast<size_t>(mpi_.size());
-  std::vector<char> alive(size, 0);
+  std::vector<char> alive(size, 0), waited(size, 0);
   alive[0] = 1;
-  size_t waiting = size - 1;
+  size_t waiting = 0;
+  // A following run does not wait for the ranks it dropped as dead (one that does report is taken).
+  for (size_t r = 1; r < size; ++r)
+    if (dead_.empty() || !dead_[r]) waited[r] = 1, ++waiting;
   const int64_t deadline = raw_now() + cfg_.finish_timeout_ns;
   // Ranks that are done hear from rank 0 every so often while it waits for the others, so that
   // they wait on (wait_root) however long it takes to name the missing.
@@ -125,7 +128,7 @@ void Rank::finish_root(RunOutcome& out, const std::vector<ClockEstimate>& before
     Msg m;
     size_t from = 0;
     if (wait_ctl(kDone, SIZE_MAX, std::min(deadline, next_beat), m, &from)) {
-      if (!alive[from]) alive[from] = 1, --waiting;
+      if (!alive[from]) alive[from] = 1, waiting -= waited[from];
       continue;
     }
     if (raw_now() > deadline) break;
@@ -136,7 +139,9 @@ void Rank::finish_root(RunOutcome& out, const std::vector<ClockEstimate>& before
   std::vector<ClockEstimate> after = clock_sync(false, &alive);
   Msg fin;
   fin.type = kFinish;
-  fin.a = static_cast<int64_t>(waiting);
+  size_t silent = 0;
+  for (size_t r = 1; r < size; ++r) silent += !alive[r];
+  fin.a = static_cast<int64_t>(silent);
   for (size_t r = 1; r < size; ++r)
     if (alive[r]) send_ctl(r, fin);
   close_trace();
@@ -172,13 +177,17 @@ void Rank::finish_root(RunOutcome& out, const std::vector<ClockEstimate>& before
     out.merged->add(st);
   }
   if (!dead.empty()) {
-    const std::vector<uint64_t> planned = planned_per_channel(s_, channels_, rounds_run_);
+    // What the dead planned to send: every stretch's transfers (a following run left them out of
+    // the stretches after their drop).
+    std::vector<uint64_t> planned = planned_per_channel(sched(), channels_, rounds_run_ - static_cast<uint32_t>(std::min<uint64_t>(rounds_run_, seg_round_)));
+    for (size_t c = 0; c < planned_acc_.size() && c < planned.size(); ++c) planned[c] += planned_acc_[c];
     for (int32_t d : dead) out.merged->lost(d, planned, cfg_.message_size);
   }
+  out.dropped = dropped_at_;
   if (cfg_.unreliable) out.merged->settle_unreliable(cfg_.message_size);
   std::sort(dead.begin(), dead.end());
   out.missing = dead;
-  if (waiting > 0) {
+  if (silent > 0) {
     std::vector<int> peers;
     for (size_t r = 1; r < size; ++r)
       if (alive[r]) peers.push_back(static_cast<int>(r));

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -54,6 +55,18 @@ struct RunConfig {
   double max_skipped_share = 0;
   int find_rate_steps = 10;
   int64_t find_rate_step_ns = 2'000'000'000;
+  // --follow DIR (epoch_follow.hpp): the run switches to each newer epoch at a round rank 0 names.
+  // `newest` says which epoch is newest now (0: none readable); `load` reads one with its hosts'
+  // port GUIDs (false and `why` when it cannot). A rank silent for `dead_after_ns` is dropped.
+  struct Follow {
+    bool on = false;
+    uint64_t first_epoch = 0;
+    uint8_t lmc = 0;  // the fabric's: which DLIDs an epoch may choose
+    int64_t poll_ns = 500'000'000;
+    int64_t dead_after_ns = 5'000'000'000;
+    std::function<uint64_t()> newest;
+    std::function<bool(uint64_t epoch, schedule::Schedule& out, std::vector<uint64_t>& guids, std::string& why)> load;
+  } follow;
   // Tests only: per MPI rank an artificial clock offset and rate error; a rank that stops
   // taking receives; a rank that dies at its k-th send.
   std::vector<int64_t> test_clock_skew_ns;

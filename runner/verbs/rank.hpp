@@ -19,6 +19,7 @@
 #include <unordered_map>
 #include "ibroute/fabric/model.hpp"
 #include "ibroute/runner/clock_sync.hpp"
+#include "ibroute/runner/epoch_follow.hpp"
 #include "ibroute/runner/rate_search.hpp"
 #include "ibroute/runner/run_plan.hpp"
 #include "trace_csv.hpp"
@@ -38,7 +39,9 @@ inline int64_t raw_now() {
 // pings everyone before and after the run; during it each rank pings rank 0), the end of the
 // sync, progress reports, stop requests and orders, and the end of the run.
 // kAlive: rank 0 is still finishing (waiting for a missing rank): a rank that is done waits on.
-enum MsgType : uint32_t { kPing = 1, kPong, kSyncEnd, kDone, kFinish, kProgress, kStopAsk, kStop, kAlive };
+// kDrop, kEpoch (--follow): rank 0 names a dead rank left out from the next stretch, and orders the
+// switch to epoch a at round b.
+enum MsgType : uint32_t { kPing = 1, kPong, kSyncEnd, kDone, kFinish, kProgress, kStopAsk, kStop, kAlive, kDrop, kEpoch };
 struct Msg {
   uint32_t type = 0;
   int32_t from = 0;
@@ -95,7 +98,9 @@ class Rank {
 
   // A round lasts its slots (one per phase, unless the phases differ in length).
   int64_t round_slots() const { return round_slots_; }
-  int64_t planned_ns() const { return static_cast<int64_t>(rounds_) * round_slots() * slot_ns_; }
+  int64_t round_ns() const { return std::max<int64_t>(1, slot_ns_ * round_slots_); }
+  // The run's length: the stretches so far, then the current one to the last round.
+  int64_t planned_ns() const { return seg_ns_ + static_cast<int64_t>(rounds_ - std::min<uint64_t>(rounds_, seg_round_)) * slot_ns_ * round_slots_; }
 
   RunOutcome run();
 
@@ -143,6 +148,7 @@ class Rank {
     uint32_t send = 0;  // index into my_send_
     int64_t planned = 0, posted = 0;  // local clock
     bool late = false;
+    uint32_t seg = 0;  // the stretch it was planned in (stats_.epochs)
   };
   std::vector<InFlight> flight_;
   std::vector<uint32_t> free_slots_;
@@ -173,6 +179,29 @@ class Rank {
   int64_t printed_at_ = 0;
   std::vector<std::pair<double, int64_t>> rss_;  // rank 0: (seconds, resident KiB) at each line
   uint64_t current_round_ = 0;
+
+  // --follow (epoch_follow.hpp). The schedule of the current stretch on the run's ranks (s_ itself
+  // when not following), the epoch it came from as read (translated again when a rank is dropped).
+  schedule::Schedule cur_;
+  uint64_t epoch_ = 0, refused_ = 0;
+  schedule::Schedule epoch_raw_;
+  std::vector<uint64_t> epoch_guids_;
+  std::vector<char> dropped_;   // per schedule rank
+  size_t dropped_count_ = 0;
+  std::vector<char> dead_;      // rank 0: per MPI rank, declared dead
+  bool new_drops_ = false;      // rank 0: dropped since the last order
+  std::vector<int64_t> heard_;  // rank 0: raw time of the last control message per MPI rank
+  int64_t next_poll_ = 0, next_beat_ = 0;
+  uint64_t pending_epoch_ = 0, pending_round_ = UINT64_MAX;  // a switch ordered
+  bool pending_ready_ = false;
+  schedule::Schedule pending_;
+  uint64_t seg_round_ = 0;  // the current stretch starts at this round,
+  int64_t seg_ns_ = 0;      // this long after t0
+  std::vector<int32_t> ordered_drops_;  // rank 0: dropped by the switch ordered
+  std::vector<std::pair<uint32_t, int32_t>> dropped_at_;  // rank 0: (stretch, schedule rank)
+  std::vector<uint64_t> planned_acc_;  // rank 0: per channel, the transfers of the stretches before
+  const schedule::Schedule& sched() const { return cfg_.follow.on ? cur_ : s_; }
+  uint64_t round_by_clock() const;
 
   // The clock every time in this rank is on: CLOCK_MONOTONIC_RAW (not slewed by NTP), plus the
   // tests' injected offset and rate error.
@@ -231,6 +260,13 @@ class Rank {
   void print_progress(int64_t t);
 
   void service();
+
+  // ---- --follow: epochs and dead ranks -----------------------------------------------------
+
+  void follow_step(int64_t raw);
+  void follow_order(uint64_t epoch, schedule::Schedule raw, std::vector<uint64_t> guids);
+  void follow_ready();
+  void switch_stretch();
 
   // ---- the data plane ------------------------------------------------------------------------
 

@@ -33,6 +33,7 @@ void Rank::poll_ctl() {
     post_ctl_recv(k, slot);
     hot_until_ = raw_now() + kHotNs;
     if (k == 0) last_from_root_ = raw_now();
+    if (k < heard_.size()) heard_[k] = raw_now();
     switch (m.type) {
       case kPing: {
         Msg pong;
@@ -63,6 +64,14 @@ void Rank::poll_ctl() {
         if (!stop_signal_) stop_signal_ = static_cast<int>(m.b);
         break;
       case kAlive:
+        break;
+      case kDrop:
+        if (mpi_.rank() != 0 && m.a >= 0 && static_cast<size_t>(m.a) < dropped_.size() && !dropped_[static_cast<size_t>(m.a)])
+          dropped_[static_cast<size_t>(m.a)] = 1, ++dropped_count_;
+        break;
+      case kEpoch:
+        if (mpi_.rank() != 0 && cfg_.follow.on && m.a > 0 && m.b >= 0)
+          pending_epoch_ = static_cast<uint64_t>(m.a), pending_round_ = static_cast<uint64_t>(m.b), pending_ready_ = false;
         break;
       default:
         inbox_.emplace_back(k, m);
@@ -181,19 +190,22 @@ void Rank::resync_pong(const Msg& m, int64_t t) {
 // every rank before that round starts. "Now" is the later of rank 0's own position and the
 // round the schedule has reached by the clock: rank 0 may lag its plan on a busy machine while
 // the others keep time (no rank ever posts early, so none is past the clock's round).
+uint64_t Rank::round_by_clock() const {
+  const int64_t elapsed = now() - local_t0_ - seg_ns_;
+  return seg_round_ + (elapsed > 0 ? static_cast<uint64_t>(elapsed / round_ns()) : 0);
+}
+
 void Rank::order_stop(int sig) {
   if (stop_round_ != UINT64_MAX) return;
-  const int64_t round_ns = std::max<int64_t>(1, slot_ns_ * round_slots());
-  const uint64_t margin = static_cast<uint64_t>(200'000'000 / round_ns) + 1;
-  const int64_t elapsed = now() - local_t0_;
-  const uint64_t by_clock = elapsed > 0 ? static_cast<uint64_t>(elapsed / round_ns) : 0;
-  stop_round_ = std::max<uint64_t>(current_round_, by_clock) + margin;
+  const uint64_t margin = static_cast<uint64_t>(200'000'000 / round_ns()) + 1;
+  stop_round_ = std::max<uint64_t>(current_round_, round_by_clock()) + margin;
   stop_signal_ = sig;
   Msg m;
   m.type = kStop;
   m.a = static_cast<int64_t>(stop_round_);
   m.b = sig;
-  for (int r = 1; r < mpi_.size(); ++r) send_ctl(static_cast<size_t>(r), m);
+  for (int r = 1; r < mpi_.size(); ++r)
+    if (dead_.empty() || !dead_[static_cast<size_t>(r)]) send_ctl(static_cast<size_t>(r), m);
   std::fprintf(stderr, "run: %s: ending after round %llu (another signal kills)\n", strsignal(sig),
                static_cast<unsigned long long>(stop_round_));
 }
@@ -282,6 +294,7 @@ void Rank::service() {
   resync_step(t);
   progress_step(t);
   stop_step();
+  if (cfg_.follow.on) follow_step(raw_now());
 }
 
 }  // namespace ibroute::runner::detail

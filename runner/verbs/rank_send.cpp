@@ -51,6 +51,12 @@ void Rank::finish_send(const InFlight& f, Status st, int wc_status, int64_t comp
   PathCounters& p = stats_.send[f.send];
   const uint32_t d = stats_.dest_of_send[f.send];
   const Channel& ch = channels_[my_send_[f.send]];
+  if (f.seg < stats_.epochs.size()) {
+    EpochCounts& e = stats_.epochs[f.seg];
+    if (st == Status::ok) ++e.ok, e.bytes += cfg_.message_size;
+    else if (st == Status::skipped) ++e.skipped;
+    else ++e.failed;
+  }
   switch (st) {
     case Status::ok: {
       stats_.completed(f.send, d, completed - f.posted, cfg_.message_size, completed - local_t0_);
@@ -92,6 +98,7 @@ void Rank::timed_sends() {
   }
   local_t0_ = tracker_.to_local(t0_);
   const int64_t start = now();
+  if (!heard_.empty()) std::fill(heard_.begin(), heard_.end(), raw_now());  // silence counts from here
   // The first re-measurement right away, in the start delay: with rank 0's measurement before
   // it, it gives the drift before the first post. The ranks spread over the delay's first half.
   if (cfg_.resync_interval_ns > 0)
@@ -101,19 +108,42 @@ void Rank::timed_sends() {
     next_progress_ = local_t0_ + cfg_.progress_interval_ns + (mpi_.rank() == 0 ? std::min<int64_t>(cfg_.progress_interval_ns / 4, 200'000'000) : 0);
   std::vector<size_t> qp_of(channels_.size(), SIZE_MAX);
   for (size_t x = 0; x < my_send_.size(); ++x) qp_of[my_send_[x]] = x;
-  const uint64_t total = plan_.count(rounds_);
-  const auto phases = static_cast<uint64_t>(std::max<size_t>(1, s_.phases.size()));
-  uint64_t k = 0;
-  while (k < total) {
+  uint64_t total = plan_.count(rounds_);
+  auto phases = static_cast<uint64_t>(std::max<size_t>(1, sched().phases.size()));
+  uint64_t k = 0, sends = 0;  // k: this stretch's; sends: the run's (the tests' fault counts these)
+  for (;;) {
+    if (cfg_.follow.on) {
+      // Following: the next stretch begins where its round comes; with nothing left to send in
+      // this one, the rank waits for the run's end by the clock, taking orders meanwhile.
+      follow_ready();
+      const uint64_t next_round = k < total ? seg_round_ + plan_.at(k).seq / phases : rounds_;
+      if (pending_ready_ && pending_round_ <= next_round && pending_round_ < rounds_ && pending_round_ < stop_round_) {
+        switch_stretch();
+        total = plan_.count(rounds_ - static_cast<uint32_t>(seg_round_)), k = 0;
+        phases = static_cast<uint64_t>(std::max<size_t>(1, cur_.phases.size()));
+        continue;
+      }
+      if (k >= total) {
+        current_round_ = std::min<uint64_t>(round_by_clock(), rounds_);
+        if (current_round_ >= stop_round_ || now() >= tracker_.to_local(t0_ + planned_ns())) break;
+        service();
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+        continue;
+      }
+    } else if (k >= total) {
+      break;
+    }
     const TimedSend ts = plan_.at(k);
-    current_round_ = ts.seq / phases;
+    current_round_ = seg_round_ + ts.seq / phases;
     if (current_round_ >= stop_round_) break;
     // A rate search's step that falls far behind its plan has shown the rate cannot be held.
     if (cfg_.find_rate && now() - local_t0_ > 2 * planned_ns() + 1'000'000'000) break;
     // The planned start on this rank's clock, by its current model of the clock.
-    const int64_t planned = tracker_.to_local(t0_ + ts.at_ns);
+    const int64_t at_ns = seg_ns_ + ts.at_ns;
+    const int64_t planned = tracker_.to_local(t0_ + at_ns);
     service();  // every step: completions must not wait for a rank that is behind its plan
     if (current_round_ >= stop_round_) break;  // a stop order taken just now
+    if (pending_ready_ && pending_round_ <= current_round_) continue;  // a switch ordered just now
     if (int64_t wait = planned - now(); wait > 0) {
       // Far from the next start: sleep until 200 us before it (in steps, to keep taking
       // completions); then spin. Ranks sharing cores leave them to those with work.
@@ -122,13 +152,15 @@ void Rank::timed_sends() {
       else sched_yield();
       continue;
     }
-    if (k == fault_die_at_) raise(SIGKILL);  // tests
+    if (sends == fault_die_at_) raise(SIGKILL);  // tests
     const auto send = static_cast<uint32_t>(qp_of[ts.channel]);
-    InFlight f{ts.seq, send, planned, 0, false};
+    const auto seg = static_cast<uint32_t>(stats_.epochs.empty() ? 0 : stats_.epochs.size() - 1);
+    InFlight f{ts.seq + seg_round_ * phases, send, planned, 0, false, seg};
+    if (!stats_.epochs.empty()) ++stats_.epochs[seg].planned;
     if (!skip_->admit(ts.dst) || free_slots_.empty()) {
       ++stats_.send[send].planned;
       finish_send(f, Status::skipped, -1, 0);
-      ++k;
+      ++k, ++sends;
       continue;
     }
     const Hello& peer = hello_[static_cast<size_t>(mpi_of_[static_cast<size_t>(ts.dst)])];
@@ -140,7 +172,7 @@ void Rank::timed_sends() {
     wr.num_sge = 1;
     wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
     wr.send_flags = IBV_SEND_SIGNALED;
-    wr.imm_data = htonl(static_cast<uint32_t>(ts.seq));
+    wr.imm_data = htonl(static_cast<uint32_t>(f.seq));
     wr.wr.rdma.remote_addr = peer.recv_addr + static_cast<uint64_t>(me_) * cfg_.message_size;
     wr.wr.rdma.rkey = peer.recv_rkey ^ fault_rkey_flip_;
     ibv_send_wr* bad = nullptr;
@@ -151,7 +183,7 @@ void Rank::timed_sends() {
     stats_.posted(send, stats_.dest_of_send[send], late);
     if (truth_) {
       // The planned start on the true clock (rank 0's transform inverted) against the post.
-      const double ref = static_cast<double>(t0_ + ts.at_ns);
+      const double ref = static_cast<double>(t0_ + at_ns);
       const auto true_planned = static_cast<int64_t>((ref - static_cast<double>(skew0_)) / (1.0 + ppm0_ * 1e-6));
       stats_.truth.add(raw - true_planned);
     }
@@ -163,7 +195,7 @@ void Rank::timed_sends() {
       skip_->posted(ts.dst);
       ++open_;
     }
-    ++k;
+    ++k, ++sends;
   }
   // The rounds that ran: all, or up to the stop.
   rounds_run_ = static_cast<uint32_t>(std::min<uint64_t>(rounds_, stop_round_));

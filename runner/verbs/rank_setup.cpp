@@ -75,7 +75,13 @@ void Rank::exchange_and_connect() {
     mpi_of_[static_cast<size_t>(sr)] = static_cast<int32_t>(r);
   }
 
-  channels_ = channels_of(s_);
+  // A following run connects every path an epoch may choose (epoch_follow.hpp).
+  channels_ = cfg_.follow.on ? follow_channels(s_, map_.base_lids, cfg_.follow.lmc) : channels_of(s_);
+  if (cfg_.follow.on) {
+    cur_ = s_, epoch_raw_ = s_, epoch_guids_ = map_.port_guids, epoch_ = cfg_.follow.first_epoch;
+    dropped_.assign(n_, 0);
+    if (mpi_.rank() == 0) dead_.assign(hello_.size(), 0), heard_.assign(hello_.size(), raw_now());
+  }
   for (uint32_t c = 0; c < channels_.size(); ++c) {
     if (channels_[c].src == me_) my_send_.push_back(c);
     if (channels_[c].dst == me_) my_recv_.push_back(c);
@@ -198,7 +204,7 @@ void Rank::post_data_recv(size_t k) {
 
 // A step of the run (the run, or one rate of a rate search): its sends and fresh aggregates.
 void Rank::init_step() {
-  plan_ = SendPlan(s_, channels_, me_, slot_ns_);
+  plan_ = SendPlan(sched(), channels_, me_, slot_ns_);
   init_stats();
   skip_ = std::make_unique<SkipRule>(n_, cfg_.skip_after);
   free_slots_.clear();
@@ -209,6 +215,7 @@ void Rank::init_step() {
 // The aggregates' shape: my send channels, receive channels and destinations.
 void Rank::init_stats() {
   stats_ = RankStats::shaped(channels_, me_, planned_ns());
+  if (cfg_.follow.on) stats_.epochs.push_back({epoch_, 0, 0, 0, 0, 0, 0, 0, round_ns()});
   skipped_since_.assign(stats_.dests.size(), 0);
   if (mpi_.rank() == 0) progress_.assign(static_cast<size_t>(mpi_.size()), PeerProgress{}), skipped_to_.assign(n_, 0);
 }

@@ -70,7 +70,8 @@ nlohmann::json plan_json(const FabricContext& c, const Exchange& x, const PlanOu
           {"phase_slots", s.slots.empty() ? nlohmann::json(nullptr) : nlohmann::json(slot_histogram(s.slots))},
           {"round_robin_base", {{"max_load", p.round_robin.max_load}, {"congested_share", p.round_robin.congested_share()},
                                 {"efficiency", p.round_robin_efficiency.value}, {"planned_time", p.round_robin_efficiency.planned},
-                                {"broken", p.round_robin.broken}}}};
+                                {"broken", p.round_robin.broken}, {"returned", p.planner_efficiency > 0},
+                                {"planner_efficiency", p.planner_efficiency > 0 ? nlohmann::json(p.planner_efficiency) : nlohmann::json(nullptr)}}}};
 }
 
 void print_plan(const FabricContext& c, const Exchange& x, const PlanOutcome& p, int64_t id, double rate_asked) {
@@ -83,6 +84,8 @@ void print_plan(const FabricContext& c, const Exchange& x, const PlanOutcome& p,
               static_cast<long long>(id), static_cast<long long>(c.scan_id), who.c_str(), s.phases.size(), s.method.c_str(), p.plan_seconds);
   if (!p.stats.composition.empty())  // the ranks as given, their phases the shifts of another order
     std::printf("  composition      %s\n", p.stats.composition.c_str());
+  if (p.planner_efficiency > 0)
+    std::printf("  returned         round-robin in this order with base LIDs: the planner's own schedule reached only %.3f\n", p.planner_efficiency);
   std::fputs(efficiency_text(p.figures.efficiency).c_str(), stdout);
   std::printf("  worst link load  %d (bound %d, least possible %d); %zu of %zu phases above the bound%s\n", load.max_load, s.bound,
               p.least.worst, p.stats.phases_over, s.phases.size(), s.slots.empty() ? "" : "; phases timed by their own load");

@@ -52,6 +52,14 @@ std::function<int()> setup_run_options(CLI::App& app, int (*execute)(const RunOp
   c->add_option("--db", o->db, "fabric database: the schedule, the routes for per-link figures, and where the run is stored");
   c->add_option("--schedule", o->schedule, "schedule name or id in --db");
   c->add_option("--schedule-file", o->schedule_file, "schedule file (ibroute export --format json)");
+  c->add_option("--follow", o->follow,
+                "an epochs directory (ibroute watch --export DIR): start on its current epoch and switch to each newer one at a "
+                "round rank 0 names, every rank at the same round; transfers of hosts gone are left out. Connects every path "
+                "an epoch may choose (2^LMC per pair). A rank silent for --dead-after is dropped and the others run on "
+                "(docs/epochs.md)");
+  c->add_option("--dead-after", o->dead_after_s, "with --follow: seconds of silence after which a rank is dropped as dead")
+      ->capture_default_str()
+      ->check(CLI::Range(0.5, 3600.0));
   c->add_option("--scan", o->scan, "scan whose routes give per-link figures (default: the schedule's, or the newest)");
   c->add_option("--placement", o->placement,
                  "file: one host per line, line i = MPI rank i; a host as --hosts names it (hostname, node description, host/HCA-2, "

@@ -214,6 +214,9 @@ struct Watch {
     const int64_t from = unix_ns() + static_cast<int64_t>(o.handover * 1e9);
     workflow::publish_epoch(o.dir, workflow::epoch_doc(c.fabric, c.info, s, epoch + 1, from, info.created_at), o.keep);
     ++epoch;
+    // The database keeps the epochs the directory keeps (weeks of epochs must not pile up), and
+    // any a stored run names.
+    if (epoch > std::max<uint64_t>(o.keep, 2)) store.delete_schedule(set.name + ".e" + std::to_string(epoch - std::max<uint64_t>(o.keep, 2)));
     const double after = static_cast<double>(unix_ns() - t_scan) / 1e9;
     std::string absent;
     for (size_t i = 0; i < e.absent.size() && i < 3; ++i) absent += (i ? ", " : "") + e.absent[i];

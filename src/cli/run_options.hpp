@@ -16,6 +16,8 @@ struct RunOptions {
   std::string db;
   std::string schedule;
   std::string schedule_file;
+  std::string follow;        // an epochs directory (ibroute watch --export; docs/epochs.md)
+  double dead_after_s = 5;   // --follow: a rank silent this long is dropped
   std::optional<int64_t> scan;
   std::string placement;
   std::string rate, message_size;

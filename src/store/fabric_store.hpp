@@ -98,6 +98,8 @@ class FabricStore {
   // Schedules. save_schedule throws InputError when the name exists and !replace.
   int64_t save_schedule(int64_t scan, const schedule::Schedule& s, int max_load, int64_t congested, double seconds,
                         bool replace);
+  // Deletes the schedule `name`; false when there is none or a stored run names it (kept with it).
+  bool delete_schedule(const std::string& name);
   std::vector<ScheduleInfo> schedules();
   ScheduleInfo schedule_info(const std::string& name_or_id);  // throws InputError when absent
   schedule::Schedule load_schedule(int64_t id);

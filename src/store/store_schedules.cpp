@@ -63,6 +63,24 @@ bool FabricStore::schedule_exists(const std::string& name) {
   return q.step();
 }
 
+bool FabricStore::delete_schedule(const std::string& name) {
+  Transaction t(db_);
+  Stmt id(db_, "SELECT id FROM schedule WHERE name = ?");
+  id.bind(1, name);
+  if (!id.step()) return false;
+  const int64_t old = id.i64(0);
+  Stmt used(db_, "SELECT 1 FROM run WHERE schedule_id = ? LIMIT 1");
+  used.bind(1, old);
+  if (used.step()) return false;  // a stored run names it: kept with the run
+  for (const char* sql : {"DELETE FROM schedule_phase WHERE schedule_id = ?", "DELETE FROM schedule_host WHERE schedule_id = ?",
+                          "DELETE FROM schedule WHERE id = ?"}) {
+    Stmt d(db_, sql);
+    d.bind(1, old).run();
+  }
+  t.commit();
+  return true;
+}
+
 int64_t FabricStore::save_schedule(int64_t scan, const schedule::Schedule& s, int max_load, int64_t congested,
                                    double seconds, bool replace) {
   Transaction t(db_);

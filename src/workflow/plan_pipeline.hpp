@@ -65,6 +65,9 @@ struct PlanOutcome {
   schedule::Efficiency round_robin_efficiency;
   double bound_gbps = 0;        // what the leaves' up-links allow per node over an all-to-all (0: two groups)
   double plan_seconds = 0, bound_seconds = 0;
+  // > 0: the planner's own schedule reached only this efficiency, and round-robin in the same
+  // order (better) was returned instead.
+  double planner_efficiency = 0;
 };
 
 // Plans `x` (hosts in the rank order to plan in) and measures it. InputError for a rate above

@@ -108,6 +108,36 @@ void write_timing(const RunJsonContext& c, json& j) {
                       {"answer", found ? c.outcome.steps[c.outcome.best_step].rate : 0.0},
                       {"found", found}};
   }
+  if (!m.epochs.empty()) {
+    // A following run (--follow): each stretch under one epoch, its rounds and figures.
+    size_t reported = 0;
+    for (const NodeTotals& t : m.nodes) reported += t.reported;
+    json ep = json::array();
+    for (size_t k = 0; k < m.epochs.size(); ++k) {
+      const EpochCounts& e = m.epochs[k];
+      const uint64_t end = k + 1 < m.epochs.size() ? m.epochs[k + 1].from_round : std::max<uint64_t>(c.outcome.rounds_run, e.from_round);
+      const uint64_t rounds = end - e.from_round;
+      const double secs = static_cast<double>(rounds) * static_cast<double>(e.round_ns) * 1e-9;
+      const double hosts = static_cast<double>(m.nodes.size() - e.dropped);
+      json dropped = json::array();
+      for (const auto& [at, r] : c.outcome.dropped)
+        if (at == k) dropped.push_back(host(c, r));
+      ep.push_back({{"epoch", e.epoch},
+                    {"from_round", e.from_round},
+                    {"rounds", rounds},
+                    {"seconds", secs},
+                    {"hosts", m.nodes.size() - e.dropped},
+                    {"dropped", dropped},
+                    {"planned", e.planned},
+                    {"ok", e.ok},
+                    {"skipped", e.skipped},
+                    {"failed", e.failed},
+                    {"gbps_per_node", secs > 0 && hosts > 0 ? static_cast<double>(e.bytes) * 8 / secs * 1e-9 / hosts : 0.0},
+                    {"ranks_at_this_round", m.epoch_ranks_agreeing[k]},
+                    {"ranks_reporting", reported}});
+    }
+    j["epochs"] = ep;
+  }
   json rss = json::array();
   for (const auto& [secs, kib] : c.outcome.rss_kib) rss.push_back({secs, kib});
   j["rank0_memory"] = {{"columns", {"seconds", "resident_kib"}}, {"rows", rss}};

@@ -415,6 +415,12 @@ class SchemaTest(TempDirTest):
             {"rate": 2.5e9, "rounds": 10, "planned": 60, "ok": 59, "skipped": 1, "failed": 0, "skipped_share": 1 / 60,
              "gbps_per_node": 19.9, "held": True}]})
         self.assert_valid("run-report", rate_search, "with a rate search")
+        stretch = {"epoch": 2, "from_round": 40, "rounds": 60, "seconds": 1.2, "hosts": 3, "dropped": ["n3"], "planned": 360, "ok": 360,
+                   "skipped": 0, "failed": 0, "gbps_per_node": 19.9, "ranks_at_this_round": 3, "ranks_reporting": 3}
+        self.assert_valid("run-report", dict(report, epochs=[dict(stretch, epoch=1, from_round=0, dropped=[]), stretch]), "following epochs")
+        self.assert_invalid("run-report", dict(report, epochs=[dict(stretch, epoch=0)]), "an epoch 0")
+        self.assert_invalid("run-report", dict(report, epochs=[{k: v for k, v in stretch.items() if k != "ranks_at_this_round"}]),
+                            "a stretch without its agreement count")
         r = self.accept(expect, "--run-report", self.write("run.json", rate_search))
         self.assertIn(r.returncode, (0, 1), r.stderr)
         checks = {c["check"]: c for c in json.loads(r.stdout)["checks"]}

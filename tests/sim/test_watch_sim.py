@@ -87,7 +87,8 @@ class Watch(TempDirTest):
         with SimFabric(TOPO, lmc=2) as sim:
             ibroute_json("scan", "--db", db, sim=sim)
             ibroute_json("plan", "--db", db, "--name", "daq", "--message-size", "64K")
-            w = WatchProcess(sim, "--db", db, "--schedule", "daq", "--export", out, "--interval", "0.3", "--handover", "2")
+            w = WatchProcess(sim, "--db", db, "--schedule", "daq", "--export", out, "--interval", "0.3", "--handover", "2",
+                             "--keep", "2")
             try:
                 first = w.next(["epoch"])
                 self.assertEqual((first["epoch"], first["hosts"], first["absent"]), (1, 96, []))
@@ -128,11 +129,13 @@ class Watch(TempDirTest):
             self.assertEqual(rc, 0)
             self.assertGreaterEqual(stopped["epoch"], 4)
         epochs = sorted(d for d in os.listdir(out) if d.startswith("epoch-"))
-        self.assertLessEqual(len(epochs), 5, "the oldest epochs go")
+        self.assertEqual(len(epochs), 2, "the oldest epochs go (--keep 2)")
         self.assertEqual(os.readlink(os.path.join(out, "current")), f"epoch-{stopped['epoch']:06d}")
         # Every epoch's schedule is stored; the newest is what validate checks on its scan.
         names = [s["name"] for s in ibroute_json("schedules", "--db", db)["schedules"]]
         self.assertIn(f"daq.e{stopped['epoch']}", names)
+        # ... and the database keeps the same epochs as the directory (weeks of epochs do not pile up).
+        self.assertEqual(sorted(n for n in names if n.startswith("daq.e")), [f"daq.e{stopped['epoch'] - 1}", f"daq.e{stopped['epoch']}"])
 
     def test_bad_input_is_one_line(self):
         for args, text in ((["--db", self.path("none.db"), "--schedule", "daq"], "none.db"),

@@ -17,6 +17,7 @@ import shlex
 import shutil
 import sys
 import tempfile
+import time
 import unittest
 from collections import Counter
 
@@ -126,6 +127,20 @@ class RunnerInVm(unittest.TestCase):
             h["port_guid"] = "0x00aa" + h["port_guid"][6:]
         with open(os.path.join(cls.job, "other.json"), "w") as f:
             json.dump(doc, f)
+        # Epochs (docs/epochs.md) for run --follow: epoch 1 is vm4 as planned; epoch 2 the same
+        # transfers in reverse phase order, each over the next DLID of its destination's four
+        # (LMC 2: base LIDs are multiples of 4) -- other paths, as after a re-route.
+        with open(os.path.join(cls.job, "vm4.json")) as f:
+            v1 = explicit(json.load(f))
+        e2 = json.loads(json.dumps(v1))
+        e2["phases"] = [[dict(t, dlid=t["dlid"] - t["dlid"] % 4 + (t["dlid"] % 4 + 1) % 4) for t in ph] for ph in reversed(e2["phases"])]
+        cls.epoch_paths = {k: {(t["src"], t["dst"], t["dlid"]) for ph in d["phases"] for t in ph} for k, d in ((1, v1), (2, e2))}
+        for top, epochs in (("ep", (v1, e2)), ("epd", (v1,))):
+            for k, d in enumerate(epochs, 1):
+                os.makedirs(os.path.join(cls.job, top, f"epoch-{k:06d}"))
+                with open(os.path.join(cls.job, top, f"epoch-{k:06d}", "schedule.json"), "w") as f:
+                    json.dump(dict(d, epoch=k, epoch_from_unix_ns=time.time_ns()), f)
+            os.symlink("epoch-000001", os.path.join(cls.job, top, "current"))
         # Version 3: phases of different lengths (timing.phase_slots), and more phases than shifts
         # (the first shift split in two, as a packed plan's waiting transfers are).
         v3 = explicit(json.loads(json.dumps(doc)))
@@ -221,23 +236,37 @@ class RunnerInVm(unittest.TestCase):
             f.write(SLURM_CONF)
         with open(os.path.join(cls.job, "cgroup.conf"), "w") as f:
             f.write(CGROUP_CONF)
+        # IBROUTE_VM_ONLY=follow,die (development): only those scenarios and parts are run; the
+        # other tests then fail for want of their results.
+        only = set(filter(None, os.environ.get("IBROUTE_VM_ONLY", "").split(",")))
+        part = lambda name: not only or name in only  # noqa: E731
+        scenarios = {k: v for k, v in scenarios.items() if part(k)}
         script = MPI_ENV + "cp /job/fab.db /tmp/fab.db\n"
         for name, cmd in scenarios.items():
             # The confirmation runs twice with a starved rank: its own, longer limit.
             script += (f"t0=$(date +%s); timeout {600 if name == 'confirm' else 300} {cmd} > /job/{name}.out 2> /job/{name}.err; echo $? > /job/{name}.rc; "
                        f"echo $(( $(date +%s) - t0 )) > /job/{name}.secs\n")
         # SIGINT to rank 0 (the process whose MPI rank is 0) a few seconds into a 60 s run.
-        script += (f"(timeout 300 mpirun -np 4 {run} --schedule small4 --placement /job/p4.txt --duration 60 --skip-after 8 "
+        script += "" if not part("sigint") else (f"(timeout 300 mpirun -np 4 {run} --schedule small4 --placement /job/p4.txt --duration 60 --skip-after 8 "
                    "--progress 1 -o /job/sigint.json > /job/sigint.out 2> /job/sigint.err; echo $? > /job/sigint.rc) &\n"
                    + WHEN_RUNNING.format(err="/job/sigint.err") + "for p in $(pgrep -f 'ibroute.* run '); do "
                    "if tr '\\0' '\\n' < /proc/$p/environ | grep -qx OMPI_COMM_WORLD_RANK=0; then kill -INT $p; fi; done; wait\n")
+        # run --follow: epoch 2 published (current renamed over, as watch does) while the run goes on;
+        # then a rank killed mid-run under --follow: dropped, the others run to the end.
+        script += "" if not part("follow") else ("cp -a /job/ep /job/epd /tmp/ && "
+                   f"(timeout 300 mpirun -np 4 {run} --follow /tmp/ep --placement /job/p4.txt --duration 14 --skip-after 8 "
+                   "--progress 1 -o /job/follow.json > /job/follow.out 2> /job/follow.err; echo $? > /job/follow.rc) &\n"
+                   + WHEN_RUNNING.format(err="/job/follow.err") + "ln -s epoch-000002 /tmp/ep/.next && mv -T /tmp/ep/.next /tmp/ep/current; wait\n"
+                   f"timeout 300 mpirun --mca orte_abort_on_non_zero_status 0 -np 4 {run} --follow /tmp/epd --placement /job/p4.txt "
+                   f"--rounds 400 --skip-after 8 --finish-timeout 5 --dead-after 2 --test-die-rank {DEAD} --test-die-at 300 "
+                   "-o /job/followdie.json > /job/followdie.out 2> /job/followdie.err; echo $? > /job/followdie.rc\n")
         script += "if [ -e /tmp/rank0-report.json ]; then echo shared; else echo private; fi > /job/accept.tmp\n"
         # The ports' counters around a run, read by rank 0: ibsim + OpenSM inside the VM answer its
         # MADs (umad2sim preloaded) while the data goes over rxe. ibsim carries no data, so the
         # counters see the MADs only: the join of snapshots and the run's links is what is tested.
         shutil.copy(os.path.join(EXAMPLES, "hft96-shuffled.topo"), os.path.join(cls.job, "hft96.topo"))
         sim = f"IBSIM_SOCKNAME=vmsim LD_PRELOAD={PRELOAD}"
-        script += ("mkdir -p /tmp/sim/osm && mkfifo /tmp/sim/console\n"
+        script += "" if not part("counters") else ("mkdir -p /tmp/sim/osm && mkfifo /tmp/sim/console\n"
                    "(cd /tmp/sim && exec 3<>console && IBSIM_SOCKNAME=vmsim exec ibsim -s /job/hft96.topo <&3 > /job/ibsim.log 2>&1) &\n"
                    "for i in $(seq 100); do grep -q '@vmsim:ctl' /proc/net/unix && break; sleep 0.3; done\n"
                    f"(cd /tmp/sim && {sim} OSM_CACHE_DIR=/tmp/sim/osm OSM_TMP_DIR=/tmp/sim/osm timeout 200 opensm -o -e -f /job/osm.log "
@@ -247,7 +276,7 @@ class RunnerInVm(unittest.TestCase):
                    "--schedule vm2 --placement /job/p2.txt --rounds 3 --skip-after 8 --counters on -o /job/counters.json "
                    "> /job/counters.out 2> /job/counters.err; echo $? > /job/counters.rc)\n"
                    "cp /tmp/ctr.db /job/ctr.db; pkill -x ibsim\n")
-        script += SLURM.format(run=run)
+        script += SLURM.format(run=run) if part("slurm") else ""
         script += "cp /tmp/fab.db /job/after.db\n"
         code, out = softroce_vm.run(script, timeout=1500, workdir=cls.job)
         if code != 0:
@@ -481,6 +510,53 @@ class RunnerInVm(unittest.TestCase):
             self.assertIn(dead, (t["src"], t["dst"]))
             self.assertIn(f"{dead}[", t["path"])
         self.assertTrue(any(self.hosts[x["src"]] == dead and x["lost"] > 0 for x in rows), "its own sends: lost")
+
+    def test_follow_switches_every_rank_at_the_same_round_and_loses_nothing(self):
+        rc, err, r = self.result("follow")
+        self.assertEqual(rc, 0, err[-3000:])
+        ep = r["epochs"]
+        self.assertEqual([e["epoch"] for e in ep], [1, 2], err[-2000:])
+        self.assertEqual(ep[0]["from_round"], 0)
+        self.assertGreater(ep[1]["from_round"], 0)
+        for e in ep:
+            self.assertEqual(e["ranks_at_this_round"], 4, "every rank switched at the round rank 0 named")
+            self.assertEqual((e["hosts"], e["dropped"], e["failed"]), (4, [], 0))
+            self.assertEqual(e["planned"], 12 * e["rounds"])
+            self.assertEqual(e["ok"] + e["skipped"], e["planned"])
+        t = r["totals"]
+        self.assertEqual(sum(e["rounds"] for e in ep), r["rounds_run"])
+        self.assertEqual(sum(e["planned"] for e in ep), t["planned"])
+        self.assertEqual((t["ok"], t["corrupt"]), (t["planned"], 0), "no transfer lost, every byte verified")
+        # Every transfer went over its epoch's path: the paths used are those of the two epochs,
+        # and each path of epoch 2 carried its transfer in every round after the switch.
+        rows = {(x["src"], x["dst"], x["dlid"]): x for x in self.paths(r) if x["planned"]}
+        self.assertEqual(set(rows), self.epoch_paths[1] | self.epoch_paths[2])
+        for p in self.epoch_paths[2] - self.epoch_paths[1]:
+            self.assertEqual(rows[p]["ok"], ep[1]["rounds"])
+            self.assertEqual(rows[p]["arrived"], ep[1]["rounds"])
+        self.assertIn("epoch 2 from round", err)
+        from jsonschema import Draft202012Validator  # python3-jsonschema (scripts/deps.sh)
+        with open(os.path.join(HERE, "..", "..", "docs", "schemas", "run-report.schema.json")) as f:
+            schema = json.load(f)
+        self.assertEqual([e.message[:200] for e in Draft202012Validator(schema).iter_errors(r)], [], "the report fits its schema")
+
+    def test_follow_drops_a_killed_rank_and_the_others_run_to_the_end(self):
+        rc, err, r = self.result("followdie")
+        self.assertIsNotNone(r, f"rank 0 wrote no report (exit {rc}): {err[-3000:]}")
+        self.assertNotEqual(rc, 0)
+        dead = self.hosts[DEAD]
+        self.assertEqual([m["host"] for m in r["missing_ranks"]], [dead])
+        self.assertEqual(r["rounds_run"], 400)
+        ep = r["epochs"]
+        self.assertEqual(len(ep), 2, err[-2000:])
+        self.assertEqual((ep[1]["epoch"], ep[1]["dropped"], ep[1]["hosts"]), (1, [dead], 3))
+        self.assertGreater(ep[1]["from_round"], 100, "it died at round 100")
+        self.assertEqual(ep[1]["ranks_at_this_round"], 3)
+        # After the drop: the survivors' 6 transfers a round, none to or from the dead, none failed.
+        self.assertEqual(ep[1]["planned"], 6 * ep[1]["rounds"])
+        self.assertEqual(ep[1]["failed"], 0)
+        self.assertEqual(ep[1]["ok"] + ep[1]["skipped"], ep[1]["planned"])
+        self.assertIn("silent for", err)
 
     def test_completion_error_reports_status_transfer_and_path(self):
         rc, err, r = self.result("rkey")

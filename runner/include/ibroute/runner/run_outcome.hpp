@@ -33,6 +33,9 @@ struct RunOutcome {
   int64_t slot_ns = 0;              // of the run, or of the rate search's best step
   std::vector<RateStep> steps;      // a rate search's steps
   size_t best_step = SIZE_MAX;
+  // A following run: the ranks dropped, each with the stretch (index into merged->epochs) from
+  // which it was left out.
+  std::vector<std::pair<uint32_t, int32_t>> dropped;
 };
 
 }  // namespace ibroute::runner

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ibroute/runner/epoch_follow.hpp"
 #include "ibroute/runner/histogram.hpp"
 #include "ibroute/runner/run_plan.hpp"
 
@@ -94,6 +95,7 @@ struct RankStats {
   ClockTrack clock;
   TruthTrack truth;
   uint32_t rounds_run = 0;
+  std::vector<EpochCounts> epochs;  // a following run: one per stretch this rank switched to, in order
 
   // Not sent: per send channel, its destination's index into dests.
   std::vector<uint32_t> dest_of_send;
@@ -150,6 +152,10 @@ class RunMerge {
   std::vector<TransferRecord> anomalies;
   uint64_t anomalies_dropped = 0;
   size_t anomaly_cap;
+  // A following run: per stretch, the ranks' counts summed (epoch and from_round: the first
+  // rank's, rank 0's), and how many ranks reported it at that round (the others switched elsewhere).
+  std::vector<EpochCounts> epochs;
+  std::vector<uint32_t> epoch_ranks_agreeing;
 };
 
 // Transfers per channel of `rounds` repetitions of the schedule (indexed like `channels`).

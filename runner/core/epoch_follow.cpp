@@ -1,0 +1,74 @@
+#include "ibroute/runner/epoch_follow.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace ibroute::runner {
+
+std::vector<Channel> follow_channels(const schedule::Schedule& first, const std::vector<uint16_t>& base_lids, uint8_t lmc) {
+  std::vector<Channel> ch = channels_of(first);
+  const auto n = static_cast<int32_t>(first.hosts.size());
+  const uint32_t paths = 1u << std::min<uint8_t>(lmc, 7);
+  for (int32_t s = 0; s < n; ++s)
+    for (int32_t d = 0; d < n; ++d) {
+      if (s == d) continue;
+      const uint32_t base = static_cast<size_t>(d) < base_lids.size() ? base_lids[static_cast<size_t>(d)] : 0;
+      for (uint32_t o = 0; o < paths && base + o <= 0xffff; ++o) ch.push_back({s, d, static_cast<uint16_t>(base + o)});
+    }
+  std::sort(ch.begin(), ch.end());
+  ch.erase(std::unique(ch.begin(), ch.end()), ch.end());
+  return ch;
+}
+
+bool epoch_on_run(const schedule::Schedule& epoch, const std::vector<uint64_t>& epoch_guids, const schedule::Schedule& run,
+                  const std::vector<uint64_t>& run_guids, const std::vector<char>& dropped, const std::vector<Channel>& channels,
+                  EpochOnRun& out, std::string& why) {
+  std::unordered_map<uint64_t, int32_t> rank_of;
+  for (size_t r = 0; r < run_guids.size(); ++r) rank_of.emplace(run_guids[r], static_cast<int32_t>(r));
+  std::vector<int32_t> to_run(epoch.hosts.size(), -1);
+  for (size_t h = 0; h < epoch.hosts.size() && h < epoch_guids.size(); ++h)
+    if (auto it = rank_of.find(epoch_guids[h]); it != rank_of.end() && !(static_cast<size_t>(it->second) < dropped.size() && dropped[static_cast<size_t>(it->second)]))
+      to_run[h] = it->second;
+  out = {};
+  out.schedule.name = epoch.name;
+  out.schedule.hosts = run.hosts;
+  out.schedule.method = epoch.method;
+  out.schedule.bound = epoch.bound;
+  out.schedule.timing = epoch.timing;
+  out.schedule.slots = epoch.slots;
+  const size_t n = run.hosts.size();
+  for (const schedule::Phase& ph : epoch.phases) {
+    schedule::Phase p{std::vector<int32_t>(n, -1), std::vector<uint16_t>(n, 0)};
+    for (size_t i = 0; i < ph.dst.size() && i < to_run.size(); ++i) {
+      if (ph.dst[i] < 0) continue;
+      const int32_t s = to_run[i];
+      const int32_t d = static_cast<size_t>(ph.dst[i]) < to_run.size() ? to_run[static_cast<size_t>(ph.dst[i])] : -1;
+      if (s < 0 || d < 0) {
+        ++out.outside;
+        continue;
+      }
+      const Channel want{s, d, ph.dlid[i]};
+      if (!std::binary_search(channels.begin(), channels.end(), want)) {
+        why = "its transfer " + epoch.hosts[i].name + " -> " + epoch.hosts[static_cast<size_t>(ph.dst[i])].name + " over DLID " +
+              std::to_string(ph.dlid[i]) + " is on no connection of the run (the host's LIDs changed since the run started?)";
+        return false;
+      }
+      p.dst[static_cast<size_t>(s)] = d, p.dlid[static_cast<size_t>(s)] = ph.dlid[i];
+    }
+    out.schedule.phases.push_back(std::move(p));
+  }
+  // Groups: the epoch's senders and receivers that are ranks of the run.
+  for (int32_t h : epoch.senders)
+    if (h >= 0 && static_cast<size_t>(h) < to_run.size() && to_run[static_cast<size_t>(h)] >= 0) out.schedule.senders.push_back(to_run[static_cast<size_t>(h)]);
+  for (int32_t h : epoch.receivers)
+    if (h >= 0 && static_cast<size_t>(h) < to_run.size() && to_run[static_cast<size_t>(h)] >= 0) out.schedule.receivers.push_back(to_run[static_cast<size_t>(h)]);
+  std::sort(out.schedule.senders.begin(), out.schedule.senders.end());
+  std::sort(out.schedule.receivers.begin(), out.schedule.receivers.end());
+  if (out.schedule.phases.empty()) {
+    why = "it has no phases";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace ibroute::runner

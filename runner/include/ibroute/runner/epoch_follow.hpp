@@ -1,0 +1,44 @@
+// `ibroute run --follow DIR` (docs/epochs.md): the run switches to each new epoch of DIR at a round
+// every rank agrees on. Connections cannot change mid-run, so a following run connects every path
+// an epoch may choose up front (every ordered pair of ranks, every DLID of the destination's LMC
+// range), and an epoch is followed only when all its transfers fit those connections. Pure: the
+// epochs come in as values, translated onto the run's ranks by port GUID.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ibroute/runner/run_plan.hpp"
+#include "ibroute/schedule/schedule.hpp"
+
+namespace ibroute::runner {
+
+// Every (source, destination, DLID) a following run connects: all ordered pairs of the `ranks`,
+// DLIDs base_lids[dst] .. base_lids[dst] + 2^lmc - 1, plus the first epoch's own (sorted, distinct).
+std::vector<Channel> follow_channels(const schedule::Schedule& first, const std::vector<uint16_t>& base_lids, uint8_t lmc);
+
+// An epoch's schedule on the run's ranks: host h of the epoch is run rank r where their port GUIDs
+// match; transfers from or to a host that is not a rank of the run are left out (not planned),
+// and so are those of the `dropped` run ranks (dead). The result has the run's hosts. Returns
+// false and `why` (one line) when a transfer's (source, destination, DLID) is not a connection.
+struct EpochOnRun {
+  schedule::Schedule schedule;
+  size_t outside = 0;  // transfers per round left out: a host not in the run, or dropped
+};
+bool epoch_on_run(const schedule::Schedule& epoch, const std::vector<uint64_t>& epoch_guids, const schedule::Schedule& run,
+                  const std::vector<uint64_t>& run_guids, const std::vector<char>& dropped, const std::vector<Channel>& channels,
+                  EpochOnRun& out, std::string& why);
+
+// One stretch of a following run under one epoch (and one set of dropped ranks): its counts as
+// one rank saw them, or summed over the ranks at rank 0. Trivially copyable (sent as bytes).
+struct EpochCounts {
+  uint64_t epoch = 0;       // 0: the run is not following
+  uint64_t from_round = 0;  // the round this rank switched at
+  uint64_t planned = 0, ok = 0, skipped = 0, failed = 0;  // failed: failed or timed out
+  uint64_t bytes = 0;
+  uint64_t dropped = 0;     // ranks dropped so far (dead)
+  int64_t round_ns = 0;     // a round's length in this stretch
+};
+
+}  // namespace ibroute::runner

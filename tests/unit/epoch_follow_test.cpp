@@ -1,0 +1,124 @@
+// ibroute run --follow's pure core: the connections a following run makes, an epoch translated
+// onto the run's ranks (hosts gone, hosts dropped, paths the run has no connection for), and the
+// per-stretch counts as they travel to rank 0.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "ibroute/runner/epoch_follow.hpp"
+#include "ibroute/runner/run_stats.hpp"
+
+using namespace ibroute::runner;
+namespace sch = ibroute::schedule;
+
+namespace {
+
+sch::Schedule shifted(size_t n, const std::vector<uint16_t>& lids, uint16_t offset) {
+  sch::Schedule s;
+  for (size_t i = 0; i < n; ++i) s.hosts.push_back({static_cast<int32_t>(i), 1, "h" + std::to_string(i)});
+  s.phases = sch::shift_phases(n);
+  for (auto& ph : s.phases)
+    for (size_t i = 0; i < n; ++i) ph.dlid[i] = static_cast<uint16_t>(lids[static_cast<size_t>(ph.dst[i])] + offset);
+  return s;
+}
+
+}  // namespace
+
+TEST(EpochFollow, EveryPairIsConnectedOverEveryDlidOfItsDestination) {
+  const std::vector<uint16_t> lids{40, 8, 100, 12};
+  const sch::Schedule s = shifted(4, lids, 0);
+  const std::vector<Channel> ch = follow_channels(s, lids, 2);
+  EXPECT_EQ(ch.size(), 12u * 4);
+  EXPECT_TRUE(std::is_sorted(ch.begin(), ch.end()));
+  for (const Channel& c : ch) {
+    EXPECT_NE(c.src, c.dst);
+    EXPECT_GE(c.dlid, lids[static_cast<size_t>(c.dst)]);
+    EXPECT_LT(c.dlid, lids[static_cast<size_t>(c.dst)] + 4);
+  }
+  for (const Channel& c : channels_of(s)) EXPECT_TRUE(std::binary_search(ch.begin(), ch.end(), c));
+}
+
+TEST(EpochFollow, AnEpochIsTranslatedByPortGuidAndLeavesOutHostsGoneOrDropped) {
+  const std::vector<uint16_t> lids{40, 8, 100, 12};
+  const std::vector<uint64_t> run_guids{0xa0, 0xa1, 0xa2, 0xa3};
+  const sch::Schedule run = shifted(4, lids, 0);
+  const std::vector<Channel> ch = follow_channels(run, lids, 2);
+  // The next epoch names the hosts in another order, without host a2 and with a host the run
+  // does not have (0xff), over DLID offset 3.
+  const std::vector<uint64_t> guids{0xa3, 0xff, 0xa0, 0xa1};
+  const std::vector<uint16_t> elids{12, 200, 40, 8};
+  const sch::Schedule e = shifted(4, elids, 3);
+  EpochOnRun on;
+  std::string why;
+  ASSERT_TRUE(epoch_on_run(e, guids, run, run_guids, {}, ch, on, why)) << why;
+  EXPECT_EQ(on.schedule.hosts, run.hosts);
+  ASSERT_EQ(on.schedule.phases.size(), e.phases.size());
+  EXPECT_EQ(on.outside, 6u) << "host 0xff's 3 sends and 3 receives";
+  size_t kept = 0;
+  for (size_t p = 0; p < e.phases.size(); ++p)
+    for (size_t h = 0; h < 4; ++h) {
+      const int32_t d = e.phases[p].dst[h];
+      if (h == 1 || d == 1) continue;
+      const auto r = static_cast<size_t>(std::find(run_guids.begin(), run_guids.end(), guids[h]) - run_guids.begin());
+      const auto rd = static_cast<int32_t>(std::find(run_guids.begin(), run_guids.end(), guids[static_cast<size_t>(d)]) - run_guids.begin());
+      EXPECT_EQ(on.schedule.phases[p].dst[r], rd);
+      EXPECT_EQ(on.schedule.phases[p].dlid[r], lids[static_cast<size_t>(rd)] + 3);
+      ++kept;
+    }
+  EXPECT_EQ(kept, 6u);
+  // Run rank 0 (0xa0) dropped as dead: nothing to or from it any more.
+  ASSERT_TRUE(epoch_on_run(e, guids, run, run_guids, {1, 0, 0, 0}, ch, on, why)) << why;
+  EXPECT_EQ(on.outside, 6u + 4);
+  for (const sch::Phase& ph : on.schedule.phases) {
+    EXPECT_EQ(ph.dst[0], -1);
+    EXPECT_EQ(std::count(ph.dst.begin(), ph.dst.end(), 0), 0);
+  }
+}
+
+TEST(EpochFollow, AnEpochOverPathsTheRunDidNotConnectIsRefusedWithTheTransfer) {
+  const std::vector<uint16_t> lids{40, 8, 100, 12};
+  const std::vector<uint64_t> guids{1, 2, 3, 4};
+  const sch::Schedule run = shifted(4, lids, 0);
+  const std::vector<Channel> ch = follow_channels(run, lids, 1);  // DLID offsets 0 and 1
+  EpochOnRun on;
+  std::string why;
+  EXPECT_FALSE(epoch_on_run(shifted(4, lids, 2), guids, run, guids, {}, ch, on, why));
+  EXPECT_NE(why.find("h0 -> h1 over DLID 10"), std::string::npos) << why;
+  sch::Schedule empty = run;
+  empty.phases.clear();
+  EXPECT_FALSE(epoch_on_run(empty, guids, run, guids, {}, ch, on, why));
+}
+
+TEST(EpochFollow, StretchCountsTravelToRankZeroAndDamagedOnesAreRefused) {
+  const std::vector<uint16_t> lids{40, 8, 100, 12};
+  const sch::Schedule run = shifted(4, lids, 0);
+  const std::vector<Channel> ch = follow_channels(run, lids, 0);
+  RankStats st = RankStats::shaped(ch, 2, 1'000'000);
+  st.epochs = {{1, 0, 30, 30, 0, 0, 30 * 64, 0, 5000}, {2, 10, 20, 18, 1, 1, 18 * 64, 1, 7000}};
+  const std::vector<uint8_t> bytes = encode(st);
+  RankStats back = decode(bytes, ch, 4);
+  ASSERT_EQ(back.epochs.size(), 2u);
+  EXPECT_EQ(back.epochs[1].from_round, 10u);
+  EXPECT_EQ(back.epochs[1].round_ns, 7000);
+  EXPECT_EQ(encode(back), bytes);
+  RunMerge m(ch, 4, 1'000'000, 10);
+  m.add(back);
+  RankStats late = back;
+  late.rank = 3;
+  late.send_channels.clear(), late.send.clear(), late.recv_channels.clear(), late.arrived.clear(), late.corrupt.clear();
+  late.dests.clear(), late.late.clear(), late.completion.clear();
+  late.epochs[1].from_round = 11;  // this rank switched a round late
+  m.add(late);
+  ASSERT_EQ(m.epochs.size(), 2u);
+  EXPECT_EQ(m.epochs[1].planned, 40u);
+  EXPECT_EQ(m.epoch_ranks_agreeing[0], 2u);
+  EXPECT_EQ(m.epoch_ranks_agreeing[1], 1u);
+  // Counts beyond what was planned, stretches out of order, no round length: refused.
+  for (int damage = 0; damage < 3; ++damage) {
+    RankStats bad = st;
+    if (damage == 0) bad.epochs[1].ok = 100;
+    if (damage == 1) bad.epochs[1].from_round = 0, bad.epochs[0].from_round = 5;
+    if (damage == 2) bad.epochs[0].round_ns = 0;
+    EXPECT_THROW(decode(encode(bad), ch, 4), std::runtime_error) << damage;
+  }
+}
