@@ -105,7 +105,9 @@ std::vector<int32_t> Leaves::interleave(const std::vector<int32_t>& ranks) const
 }
 
 bool pack_phases(const EvalContext& ctx, const OptionTable& table, const std::vector<Host>& hosts, const Leaves& leaves,
-                 const std::vector<int>& cap, std::vector<Transfer> deferred, std::vector<Phase>& phases, size_t max_phases) {
+                 const std::vector<int>& cap, std::vector<Transfer> deferred, std::vector<Phase>& phases, size_t max_phases, PackWork* pw) {
+  PackWork local;
+  PackWork& w = pw ? *pw : local;
   const size_t n = hosts.size();
   std::vector<std::vector<int32_t>> todo(n);
   std::vector<uint32_t> send_left(n, 0), recv_left(n, 0);
@@ -120,6 +122,7 @@ bool pack_phases(const EvalContext& ctx, const OptionTable& table, const std::ve
     if (crosses(t.src, t.dst)) ++out_left[leaves.of_rank[t.src]], ++in_left[leaves.of_rank[t.dst]];
   }
   size_t left = deferred.size();
+  const size_t total = left;
   deferred = {};
   // How many phases a rank or its leaf still needs at the least: what a phase should serve first.
   auto pressure_out = [&](size_t i) {
@@ -155,6 +158,16 @@ bool pack_phases(const EvalContext& ctx, const OptionTable& table, const std::ve
   for (size_t p = 0; left > 0; ++p) {
     const bool fresh = p >= phases.size();
     if (fresh && phases.size() >= max_phases) return false;
+    // The budget, and the work projected from the pace so far (once a fiftieth is placed or a
+    // hundredth of the budget spent): a packing that will not finish within its budget stops
+    // early, its work wasted small. Below kJudgeAfter (about a second) the pace is not judged:
+    // the first phases, nearly full already, place the least for their work.
+    constexpr uint64_t kJudgeAfter = 50'000'000;
+    const size_t placed_so_far = total - left;
+    const bool judge = w.work >= kJudgeAfter && (placed_so_far * 50 >= total || w.work * 100 >= w.budget);
+    if (w.work > w.budget || (judge && static_cast<double>(w.work) * static_cast<double>(total) >
+                                           static_cast<double>(w.budget) * static_cast<double>(placed_so_far)))
+      return w.over = true, false;
     if (fresh && fresh_phases >= kProjectAfter && fresh_placed > 0 &&
         static_cast<double>(phases.size()) + static_cast<double>(left) * static_cast<double>(fresh_phases) / static_cast<double>(fresh_placed) >
             static_cast<double>(max_phases))
@@ -168,8 +181,10 @@ bool pack_phases(const EvalContext& ctx, const OptionTable& table, const std::ve
       busy[static_cast<size_t>(ph.dst[i])] = 1;
       if (crosses(static_cast<int32_t>(i), ph.dst[i])) ++out_used[leaves.of_rank[i]], ++in_used[leaves.of_rank[static_cast<size_t>(ph.dst[i])]];
       auto [a, b] = table.range(i, static_cast<size_t>(ph.dst[i]));
+      w.work += 1 + (b - a);  // work too: on a few thousand hosts, thousands of phases of thousands
       for (uint32_t o = a; o < b; ++o)
         if (table.opt(o).dlid == ph.dlid[i]) {
+          w.work += table.opt(o).len;
           const int32_t* ls = table.links(o);
           for (uint16_t y = 0; y < table.opt(o).len; ++y)
             if (load[ls[y]]++ == 0) touched.push_back(ls[y]);
@@ -189,6 +204,7 @@ bool pack_phases(const EvalContext& ctx, const OptionTable& table, const std::ve
       // in every phase costs phases x waiting transfers (10^9 at a few thousand hosts).
       cand.clear();
       const size_t m = todo[i].size(), window = std::min(m, kWindow), from = (p * kWindow) % m;
+      w.work += window;
       for (size_t y = 0; y < window; ++y) {
         const size_t x = (from + y) % m;
         const auto d = static_cast<size_t>(todo[i][x]);
@@ -203,23 +219,33 @@ bool pack_phases(const EvalContext& ctx, const OptionTable& table, const std::ve
         // A link slower than a host link carries no transfer in a one-slot phase; where every path
         // crosses one, a transfer takes it alone (its phase then lasts as long as that link needs).
         // One pass over the options: the best that fits as links are, and the best that fits
-        // with such links taking one; the second counts where every option has one.
+        // with such links taking one. An option stops at its first link too full for either (on
+        // tables that leave most links unusable nearly every option does): one that fits as links
+        // are has no slow link, so only where none does is it asked whether every option has one.
         uint32_t best = UINT32_MAX, best_forced = UINT32_MAX;
         long best_sum = 0, best_forced_sum = 0;
-        bool all_slow = any_slow && a < b;
         for (uint32_t o = a; o < b; ++o) {
           const int32_t* ls = table.links(o);
           long sum = 0;
-          bool fits = true, fits_forced = true, slow = false;
-          for (uint16_t y = 0; y < table.opt(o).len; ++y) {  // whole: whether it has a slow link counts too
+          bool fits = true, fits_forced = true;
+          for (uint16_t y = 0; y < table.opt(o).len && fits_forced; ++y) {
             const int l = load[ls[y]], c = cap[ls[y]];
-            slow |= c == 0, fits = fits && l < c, fits_forced = l < std::max(c, 1), sum += l;
+            ++w.work;
+            fits = fits && l < c, fits_forced = l < std::max(c, 1), sum += l;
           }
-          all_slow = all_slow && slow;
           if (fits && (best == UINT32_MAX || sum < best_sum)) best = o, best_sum = sum;
           if (fits_forced && (best_forced == UINT32_MAX || sum < best_forced_sum)) best_forced = o, best_forced_sum = sum;
         }
-        if (all_slow) best = best_forced;
+        if (best == UINT32_MAX && best_forced != UINT32_MAX && any_slow) {
+          bool all_slow = true;
+          for (uint32_t o = a; o < b && all_slow; ++o) {
+            const int32_t* ls = table.links(o);
+            bool slow = false;
+            for (uint16_t y = 0; y < table.opt(o).len && !slow; ++y) slow = cap[ls[y]] == 0;
+            all_slow = slow;
+          }
+          if (all_slow) best = best_forced;
+        }
         const bool routeless = a == b;  // no working route at any LID: sent on the base LID, as the shifts do
         if (best == UINT32_MAX && !(routeless || (placed == 0 && fresh))) continue;
         if (best == UINT32_MAX && !routeless) best = a;  // an empty phase takes any route: progress is certain

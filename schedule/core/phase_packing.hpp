@@ -47,7 +47,15 @@ struct Leaves {
 // packing cannot win — or, projected from the transfers its new phases have taken so far, will
 // (the projection is on the hopeful side: later phases have fewer transfers left to choose from).
 // Its work is then bounded by the composition it has to beat, not by the routing.
+// `work`: the links of the options it looked at and the waiting transfers it scanned, counted as it
+// goes; packing stops (false) once they pass `budget` — the same on any machine, unlike a clock.
+struct PackWork {
+  uint64_t budget = UINT64_MAX;
+  uint64_t work = 0;
+  bool over = false;  // stopped for the budget
+};
 bool pack_phases(const EvalContext& ctx, const OptionTable& table, const std::vector<Host>& hosts, const Leaves& leaves,
-                 const std::vector<int>& cap, std::vector<Transfer> deferred, std::vector<Phase>& phases, size_t max_phases = SIZE_MAX);
+                 const std::vector<int>& cap, std::vector<Transfer> deferred, std::vector<Phase>& phases, size_t max_phases = SIZE_MAX,
+                 PackWork* work = nullptr);
 
 }  // namespace ibroute::schedule

@@ -691,6 +691,7 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
     std::string how = "shifts";
     std::vector<int32_t> senders, receivers;
   };
+  PlanStats pack_tally;
   // One composition's way through: its shifts, the groups interleaved, the leaves' excess packed.
   auto pipeline = [&](const NamedRing& over, size_t base, size_t total) {
     Outcome out{.senders = senders, .receivers = receivers};
@@ -715,9 +716,15 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
       std::vector<Transfer> waiting;
       Planned packed = solve_phases(ctx, table, hosts, leaves, composition(), opt, primary, secondary, base + m * (1 + may_interleave), total,
                                     &waiting);
-      // Abandoned where it cannot take fewer slots than the shifts it would replace.
-      if (pack_phases(ctx, table, hosts, leaves, unit_capacities(ctx), std::move(waiting), packed.phases,
-                      static_cast<size_t>(out.plan.total()))) {
+      // Abandoned where it cannot take fewer slots than the shifts it would replace, or where it
+      // takes more work than its budget (a routing that leaves most links unusable).
+      PackWork work;
+      work.budget = opt.packing_work_base + opt.packing_work_per_transfer * static_cast<uint64_t>(waiting.size());
+      const bool done = pack_phases(ctx, table, hosts, leaves, unit_capacities(ctx), std::move(waiting), packed.phases,
+                                    static_cast<size_t>(out.plan.total()), &work);
+      pack_tally.packing_work += work.work, pack_tally.packing_budget += work.budget;
+      ++pack_tally.packings, pack_tally.packings_over_budget += work.over;
+      if (done) {
         std::erase_if(packed.phases, [](const Phase& ph) { return std::all_of(ph.dst.begin(), ph.dst.end(), [](int32_t d) { return d < 0; }); });
         packed.time = evaluate(ctx, hosts, packed.phases, false).phase_time;  // each phase's time from its routes
         if (packed.total() < out.plan.total()) out.plan = std::move(packed), out.how = "packed";
@@ -740,6 +747,8 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
   const std::string& how = best.how;
   s.senders = std::move(best.senders), s.receivers = std::move(best.receivers);
   PlanStats st = plan.st;
+  st.packing_work = pack_tally.packing_work, st.packing_budget = pack_tally.packing_budget;
+  st.packings = pack_tally.packings, st.packings_over_budget = pack_tally.packings_over_budget;
   const size_t* methods_used = plan.methods_used;
   st.method = methods_used[1] && methods_used[0] ? to_string(primary) + "+" + to_string(secondary)
                                                  : to_string(methods_used[1] ? Method::structure : Method::free);

@@ -95,7 +95,7 @@ PlanOutcome plan_exchange(const EvalContext& ctx, const Exchange& x, const PlanR
   // measured and timed as a plan (kept only if its timed figure is better too).
   std::vector<std::vector<Phase>> others;
   others.push_back(std::move(rr));
-  if (!x.groups()) {
+  if (!x.groups() && r.packing) {  // --shifts-only: the shifts of the given order, the compact file
     std::vector<int32_t> order = topology_ranks(ctx.fabric, x.hosts);
     bool same = true;
     for (size_t i = 0; i < order.size(); ++i) same = same && order[i] == static_cast<int32_t>(i);

@@ -42,7 +42,9 @@ class PlanOnSimulatedFabrics(TempDirTest):
         on_ring = isinstance(doc["phases"], dict) and doc["phases"]["encoding"] == "ring"
         if on_ring:
             self.assertEqual(doc["version"], 3)
-            self.assertIn("ring", plan["method"])  # shifts over a ring of other places than the ranks'
+            # Shifts over a ring of other places than the ranks', or round-robin in topology order
+            # where that beats the plan (plan never returns less than it).
+            self.assertTrue("ring" in plan["method"] or plan["method"] == "round-robin in topology order", plan["method"])
         elif doc["version"] == 3 and len(phases_of(doc)) >= len(doc["hosts"]):  # waiting transfers packed apart
             self.assertIn("packed", plan["method"])
             self.assertTrue(all(m <= 1 for m in maxima), maxima)  # one transfer per link in every phase
@@ -86,7 +88,7 @@ class PlanOnSimulatedFabrics(TempDirTest):
         # shifts of another order (a ring over the same ranks), whichever is shorter.
         self.pipeline(f"{EXAMPLES}/hft96-shuffled.topo", 0, "minhop", False, shifts_only=True)
         db, plan, a = self.pipeline(f"{EXAMPLES}/hft96-shuffled.topo", 0, "minhop", True)
-        self.assertTrue("packed" in plan["method"] or "ring" in plan["method"], plan["method"])
+        self.assertTrue(any(w in plan["method"] for w in ("packed", "ring", "round-robin")), plan["method"])
         self.assertGreaterEqual(plan["efficiency"]["value"], 0.9)
 
     def test_two_percent_links_missing(self):
@@ -159,7 +161,7 @@ class PlanBadInput(TempDirTest):
         cls.other = os.path.join(cls._dir.name, "other.db")
         with SimFabric(f"{EXAMPLES}/hft96-shuffled.topo", lmc=2) as sim:
             ibroute("scan", "--db", cls.db, sim=sim)
-            ibroute("plan", "--db", cls.db, "--name", "p")
+            ibroute("plan", "--db", cls.db, "--name", "p", "--shifts-only")  # the compact file (version 2)
             sim.console('Unlink "ibswitch05"[10]')
             ibroute("scan", "--db", cls.db, sim=sim)  # the routing of "today": a cable gone
         other = os.path.join(cls._dir.name, "other.topo")

@@ -137,6 +137,38 @@ class Watch(TempDirTest):
         # ... and the database keeps the same epochs as the directory (weeks of epochs do not pile up).
         self.assertEqual(sorted(n for n in names if n.startswith("daq.e")), [f"daq.e{stopped['epoch'] - 1}", f"daq.e{stopped['epoch']}"])
 
+    def test_run_follow_refuses_what_is_no_epoch_in_one_line(self):
+        """ibroute run --follow (the VM tests run it): a directory without epochs, a file that is no
+        epoch, and --follow beside --schedule are refused before any rank starts, one line, exit 2."""
+        db = self.path("f.db")
+        corpus = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuzz", "corpus")
+        ibroute("scan", "--db", db, "--topology", os.path.join(corpus, "ibnetdiscover", "tiny.topo"), "--lfts",
+                os.path.join(corpus, "lft_dump", "tiny.dump_fts"))
+        ibroute("plan", "--db", db, "--name", "a2a")
+        epochs = self.path("ep")
+        os.makedirs(os.path.join(epochs, "epoch-000001"))
+        plain = os.path.join(epochs, "epoch-000001", "schedule.json")
+        ibroute("export", "--db", db, "--schedule", "a2a", "-o", plain)
+        for args, text in ((["--follow", self.path("none")], "no epoch published"),
+                           (["--follow", epochs], "no epoch published"),
+                           (["--follow", epochs, "--schedule", "a2a"], "give one of"),
+                           (["--follow", epochs, "--find-rate"], "--find-rate"),
+                           (["--follow", epochs, "--dead-after", "0.1"], "--dead-after")):
+            if args == ["--follow", epochs, "--find-rate"]:
+                with open(plain) as f:
+                    doc = json.load(f)
+                with open(plain, "w") as f:
+                    json.dump(dict(doc, epoch=1, epoch_from_unix_ns=1), f)
+            r = ibroute("run", "--db", db, *args, check=False)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+            self.assertIn(text, r.stderr)
+            if args == ["--follow", epochs]:
+                os.symlink("epoch-000001", os.path.join(epochs, "current"))
+                r = ibroute("run", "--db", db, *args, check=False)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn("not an epoch", r.stderr)
+
     def test_bad_input_is_one_line(self):
         for args, text in ((["--db", self.path("none.db"), "--schedule", "daq"], "none.db"),
                            (["--db", self.path("none.db"), "--schedule", "daq", "--interval", "0"], "--interval")):

@@ -160,3 +160,56 @@ TEST(Planner, ThreeLevelsInNameOrderTheSamePlanOnAnyNumberOfThreadsAndAsClaimed)
   LoadReport r = evaluate(w.ctx, a.hosts, a.phases, false);
   EXPECT_EQ(std::max(0, r.max_load - w.s.transfer_bound), s1.worst_overflow) << "the planner's own count agrees with the LFT walk";
 }
+
+namespace {
+// Tables as poor as OpenSM's minhop leaves a three-level tree at its worst: every switch sends all
+// its up-going traffic over its first up-link (a leaf's to one agg, an agg's to one core).
+void concentrate_up_routes(Fabric& f) {
+  auto level = [&](int node) { const std::string& d = f.nodes[node].desc; return d.rfind("core", 0) == 0 ? 2 : d.rfind("agg", 0) == 0 ? 1 : 0; };
+  for (int sw = 0; sw < static_cast<int>(f.nodes.size()); ++sw) {
+    Node& n = f.nodes[sw];
+    if (n.type != NodeType::sw) continue;
+    std::vector<char> up(n.ports.size(), 0);
+    int first = -1;
+    for (int p = 1; p < static_cast<int>(n.ports.size()); ++p) {
+      const Port& port = n.ports[p];
+      if (port.peer_node >= 0 && f.nodes[port.peer_node].type == NodeType::sw && level(port.peer_node) > level(sw)) {
+        up[p] = 1;
+        if (first < 0) first = p;
+      }
+    }
+    if (first < 0) continue;
+    for (uint8_t& out : n.lft)
+      if (out < up.size() && up[out]) out = static_cast<uint8_t>(first);
+  }
+}
+}  // namespace
+
+TEST(Planner, PackingOnPoorTablesStaysWithinAWorkBudgetNotAClock) {
+  FatTreeSpec t;
+  t.levels = 3, t.pods = 2, t.leaves = 4, t.hosts_per_leaf = 8, t.aggs = 4, t.cores = 8, t.lmc = 2, t.shuffle_names = true;
+  Fabric f = build_fat_tree(t);
+  concentrate_up_routes(f);
+  World w(std::move(f));
+  const std::vector<Host> hosts = all_hosts(w.f);
+  PlanStats st;
+  const Schedule s = plan_all_to_all(w.ctx, hosts, {}, &st);
+  ASSERT_GE(st.packings, 1u) << "the shifts are far from the least time: packing is tried";
+  EXPECT_LE(st.packing_work, st.packing_budget);
+  expect_valid(w, s, false);
+  // A budget it cannot keep: every packing stops at it (or at its projection), and the plan is still
+  // complete and valid -- and the same whether one or two threads made it.
+  PlanOptions tight;
+  tight.packing_work_base = 0, tight.packing_work_per_transfer = 2;
+  PlanStats a, b;
+  tight.threads = 1;
+  const Schedule one = plan_all_to_all(w.ctx, hosts, tight, &a);
+  tight.threads = 2;
+  const Schedule two = plan_all_to_all(w.ctx, hosts, tight, &b);
+  ASSERT_GE(a.packings, 1u);
+  EXPECT_EQ(a.packings_over_budget, a.packings);
+  EXPECT_EQ(a.packing_work, b.packing_work);
+  expect_valid(w, one, false);
+  ASSERT_EQ(one.phases.size(), two.phases.size());
+  for (size_t p = 0; p < one.phases.size(); ++p) EXPECT_EQ(one.phases[p].dst, two.phases[p].dst) << p;
+}

@@ -34,6 +34,10 @@ struct PlanOptions {
   unsigned threads = 0;  // phases solved at once; 0: one per core
   bool packing = true;   // where a leaf or group is the bottleneck, let its excess wait and pack it (below)
   fabric::ProgressFn progress;  // ("plan", phases done, phases)
+  // Packing's work budget: base + per transfer waiting, in links of options looked at (a unit is
+  // some nanoseconds): a packing that goes or is projected beyond it is abandoned, whatever the
+  // machine. A winning packing takes some hundred per transfer (docs/benchmarks.md).
+  uint64_t packing_work_base = 50'000'000, packing_work_per_transfer = 600;
 };
 
 struct PlanStats {
@@ -42,6 +46,10 @@ struct PlanStats {
   size_t unroutable = 0;     // transfers with no working route at any DLID
   size_t phases_over = 0;    // phases in which some link exceeds its capacity
   int worst_overflow = 0;    // the largest load - capacity over all links and phases
+  // Packing (phase_packing): its work (links of the options looked at, waiting transfers scanned)
+  // and budget summed over the compositions packed, and how many of them stopped at their budget.
+  uint64_t packing_work = 0, packing_budget = 0;
+  size_t packings = 0, packings_over_budget = 0;
 };
 
 // Plans all-to-all among `hosts` in the given rank order.
