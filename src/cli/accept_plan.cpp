@@ -56,7 +56,9 @@ AcceptPlan plan_for_acceptance(const FabricContext& c, const AcceptPlanRequest& 
   };
   a.order = r.order == "topology" ? "topology" : "name";
   a.chosen = in_order(a.order, r.plan);
-  if (r.order == "auto" && a.chosen.stats.phases_over > 0) {
+  // Not where the plan measured the topology order's shifts already and they were worse.
+  const int topo_rr = a.chosen.topology_round_robin_max_load;
+  if (r.order == "auto" && a.chosen.stats.phases_over > 0 && !(topo_rr > 0 && topo_rr > a.chosen.load.max_load)) {
     // The second order is there for engines whose shifts in topology order are congestion-free
     // (ftree): its shifts only, without the baselines the first plan measured already, so that
     // accept costs little more than one plan on any routing.

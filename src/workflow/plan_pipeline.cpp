@@ -108,6 +108,7 @@ PlanOutcome plan_exchange(const EvalContext& ctx, const Exchange& x, const PlanR
     if (k == 0 && (o.round_robin.broken != 0 || o.round_robin_efficiency.value <= o.figures.efficiency.value + 1e-9)) continue;
     if (k > 0) {  // a first look without timing: most orders are not better
       const LoadReport quick = evaluate(ctx, x.hosts, others[k], false, {});
+      o.topology_round_robin_max_load = quick.max_load;
       if (quick.broken != 0 || efficiency_of(ctx, o.figures.least, quick, x.max_sends()).value <= o.figures.efficiency.value + 1e-9) continue;
     }
     PlanOutcome alt;

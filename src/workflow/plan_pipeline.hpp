@@ -68,6 +68,9 @@ struct PlanOutcome {
   // > 0: the planner's own schedule reached only this efficiency, and round-robin in the same
   // order (better) was returned instead.
   double planner_efficiency = 0;
+  // Round-robin in the hosts' topology order with base LIDs, where it was measured (all-to-all,
+  // packing allowed, that order not the given one): its worst link. 0: not measured.
+  int topology_round_robin_max_load = 0;
 };
 
 // Plans `x` (hosts in the rank order to plan in) and measures it. InputError for a rate above
