@@ -6,7 +6,10 @@
 # of their seeds and regressions (label fuzz); then, after the ci pass, each fuzz target under
 # libFuzzer for 45 s (tests/fuzz/run_fuzz.sh, clang; 6 targets: ~5 minutes).
 # Extra arguments go to ctest, e.g. `scripts/test.sh -L unit`. IBROUTE_NO_SANITIZE=1 skips the
-# sanitizer pass (it takes a few minutes more on 2 cores).
+# sanitizer pass; it leaves out the suites labelled slow (planning, routing and scanning large
+# fabrics, which the ci pass runs) unless IBROUTE_SANITIZE_ALL=1 (about 25 minutes more).
+# Suites other than the VM's run two at a time (-j2): they start their own simulator, use their
+# own directories, and none asserts a time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
@@ -15,7 +18,7 @@ if [ $# -gt 0 ]; then
   ctest --preset ci "$@"
 else
   # Every suite but the VM's runs once: a test that fails fails CI.
-  ctest --preset ci -LE vm
+  ctest --preset ci -LE vm -j2
   # The VM suite alone may run twice: 2 emulated CPUs on a shared machine (its assertions take
   # their margins from what each run measured; tests/vm/soak.sh runs it ten times under load).
   # A retry is never silent: the failed tests and their first failing line are printed first.
@@ -33,5 +36,11 @@ if [ $# -eq 0 ] && [ "${IBROUTE_NO_FUZZ:-0}" != 1 ]; then
 fi
 if [ "${IBROUTE_NO_SANITIZE:-0}" != 1 ]; then
   scripts/build.sh debug
-  ctest --preset debug "$@"
+  if [ $# -gt 0 ]; then
+    ctest --preset debug "$@"
+  elif [ "${IBROUTE_SANITIZE_ALL:-0}" = 1 ]; then
+    ctest --preset debug -j2
+  else
+    ctest --preset debug -LE slow -j2
+  fi
 fi

@@ -110,35 +110,76 @@ Fabric build_fat_tree(const FatTreeSpec& s) {
   return f;
 }
 
-void route_dmodk(Fabric& f) {
-  const int n = static_cast<int>(f.nodes.size());
-  LidMap lids(f);
-  uint32_t top = lids.lids().empty() ? 0 : lids.lids().back();
-  std::vector<int> switches;
-  for (int i = 0; i < n; ++i)
-    if (f.nodes[i].is_switch()) {
-      switches.push_back(i);
-      f.nodes[i].lft.assign(top + 1, kNoRoute);
-      f.nodes[i].lft_read = true;
-    }
-  std::vector<int> sw_index(n, -1);
-  for (size_t k = 0; k < switches.size(); ++k) sw_index[switches[k]] = static_cast<int>(k);
-  const size_t ns = switches.size();
-  // Hop distances between switches, by breadth-first search from each switch.
-  std::vector<uint16_t> dist(ns * ns, std::numeric_limits<uint16_t>::max());
-  for (size_t a = 0; a < ns; ++a) {
-    std::deque<int> q{switches[a]};
-    dist[a * ns + a] = 0;
-    while (!q.empty()) {
-      int u = q.front();
-      q.pop_front();
-      for (const Port& p : f.nodes[u].ports)
-        if (p.connected() && f.nodes[p.peer_node].is_switch() && dist[a * ns + sw_index[p.peer_node]] == std::numeric_limits<uint16_t>::max()) {
-          dist[a * ns + sw_index[p.peer_node]] = dist[a * ns + sw_index[u]] + 1;
-          q.push_back(p.peer_node);
-        }
+namespace {
+
+// What both rules need: every switch's LFT cleared, hop distances between switches, each LID's
+// destination switch, and the ports one hop closer to it.
+struct TreeTables {
+  LidMap lids;
+  std::vector<int> switches, sw_index;
+  size_t ns = 0;
+  std::vector<uint16_t> dist;  // ns x ns
+
+  explicit TreeTables(Fabric& f) : lids(f) {
+    const int n = static_cast<int>(f.nodes.size());
+    const uint32_t top = lids.lids().empty() ? 0 : lids.lids().back();
+    for (int i = 0; i < n; ++i)
+      if (f.nodes[i].is_switch()) {
+        switches.push_back(i);
+        f.nodes[i].lft.assign(top + 1, kNoRoute);
+        f.nodes[i].lft_read = true;
+      }
+    sw_index.assign(n, -1);
+    for (size_t k = 0; k < switches.size(); ++k) sw_index[switches[k]] = static_cast<int>(k);
+    ns = switches.size();
+    // Hop distances between switches, by breadth-first search from each switch.
+    dist.assign(ns * ns, std::numeric_limits<uint16_t>::max());
+    for (size_t a = 0; a < ns; ++a) {
+      std::deque<int> q{switches[a]};
+      dist[a * ns + a] = 0;
+      while (!q.empty()) {
+        int u = q.front();
+        q.pop_front();
+        for (const Port& p : f.nodes[u].ports)
+          if (p.connected() && f.nodes[p.peer_node].is_switch() && dist[a * ns + sw_index[p.peer_node]] == std::numeric_limits<uint16_t>::max()) {
+            dist[a * ns + sw_index[p.peer_node]] = dist[a * ns + sw_index[u]] + 1;
+            q.push_back(p.peer_node);
+          }
+      }
     }
   }
+  // The switch a LID ends at (its own, or the one its CA port is cabled to), -1 if none.
+  int target(const Fabric& f, uint16_t lid) const {
+    const LidOwner* o = lids.owner(lid);
+    const Node& dst = f.nodes[o->node];
+    const int t = dst.is_switch() ? o->node : dst.ports[o->port].peer_node;
+    return t >= 0 && f.nodes[t].is_switch() ? sw_index[t] : -1;
+  }
+  // The LFT entry of the target switch itself: the CA's port, or 0 for the switch's own LID.
+  static uint8_t last_hop(const Fabric& f, const LidOwner* o) {
+    const Node& dst = f.nodes[o->node];
+    return dst.is_switch() ? 0 : static_cast<uint8_t>(dst.ports[o->port].peer_port);
+  }
+  // Ports of `sw` one hop closer to target switch t.
+  void closer(const Fabric& f, int sw, size_t t, std::vector<int>& cand) const {
+    const Node& node = f.nodes[sw];
+    const uint16_t d = dist[t * ns + sw_index[sw]];
+    cand.clear();
+    for (int p = 1; p <= node.num_ports(); ++p) {
+      const Port& port = node.ports[p];
+      if (port.connected() && f.nodes[port.peer_node].is_switch() && dist[t * ns + sw_index[port.peer_node]] + 1 == d) cand.push_back(p);
+    }
+  }
+};
+
+}  // namespace
+
+void route_dmodk(Fabric& f) {
+  const int n = static_cast<int>(f.nodes.size());
+  TreeTables tt(f);
+  const LidMap& lids = tt.lids;
+  const std::vector<int>& switches = tt.switches;
+  const size_t ns = tt.ns;
   // Switch levels (1: with hosts) and the up-degree of each level, for d-mod-k divisors.
   std::vector<int> level(n, 0);
   std::deque<int> q;
@@ -169,10 +210,8 @@ void route_dmodk(Fabric& f) {
 
   std::vector<std::vector<uint16_t>> by_target(ns);
   for (uint16_t lid : lids.lids()) {
-    const LidOwner* o = lids.owner(lid);
-    const Node& dst = f.nodes[o->node];
-    int target = dst.is_switch() ? o->node : dst.ports[o->port].peer_node;
-    if (target >= 0 && f.nodes[target].is_switch()) by_target[sw_index[target]].push_back(lid);
+    const int t = tt.target(f, lid);
+    if (t >= 0) by_target[static_cast<size_t>(t)].push_back(lid);
   }
   std::vector<std::vector<uint32_t>> used(n);
   for (int sw : switches) used[sw].assign(f.nodes[sw].ports.size(), 0);
@@ -181,20 +220,10 @@ void route_dmodk(Fabric& f) {
     for (int sw : switches) {
       Node& node = f.nodes[sw];
       if (sw == switches[t]) {
-        for (uint16_t lid : by_target[t]) {
-          const LidOwner* o = lids.owner(lid);
-          const Node& dst = f.nodes[o->node];
-          node.lft[lid] = dst.is_switch() ? 0 : static_cast<uint8_t>(dst.ports[o->port].peer_port);
-        }
+        for (uint16_t lid : by_target[t]) node.lft[lid] = TreeTables::last_hop(f, lids.owner(lid));
         continue;
       }
-      const uint16_t d = dist[t * ns + sw_index[sw]];
-      cand.clear();
-      for (int p = 1; p <= node.num_ports(); ++p) {
-        const Port& port = node.ports[p];
-        if (port.connected() && f.nodes[port.peer_node].is_switch() && dist[t * ns + sw_index[port.peer_node]] + 1 == d)
-          cand.push_back(p);
-      }
+      tt.closer(f, sw, t, cand);
       if (cand.empty()) continue;
       for (uint16_t lid : by_target[t]) {
         const LidOwner* o = lids.owner(lid);
@@ -211,6 +240,35 @@ void route_dmodk(Fabric& f) {
         node.lft[lid] = static_cast<uint8_t>(pick);
         ++used[sw][pick];
       }
+    }
+  }
+}
+
+void route_minhop(Fabric& f) {
+  TreeTables tt(f);
+  std::vector<int> target;
+  for (uint16_t lid : tt.lids.lids()) target.push_back(tt.target(f, lid));
+  std::vector<uint32_t> used;
+  std::vector<int> cand;
+  for (int sw : tt.switches) {
+    Node& node = f.nodes[sw];
+    used.assign(node.ports.size(), 0);
+    int cand_for = -1;  // consecutive LIDs mostly share a target: their candidates are computed once
+    for (size_t k = 0; k < target.size(); ++k) {
+      const int t = target[k];
+      const uint16_t lid = tt.lids.lids()[k];
+      if (t < 0) continue;
+      if (tt.switches[static_cast<size_t>(t)] == sw) {
+        node.lft[lid] = TreeTables::last_hop(f, tt.lids.owner(lid));
+        continue;
+      }
+      if (t != cand_for) tt.closer(f, sw, static_cast<size_t>(t), cand), cand_for = t;
+      if (cand.empty()) continue;
+      int pick = cand[0];  // the first of the least used, in port order
+      for (int p : cand)
+        if (used[p] < used[pick]) pick = p;
+      node.lft[lid] = static_cast<uint8_t>(pick);
+      ++used[pick];
     }
   }
 }

@@ -181,10 +181,12 @@ class Rank {
   uint64_t current_round_ = 0;
 
   // --follow (epoch_follow.hpp). The schedule of the current stretch on the run's ranks (s_ itself
-  // when not following), the epoch it came from as read (translated again when a rank is dropped).
+  // when not following), the epoch it came from as read (translated again when a rank is dropped;
+  // empty while the first epoch is current: that one is s_, not copied again).
   schedule::Schedule cur_;
   uint64_t epoch_ = 0, refused_ = 0;
   schedule::Schedule epoch_raw_;
+  const schedule::Schedule& epoch_read() const { return epoch_raw_.hosts.empty() ? s_ : epoch_raw_; }
   std::vector<uint64_t> epoch_guids_;
   std::vector<char> dropped_;   // per schedule rank
   size_t dropped_count_ = 0;
@@ -265,6 +267,7 @@ class Rank {
 
   void follow_step(int64_t raw);
   void follow_order(uint64_t epoch, schedule::Schedule raw, std::vector<uint64_t> guids);
+  void drop_silent(int64_t raw);
   void follow_ready();
   void switch_stretch();
 

@@ -11,14 +11,9 @@ void Rank::follow_step(int64_t raw) {
     if (raw >= next_beat_) send_ctl(0, Msg{kAlive}), next_beat_ = raw + cfg_.follow.poll_ns;
     return;
   }
-  for (size_t r = 1; r < heard_.size(); ++r) {
-    if (dead_[r] || raw - heard_[r] <= cfg_.follow.dead_after_ns) continue;
-    dead_[r] = 1;
-    const auto sr = static_cast<size_t>(sched_of_[r]);
-    if (!dropped_[sr]) dropped_[sr] = 1, ++dropped_count_, new_drops_ = true;
-    std::fprintf(stderr, "run: rank %zu (%s) silent for %.1f s: dropped from the next stretch\n", r, s_.hosts[sr].name.c_str(),
-                 static_cast<double>(raw - heard_[r]) * 1e-9);
-  }
+  // The ranks' silences, once per heartbeat period (next_beat_ is free on rank 0): not on every
+  // call of the send loop, which would cost a pass over all ranks per posted transfer.
+  if (raw >= next_beat_) next_beat_ = raw + cfg_.follow.poll_ns, drop_silent(raw);
   if (pending_round_ != UINT64_MAX) return;  // one switch at a time
   uint64_t want = epoch_;
   if (raw >= next_poll_) {
@@ -27,7 +22,7 @@ void Rank::follow_step(int64_t raw) {
     if (k > epoch_ && k != refused_) want = k;
   }
   if (want == epoch_ && !new_drops_) return;
-  if (want == epoch_) return follow_order(want, epoch_raw_, epoch_guids_);
+  if (want == epoch_) return follow_order(want, epoch_read(), epoch_guids_);
   schedule::Schedule e;
   std::vector<uint64_t> guids;
   std::string why;
@@ -37,6 +32,18 @@ void Rank::follow_step(int64_t raw) {
     return;
   }
   follow_order(want, std::move(e), std::move(guids));
+}
+
+// Rank 0: a rank silent for --dead-after is dead; its host leaves the next stretch.
+void Rank::drop_silent(int64_t raw) {
+  for (size_t r = 1; r < heard_.size(); ++r) {
+    if (dead_[r] || raw - heard_[r] <= cfg_.follow.dead_after_ns) continue;
+    dead_[r] = 1;
+    const auto sr = static_cast<size_t>(sched_of_[r]);
+    if (!dropped_[sr]) dropped_[sr] = 1, ++dropped_count_, new_drops_ = true;
+    std::fprintf(stderr, "run: rank %zu (%s) silent for %.1f s: dropped from the next stretch\n", r, s_.hosts[sr].name.c_str(),
+                 static_cast<double>(raw - heard_[r]) * 1e-9);
+  }
 }
 
 // Rank 0: checks that the epoch fits the run's connections, then names the dropped ranks and the
@@ -74,7 +81,7 @@ void Rank::follow_order(uint64_t epoch, schedule::Schedule raw, std::vector<uint
   for (size_t d = 0; d < n_; ++d)
     if (dropped_[d] && std::none_of(dropped_at_.begin(), dropped_at_.end(), [&](const auto& x) { return x.second == static_cast<int32_t>(d); }))
       ordered_drops_.push_back(static_cast<int32_t>(d));
-  epoch_raw_ = std::move(raw), epoch_guids_ = std::move(guids);
+  if (epoch != epoch_) epoch_raw_ = std::move(raw), epoch_guids_ = std::move(guids);  // (a drop: the same epoch again)
   pending_ = std::move(on.schedule), pending_epoch_ = epoch, pending_round_ = round, pending_ready_ = true;
   std::fprintf(stderr, "run: epoch %llu from round %llu (%zu transfers a round left out: hosts gone or dropped)\n",
                static_cast<unsigned long long>(epoch), static_cast<unsigned long long>(round), on.outside);
@@ -96,7 +103,7 @@ void Rank::follow_ready() {
     epoch_raw_ = std::move(e), epoch_guids_ = std::move(guids);
   }
   EpochOnRun on;
-  if (!epoch_on_run(epoch_raw_, epoch_guids_, s_, map_.port_guids, dropped_, channels_, on, why)) {
+  if (!epoch_on_run(epoch_read(), epoch_guids_, s_, map_.port_guids, dropped_, channels_, on, why)) {
     std::fprintf(stderr, "ibroute: rank %d: cannot follow epoch %llu: %s\n", mpi_.rank(), static_cast<unsigned long long>(pending_epoch_),
                  why.c_str());
     pending_round_ = UINT64_MAX;

@@ -78,7 +78,7 @@ void Rank::exchange_and_connect() {
   // A following run connects every path an epoch may choose (epoch_follow.hpp).
   channels_ = cfg_.follow.on ? follow_channels(s_, map_.base_lids, cfg_.follow.lmc) : channels_of(s_);
   if (cfg_.follow.on) {
-    cur_ = s_, epoch_raw_ = s_, epoch_guids_ = map_.port_guids, epoch_ = cfg_.follow.first_epoch;
+    cur_ = s_, epoch_guids_ = map_.port_guids, epoch_ = cfg_.follow.first_epoch;
     dropped_.assign(n_, 0);
     if (mpi_.rank() == 0) dead_.assign(hello_.size(), 0), heard_.assign(hello_.size(), raw_now());
   }

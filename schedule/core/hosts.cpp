@@ -187,8 +187,6 @@ size_t HostNames::rank(std::string_view spec, const std::string& what) const {
   throw InputError(what + ": " + quoted + " names " + std::to_string(found.size()) + " hosts of the schedule (" + list + "): give a port GUID");
 }
 
-std::vector<size_t> ranks_named(const std::vector<HostIdentity>& ids, std::string_view spec) { return HostNames(ids).ranks(spec); }
-
 size_t rank_named(const std::vector<HostIdentity>& ids, std::string_view spec, const std::string& what) {
   return HostNames(ids).rank(spec, what);
 }

@@ -18,7 +18,13 @@ def ibroute(*args, sim=None, timeout=120, check=True):
     cmd = ["timeout", str(timeout), IBROUTE, *map(str, args)]
     if sim:
         return sim.run(cmd, timeout=timeout + 5, check=check)
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 5)
+    env = dict(os.environ)
+    if args and args[0] == "run" and "LSAN_OPTIONS" in env:
+        # `ibroute run` is ibroute-run, an Open MPI singleton: Open MPI's blocks lost in its own
+        # unloaded components cannot be named, hence not suppressed (the VM suite runs no
+        # sanitizer for the same reason). Addresses and undefined behaviour are still checked.
+        env["LSAN_OPTIONS"] += ":detect_leaks=0"
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 5, env=env)
     if check and r.returncode != 0:
         raise AssertionError(f"ibroute {' '.join(map(str, args))} failed ({r.returncode}): {r.stderr}")
     return r

@@ -36,4 +36,9 @@ Fabric build_fat_tree(const FatTreeSpec& spec);
 // Fill every switch's LFT for the fabric's LIDs (switch LIDs: least-used shortest port).
 void route_dmodk(Fabric& f);
 
+// Fill every switch's LFT as OpenSM's minhop does at heart: each switch, independently, gives each
+// LID in LID order the least-used of its shortest ports. Every switch sees the same order, so the
+// choices correlate across switches: the poor tables a three-level tree gets from minhop and updn.
+void route_minhop(Fabric& f);
+
 }  // namespace ibroute::fabric

@@ -75,8 +75,7 @@ class HostNames {
   std::unique_ptr<fabric::NodeNames> names_;
 };
 
-// One-off lookups through a HostNames of `ids`.
+// A one-off lookup through a HostNames of `ids`.
 size_t rank_named(const std::vector<HostIdentity>& ids, std::string_view spec, const std::string& what);
-std::vector<size_t> ranks_named(const std::vector<HostIdentity>& ids, std::string_view spec);
 
 }  // namespace ibroute::schedule
