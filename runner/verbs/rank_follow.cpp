@@ -22,7 +22,7 @@ void Rank::follow_step(int64_t raw) {
     if (k > epoch_ && k != refused_) want = k;
   }
   if (want == epoch_ && !new_drops_) return;
-  if (want == epoch_) return follow_order(want, epoch_read(), epoch_guids_);
+  if (want == epoch_) return follow_order(want, {}, {});  // a drop: the current epoch again, not copied
   schedule::Schedule e;
   std::vector<uint64_t> guids;
   std::string why;
@@ -48,11 +48,13 @@ void Rank::drop_silent(int64_t raw) {
 
 // Rank 0: checks that the epoch fits the run's connections, then names the dropped ranks and the
 // switch round to every rank still alive. The round leaves each rank time to read the epoch.
+// `raw` empty: the current epoch again (a drop), as read.
 void Rank::follow_order(uint64_t epoch, schedule::Schedule raw, std::vector<uint64_t> guids) {
   const int64_t t = raw_now();
+  const bool fresh = !raw.hosts.empty();
   EpochOnRun on;
   std::string why;
-  if (!epoch_on_run(raw, guids, s_, map_.port_guids, dropped_, channels_, on, why)) {
+  if (!epoch_on_run(fresh ? raw : epoch_read(), fresh ? guids : epoch_guids_, s_, map_.port_guids, dropped_, channels_, on, why)) {
     refused_ = epoch;
     new_drops_ = false;
     std::fprintf(stderr, "run: epoch %llu not followed: %s\n", static_cast<unsigned long long>(epoch), why.c_str());
@@ -81,7 +83,7 @@ void Rank::follow_order(uint64_t epoch, schedule::Schedule raw, std::vector<uint
   for (size_t d = 0; d < n_; ++d)
     if (dropped_[d] && std::none_of(dropped_at_.begin(), dropped_at_.end(), [&](const auto& x) { return x.second == static_cast<int32_t>(d); }))
       ordered_drops_.push_back(static_cast<int32_t>(d));
-  if (epoch != epoch_) epoch_raw_ = std::move(raw), epoch_guids_ = std::move(guids);  // (a drop: the same epoch again)
+  if (fresh) epoch_raw_ = std::move(raw), epoch_guids_ = std::move(guids);
   pending_ = std::move(on.schedule), pending_epoch_ = epoch, pending_round_ = round, pending_ready_ = true;
   std::fprintf(stderr, "run: epoch %llu from round %llu (%zu transfers a round left out: hosts gone or dropped)\n",
                static_cast<unsigned long long>(epoch), static_cast<unsigned long long>(round), on.outside);
