@@ -1,6 +1,8 @@
 // bench/watch_synthetic: what `ibroute watch` does after a fabric change, at sizes ibsim cannot
-// hold — the new tables' routes resolved, compared with the old (diff), the scan stored and read
-// back, the host set planned again and the epoch written (schedule, host table, every slice).
+// hold — the last scan loaded and compared with the read by its tables, the routes of both
+// resolved and compared (diff), the scan stored and read back, the host set planned again, its
+// schedule stored and the epoch written (schedule, host table, every slice). Also what an
+// interval costs where nothing changed (the last scan loaded and compared, no routes).
 // The change: a leaf's up-link cable removed and the tables computed again (route_tree, as a
 // subnet manager's sweep would; not timed). Prints one JSON line per change: the seconds of each
 // step and the epoch's figures; the last line has the medians.
@@ -88,10 +90,9 @@ int main(int argc, char** argv) {
 
   Fabric before = build_fat_tree(t);
   route(before);
-  RouteSet before_routes = resolve_routes(before);
   store::FabricStore store(db, true);
   store::ScanInfo info{.source = "offline", .origin = "watch_synthetic"};
-  int64_t scan = store.save_scan(info, before, before_routes);
+  int64_t scan = store.save_scan(info, before, resolve_routes(before));
   // The followed set: every host, all-to-all, as fast as the links allow.
   workflow::FollowedSet set;
   set.name = "daq";
@@ -105,32 +106,55 @@ int main(int argc, char** argv) {
     const workflow::EpochPlan e = workflow::plan_epoch(c.eval, set);
     workflow::publish_epoch(dir / "epochs", workflow::epoch_doc(c.fabric, c.info, e.outcome.schedule, ++epoch, 0, store::now_iso()), 3);
   }
-  std::vector<double> totals;
+  std::vector<double> totals, sames;
   for (int k = 0; k < changes; ++k) {
     Fabric after = before;
     unplug(after, static_cast<size_t>(k));
     route(after);  // the subnet manager's sweep: not timed
-    auto t0 = std::chrono::steady_clock::now(), t1 = t0;
+    // An interval where nothing changed (the watch's every few seconds): the last scan's fabric
+    // loaded and compared with the read by its tables, no route resolved or loaded.
+    auto t1 = std::chrono::steady_clock::now();
+    if (!same_tables(store.load_fabric(scan, true), before)) throw std::logic_error("an unchanged read compared as changed");
+    sames.push_back(since(t1));
+    // The change: as watch's read (a child process) and then watch itself do it.
+    const auto t0 = std::chrono::steady_clock::now();
+    t1 = t0;
+    const Fabric last = store.load_fabric(scan, true);
+    const bool same = same_tables(last, after);
+    const double compare_s = since(t1);
     RouteSet after_routes = resolve_routes(after);
     const double routes_s = since(t1);
-    const FabricDiff d = diff_fabrics(before, before_routes, after, after_routes, 1);
+    const FabricDiff d = diff_fabrics(last, resolve_routes(last), after, after_routes, 1);
     const double diff_s = since(t1);
     scan = store.save_scan(info, after, after_routes);
-    const workflow::FabricContext c(store, scan);
     const double store_s = since(t1);
+    const workflow::FabricContext c(store, scan);  // watch itself, from here on
+    const double load_s = since(t1);
     const workflow::EpochPlan e = workflow::plan_epoch(c.eval, set);
     const double plan_s = since(t1);
-    workflow::publish_epoch(dir / "epochs", workflow::epoch_doc(c.fabric, c.info, e.outcome.schedule, ++epoch, 0, store::now_iso()), 3);
+    schedule::Schedule named = e.outcome.schedule;
+    named.name = set.name + ".e" + std::to_string(epoch + 1);
+    store.save_schedule(scan, named, e.outcome.load.max_load, static_cast<int64_t>(e.outcome.load.congested), e.outcome.plan_seconds, true);
+    const double save_schedule_s = since(t1);
+    workflow::publish_epoch(dir / "epochs", workflow::epoch_doc(c.fabric, c.info, named, ++epoch, 0, store::now_iso()), 3);
     const double write_s = since(t1);
     totals.push_back(std::chrono::duration<double>(t1 - t0).count());
-    const nlohmann::json j{{"hosts", set.hosts.size()}, {"change", k + 1}, {"links_gone", d.links_removed.size()}, {"routes_changed", d.routes_changed},
-                           {"routes_s", routes_s}, {"diff_s", diff_s}, {"store_and_load_s", store_s}, {"plan_s", plan_s}, {"planner_s", e.outcome.plan_seconds}, {"bound_s", e.outcome.bound_seconds}, {"write_s", write_s},
-                           {"total_s", totals.back()}, {"efficiency", e.outcome.figures.efficiency.value}, {"broken", e.broken},
-                           {"max_load", e.outcome.load.max_load}, {"bound", e.outcome.schedule.bound}};
+    const nlohmann::json j{{"hosts", set.hosts.size()}, {"change", k + 1}, {"seen_as_change", !same}, {"links_gone", d.links_removed.size()},
+                           {"routes_changed", d.routes_changed}, {"same_read_s", sames.back()}, {"compare_s", compare_s}, {"routes_s", routes_s},
+                           {"diff_s", diff_s}, {"store_s", store_s}, {"load_s", load_s}, {"plan_s", plan_s},
+                           {"planner_s", e.outcome.plan_seconds}, {"bound_s", e.outcome.bound_seconds}, {"save_schedule_s", save_schedule_s},
+                           {"write_s", write_s}, {"total_s", totals.back()}, {"efficiency", e.outcome.figures.efficiency.value},
+                           {"broken", e.broken}, {"max_load", e.outcome.load.max_load}, {"bound", e.outcome.schedule.bound},
+                           {"method", e.outcome.schedule.method}, {"packings", e.outcome.stats.packings},
+                           {"packings_over_budget", e.outcome.stats.packings_over_budget}, {"packing_work", e.outcome.stats.packing_work},
+                           {"packing_budget", e.outcome.stats.packing_budget}};
     std::cout << j.dump() << std::endl;
-    before = std::move(after), before_routes = std::move(after_routes);
+    before = std::move(after);
   }
   std::sort(totals.begin(), totals.end());
-  std::cout << nlohmann::json{{"hosts", set.hosts.size()}, {"changes", totals.size()}, {"median_total_s", totals[totals.size() / 2]}}.dump() << std::endl;
+  std::sort(sames.begin(), sames.end());
+  std::cout << nlohmann::json{{"hosts", set.hosts.size()}, {"changes", totals.size()}, {"median_total_s", totals[totals.size() / 2]},
+                              {"median_same_read_s", sames[sames.size() / 2]}}.dump()
+            << std::endl;
   std::filesystem::remove_all(dir);
 }

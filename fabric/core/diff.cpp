@@ -66,9 +66,12 @@ std::string describe_path(const Fabric& f, std::span<const Hop> hops) {
   return s;
 }
 
-FabricDiff diff_fabrics(const Fabric& a, const RouteSet& ra, const Fabric& b, const RouteSet& rb, size_t max_examples) {
+namespace {
+
+// Everything but the routes; `tables_read_alike`: every switch of both has its table read in both
+// or in neither (else the routes may differ where no entry is seen to).
+FabricDiff diff_without_routes(const Fabric& a, const GuidIndex& ga, const Fabric& b, const GuidIndex& gb, bool* tables_read_alike) {
   FabricDiff d;
-  GuidIndex ga = index_by_guid(a), gb = index_by_guid(b);
   for (const Node& n : a.nodes)
     if (!gb.count(n.guid)) d.nodes_removed.push_back({n.guid, n.desc, -1});
   for (const Node& n : b.nodes)
@@ -94,6 +97,7 @@ FabricDiff diff_fabrics(const Fabric& a, const RouteSet& ra, const Fabric& b, co
       if (pa.base_lid != pb.base_lid || pa.lmc != pb.lmc)
         d.lids_changed.push_back({{na.guid, na.desc, static_cast<int>(p)}, pa.base_lid, pb.base_lid, pa.lmc, pb.lmc});
     }
+    if (tables_read_alike && na.is_switch() && na.lft_read != nb.lft_read) *tables_read_alike = false;
     if (na.is_switch() && na.lft_read && nb.lft_read) {
       size_t changed = 0, n = std::max(na.lft.size(), nb.lft.size());
       for (size_t l = 0; l < n; ++l) {
@@ -104,7 +108,20 @@ FabricDiff diff_fabrics(const Fabric& a, const RouteSet& ra, const Fabric& b, co
       d.switches_with_lft_changes += changed > 0;
     }
   }
+  return d;
+}
 
+}  // namespace
+
+bool same_tables(const Fabric& a, const Fabric& b) {
+  if (a.has_lfts != b.has_lfts) return false;
+  bool alike = true;
+  return diff_without_routes(a, index_by_guid(a), b, index_by_guid(b), &alike).empty() && alike;
+}
+
+FabricDiff diff_fabrics(const Fabric& a, const RouteSet& ra, const Fabric& b, const RouteSet& rb, size_t max_examples) {
+  const GuidIndex ga = index_by_guid(a), gb = index_by_guid(b);
+  FabricDiff d = diff_without_routes(a, ga, b, gb, nullptr);
   for (size_t ia = 0; ia < ra.ingress.size(); ++ia) {
     const Node& sw = a.nodes[ra.ingress[ia]];
     auto it = gb.find(sw.guid);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <limits>
+#include <mutex>
 #include <thread>
 
 #include "ibroute/fabric/parallel.hpp"
@@ -184,7 +185,9 @@ LoadReport evaluate(const EvalContext& ctx, const std::vector<Host>& hosts, cons
   const size_t nl = ctx.links.size();
   // Max-min fair sharing costs far more than the loads: on many phases it is estimated from an
   // evenly spaced sample of them (the loads are always counted on every phase).
-  const size_t stride = std::max<size_t>(1, (phases.size() + kFairSharePhases - 1) / kFairSharePhases);
+  const size_t widest = std::max<size_t>(1, hosts.size());  // a phase's transfers, at most
+  const size_t sampled = std::clamp<size_t>(kFairShareFlows / widest, 8, kFairSharePhases);
+  const size_t stride = std::max<size_t>(1, (phases.size() + sampled - 1) / sampled);
   std::vector<PhaseResult> results(phases.size());
   // The table pays off when phases repeat (ingress switch, DLID) pairs: an all-to-all, not a sample.
   const SwitchPaths* table = phases.size() >= 64 ? ctx.switch_paths() : nullptr;
@@ -233,6 +236,39 @@ LoadReport evaluate(const EvalContext& ctx, const std::vector<Host>& hosts, cons
     r.min_gbps = min_rate;
   }
   return r;
+}
+
+LongerThan takes_longer_than(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<Phase>& phases, double limit) {
+  std::vector<char> busy(phases.size(), 0);
+  size_t pending = 0;  // phases with a transfer not yet evaluated: each takes at least one message-time
+  for (size_t k = 0; k < phases.size(); ++k) {
+    busy[k] = std::any_of(phases[k].dst.begin(), phases[k].dst.end(), [](int32_t d) { return d >= 0; });
+    pending += busy[k];
+  }
+  LongerThan out;
+  if (static_cast<double>(pending) > limit) return {true, 0};
+  const SwitchPaths* table = phases.size() >= 64 ? ctx.switch_paths() : nullptr;
+  const std::vector<Source> sources = sources_of(ctx, table, hosts);
+  const unsigned threads = static_cast<unsigned>(
+      std::max<size_t>(1, std::min<size_t>({std::max(1u, std::thread::hardware_concurrency()), 16, phases.size() / 8 + 1})));
+  std::mutex m;
+  double spent = 0;  // message-times of the phases evaluated
+  std::atomic<bool> stop{false};
+  std::atomic<size_t> next{0};
+  run_parallel(threads, [&](unsigned) {
+    Worker w(ctx.links.size());
+    PathFinder finder(ctx.fabric, ctx.links);
+    for (size_t k; !stop.load(std::memory_order_relaxed) && (k = next.fetch_add(1)) < phases.size();) {
+      PhaseResult r;
+      evaluate_phase(ctx, table, sources, hosts, phases[k], static_cast<int>(k), false, finder, w, r);
+      std::lock_guard lock(m);
+      spent += r.time > 0 ? phase_slot_count(r.time) : 0;
+      pending -= busy[k];
+      out.worst = std::max(out.worst, r.worst);
+      if (w.broken || spent + static_cast<double>(pending) > limit) out.longer = true, stop = true;
+    }
+  });
+  return out;
 }
 
 double all_to_all_bound_gbps(const EvalContext& ctx, const std::vector<Host>& hosts) {

@@ -211,20 +211,35 @@ std::vector<int32_t> level_cuts(const EvalContext& ctx) {
 }  // namespace
 
 LowerBound worst_load_lower_bound(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<Phase>& all,
-                                  size_t at_most, const std::vector<int>* ceiling, const ProgressFn& progress) {
+                                  size_t at_most, const std::vector<int>* ceiling, const ProgressFn& progress, size_t budget) {
   LowerBound out;
   if (all.empty() || hosts.empty()) return out;
   if (ceiling && ceiling->size() != all.size()) throw std::invalid_argument("worst_load_lower_bound: one ceiling per phase");
-  std::vector<size_t> index;  // which phases are bounded
-  const size_t count = at_most && at_most < all.size() ? at_most : all.size();
+  // Which phases are bounded: evenly spaced, as many as at_most and (without ceilings to order
+  // them by) the work budget allow.
+  size_t count = at_most && at_most < all.size() ? at_most : all.size();
+  if (!ceiling) {
+    size_t transfers = 0;
+    for (const Phase& ph : all)
+      for (int32_t d : ph.dst) transfers += d >= 0;
+    const size_t per_phase = std::max<size_t>(1, transfers / all.size());
+    count = std::clamp<size_t>(budget / per_phase, 1, count);
+  }
+  std::vector<size_t> index;
   for (size_t k = 0; k < count; ++k) index.push_back(k * all.size() / count);
-  out.phases = count;
   // The order they are taken in: highest ceiling first (ties by phase), so that the first phase
-  // to reach the final worst is always bounded before anything could skip it.
+  // to reach the final worst is always bounded before anything could skip it; with ceilings the
+  // budget keeps the first phases of that order.
   std::vector<size_t> order(index.size());
   std::iota(order.begin(), order.end(), size_t{0});
-  if (ceiling)
+  if (ceiling) {
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return (*ceiling)[index[a]] > (*ceiling)[index[b]]; });
+    size_t transfers = 0, within = 0;
+    for (; within < order.size() && (within == 0 || transfers < budget); ++within)
+      for (int32_t d : all[index[order[within]]].dst) transfers += d >= 0;
+    order.resize(within);
+  }
+  out.phases = order.size();
   const OptionTable table(ctx, hosts);
   const std::vector<int32_t> cut_of = level_cuts(ctx);
   std::vector<PhaseResult> results(index.size());

@@ -122,7 +122,6 @@ bool pack_phases(const EvalContext& ctx, const OptionTable& table, const std::ve
     if (crosses(t.src, t.dst)) ++out_left[leaves.of_rank[t.src]], ++in_left[leaves.of_rank[t.dst]];
   }
   size_t left = deferred.size();
-  const size_t total = left;
   deferred = {};
   // How many phases a rank or its leaf still needs at the least: what a phase should serve first.
   auto pressure_out = [&](size_t i) {
@@ -154,20 +153,27 @@ bool pack_phases(const EvalContext& ctx, const OptionTable& table, const std::ve
   const bool any_slow = std::find(cap.begin(), cap.end(), 0) != cap.end();
   constexpr size_t kProjectAfter = 32;  // new phases before their pace is trusted
   size_t fresh_phases = 0, fresh_placed = 0;
+  uint64_t fresh_work0 = 0;             // the work done when the first new phase began
+  const size_t existing = phases.size();  // the phases there are, passed first
   // First into the phases there are, where senders wait and links have room; then new phases.
   for (size_t p = 0; left > 0; ++p) {
     const bool fresh = p >= phases.size();
     if (fresh && phases.size() >= max_phases) return false;
-    // The budget, and the work projected from the pace so far (once a fiftieth is placed or a
-    // hundredth of the budget spent): a packing that will not finish within its budget stops
-    // early, its work wasted small. Below kJudgeAfter (about a second) the pace is not judged:
-    // the first phases, nearly full already, place the least for their work.
-    constexpr uint64_t kJudgeAfter = 50'000'000;
-    const size_t placed_so_far = total - left;
-    const bool judge = w.work >= kJudgeAfter && (placed_so_far * 50 >= total || w.work * 100 >= w.budget);
-    if (w.work > w.budget || (judge && static_cast<double>(w.work) * static_cast<double>(total) >
-                                           static_cast<double>(w.budget) * static_cast<double>(placed_so_far)))
+    // The budget, and the work projected from a steady pace: a packing that will not finish within
+    // its budget stops early, its work wasted small. Two paces, each steady on its own: the pass
+    // over the phases there are costs about the same per phase (they are nearly full and place
+    // little), so its total is projected from the phases passed; new phases place at their own
+    // pace, so the rest is projected from theirs. (One pace over both stopped the 864-host tree
+    // after a cable loss at 50 M of 312 M: the first pass placed little for its work.)
+    constexpr uint64_t kJudgeAfter = 50'000'000;  // about a second: below it nothing is judged
+    const auto work = static_cast<double>(w.work), budget = static_cast<double>(w.budget);
+    if (!fresh && p >= kProjectAfter && w.work >= kJudgeAfter && work * static_cast<double>(existing) > budget * static_cast<double>(p))
       return w.over = true, false;
+    if (fresh && fresh_phases == 0) fresh_work0 = w.work;
+    if (fresh && fresh_phases >= kProjectAfter && w.work >= kJudgeAfter &&
+        work + static_cast<double>(left) * static_cast<double>(w.work - fresh_work0) / static_cast<double>(std::max<size_t>(fresh_placed, 1)) > budget)
+      return w.over = true, false;
+    if (w.work > w.budget) return w.over = true, false;
     if (fresh && fresh_phases >= kProjectAfter && fresh_placed > 0 &&
         static_cast<double>(phases.size()) + static_cast<double>(left) * static_cast<double>(fresh_phases) / static_cast<double>(fresh_placed) >
             static_cast<double>(max_phases))

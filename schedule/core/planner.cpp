@@ -719,7 +719,7 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
       // Abandoned where it cannot take fewer slots than the shifts it would replace, or where it
       // takes more work than its budget (a routing that leaves most links unusable).
       PackWork work;
-      work.budget = opt.packing_work_base + opt.packing_work_per_transfer * static_cast<uint64_t>(waiting.size());
+      work.budget = std::min(opt.packing_work_max, opt.packing_work_base + opt.packing_work_per_transfer * static_cast<uint64_t>(waiting.size()));
       const bool done = pack_phases(ctx, table, hosts, leaves, unit_capacities(ctx), std::move(waiting), packed.phases,
                                     static_cast<size_t>(out.plan.total()), &work);
       pack_tally.packing_work += work.work, pack_tally.packing_budget += work.budget;

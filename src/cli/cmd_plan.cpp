@@ -59,7 +59,8 @@ nlohmann::json plan_json(const FabricContext& c, const Exchange& x, const PlanOu
           {"receivers", x.groups() ? x.receivers.size() : x.hosts.size()}, {"phases", s.phases.size()}, {"method", s.method},
           {"composition", p.stats.composition.empty() ? "shifts of the given order" : p.stats.composition}, {"bound", s.bound},
           {"max_load", load.max_load},
-          {"lower_bound", {{"worst", p.least.worst}, {"phase", p.least.phase}, {"where", p.least.where}, {"seconds", p.bound_seconds}}},
+          {"lower_bound", {{"worst", p.least.worst}, {"phase", p.least.phase}, {"where", p.least.where}, {"phases", p.least.phases},
+                           {"seconds", p.bound_seconds}}},
           {"phases_over_bound", p.stats.phases_over},
           {"packing", {{"tried", p.stats.packings}, {"over_budget", p.stats.packings_over_budget}, {"work", p.stats.packing_work},
                        {"budget", p.stats.packing_budget}}}, {"congested", load.congested}, {"congested_share", load.congested_share()},
@@ -89,8 +90,11 @@ void print_plan(const FabricContext& c, const Exchange& x, const PlanOutcome& p,
   if (p.planner_efficiency > 0)
     std::printf("  returned         round-robin in this order with base LIDs: the planner's own schedule reached only %.3f\n", p.planner_efficiency);
   std::fputs(efficiency_text(p.figures.efficiency).c_str(), stdout);
-  std::printf("  worst link load  %d (bound %d, least possible %d); %zu of %zu phases above the bound%s\n", load.max_load, s.bound,
-              p.least.worst, p.stats.phases_over, s.phases.size(), s.slots.empty() ? "" : "; phases timed by their own load");
+  // Where the work budget stopped the bound short, it is over the phases it reached (still a bound).
+  const std::string bounded = p.least.phases < s.phases.size() && p.least.phases > 0
+                                  ? " over " + std::to_string(p.least.phases) + " phases, a work budget" : "";
+  std::printf("  worst link load  %d (bound %d, least possible %d%s); %zu of %zu phases above the bound%s\n", load.max_load, s.bound,
+              p.least.worst, bounded.c_str(), p.stats.phases_over, s.phases.size(), s.slots.empty() ? "" : "; phases timed by their own load");
   if (load.max_load > s.bound && p.least.worst > s.bound)
     std::printf("  least possible   %d with these tables: phase %d, %s\n", p.least.worst, p.least.phase, p.least.where.c_str());
   std::printf("  congested        %zu transfers (%.1f %%)%s\n", load.congested, 100 * load.congested_share(),

@@ -171,7 +171,7 @@ struct Watch {
   // In the child: the read, judged against scan `since` (0: the newest stored scan, if complete).
   static json read_and_store(const WatchOptions& o, int64_t since) {
     try {
-      workflow::ScanResult x = workflow::scan_fabric(o.scan);
+      workflow::ScanResult x = workflow::read_scan(o.scan);
       if (!x.f.complete) return {{"event", "incomplete"}, {"problem", x.f.problems.empty() ? std::string("some MADs went unanswered") : x.f.problems[0].detail}};
       store::FabricStore db(o.db, false);
       json r{{"event", since ? "changed" : "first"}};
@@ -179,9 +179,15 @@ struct Watch {
         const std::vector<store::ScanInfo> scans = db.scans();
         if (!scans.empty() && scans.back().complete && scans.back().has_lfts) since = scans.back().id;
       }
+      // Compared by what routes come from: nothing changed, no route resolved or loaded (at 10 000
+      // hosts that is 22 M routes every interval). A change resolves both sides' routes in memory.
+      const Fabric last = since ? db.load_fabric(since, true) : Fabric{};
+      const json same = r["event"] == "first" ? json{{"event", "first"}, {"scan_id", since}, {"stored", false}} : json{{"event", "same"}};
+      if (since && same_tables(last, x.f)) return same;
+      workflow::resolve_scan_routes(x);
       if (since) {
-        const FabricDiff d = diff_fabrics(db.load_fabric(since, true), db.load_routes(since), x.f, x.routes, 1);
-        if (d.empty()) return r["event"] == "first" ? json{{"event", "first"}, {"scan_id", since}, {"stored", false}} : json{{"event", "same"}};
+        const FabricDiff d = diff_fabrics(last, last.has_lfts ? resolve_routes(last) : RouteSet{}, x.f, x.routes, 1);
+        if (d.empty()) return same;
         r["what"] = change_text(d);
       }
       r["scan_id"] = db.save_scan(x.info, x.f, x.routes), r["stored"] = true;

@@ -41,15 +41,19 @@ std::vector<Phase> shifts_in_order(const std::vector<int32_t>& order) {
 
 // A plan's load, least worst load, timing at the rate asked and figures, from its schedule.
 void measure_plan(const EvalContext& ctx, const PlanRequest& r, PlanOutcome& o) {
+  auto t0 = std::chrono::steady_clock::now();
   o.load = evaluate(ctx, o.schedule.hosts, o.schedule.phases, r.fair_share, r.progress);
-  const auto t0 = std::chrono::steady_clock::now();
+  o.load_seconds = since(t0);
+  t0 = std::chrono::steady_clock::now();
   // The plan's own loads cap each phase's bound (pruning) when every transfer of it is routed.
   o.least = worst_load_lower_bound(ctx, o.schedule.hosts, o.schedule.phases, 0, o.load.broken ? nullptr : &o.load.phase_max, r.progress);
   o.bound_seconds = since(t0);
   // Each phase as long as its busiest link needs, at least one message at the rate asked.
   o.fastest_rate = time_schedule(ctx, o.load, r.message_size, r.rate, o.schedule);
   const Exchange planned{o.schedule.hosts, o.schedule.senders, o.schedule.receivers};
+  t0 = std::chrono::steady_clock::now();
   o.figures = exchange_figures(ctx, planned, o.load, &o.schedule);
+  o.least_seconds = since(t0);
 }
 
 }  // namespace
@@ -84,6 +88,7 @@ PlanOutcome plan_exchange(const EvalContext& ctx, const Exchange& x, const PlanR
   measure_plan(ctx, r, o);
   o.bound_gbps = x.groups() ? 0 : all_to_all_bound_gbps(ctx, x.hosts);  // the bisection bound is an all-to-all's
   if (!r.baseline) return o;
+  t0 = std::chrono::steady_clock::now();
   std::vector<Phase> rr = x.groups() ? group_phases(x.hosts.size(), x.senders, x.receivers) : shift_phases(x.hosts.size());
   apply_lid_policy(ctx.fabric, x.hosts, rr, LidPolicy::base);
   o.round_robin = evaluate(ctx, x.hosts, rr, false, [&](std::string_view, size_t done, size_t total) {
@@ -106,10 +111,11 @@ PlanOutcome plan_exchange(const EvalContext& ctx, const Exchange& x, const PlanR
   }
   for (size_t k = 0; k < others.size(); ++k) {
     if (k == 0 && (o.round_robin.broken != 0 || o.round_robin_efficiency.value <= o.figures.efficiency.value + 1e-9)) continue;
-    if (k > 0) {  // a first look without timing: most orders are not better
-      const LoadReport quick = evaluate(ctx, x.hosts, others[k], false, {});
-      o.topology_round_robin_max_load = quick.max_load;
-      if (quick.broken != 0 || efficiency_of(ctx, o.figures.least, quick, x.max_sends()).value <= o.figures.efficiency.value + 1e-9) continue;
+    if (k > 0) {  // a first look without timing, given up once it cannot be better: most orders are not
+      const double plan_time = o.figures.efficiency.least / (o.figures.efficiency.value + 1e-9);
+      const LongerThan quick = takes_longer_than(ctx, x.hosts, others[k], plan_time);
+      o.topology_round_robin_max_load = quick.worst;
+      if (quick.longer) continue;
     }
     PlanOutcome alt;
     alt.schedule = o.schedule;
@@ -122,6 +128,7 @@ PlanOutcome plan_exchange(const EvalContext& ctx, const Exchange& x, const PlanR
       o.fastest_rate = alt.fastest_rate, o.figures = std::move(alt.figures);
     }
   }
+  o.baseline_seconds = since(t0);
   return o;
 }
 

@@ -65,11 +65,15 @@ struct PlanOutcome {
   schedule::Efficiency round_robin_efficiency;
   double bound_gbps = 0;        // what the leaves' up-links allow per node over an all-to-all (0: two groups)
   double plan_seconds = 0, bound_seconds = 0;
+  // The rest of the pipeline's time: the plan's load, its least possible times (fabric and
+  // tables), and the round-robin baselines (their loads, and a better one measured as a plan).
+  double load_seconds = 0, least_seconds = 0, baseline_seconds = 0;
   // > 0: the planner's own schedule reached only this efficiency, and round-robin in the same
   // order (better) was returned instead.
   double planner_efficiency = 0;
   // Round-robin in the hosts' topology order with base LIDs, where it was measured (all-to-all,
-  // packing allowed, that order not the given one): its worst link. 0: not measured.
+  // packing allowed, that order not the given one): its worst link, or where its look was given
+  // up as slower than the plan, the worst of the phases looked at. 0: not measured.
   int topology_round_robin_max_load = 0;
 };
 

@@ -33,5 +33,10 @@ void check_scan_request(const ScanRequest& r);
 // InputError for options that do not go together or files that are no fabric; a live read that
 // fails throws the adapter's error.
 ScanResult scan_fabric(const ScanRequest& r, const fabric::ProgressFn& progress = {});
+// scan_fabric in two steps: the read (no routes yet; `complete` and the fabric's problems set),
+// then every route resolved and the broken ones located. watch compares a read with the last scan
+// before it pays for the routes (fabric::same_tables).
+ScanResult read_scan(const ScanRequest& r, const fabric::ProgressFn& progress = {});
+void resolve_scan_routes(ScanResult& x);
 
 }  // namespace ibroute::workflow

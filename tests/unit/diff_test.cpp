@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "fabrics.hpp"
 #include "ibroute/fabric/diff.hpp"
 
@@ -59,4 +61,36 @@ TEST(Diff, NodesAddedRemovedAndLidsChanged) {
   ASSERT_EQ(d.lids_changed.size(), 1u);
   EXPECT_EQ(d.lids_changed[0].lid_before, 12);
   EXPECT_EQ(d.lids_changed[0].lid_after, 20);
+}
+
+// watch's check without routes: the same tables exactly where the full diff (routes included) is
+// empty, for every single change a fabric shows between two reads.
+TEST(Diff, SameTablesExactlyWhereTheFullDiffIsEmpty) {
+  std::vector<std::pair<std::string, std::function<void(TwoLeaves&)>>> changes = {
+      {"nothing", [](TwoLeaves&) {}},
+      {"node order", [](TwoLeaves& t) {
+         std::swap(t.f.nodes[0], t.f.nodes[1]);
+         for (Node& n : t.f.nodes)
+           for (Port& p : n.ports)
+             if (p.peer_node == 0 || p.peer_node == 1) p.peer_node = 1 - p.peer_node;
+       }},
+      {"a description", [](TwoLeaves& t) { t.f.nodes[t.h[0]].desc = "renamed"; }},
+      {"an LFT entry", [](TwoLeaves& t) { t.f.nodes[t.l1].lft[12] = 4; }},
+      {"an LFT entry no route uses", [](TwoLeaves& t) { t.f.nodes[t.l1].lft.push_back(3); }},
+      {"a cable", [](TwoLeaves& t) {
+         t.f.nodes[t.l2].ports[3] = Port{.guid = 0x2000};
+         t.f.nodes[t.s1].ports[2] = Port{.guid = 0x3000};
+       }},
+      {"a width", [](TwoLeaves& t) { t.f.nodes[t.l1].ports[1].width = 1; }},
+      {"a LID", [](TwoLeaves& t) { t.f.nodes[t.h[2]].ports[1].base_lid = 20; }},
+      {"a GUID", [](TwoLeaves& t) { t.f.nodes[t.h[3]].guid = 0x999; }},
+      {"a table not read", [](TwoLeaves& t) { t.f.nodes[t.s2].lft_read = false; }},
+  };
+  for (auto& [what, change] : changes) {
+    TwoLeaves a, b;
+    change(b);
+    const bool empty = diff_fabrics(a.f, resolve_routes(a.f), b.f, resolve_routes(b.f)).empty();
+    EXPECT_EQ(same_tables(a.f, b.f), empty && b.f.nodes[b.s2].lft_read) << what;
+    EXPECT_EQ(same_tables(b.f, a.f), same_tables(a.f, b.f)) << what;
+  }
 }

@@ -376,4 +376,33 @@ TEST(Efficiency, BrokenTransfersAreCountedNotDropped) {
   EXPECT_NEAR(e.rate_gbps, 10.0 / 12 * 3 / e.planned * w.s.host_gbps, 1e-9);
 }
 
+// The quick look at a baseline: given up only where the phases really take longer than the limit
+// (or lose a transfer), whatever the limit; where it is not given up, its worst is the evaluation's.
+TEST(Efficiency, ALookGivenUpOnlyWherePhasesTakeLongerThanTheLimit) {
+  for (uint8_t lmc : {0, 2}) {
+    World w(build_fat_tree(two_level(8, 6, 3, lmc)));
+    const std::vector<Host> hosts = all_hosts(w.f);  // name order: shuffled, so some shifts congest
+    std::vector<Phase> rr = shift_phases(hosts.size());
+    apply_lid_policy(w.f, hosts, rr, LidPolicy::base);
+    const LoadReport full = evaluate(w.ctx, hosts, rr, false);
+    const double t = planned_time(full);
+    ASSERT_GT(t, static_cast<double>(rr.size()));  // some phase takes two message-times
+    for (double limit : {0.0, static_cast<double>(rr.size()) - 1, t - 1, t - 0.5, t, t + 0.5, 10 * t}) {
+      const LongerThan look = takes_longer_than(w.ctx, hosts, rr, limit);
+      EXPECT_EQ(look.longer, t > limit) << "limit " << limit << ", lmc " << int(lmc);
+      EXPECT_LE(look.worst, full.max_load);
+      if (!look.longer) {
+        EXPECT_EQ(look.worst, full.max_load);
+      }
+    }
+  }
+  TwoLeaves t;
+  ibroute::test::route(t.f, t.l1, 12, kNoRoute);  // a lost transfer: longer than any limit
+  World w(std::move(t.f));
+  const std::vector<Host> hosts = all_hosts(w.f);
+  std::vector<Phase> rr = shift_phases(hosts.size());
+  apply_lid_policy(w.f, hosts, rr, LidPolicy::base);
+  EXPECT_TRUE(takes_longer_than(w.ctx, hosts, rr, 1e9).longer);
+}
+
 }  // namespace

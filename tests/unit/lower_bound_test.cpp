@@ -1,6 +1,8 @@
 // The lower bound on the worst link load: known answers, and never above what the planner reaches.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "fabrics.hpp"
 #include "ibroute/fabric/routes.hpp"
 #include "ibroute/fabric/synthetic.hpp"
@@ -51,6 +53,19 @@ Fabric various_tree(uint32_t seed) {
   if (seed % 2) unplug(f, "leaf002", "spine01"), route_dmodk(f);
   return f;
 }
+
+// Round-robin with base LIDs over every host: phases of many different worst loads, the pruning's
+// hard case; its load as evaluated.
+struct RoundRobin {
+  World w;
+  std::vector<Host> hosts;
+  std::vector<Phase> phases;
+  LoadReport load;
+  explicit RoundRobin(uint32_t seed) : w(various_tree(seed)), hosts(all_hosts(w.f)), phases(shift_phases(hosts.size())) {
+    apply_lid_policy(w.f, hosts, phases, LidPolicy::base);
+    load = evaluate(w.ctx, hosts, phases, false);
+  }
+};
 
 }  // namespace
 
@@ -109,12 +124,11 @@ TEST(LowerBound, NeverAbovePlannedOnVariousTrees) {
 
 TEST(LowerBound, APlansOwnLoadsAsCeilingsGiveTheSameWorstAndANamedPhaseThatReachesIt) {
   for (uint32_t seed = 1; seed <= 6; ++seed) {
-    World w(various_tree(seed));
-    std::vector<Host> hosts = all_hosts(w.f);
-    // Round-robin with base LIDs: phases of many different worst loads, the pruning's hard case.
-    std::vector<Phase> rr = shift_phases(hosts.size());
-    apply_lid_policy(w.f, hosts, rr, LidPolicy::base);
-    const LoadReport load = evaluate(w.ctx, hosts, rr, false);
+    const RoundRobin r(seed);
+    const World& w = r.w;
+    const std::vector<Host>& hosts = r.hosts;
+    const std::vector<Phase>& rr = r.phases;
+    const LoadReport& load = r.load;
     ASSERT_EQ(load.broken, 0u);
     const LowerBound all = worst_load_lower_bound(w.ctx, hosts, rr);
     const LowerBound pruned = worst_load_lower_bound(w.ctx, hosts, rr, 0, &load.phase_max);
@@ -123,5 +137,29 @@ TEST(LowerBound, APlansOwnLoadsAsCeilingsGiveTheSameWorstAndANamedPhaseThatReach
     ASSERT_GE(pruned.phase, 0);
     EXPECT_EQ(worst_load_lower_bound(w.ctx, hosts, {rr[static_cast<size_t>(pruned.phase)]}).worst, pruned.worst) << "seed " << seed;
     EXPECT_EQ(pruned.phase, worst_load_lower_bound(w.ctx, hosts, rr, 0, &load.phase_max).phase) << "the same phase every time";
+  }
+}
+
+TEST(LowerBound, AWorkBudgetBoundsTheMostLoadedPhasesFirstAndStaysABound) {
+  for (uint32_t seed = 1; seed <= 4; ++seed) {
+    const RoundRobin r(seed);
+    const auto& [w, hosts, rr, load] = r;
+    const size_t n = hosts.size();
+    const LowerBound all = worst_load_lower_bound(w.ctx, hosts, rr, 0, &load.phase_max);
+    ASSERT_EQ(all.phases, rr.size());
+    // A budget of three phases' transfers: three phases bounded, those of the highest ceilings.
+    const LowerBound some = worst_load_lower_bound(w.ctx, hosts, rr, 0, &load.phase_max, {}, 3 * n - 1);
+    EXPECT_EQ(some.phases, 3u) << "seed " << seed;
+    EXPECT_LE(some.worst, all.worst) << "seed " << seed;
+    ASSERT_GE(some.phase, 0);
+    std::vector<int> ceilings = load.phase_max;
+    std::sort(ceilings.rbegin(), ceilings.rend());
+    EXPECT_GE(load.phase_max[static_cast<size_t>(some.phase)], ceilings[2]) << "one of the three highest ceilings";
+    // Without ceilings the budget spreads the phases bounded evenly, and it is still a bound.
+    const LowerBound spread = worst_load_lower_bound(w.ctx, hosts, rr, 0, nullptr, {}, 2 * n);
+    EXPECT_EQ(spread.phases, 2u);
+    EXPECT_LE(spread.worst, all.worst);
+    // The smallest budget bounds one phase, never none.
+    EXPECT_EQ(worst_load_lower_bound(w.ctx, hosts, rr, 0, &load.phase_max, {}, 1).phases, 1u);
   }
 }

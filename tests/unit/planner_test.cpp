@@ -212,4 +212,12 @@ TEST(Planner, PackingOnPoorTablesStaysWithinAWorkBudgetNotAClock) {
   expect_valid(w, one, false);
   ASSERT_EQ(one.phases.size(), two.phases.size());
   for (size_t p = 0; p < one.phases.size(); ++p) EXPECT_EQ(one.phases[p].dst, two.phases[p].dst) << p;
+  // The budget's cap holds whatever the transfers waiting would allow.
+  PlanOptions capped;
+  capped.packing_work_max = 1000;
+  PlanStats c;
+  expect_valid(w, plan_all_to_all(w.ctx, hosts, capped, &c), false);
+  ASSERT_GE(c.packings, 1u);
+  EXPECT_EQ(c.packings_over_budget, c.packings);
+  EXPECT_EQ(c.packing_budget, 1000 * c.packings);
 }

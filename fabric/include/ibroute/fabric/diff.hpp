@@ -52,6 +52,12 @@ struct FabricDiff {
 FabricDiff diff_fabrics(const Fabric& a, const RouteSet& ra, const Fabric& b, const RouteSet& rb,
                         size_t max_route_examples = 20);
 
+// Whether `b` has what `a` has where routes come from: the same nodes, links (width, speed,
+// state), LIDs and forwarding tables, read on the same switches. Then every route is the same too
+// (routes are a function of these), so diff_fabrics would be empty: a check that needs no routes,
+// for a fabric re-read every few seconds for weeks (ibroute watch).
+bool same_tables(const Fabric& a, const Fabric& b);
+
 // "node1-024[1] -> ibswitch12[13] -> ... " for people.
 std::string describe_path(const Fabric& f, std::span<const Hop> hops);
 

@@ -37,7 +37,9 @@ struct PlanOptions {
   // Packing's work budget: base + per transfer waiting, in links of options looked at (a unit is
   // some nanoseconds): a packing that goes or is projected beyond it is abandoned, whatever the
   // machine. A winning packing takes some hundred per transfer (docs/benchmarks.md).
-  uint64_t packing_work_base = 50'000'000, packing_work_per_transfer = 600;
+  // At most packing_work_max in all (about 30 s here): millions of transfers waiting (3 456 hosts
+  // on minhop tables, where most transfers wait) would otherwise be given minutes.
+  uint64_t packing_work_base = 50'000'000, packing_work_per_transfer = 600, packing_work_max = 1'000'000'000;
 };
 
 struct PlanStats {
