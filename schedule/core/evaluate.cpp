@@ -205,6 +205,9 @@ LoadReport evaluate(const EvalContext& ctx, const std::vector<Host>& hosts, cons
       evaluate_phase(ctx, table, sources, hosts, phases[k], static_cast<int>(k), fair_share && k % stride == 0, finder, w, results[k]);
     }
   };
+  // Said once before the threads start: a phase at a time goes to whichever thread is free, and
+  // under load the other may take them all before the reporting one takes any.
+  if (progress) progress("evaluate", 0, phases.size());
   run_parallel(threads, [&](unsigned t) { work(workers[t]); });
 
   r.link_total.assign(nl, 0);

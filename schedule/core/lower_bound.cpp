@@ -258,6 +258,7 @@ LowerBound worst_load_lower_bound(const EvalContext& ctx, const std::vector<Host
     }
   };
   const unsigned threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), static_cast<unsigned>(index.size() / 8 + 1)));
+  if (progress) progress("lower bound", 0, order.size());  // before the threads: either may take every phase
   run_parallel(threads, [&](unsigned k) { work(k == 0); });
   for (size_t p : order) {
     const PhaseResult& r = results[p];

@@ -611,6 +611,7 @@ Planned solve_phases(const EvalContext& ctx, const OptionTable& table, const std
       t.st.worst_overflow = std::max(t.st.worst_overflow, r.overflow);
     }
   };
+  if (opt.progress) opt.progress("plan", progress_base, progress_total);  // before the threads: either may take every phase
   run_parallel(threads, [&](unsigned k) { work(tallies[k], k == 0); });
   for (const Tally& t : tallies) {
     out.st.unroutable += t.st.unroutable;

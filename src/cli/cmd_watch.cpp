@@ -104,11 +104,11 @@ struct Watch {
     const std::string event = r.value("event", "");
     if (event == "input_error") throw InputError(r.value("error", std::string("the read failed")));
     if (event == "scan_failed") {
-      say(o, "scan failed: " + r.value("error", std::string()) + "; again in " + fmt_seconds(o.interval), r);
+      say(o, "scan failed: " + r.value("error", std::string()) + "; again in " + fixed(o.interval, 1) + " s", r);
       return;
     }
     if (event == "incomplete") {
-      say(o, "incomplete read (" + r.value("problem", std::string()) + "): no epoch; again in " + fmt_seconds(o.interval), r);
+      say(o, "incomplete read (" + r.value("problem", std::string()) + "): no epoch; again in " + fixed(o.interval, 1) + " s", r);
       return;
     }
     if (event == "same") return;
@@ -231,10 +231,10 @@ struct Watch {
     say(o,
         "epoch " + std::to_string(epoch) + " from " + utc(from) + ": " + std::to_string(e.exchange.hosts.size()) + " hosts" +
             (e.absent.empty() ? std::string() : " (" + std::to_string(e.absent.size()) + " absent: " + absent + ")") + ", efficiency " +
-            fmt_share(eff.value) + " (fabric; " + fmt_share(eff.value_tables) + " of the tables'), worst link " + std::to_string(e.outcome.load.max_load) + " (bound " + std::to_string(s.bound) +
-            "), " + fmt_share(s.timing.rate * 8 / 1e9) + " Gb/s per node" +
-            (e.rate_lowered ? " (" + fmt_share(set.request.rate * 8 / 1e9) + " Gb/s asked: more than this fabric carries)" : std::string()) +
-            ", no broken route; " + fmt_seconds(after) + " after the read began, planned in " + fmt_seconds(e.outcome.plan_seconds) +
+            fixed(eff.value, 2) + " (fabric; " + fixed(eff.value_tables, 2) + " of the tables'), worst link " + std::to_string(e.outcome.load.max_load) + " (bound " + std::to_string(s.bound) +
+            "), " + fixed(s.timing.rate * 8 / 1e9, 2) + " Gb/s per node" +
+            (e.rate_lowered ? " (" + fixed(set.request.rate * 8 / 1e9, 2) + " Gb/s asked: more than this fabric carries)" : std::string()) +
+            ", no broken route; " + fixed(after, 1) + " s after the read began, planned in " + fixed(e.outcome.plan_seconds, 1) + " s" +
             " (scan " + std::to_string(last_id) + ", schedule " + s.name + ")",
         {{"event", "epoch"}, {"epoch", epoch}, {"from_unix_ns", from}, {"hosts", e.exchange.hosts.size()}, {"absent", e.absent},
          {"efficiency", eff.value}, {"efficiency_tables", eff.value_tables}, {"max_load", e.outcome.load.max_load}, {"bound", s.bound},
@@ -243,14 +243,9 @@ struct Watch {
          {"dir", (std::filesystem::path(o.dir) / workflow::epoch_dir_name(epoch)).string()}});
   }
 
-  static std::string fmt_share(double v) {
+  static std::string fixed(double v, int digits) {  // "0.99", "2.5": shares with 2 digits, seconds with 1
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.2f", v);
-    return buf;
-  }
-  static std::string fmt_seconds(double s) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f s", s);
+    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
     return buf;
   }
 };
@@ -266,7 +261,7 @@ int run_watch(const WatchOptions& o) {
   sa.sa_handler = on_signal;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
-  say(o, "watching " + (o.scan.topology.empty() ? std::string("the fabric") : o.scan.topology) + " every " + Watch::fmt_seconds(o.interval) + " for " +
+  say(o, "watching " + (o.scan.topology.empty() ? std::string("the fabric") : o.scan.topology) + " every " + Watch::fixed(o.interval, 1) + " s for " +
              w.set.name + " (" + std::to_string(w.set.hosts.size()) + " hosts); epochs in " + o.dir,
       {{"event", "start"}, {"schedule", w.set.name}, {"hosts", w.set.hosts.size()}, {"dir", o.dir}});
   for (int n = 0; !stop_signal && (o.scans == 0 || n < o.scans); ++n) {
