@@ -76,6 +76,11 @@ RouteStatus transfer_path(const SwitchPaths* table, const std::vector<Source>& s
   return table->append(sources[rank].sw, dlid, out);
 }
 
+// Threads for an evaluation of `phases` phases: every core, at least 8 phases each, at most 16.
+unsigned phase_threads(size_t phases) {
+  return static_cast<unsigned>(std::max<size_t>(1, std::min<size_t>({std::max(1u, std::thread::hardware_concurrency()), 16, phases / 8 + 1})));
+}
+
 // How many transfers ahead the table is prefetched: enough to cover a memory access.
 constexpr size_t kPrefetchAhead = 8;
 
@@ -192,8 +197,7 @@ LoadReport evaluate(const EvalContext& ctx, const std::vector<Host>& hosts, cons
   // The table pays off when phases repeat (ingress switch, DLID) pairs: an all-to-all, not a sample.
   const SwitchPaths* table = phases.size() >= 64 ? ctx.switch_paths() : nullptr;
   const std::vector<Source> sources = sources_of(ctx, table, hosts);
-  const unsigned threads = static_cast<unsigned>(
-      std::max<size_t>(1, std::min<size_t>({std::max(1u, std::thread::hardware_concurrency()), 16, phases.size() / 8 + 1})));
+  const unsigned threads = phase_threads(phases.size());
   std::vector<Worker> workers;
   workers.reserve(threads);
   for (unsigned t = 0; t < threads; ++t) workers.emplace_back(nl);
@@ -252,8 +256,7 @@ LongerThan takes_longer_than(const EvalContext& ctx, const std::vector<Host>& ho
   if (static_cast<double>(pending) > limit) return {true, 0};
   const SwitchPaths* table = phases.size() >= 64 ? ctx.switch_paths() : nullptr;
   const std::vector<Source> sources = sources_of(ctx, table, hosts);
-  const unsigned threads = static_cast<unsigned>(
-      std::max<size_t>(1, std::min<size_t>({std::max(1u, std::thread::hardware_concurrency()), 16, phases.size() / 8 + 1})));
+  const unsigned threads = phase_threads(phases.size());
   std::mutex m;
   double spent = 0;  // message-times of the phases evaluated
   std::atomic<bool> stop{false};

@@ -1,6 +1,7 @@
 #include "plan_pipeline.hpp"
 
 #include <chrono>
+#include <limits>
 #include <unordered_map>
 
 #include "ibroute/fabric/error.hpp"
@@ -112,8 +113,10 @@ PlanOutcome plan_exchange(const EvalContext& ctx, const Exchange& x, const PlanR
   for (size_t k = 0; k < others.size(); ++k) {
     if (k == 0 && (o.round_robin.broken != 0 || o.round_robin_efficiency.value <= o.figures.efficiency.value + 1e-9)) continue;
     if (k > 0) {  // a first look without timing, given up once it cannot be better: most orders are not
-      const double plan_time = o.figures.efficiency.least / (o.figures.efficiency.value + 1e-9);
-      const LongerThan quick = takes_longer_than(ctx, x.hosts, others[k], plan_time);
+      // Not shorter than the plan (times are whole message-times); an incomplete plan any order beats.
+      const Efficiency& e = o.figures.efficiency;
+      const double limit = e.value > 0 ? e.planned - 0.5 : std::numeric_limits<double>::infinity();
+      const LongerThan quick = takes_longer_than(ctx, x.hosts, others[k], limit);
       o.topology_round_robin_max_load = quick.worst;
       if (quick.longer) continue;
     }
