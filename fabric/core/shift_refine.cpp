@@ -3,7 +3,9 @@
 // turns at; the switches above keep their entries, so routes stay up*/down*). Loads are counted
 // exactly, per switch link and phase. A move re-routes the transfers of all the ingress switch's
 // sources to one destination (one per phase) and is kept when it lowers the sum of squared
-// excesses over capacity (so the worst links are relieved first).
+// excesses over capacity (so the worst links are relieved first) and leaves no link's all-to-all
+// total above the worst the tables had: the least time any plan can reach over them (what the
+// planner needs) is never traded for the unplanned shifts.
 #include <algorithm>
 #include <tuple>
 
@@ -43,6 +45,9 @@ struct Search {
   std::vector<uint16_t> lid;          // per rank: base LID
   std::vector<int> cap;               // per directed link: transfers it may carry at once (0: not a switch link)
   std::vector<uint16_t> load;         // [link * n + phase]
+  std::vector<int64_t> total;         // per link: transfers over all phases
+  int64_t worst_total = 0;            // the worst link's total per capacity, as worst_total / worst_cap
+  int worst_cap = 1;
   std::vector<int32_t> sw_list;       // ingress switches
   std::vector<int> sw_of;             // node -> ingress index
   std::vector<std::vector<size_t>> ranks_of;  // ingress index -> its ranks
@@ -71,7 +76,18 @@ struct Search {
   }
 
   void add(const int32_t* path, int len, size_t phase, int delta) {
-    for (int i = 0; i < len; ++i) load[path[i] * n + phase] = static_cast<uint16_t>(load[path[i] * n + phase] + delta);
+    for (int i = 0; i < len; ++i) {
+      load[path[i] * n + phase] = static_cast<uint16_t>(load[path[i] * n + phase] + delta);
+      total[path[i]] += delta;
+    }
+  }
+  // Whether `m` more transfers over the links of `path` not on `old` keep every total within the worst.
+  bool totals_allow(const int32_t* path, int len, const int32_t* old, int old_len, int64_t m) const {
+    for (int i = 0; i < len; ++i)
+      if (cap[path[i]] && std::find(old, old + old_len, path[i]) == old + old_len &&
+          (total[path[i]] + m) * worst_cap > worst_total * cap[path[i]])
+        return false;
+    return true;
   }
 };
 
@@ -109,6 +125,7 @@ RefineStats refine_for_shift(const Fabric& f, const FabricStructure& s, const st
     q.ranks_of[k].push_back(t);
   }
   q.load.assign(q.links.size() * q.n, 0);
+  q.total.assign(q.links.size(), 0);
   int32_t path[kMaxHops];
   for (size_t src = 0; src < q.n; ++src)
     for (size_t k = 1; k < q.n; ++k) {
@@ -116,6 +133,8 @@ RefineStats refine_for_shift(const Fabric& f, const FabricStructure& s, const st
       const int len = q.path_from(q.ingress[src], t, path);
       if (len > 0) q.add(path, len, k, +1);
     }
+  for (size_t l = 0; l < q.links.size(); ++l)
+    if (q.cap[l] && q.total[l] * q.worst_cap > q.worst_total * q.cap[l]) q.worst_total = q.total[l], q.worst_cap = q.cap[l];
   auto totals = [&] {  // the excess summed (transfers above capacity) and the worst
     long sum = 0;
     int worst = 0;
@@ -172,6 +191,7 @@ RefineStats refine_for_shift(const Fabric& f, const FabricStructure& s, const st
           if (rest_len < 0 || rest_len + 1 > kMaxHops) continue;
           if (!climbs_then_descends(f, s, y, np + 1, rest_len, q.links)) continue;
           np[0] = q.links.id(x, p);
+          if (!q.totals_allow(np, rest_len + 1, cur, cur_len, static_cast<int64_t>(srcs.size()))) continue;
           // Gain: excess removed on the old path minus excess added on the new, phase by phase
           // (with the transfer taken off: what it caused on its old links, would cause on the new).
           long gain = 0;

@@ -202,6 +202,79 @@ struct Destination {
   uint8_t last_port = 0;  // out-port at the target: the CA's cable, or 0 for the switch itself
 };
 
+// A local search on the links' all-to-all totals, after the construction: at LMC 0 they are what
+// no plan can change (a link's total is the least time of any plan over the tables). A leaf's
+// entry for a ranked destination carries all its hosts' transfers there as one unit; it is moved
+// to another up-link where that lowers the sum of the squared totals on the links the two ways
+// do not share (convex: the heaviest links give first). The switches above keep their entries:
+// the new way climbs one link and then follows them, so it stays up*/down*. Rounds until none
+// gains, within a budget of hops looked at (the same tables on any machine).
+void balance_first_hops(const Fabric& f, const Tree& t, const std::vector<Destination>& dest, size_t ranked,
+                        const std::vector<int64_t>& sources, const std::vector<size_t>& base, std::vector<int64_t>& load,
+                        TreeRouting& out) {
+  constexpr uint64_t kBudget = 400'000'000;
+  constexpr int kRounds = 6;
+  uint64_t work = 0;
+  std::vector<size_t> cur, alt;
+  // The load indices of the way from switch y to the target by the entries there are.
+  auto way = [&](int y, const Destination& d, std::vector<size_t>& links) {
+    links.clear();
+    for (int hop = 0; hop < 16; ++hop) {
+      if (y == d.target) return true;
+      const uint8_t p = out.lft[t.node[y]][d.base];
+      if (p == kNoRoute || p == 0) return false;
+      links.push_back(base[y] + p);
+      y = t.peer(y, p, f);
+      if (y < 0) return false;
+    }
+    return false;
+  };
+  std::vector<int> leaves;
+  for (size_t x = 0; x < t.node.size(); ++x)
+    if (t.level[x] == 1 && sources[x] > 0) leaves.push_back(static_cast<int>(x));
+  // What some link must carry anyway: a host's messages, a leaf's traffic over its up-links. Only
+  // the load above it costs (squared: the heaviest links give first); below it a link is free.
+  int64_t floor = static_cast<int64_t>(ranked) - 1;
+  for (size_t x = 0; x < t.node.size(); ++x)
+    if (sources[x] > 0 && !t.up[x].empty())
+      floor = std::max<int64_t>(floor, sources[x] * (static_cast<int64_t>(ranked) - sources[x]) / static_cast<int64_t>(t.up[x].size()));
+  auto penalty = [&](int64_t total) { return total > floor ? (total - floor) * (total - floor) : int64_t{0}; };
+  for (int round = 0; round < kRounds && work < kBudget; ++round) {
+    size_t moves = 0;
+    for (size_t label = 0; label < ranked && work < kBudget; ++label) {
+      const Destination& d = dest[label];
+      const Bits& reach = t.tops.reached_by[d.target];
+      for (int x : leaves) {
+        if (x == d.target || t.below[x].test(d.target)) continue;
+        uint8_t& entry = out.lft[t.node[x]][d.base];
+        if (entry == kNoRoute || !way(x, d, cur)) continue;
+        const int64_t m = sources[x];
+        uint8_t best = entry;
+        int64_t best_gain = 0;
+        for (uint8_t p : t.up[x]) {
+          const int y = t.peer(x, p, f);
+          if (p == entry || !t.tops.above[y].intersects(reach) || !way(y, d, alt)) continue;
+          alt.push_back(base[x] + p);
+          work += cur.size() + alt.size();
+          int64_t gain = 0;  // penalty before - after, over the links not on both ways
+          for (size_t l : cur)
+            if (std::find(alt.begin(), alt.end(), l) == alt.end()) gain += penalty(load[l]) - penalty(load[l] - m);
+          for (size_t l : alt)
+            if (std::find(cur.begin(), cur.end(), l) == cur.end()) gain -= penalty(load[l] + m) - penalty(load[l]);
+          if (gain > best_gain) best_gain = gain, best = p;
+        }
+        if (best == entry) continue;
+        for (size_t l : cur) load[l] -= m;
+        entry = best;
+        way(x, d, cur);
+        for (size_t l : cur) load[l] += m;
+        ++moves;
+      }
+    }
+    if (moves == 0) break;
+  }
+}
+
 // Spread routing: no hub per LID. Each destination's routes are laid out as the flow of the
 // all-to-all towards it, over the loads the other destinations leave on the links: the switches
 // with sources climb first, lowest level first, each by the up-link (among those from which the
@@ -257,6 +330,13 @@ void route_spread(const Fabric& f, const Tree& t, const std::vector<Destination>
         const long v = static_cast<long>(label) + static_cast<long>(off) * 7919;
         // Only the base LIDs of ranked hosts carry the all-to-all; a host sends nothing to itself.
         const bool carries = off == 0 && label < ranked;
+        // The port's other LIDs are the plan's alternatives: each leaves a switch by a link the
+        // LIDs before it did not take, where there is one (else they would repeat the base path).
+        auto taken = [&](int x, uint8_t p) {
+          int k = 0;
+          for (uint32_t o = 0; o < off; ++o) k += out.lft[t.node[x]][d.base + o] == p;
+          return k;
+        };
         auto reset = [&] {
           for (size_t x = 0; x < n; ++x) flow[x] = carries ? sources[x] - (static_cast<int>(x) == d.target) : 0;
         };
@@ -280,9 +360,13 @@ void route_spread(const Fabric& f, const Tree& t, const std::vector<Destination>
         ++generation;
         auto reachable = [&](int y) {  // memoised per LID: many switches climb to the same few
           if (mask_gen[y] == generation) return mask_of[y];
+          // A switch above the target descends from there: only the last links below it; one
+          // that is not climbs on, to any last link a top above it reaches.
+          const bool descends = t.below[y].test(d.target);
           uint64_t mask = 0;
           for (size_t i = 0; i < last.size() && i < 64; ++i)
-            if (t.below[y].test(last[i].first) || t.tops.above[y].intersects(t.tops.reached_by[last[i].first])) mask |= uint64_t{1} << i;
+            if (t.below[y].test(last[i].first) || (!descends && t.tops.above[y].intersects(t.tops.reached_by[last[i].first])))
+              mask |= uint64_t{1} << i;
           mask_gen[y] = generation;
           return mask_of[y] = mask;
         };
@@ -305,7 +389,7 @@ void route_spread(const Fabric& f, const Tree& t, const std::vector<Destination>
               for (size_t i = 0; i < last.size() && i < 64; ++i)
                 if (mask >> i & 1) sum += load[last[i].second];
               const int64_t mean = mask ? sum * 720720 / std::popcount(mask) : 0;
-              return std::pair(mean, load[base[x] + p]);
+              return std::tuple(taken(x, p), mean, load[base[x] + p]);
             });
             if (carries) pending_of(reachable(t.peer(x, port, f))) += sources[x];
             load[base[x] + port] += flow[x];
@@ -334,7 +418,7 @@ void route_spread(const Fabric& f, const Tree& t, const std::vector<Destination>
               for (uint8_t q : t.down[y])  // with the flow that already climbed to y in this LID
                 if (t.below[t.peer(y, q, f)].test(d.target)) after = std::min(after, load[base[y] + q] + flow[y]);
             }
-            return std::max(load[base[x] + p], after);
+            return std::pair(taken(x, p), std::max(load[base[x] + p], after));
           });
           load[base[x] + port] += flow[x];
           flow[t.peer(x, port, f)] += flow[x];
@@ -344,6 +428,9 @@ void route_spread(const Fabric& f, const Tree& t, const std::vector<Destination>
         out.routed_lids += pass == 0 && routed;
       }
     }
+  // At LMC 0 only: where a port has more LIDs, the plan spreads its transfers over them.
+  if (std::all_of(dest.begin(), dest.end(), [](const Destination& d) { return d.count == 1; }))
+    balance_first_hops(f, t, dest, ranked, sources, base, load, out);
 }
 
 std::string describe_port(const Fabric& f, CaPort p) { return f.nodes[p.node].desc + " port " + std::to_string(p.port); }

@@ -265,6 +265,19 @@ def tables_least_time(db, scan, doc):
     return least_of(r, hosts, senders, receivers, host_rate, lambda leaf, q: (leaf, q) in used)
 
 
+def worst_link_total(db, scan, doc):
+    """The most transfers of the whole exchange on one switch-to-switch link, per host-link rate,
+    from the stored routes of the DLIDs the file names: at LMC 0 (one route per pair) no plan can
+    take less than this many message-times, so T* / this is the ceiling the tables leave."""
+    r = Routes(db, scan)
+    hosts = [r.ports[h["port_guid"]] for h in doc["hosts"]]
+    host_rate = sorted(r.rate[(n, p)] for n, p, _, _, _ in hosts)[len(hosts) // 2]
+    total = collections.Counter()
+    for phase in phases_of(doc):
+        total.update(phase_link_loads(r, hosts, phase))
+    return max((c * host_rate / r.rate[l] for l, c in total.items() if r.switch_link(*l)), default=0)
+
+
 def round_robin(db, scan, names, senders=(), receivers=(), topology=False):
     """Round-robin over a host set (names, in rank order) with base LIDs, as an exported document:
     the baseline a user would run. Two groups: the shifts of senders -> receivers (names).

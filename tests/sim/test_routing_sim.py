@@ -9,7 +9,7 @@ import re
 import unittest
 
 from common import EXAMPLES, TempDirTest, ibroute, ibroute_json
-from schedule_check import check_all_to_all, efficiency, link_loads, load_schedule
+from schedule_check import check_all_to_all, efficiency, link_loads, load_schedule, worst_link_total
 from simfabric import SimFabric, generate, read_text, write_text
 
 
@@ -79,9 +79,14 @@ class RoutingTables(TempDirTest):
     def test_two_percent_of_links_down(self):
         topo = generate(self.path("down.topo"), "--leaves", 36, "--down", 24, "--up", 12, "--spines", 12, "--switch-ports", 36,
                         "--spine-ports", 36, "--shuffle", "--seed", 5, "--missing", 9)
-        r, maxima, _, _ = self.route_reload_check(topo)
+        r, maxima, rr, db2 = self.route_reload_check(topo)
         self.assertLess(r["refine"]["excess_after"], r["refine"]["excess_before"])
-        self.assertLessEqual(max(maxima), 4)  # the least possible is 3: a leaf with 11 of 12 up-links
+        # The least possible is 3 (a leaf with 11 of 12 up-links); the local search may not raise a
+        # link's total above the worst (what a plan needs), so the unplanned shifts keep a 5.
+        self.assertLessEqual(max(maxima), 5)
+        doc = load_schedule(self.path("lmc0rr.json"))
+        _, least, _ = efficiency(db2, rr["scan_id"], doc)
+        self.assertGreaterEqual(least / worst_link_total(db2, rr["scan_id"], doc), 0.95)
         # The hubs route around the missing cables (other hubs, detours); the spread construction,
         # kept here, leaves every plan more room: a higher ceiling of efficiency.
         hubs = ibroute_json("routing", "--db", self.path("lmc0a.db"), "--style", "hubs")
@@ -146,10 +151,17 @@ class RoutingTables(TempDirTest):
         # turn at the line ASICs, yet the spine ASICs are a level (the chassis says so).
         topo = gen_real(self.path("multi.topo"), "director", "--directors", 3, "--lines", 8, "--spine-asics", 6, "--edges", 12,
                         "--edge-hosts", 18, "--spread", "--uncabled-lines", 1, "--missing", 3, "--seed", 4)
-        r, maxima, _, db2 = self.route_reload_check(topo)
+        r, maxima, rr, db2 = self.route_reload_check(topo)
         self.assertEqual(r["levels"], 3)
         self.assertEqual(r["style"], "spread")
         self.assertLessEqual(max(maxima), 3)
+        # The tables' least time within 5 % of the fabric's, recomputed from the rescanned routes:
+        # the busiest link's total over the round-robin (every pair once, its only route at LMC 0).
+        doc = load_schedule(self.path("lmc0rr.json"))
+        _, least, _ = efficiency(db2, rr["scan_id"], doc)
+        ceiling = least / worst_link_total(db2, rr["scan_id"], doc)
+        self.assertGreaterEqual(ceiling, 0.95)
+        self.assertAlmostEqual(ceiling, r["least_time"]["efficiency_ceiling"], delta=0.005)
         a = ibroute_json("analyze", "--db", db2, "--patterns", "rr-name", "--no-fair-share")
         self.assertEqual(a["structure"]["levels"], 3)
         self.assertEqual(a["structure"]["unused_switches"], ["MF0;director1:IS5600/L08/U1"])
