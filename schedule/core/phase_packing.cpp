@@ -104,59 +104,306 @@ std::vector<int32_t> Leaves::interleave(const std::vector<int32_t>& ranks) const
   return out;
 }
 
+namespace {
+
+// One packing's state: the waiting transfers per sender, what is left per rank and leaf, and the
+// phase being filled (its link loads, busy receivers, leaves' up-links in use).
+class Packer {
+ public:
+  Packer(const EvalContext& ctx, const OptionTable& table, const std::vector<Host>& hosts, const Leaves& leaves, const std::vector<int>& cap,
+         const std::vector<Transfer>& deferred, PackWork& w)
+      : ctx_(ctx), table_(table), hosts_(hosts), leaves_(leaves), cap_(cap), w_(w), n_(hosts.size()), todo_(n_), send_left_(n_, 0),
+        recv_left_(n_, 0), intra_left_(n_, 0), out_left_(leaves.up.size(), 0), in_left_(leaves.up.size(), 0),
+        load_(ctx.links.size(), 0), busy_(n_, 0), from_(n_, -1), option_(n_, kNone), out_used_(leaves.up.size(), 0),
+        in_used_(leaves.up.size(), 0), intra_leaf_left_(leaves.up.size(), 0), intra_used_(leaves.up.size(), 0),
+        intra_quota_(leaves.up.size(), 0), any_slow_(std::find(cap.begin(), cap.end(), 0) != cap.end()) {
+    for (const Transfer& t : deferred) count(t.src, t.dst, +1), todo_[static_cast<size_t>(t.src)].push_back(t.dst);
+    left_ = deferred.size();
+  }
+  size_t left() const { return left_; }
+
+  // Starts phase `ph`: what it holds already (a phase there was) loads its links and leaves.
+  void begin(const Phase& ph, bool fresh) {
+    std::fill(busy_.begin(), busy_.end(), 0), std::fill(from_.begin(), from_.end(), -1);
+    std::fill(out_used_.begin(), out_used_.end(), 0), std::fill(in_used_.begin(), in_used_.end(), 0);
+    std::fill(intra_used_.begin(), intra_used_.end(), 0);
+    // Transfers within a leaf fill what its up-links leave idle: they are few, and spent early they
+    // are missing late (the leaf's up-links then wait for senders). Each phase takes at most its
+    // share of them: what is left over the phases the busiest rank or leaf still needs.
+    double phases_left = 1;
+    for (size_t i = 0; i < n_; ++i) phases_left = std::max<double>({phases_left, double(send_left_[i]), double(recv_left_[i])});
+    for (size_t l = 0; l < leaves_.up.size(); ++l)
+      if (leaves_.up[l] > 0) phases_left = std::max({phases_left, double(out_left_[l]) / leaves_.up[l], double(in_left_[l]) / leaves_.up[l]});
+    for (size_t l = 0; l < leaves_.up.size(); ++l) intra_quota_[l] = static_cast<uint32_t>(std::ceil(intra_leaf_left_[l] / phases_left));
+    for (size_t i = 0; i < n_ && !fresh; ++i) {
+      if (ph.dst[i] < 0) continue;
+      busy_[static_cast<size_t>(ph.dst[i])] = 1;
+      if (crosses(static_cast<int32_t>(i), ph.dst[i])) ++out_used_[leaf(i)], ++in_used_[leaf(ph.dst[i])];
+      auto [a, b] = table_.range(i, static_cast<size_t>(ph.dst[i]));
+      w_.work += 1 + (b - a);  // work too: on a few thousand hosts, thousands of phases of thousands
+      for (uint32_t o = a; o < b; ++o)
+        if (table_.opt(o).dlid == ph.dlid[i]) {
+          w_.work += table_.opt(o).len;
+          add_links(o, +1);
+          break;
+        }
+    }
+  }
+  void end() {
+    for (int32_t l : touched_) load_[l] = 0;
+    touched_.clear();
+  }
+
+  // Senders by pressure, each its most pressing receiver whose route fits; then swaps for the
+  // senders left idle. Returns the transfers placed.
+  size_t fill(Phase& ph, size_t p, bool fresh) {
+    senders_.clear();
+    for (size_t i = 0; i < n_; ++i)
+      if (!todo_[i].empty() && ph.dst[i] < 0) senders_.emplace_back(-pressure_out(i), static_cast<uint32_t>(i));
+    std::sort(senders_.begin(), senders_.end());
+    size_t placed = 0, misses = 0;
+    for (auto [key, i] : senders_) {
+      if (placed > 0 && misses >= kMissesInARow) break;
+      const bool first = placed == 0 && fresh;  // an empty phase takes any route: progress is certain
+      if (full(out_used_, leaf(i)) && intra_left_[i] == 0 && !first) continue;
+      ++misses;  // until it places one
+      candidates(i, p, [&](int32_t d) { return !busy_[static_cast<size_t>(d)]; });
+      for (const auto& [k, x] : cand_) {
+        const Choice c = option_for(i, todo_[i][x]);
+        if (!c.fits && !(c.routeless || first)) continue;
+        take(ph, i, x, c.fits || c.routeless ? c.option : table_.range(i, static_cast<size_t>(todo_[i][x])).first);
+        ++placed, misses = 0;
+        break;
+      }
+    }
+    return placed + (fresh ? augment(ph, p) : 0);
+  }
+
+ private:
+  static constexpr uint32_t kNone = UINT32_MAX;
+  static constexpr size_t kTries = 24;    // receivers tried per sender and phase, most pressing first
+  static constexpr size_t kWindow = 256;  // of its waiting transfers
+  // A phase whose links are full above the leaves (a routing that leaves most core links unused)
+  // takes no more however many senders try: after this many senders in a row placed nothing, the
+  // next phase begins. Work per phase is then bounded by what it places, not by the senders.
+  static constexpr size_t kMissesInARow = 96;
+  static constexpr size_t kSwapTries = 24;  // receivers taken by others that an idle sender asks for
+  // Idle senders in a row without a swap after which a phase's swaps end: a phase whose senders
+  // wait for links (tables that leave few ways) would otherwise cost every idle sender's tries.
+  static constexpr size_t kSwapMisses = 16;
+
+  struct Choice {
+    uint32_t option = kNone;
+    bool fits = false, routeless = false;
+  };
+
+  int leaf(int64_t r) const { return leaves_.of_rank[static_cast<size_t>(r)]; }
+  bool crosses(int32_t s, int32_t d) const {
+    const int a = leaf(s), b = leaf(d);
+    return a >= 0 && b >= 0 && a != b;
+  }
+  bool full(const std::vector<int>& used, int l) const { return l >= 0 && leaves_.up[l] > 0 && used[l] >= leaves_.up[l]; }
+  // Whether s -> d may enter the phase as its leaves' up-links are used.
+  bool leaves_allow(int32_t s, int32_t d) const {
+    if (!crosses(s, d)) return leaf(s) < 0 || intra_used_[leaf(s)] < intra_quota_[leaf(s)];
+    return !full(out_used_, leaf(s)) && !full(in_used_, leaf(d));
+  }
+
+  // Adds (+1) or takes back (-1) a waiting transfer in the counts of what is left.
+  void count(int32_t s, int32_t d, int delta) {
+    send_left_[static_cast<size_t>(s)] += delta, recv_left_[static_cast<size_t>(d)] += delta;
+    if (crosses(s, d)) out_left_[leaf(s)] += delta, in_left_[leaf(d)] += delta;
+    else intra_left_[static_cast<size_t>(s)] += delta, intra_leaf_left_[leaf(s)] += leaf(s) >= 0 ? delta : 0;
+  }
+  // How many phases a rank or its leaf still needs at the least: what a phase should serve first.
+  double pressure_out(size_t i) const {
+    const int a = leaf(i);
+    return std::max<double>(send_left_[i], a >= 0 && leaves_.up[a] > 0 ? double(out_left_[a]) / leaves_.up[a] : 0);
+  }
+  // A transfer's receiving side: its receiver and, for one that crosses, the receiver's leaf. One
+  // within its leaf uses no up-link: its receiver alone, and it yields ties to one that crosses.
+  // (Tried: the pressure of the links of a transfer's only route at LMC 0 too. It ranked by links
+  // whose totals differ little and lost more than it gained: 0.97 -> 0.90 on a half fat-tree with
+  // links missing, +0.02-0.04 on small director fabrics.)
+  double pressure_in(size_t i, int32_t d) const {
+    const auto j = static_cast<size_t>(d);
+    if (!crosses(static_cast<int32_t>(i), d)) return recv_left_[j] - 1e-6;
+    const int b = leaf(j);
+    return std::max<double>(recv_left_[j], b >= 0 && leaves_.up[b] > 0 ? double(in_left_[b]) / leaves_.up[b] : 0);
+  }
+
+  // cand_: up to kTries of sender i's waiting transfers that `ok` admits and its leaves allow, most
+  // pressing first, from a window of them moved on every phase (scanning all of them in every
+  // phase costs phases x waiting transfers: 10^9 at a few thousand hosts).
+  template <class Ok>
+  void candidates(size_t i, size_t p, Ok ok) {
+    cand_.clear();
+    const size_t m = todo_[i].size(), window = std::min(m, kWindow), from = m ? (p * kWindow) % m : 0;
+    w_.work += window;
+    for (size_t y = 0; y < window; ++y) {
+      const size_t x = (from + y) % m;
+      const int32_t d = todo_[i][x];
+      if (ok(d) && leaves_allow(static_cast<int32_t>(i), d)) cand_.emplace_back(-pressure_in(i, d), static_cast<uint32_t>(x));
+    }
+    const size_t k = std::min(kTries, cand_.size());
+    std::partial_sort(cand_.begin(), cand_.begin() + static_cast<long>(k), cand_.end());
+    cand_.resize(k);
+  }
+
+  // The route for i -> d: the least loaded option that fits as the links are. A link slower than a
+  // host link carries no transfer in a one-slot phase; where every path crosses one, a transfer
+  // takes it alone (its phase then lasts as long as that link needs). One pass over the options;
+  // an option stops at its first link too full for either (on tables that leave most links
+  // unusable nearly every option does).
+  Choice option_for(size_t i, int32_t d) {
+    auto [a, b] = table_.range(i, static_cast<size_t>(d));
+    Choice c;
+    if (a == b) return c.routeless = true, c;  // no working route at any LID: sent on the base LID, as the shifts do
+    uint32_t forced = kNone;
+    long best_sum = 0, forced_sum = 0;
+    for (uint32_t o = a; o < b; ++o) {
+      const int32_t* ls = table_.links(o);
+      long sum = 0;
+      bool fits = true, fits_forced = true;
+      for (uint16_t y = 0; y < table_.opt(o).len && fits_forced; ++y) {
+        const int l = load_[ls[y]], k = cap_[ls[y]];
+        ++w_.work;
+        fits = fits && l < k, fits_forced = l < std::max(k, 1), sum += l;
+      }
+      if (fits && (c.option == kNone || sum < best_sum)) c.option = o, best_sum = sum;
+      if (fits_forced && (forced == kNone || sum < forced_sum)) forced = o, forced_sum = sum;
+    }
+    if (c.option == kNone && forced != kNone && any_slow_) {
+      bool all_slow = true;
+      for (uint32_t o = a; o < b && all_slow; ++o) {
+        bool slow = false;
+        for (uint16_t y = 0; y < table_.opt(o).len && !slow; ++y) slow = cap_[table_.links(o)[y]] == 0;
+        all_slow = slow;
+      }
+      if (all_slow) c.option = forced;
+    }
+    c.fits = c.option != kNone;
+    return c;
+  }
+
+  void add_links(uint32_t o, int delta) {
+    const int32_t* ls = table_.links(o);
+    for (uint16_t y = 0; y < table_.opt(o).len; ++y) {
+      if (load_[ls[y]] == 0 && delta > 0) touched_.push_back(ls[y]);
+      load_[ls[y]] += delta;
+    }
+  }
+  // Places the waiting transfer todo_[i][x] in `ph` by option `o` (kNone: no route, the base LID).
+  void take(Phase& ph, size_t i, size_t x, uint32_t o) {
+    const int32_t d = todo_[i][x];
+    ph.dst[i] = d;
+    if (o == kNone) {
+      const Host& h = hosts_[static_cast<size_t>(d)];
+      ph.dlid[i] = ctx_.fabric.nodes[h.node].ports[h.port].base_lid;
+    } else {
+      ph.dlid[i] = table_.opt(o).dlid;
+      add_links(o, +1);
+    }
+    busy_[static_cast<size_t>(d)] = 1, from_[static_cast<size_t>(d)] = static_cast<int32_t>(i), option_[i] = o;
+    count(static_cast<int32_t>(i), d, -1);
+    if (crosses(static_cast<int32_t>(i), d)) ++out_used_[leaf(i)], ++in_used_[leaf(d)];
+    else if (leaf(i) >= 0) ++intra_used_[leaf(i)];
+    todo_[i][x] = todo_[i].back();
+    todo_[i].pop_back();
+    --left_;
+  }
+  // Takes i's transfer placed by this packing out of `ph` again: it waits at the end of i's list.
+  void untake(Phase& ph, size_t i) {
+    const int32_t d = ph.dst[i];
+    if (option_[i] != kNone) add_links(option_[i], -1);
+    busy_[static_cast<size_t>(d)] = 0, from_[static_cast<size_t>(d)] = -1;
+    count(static_cast<int32_t>(i), d, +1);
+    if (crosses(static_cast<int32_t>(i), d)) --out_used_[leaf(i)], --in_used_[leaf(d)];
+    else if (leaf(i) >= 0) --intra_used_[leaf(i)];
+    todo_[i].push_back(d);
+    ph.dst[i] = -1, ph.dlid[i] = 0;
+    ++left_;
+  }
+
+  // Augmenting swaps: a sender left idle takes a receiver that another sender of this packing
+  // has, where that one moves on to a free receiver of its own (a path of length two in the
+  // phase's matching: the greedy pass leaves a maximal matching, this brings it nearer a maximum).
+  size_t augment(Phase& ph, size_t p) {
+    size_t placed = 0, misses = 0;
+    for (auto [key, i] : senders_) {
+      if (misses >= kSwapMisses) break;  // where links, not the matching, leave senders idle
+      if (ph.dst[i] >= 0 || todo_[i].empty()) continue;
+      if (full(out_used_, leaf(i)) && intra_left_[i] == 0) continue;
+      ++misses;  // until a swap succeeds
+      candidates(i, p, [&](int32_t d) { return from_[static_cast<size_t>(d)] >= 0; });
+      std::vector<std::pair<double, uint32_t>> mine(cand_.begin(), cand_.begin() + static_cast<long>(std::min(kSwapTries, cand_.size())));
+      for (const auto& [k, x] : mine) {
+        const int32_t d = todo_[i][x];
+        const auto j = static_cast<size_t>(from_[static_cast<size_t>(d)]);
+        const uint32_t old = option_[j];
+        untake(ph, j);
+        const Choice c = leaves_allow(static_cast<int32_t>(i), d) ? option_for(i, d) : Choice{};
+        if (c.fits || c.routeless) {
+          take(ph, i, x, c.option);
+          // j on to a free receiver
+          candidates(j, p, [&](int32_t e) { return !busy_[static_cast<size_t>(e)] && e != d; });
+          bool moved = false;
+          for (const auto& [k2, x2] : cand_) {
+            const Choice c2 = option_for(j, todo_[j][x2]);
+            if (!(c2.fits || c2.routeless)) continue;
+            take(ph, j, x2, c2.option);
+            moved = true;
+            break;
+          }
+          if (moved) {
+            ++placed, misses = 0;
+            break;
+          }
+          untake(ph, i);  // no way on for j: d goes back to it, i's list as it was (the
+          std::swap(todo_[i][x], todo_[i].back());  // candidates left refer to its positions)
+        }
+        take(ph, j, todo_[j].size() - 1, old);
+      }
+    }
+    return placed;
+  }
+
+  const EvalContext& ctx_;
+  const OptionTable& table_;
+  const std::vector<Host>& hosts_;
+  const Leaves& leaves_;
+  const std::vector<int>& cap_;
+  PackWork& w_;
+  size_t n_, left_ = 0;
+  std::vector<std::vector<int32_t>> todo_;
+  std::vector<uint32_t> send_left_, recv_left_, intra_left_, out_left_, in_left_;
+  std::vector<int> load_;
+  std::vector<int32_t> touched_;
+  std::vector<char> busy_;
+  std::vector<int32_t> from_;     // per receiver: its sender in this phase, where this packing placed it
+  std::vector<uint32_t> option_;  // per sender: the option it was placed by
+  std::vector<int> out_used_, in_used_;  // per leaf: the phase's transfers leaving (entering) it
+  std::vector<uint32_t> intra_leaf_left_, intra_used_, intra_quota_;  // per leaf: transfers within it
+  std::vector<std::pair<double, uint32_t>> senders_, cand_;
+  bool any_slow_;  // only a fabric with links slower than a host link has transfers forced onto them
+};
+
+}  // namespace
+
 bool pack_phases(const EvalContext& ctx, const OptionTable& table, const std::vector<Host>& hosts, const Leaves& leaves,
                  const std::vector<int>& cap, std::vector<Transfer> deferred, std::vector<Phase>& phases, size_t max_phases, PackWork* pw) {
   PackWork local;
   PackWork& w = pw ? *pw : local;
   const size_t n = hosts.size();
-  std::vector<std::vector<int32_t>> todo(n);
-  std::vector<uint32_t> send_left(n, 0), recv_left(n, 0);
-  std::vector<uint32_t> out_left(leaves.up.size(), 0), in_left(leaves.up.size(), 0);
-  auto crosses = [&](int32_t s, int32_t d) {
-    const int a = leaves.of_rank[static_cast<size_t>(s)], b = leaves.of_rank[static_cast<size_t>(d)];
-    return a >= 0 && b >= 0 && a != b;
-  };
-  for (const Transfer& t : deferred) {
-    todo[static_cast<size_t>(t.src)].push_back(t.dst);
-    ++send_left[static_cast<size_t>(t.src)], ++recv_left[static_cast<size_t>(t.dst)];
-    if (crosses(t.src, t.dst)) ++out_left[leaves.of_rank[t.src]], ++in_left[leaves.of_rank[t.dst]];
-  }
-  size_t left = deferred.size();
+  Packer packer(ctx, table, hosts, leaves, cap, deferred, w);
   deferred = {};
-  // How many phases a rank or its leaf still needs at the least: what a phase should serve first.
-  auto pressure_out = [&](size_t i) {
-    const int a = leaves.of_rank[i];
-    const double leaf = a >= 0 && leaves.up[a] > 0 ? double(out_left[a]) / leaves.up[a] : 0;
-    return std::max<double>(send_left[i], leaf);
-  };
-  auto pressure_in = [&](size_t j) {
-    const int b = leaves.of_rank[j];
-    const double leaf = b >= 0 && leaves.up[b] > 0 ? double(in_left[b]) / leaves.up[b] : 0;
-    return std::max<double>(recv_left[j], leaf);
-  };
-  std::vector<int> load(ctx.links.size(), 0);
-  std::vector<int32_t> touched;
-  std::vector<char> busy(n, 0);
-  std::vector<std::pair<double, uint32_t>> senders, cand;
-  // Per leaf, the phase's transfers leaving (entering) it: a leaf whose up-links are full takes no
-  // more (every waiting transfer crosses its leaves' up-links: defer_excess defers only those), so
-  // its senders and receivers are not tried — most of a phase's work once the leaves fill up.
-  std::vector<int> out_used(leaves.up.size(), 0), in_used(leaves.up.size(), 0);
-  auto full = [&](const std::vector<int>& used, int leaf) { return leaf >= 0 && leaves.up[leaf] > 0 && used[leaf] >= leaves.up[leaf]; };
-  constexpr size_t kTries = 24;    // receivers tried per sender and phase, most pressing first
-  constexpr size_t kWindow = 256;  // of its waiting transfers
-  // A phase whose links are full above the leaves (a routing that leaves most core links unused)
-  // takes no more however many senders try: after this many senders in a row placed nothing, the
-  // next phase begins. Work per phase is then bounded by what it places, not by the senders.
-  constexpr size_t kMissesInARow = 96;
-  // Only a fabric with links slower than a host link has transfers forced onto them.
-  const bool any_slow = std::find(cap.begin(), cap.end(), 0) != cap.end();
   constexpr size_t kProjectAfter = 32;  // new phases before their pace is trusted
   size_t fresh_phases = 0, fresh_placed = 0;
-  uint64_t fresh_work0 = 0;             // the work done when the first new phase began
+  uint64_t fresh_work0 = 0;               // the work done when the first new phase began
   const size_t existing = phases.size();  // the phases there are, passed first
+  const size_t total = packer.left();
   // First into the phases there are, where senders wait and links have room; then new phases.
-  for (size_t p = 0; left > 0; ++p) {
+  for (size_t p = 0; packer.left() > 0; ++p) {
     const bool fresh = p >= phases.size();
     if (fresh && phases.size() >= max_phases) return false;
     // The budget, and the work projected from a steady pace: a packing that will not finish within
@@ -167,119 +414,23 @@ bool pack_phases(const EvalContext& ctx, const OptionTable& table, const std::ve
     // after a cable loss at 50 M of 312 M: the first pass placed little for its work.)
     constexpr uint64_t kJudgeAfter = 50'000'000;  // about a second: below it nothing is judged
     const auto work = static_cast<double>(w.work), budget = static_cast<double>(w.budget);
+    const auto left = static_cast<double>(packer.left());
     if (!fresh && p >= kProjectAfter && w.work >= kJudgeAfter && work * static_cast<double>(existing) > budget * static_cast<double>(p))
       return w.over = true, false;
     if (fresh && fresh_phases == 0) fresh_work0 = w.work;
     if (fresh && fresh_phases >= kProjectAfter && w.work >= kJudgeAfter &&
-        work + static_cast<double>(left) * static_cast<double>(w.work - fresh_work0) / static_cast<double>(std::max<size_t>(fresh_placed, 1)) > budget)
+        work + left * static_cast<double>(w.work - fresh_work0) / static_cast<double>(std::max<size_t>(fresh_placed, 1)) > budget)
       return w.over = true, false;
     if (w.work > w.budget) return w.over = true, false;
     if (fresh && fresh_phases >= kProjectAfter && fresh_placed > 0 &&
-        static_cast<double>(phases.size()) + static_cast<double>(left) * static_cast<double>(fresh_phases) / static_cast<double>(fresh_placed) >
-            static_cast<double>(max_phases))
+        static_cast<double>(phases.size()) + left * static_cast<double>(fresh_phases) / static_cast<double>(fresh_placed) > static_cast<double>(max_phases))
       return false;
+    if (w.progress) w.progress(total - packer.left(), total);
     if (fresh) phases.push_back(Phase{std::vector<int32_t>(n, -1), std::vector<uint16_t>(n, 0)});
     Phase& ph = phases[p];
-    std::fill(busy.begin(), busy.end(), 0);
-    std::fill(out_used.begin(), out_used.end(), 0), std::fill(in_used.begin(), in_used.end(), 0);
-    for (size_t i = 0; i < n && !fresh; ++i) {  // what the phase holds already
-      if (ph.dst[i] < 0) continue;
-      busy[static_cast<size_t>(ph.dst[i])] = 1;
-      if (crosses(static_cast<int32_t>(i), ph.dst[i])) ++out_used[leaves.of_rank[i]], ++in_used[leaves.of_rank[static_cast<size_t>(ph.dst[i])]];
-      auto [a, b] = table.range(i, static_cast<size_t>(ph.dst[i]));
-      w.work += 1 + (b - a);  // work too: on a few thousand hosts, thousands of phases of thousands
-      for (uint32_t o = a; o < b; ++o)
-        if (table.opt(o).dlid == ph.dlid[i]) {
-          w.work += table.opt(o).len;
-          const int32_t* ls = table.links(o);
-          for (uint16_t y = 0; y < table.opt(o).len; ++y)
-            if (load[ls[y]]++ == 0) touched.push_back(ls[y]);
-          break;
-        }
-    }
-    senders.clear();
-    for (size_t i = 0; i < n; ++i)
-      if (!todo[i].empty() && ph.dst[i] < 0) senders.emplace_back(-pressure_out(i), static_cast<uint32_t>(i));
-    std::sort(senders.begin(), senders.end());
-    size_t placed = 0, misses = 0;
-    for (auto [key, i] : senders) {
-      if (placed > 0 && misses >= kMissesInARow) break;
-      if (full(out_used, leaves.of_rank[i]) && !(placed == 0 && fresh)) continue;
-      ++misses;  // until it places one
-      // A window of the sender's waiting transfers, moved on every phase: scanning all of them
-      // in every phase costs phases x waiting transfers (10^9 at a few thousand hosts).
-      cand.clear();
-      const size_t m = todo[i].size(), window = std::min(m, kWindow), from = (p * kWindow) % m;
-      w.work += window;
-      for (size_t y = 0; y < window; ++y) {
-        const size_t x = (from + y) % m;
-        const auto d = static_cast<size_t>(todo[i][x]);
-        if (!busy[d] && !full(in_used, leaves.of_rank[d])) cand.emplace_back(-pressure_in(d), static_cast<uint32_t>(x));
-      }
-      const size_t k = std::min(kTries, cand.size());
-      std::partial_sort(cand.begin(), cand.begin() + static_cast<long>(k), cand.end());
-      for (size_t c = 0; c < k; ++c) {
-        const size_t x = cand[c].second;
-        const int32_t d = todo[i][x];
-        auto [a, b] = table.range(i, static_cast<size_t>(d));
-        // A link slower than a host link carries no transfer in a one-slot phase; where every path
-        // crosses one, a transfer takes it alone (its phase then lasts as long as that link needs).
-        // One pass over the options: the best that fits as links are, and the best that fits
-        // with such links taking one. An option stops at its first link too full for either (on
-        // tables that leave most links unusable nearly every option does): one that fits as links
-        // are has no slow link, so only where none does is it asked whether every option has one.
-        uint32_t best = UINT32_MAX, best_forced = UINT32_MAX;
-        long best_sum = 0, best_forced_sum = 0;
-        for (uint32_t o = a; o < b; ++o) {
-          const int32_t* ls = table.links(o);
-          long sum = 0;
-          bool fits = true, fits_forced = true;
-          for (uint16_t y = 0; y < table.opt(o).len && fits_forced; ++y) {
-            const int l = load[ls[y]], c = cap[ls[y]];
-            ++w.work;
-            fits = fits && l < c, fits_forced = l < std::max(c, 1), sum += l;
-          }
-          if (fits && (best == UINT32_MAX || sum < best_sum)) best = o, best_sum = sum;
-          if (fits_forced && (best_forced == UINT32_MAX || sum < best_forced_sum)) best_forced = o, best_forced_sum = sum;
-        }
-        if (best == UINT32_MAX && best_forced != UINT32_MAX && any_slow) {
-          bool all_slow = true;
-          for (uint32_t o = a; o < b && all_slow; ++o) {
-            const int32_t* ls = table.links(o);
-            bool slow = false;
-            for (uint16_t y = 0; y < table.opt(o).len && !slow; ++y) slow = cap[ls[y]] == 0;
-            all_slow = slow;
-          }
-          if (all_slow) best = best_forced;
-        }
-        const bool routeless = a == b;  // no working route at any LID: sent on the base LID, as the shifts do
-        if (best == UINT32_MAX && !(routeless || (placed == 0 && fresh))) continue;
-        if (best == UINT32_MAX && !routeless) best = a;  // an empty phase takes any route: progress is certain
-        ph.dst[i] = d;
-        if (routeless) {
-          const Host& h = hosts[static_cast<size_t>(d)];
-          ph.dlid[i] = ctx.fabric.nodes[h.node].ports[h.port].base_lid;
-        } else {
-          ph.dlid[i] = table.opt(best).dlid;
-          const int32_t* ls = table.links(best);
-          for (uint16_t y = 0; y < table.opt(best).len; ++y) {
-            if (load[ls[y]]++ == 0) touched.push_back(ls[y]);
-          }
-        }
-        busy[static_cast<size_t>(d)] = 1;
-        --send_left[i], --recv_left[static_cast<size_t>(d)];
-        if (crosses(static_cast<int32_t>(i), d)) {
-          --out_left[leaves.of_rank[i]], --in_left[leaves.of_rank[static_cast<size_t>(d)]];
-          ++out_used[leaves.of_rank[i]], ++in_used[leaves.of_rank[static_cast<size_t>(d)]];
-        }
-        todo[i][x] = todo[i].back();
-        todo[i].pop_back();
-        ++placed, --left, misses = 0;
-        break;
-      }
-    }
-    for (int32_t l : touched) load[l] = 0;
-    touched.clear();
+    packer.begin(ph, fresh);
+    const size_t placed = packer.fill(ph, p, fresh);
+    packer.end();
     if (fresh) ++fresh_phases, fresh_placed += placed;
   }
   return true;

@@ -632,6 +632,11 @@ constexpr size_t kMaxPackingHosts = 6000;
 // Below it (a full regular half fat-tree: 1726 against 1680 on 864 hosts, 190 against 176 on 96)
 // the shifts stay: N-1 phases of one slot each, the compact version-2 file older peers read.
 constexpr double kPackingGain = 1.10;
+// Packing the whole exchange from no phases holds every transfer (N^2) and takes about a second
+// per 2 M of them here; tried where the best composition so far misses the least time by more
+// than this, on host sets up to this size (beyond, the budget stops it anyway).
+constexpr double kWholePackingGain = 1.03;
+constexpr size_t kMaxWholePackingHosts = 2500;
 
 // Which ring the all-to-all's shifts run over: the given order unless its shifts, estimated from
 // a sample, take more than kPackingGain times the least possible time and another ring's take at
@@ -744,6 +749,42 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
     Outcome other = pipeline(given, m * passes, m * passes * 2);
     if (other.plan.total() < best.plan.total()) best = std::move(other), on_ring = false;
   }
+  if (may_pack && opt.whole_packing && n <= kMaxWholePackingHosts && best.plan.total() > least * kWholePackingGain) {
+    // Still short of the least time: every transfer packed into phases from none, no shifts. Where
+    // a leaf's up-links or the hosts' own links bound the exchange, the shifts send from every host
+    // at once and leave the leaf's excess for later; packing keeps the bottleneck busy in every phase.
+    Outcome whole{.how = "packed-whole", .senders = senders, .receivers = receivers};
+    std::vector<Transfer> all;
+    const std::vector<int32_t> everyone = [&] {
+      std::vector<int32_t> r(n);
+      std::iota(r.begin(), r.end(), 0);
+      return r;
+    }();
+    const std::vector<int32_t>& from = s.all_to_all() ? everyone : senders;
+    const std::vector<int32_t>& to = s.all_to_all() ? everyone : receivers;
+    all.reserve(from.size() * to.size());
+    for (size_t a = 0; a < from.size(); ++a)  // each sender's receivers from its own place on: no two start alike
+      for (size_t k = 0; k < to.size(); ++k)
+        if (const int32_t d = to[(a + k) % to.size()]; d != from[a]) all.push_back({from[a], d});
+    PackWork work;
+    work.budget = std::min(opt.packing_work_max, opt.packing_work_base + opt.packing_work_per_transfer * static_cast<uint64_t>(all.size()));
+    if (opt.progress) work.progress = [&](size_t placed, size_t total) { opt.progress("pack", placed, total); };
+    const bool done = pack_phases(ctx, table, hosts, leaves, unit_capacities(ctx), std::move(all), whole.plan.phases,
+                                  static_cast<size_t>(best.plan.total()), &work);
+    pack_tally.packing_work += work.work, pack_tally.packing_budget += work.budget;
+    ++pack_tally.packings, pack_tally.packings_over_budget += work.over;
+    if (done) {
+      std::erase_if(whole.plan.phases, [](const Phase& ph) { return std::all_of(ph.dst.begin(), ph.dst.end(), [](int32_t d) { return d < 0; }); });
+      const LoadReport load = evaluate(ctx, hosts, whole.plan.phases, false);
+      whole.plan.time = load.phase_time;
+      whole.plan.st.unroutable = load.broken;
+      for (int worst : load.phase_max) {
+        whole.plan.st.phases_over += worst > s.bound;
+        whole.plan.st.worst_overflow = std::max(whole.plan.st.worst_overflow, worst - s.bound);
+      }
+      if (whole.plan.total() < best.plan.total()) best = std::move(whole), on_ring = false;
+    }
+  }
   Planned& plan = best.plan;
   const std::string& how = best.how;
   s.senders = std::move(best.senders), s.receivers = std::move(best.receivers);
@@ -756,6 +797,7 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
   if (on_ring) st.method += "+ring", st.composition = "shifts over " + ring.name +
                                    (ring.ring.size > n ? " (" + std::to_string(ring.ring.size - n) + " empty: their senders idle)" : "");
   if (how != "shifts") st.method += "+" + how;
+  if (how == "packed-whole") st.composition = "every transfer packed into phases (no shifts)";
   s.phases = std::move(plan.phases);
   s.method = st.method;
   if (stats) *stats = st;

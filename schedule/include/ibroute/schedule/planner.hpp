@@ -33,6 +33,7 @@ struct PlanOptions {
   int repair_rounds = 40;
   unsigned threads = 0;  // phases solved at once; 0: one per core
   bool packing = true;   // where a leaf or group is the bottleneck, let its excess wait and pack it (below)
+  bool whole_packing = true;  // and where that misses the least time, pack every transfer from no phases
   fabric::ProgressFn progress;  // ("plan", phases done, phases)
   // Packing's work budget: base + per transfer waiting, in links of options looked at (a unit is
   // some nanoseconds): a packing that goes or is projected beyond it is abandoned, whatever the
