@@ -169,7 +169,7 @@ Runner setup_plan(CLI::App& app) {
       "Where the shifts still take 10 % longer than the least possible time of the exchange (a leaf\n"
       "holding more of the hosts than it has up-links, unequal groups), the groups are interleaved by\n"
       "leaf and the busy leaves' excess transfers wait, packed into phases of their own (--shifts-only: not).\n"
-      "Where that still misses the least time by 3 % (up to 2 500 hosts: a director's edge switches with\n"
+      "Where that still misses the least time by 3 % (5 % from 1 000 hosts; up to 2 500: a director's edge switches with\n"
       "fewer up-links than hosts, LMC 0 tables), every transfer is packed into phases from none, the\n"
       "bottleneck busy in each, and kept where shorter. Efficiency = least possible time / planned time, in message-times\n"
       "at the host link rate; 'limited by' names the bottleneck: a host link, a leaf's up-links, a link.\n"
