@@ -205,10 +205,11 @@ struct Destination {
 // A local search on the links' all-to-all totals, after the construction: at LMC 0 they are what
 // no plan can change (a link's total is the least time of any plan over the tables). A leaf's
 // entry for a ranked destination carries all its hosts' transfers there as one unit; it is moved
-// to another up-link where that lowers the sum of the squared totals on the links the two ways
-// do not share (convex: the heaviest links give first). The switches above keep their entries:
-// the new way climbs one link and then follows them, so it stays up*/down*. Rounds until none
-// gains, within a budget of hops looked at (the same tables on any machine).
+// to another up-link where that lowers the squared excess of the totals over the floor (what some
+// link must carry anyway) on the links the two ways do not share. Only a way that crosses a link
+// above the floor can gain, so only those are tried. The switches above keep their entries: the
+// new way climbs one link and then follows them, so it stays up*/down*. Rounds until none gains,
+// within a budget of hops looked at (the same tables on any machine).
 void balance_first_hops(const Fabric& f, const Tree& t, const std::vector<Destination>& dest, size_t ranked,
                         const std::vector<int64_t>& sources, const std::vector<size_t>& base, std::vector<int64_t>& load,
                         TreeRouting& out) {
@@ -248,6 +249,8 @@ void balance_first_hops(const Fabric& f, const Tree& t, const std::vector<Destin
         if (x == d.target || t.below[x].test(d.target)) continue;
         uint8_t& entry = out.lft[t.node[x]][d.base];
         if (entry == kNoRoute || !way(x, d, cur)) continue;
+        work += cur.size();
+        if (std::none_of(cur.begin(), cur.end(), [&](size_t l) { return load[l] > floor; })) continue;  // nothing to gain
         const int64_t m = sources[x];
         uint8_t best = entry;
         int64_t best_gain = 0;

@@ -213,7 +213,7 @@ class Packer {
   void count(int32_t s, int32_t d, int delta) {
     send_left_[static_cast<size_t>(s)] += delta, recv_left_[static_cast<size_t>(d)] += delta;
     if (crosses(s, d)) out_left_[leaf(s)] += delta, in_left_[leaf(d)] += delta;
-    else intra_left_[static_cast<size_t>(s)] += delta, intra_leaf_left_[leaf(s)] += leaf(s) >= 0 ? delta : 0;
+    else if (intra_left_[static_cast<size_t>(s)] += delta; leaf(s) >= 0) intra_leaf_left_[leaf(s)] += delta;  // a rank on no leaf: none
   }
   // How many phases a rank or its leaf still needs at the least: what a phase should serve first.
   double pressure_out(size_t i) const {

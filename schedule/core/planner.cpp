@@ -757,14 +757,9 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
     // a leaf's up-links or the hosts' own links bound the exchange, the shifts send from every host
     // at once and leave the leaf's excess for later; packing keeps the bottleneck busy in every phase.
     Outcome whole{.how = "packed-whole", .senders = senders, .receivers = receivers};
+    std::vector<int32_t> from = senders, to = receivers;
+    if (s.all_to_all()) from.resize(n), std::iota(from.begin(), from.end(), 0), to = from;
     std::vector<Transfer> all;
-    const std::vector<int32_t> everyone = [&] {
-      std::vector<int32_t> r(n);
-      std::iota(r.begin(), r.end(), 0);
-      return r;
-    }();
-    const std::vector<int32_t>& from = s.all_to_all() ? everyone : senders;
-    const std::vector<int32_t>& to = s.all_to_all() ? everyone : receivers;
     all.reserve(from.size() * to.size());
     for (size_t a = 0; a < from.size(); ++a)  // each sender's receivers from its own place on: no two start alike
       for (size_t k = 0; k < to.size(); ++k)
