@@ -205,7 +205,7 @@ LoadReport evaluate(const EvalContext& ctx, const std::vector<Host>& hosts, cons
   auto work = [&](Worker& w) {
     PathFinder finder(ctx.fabric, ctx.links);
     for (size_t k; (k = next.fetch_add(1)) < phases.size();) {
-      if (&w == &workers[0] && progress) progress("evaluate", k, phases.size());  // the calling thread
+      if (&w == &workers[0] && progress) report_or_stop(next, phases.size(), [&] { progress("evaluate", k, phases.size()); });  // the calling thread
       evaluate_phase(ctx, table, sources, hosts, phases[k], static_cast<int>(k), fair_share && k % stride == 0, finder, w, results[k]);
     }
   };

@@ -248,7 +248,7 @@ LowerBound worst_load_lower_bound(const EvalContext& ctx, const std::vector<Host
   auto work = [&](bool reports) {
     PhaseBounder b(ctx, table, cut_of, 2 * ctx.structure.levels + 2);
     for (size_t o; (o = next.fetch_add(1, std::memory_order_relaxed)) < order.size();) {
-      if (reports && progress) progress("lower bound", o, order.size());
+      if (reports && progress) report_or_stop(next, order.size(), [&] { progress("lower bound", o, order.size()); });
       const size_t p = order[o];
       if (ceiling && (*ceiling)[index[p]] <= best.load(std::memory_order_relaxed)) continue;  // cannot beat it
       results[p] = b.bound(all[index[p]]);

@@ -580,7 +580,8 @@ Planned solve_phases(const EvalContext& ctx, const OptionTable& table, const std
   auto work = [&](Tally& t, bool reports) {  // the calling thread reports progress between its phases
     PhaseSolver solver(ctx, table, hosts, opt.repair_rounds);
     for (size_t p; (p = next.fetch_add(1, std::memory_order_relaxed)) < phases.size();) {
-      if (reports && opt.progress) opt.progress("plan", progress_base + solved.load(std::memory_order_relaxed), progress_total);
+      if (reports && opt.progress)
+        report_or_stop(next, phases.size(), [&] { opt.progress("plan", progress_base + solved.load(std::memory_order_relaxed), progress_total); });
       Phase& ph = phases[p];
       size_t unroutable = 0;
       std::vector<Transfer>* wait = deferred ? &waits[p] : nullptr;
@@ -661,9 +662,11 @@ NamedRing choose_ring(const EvalContext& ctx, const OptionTable& table, const st
   const double plain = estimate(best);
   if (plain <= least * kPackingGain) return best;
   double best_time = plain * 0.95;
-  for (NamedRing& r : candidate_rings(ctx, hosts, leaves, std::min(hosts.size() + hosts.size() / 8 + 8, static_cast<size_t>(plain)))) {
-    const double t = estimate(r);
-    if (t < best_time) best_time = t, best = std::move(r);
+  std::vector<NamedRing> rings = candidate_rings(ctx, hosts, leaves, std::min(hosts.size() + hosts.size() / 8 + 8, static_cast<size_t>(plain)));
+  for (size_t k = 0; k < rings.size(); ++k) {  // the samples report as one stage of their own
+    if (opt.progress) opt.progress("rings", k, rings.size());
+    const double t = estimate(rings[k]);
+    if (t < best_time) best_time = t, best = std::move(rings[k]);
   }
   return best;
 }
@@ -728,13 +731,14 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
       // takes more work than its budget (a routing that leaves most links unusable).
       PackWork work;
       work.budget = std::min(opt.packing_work_max, opt.packing_work_base + opt.packing_work_per_transfer * static_cast<uint64_t>(waiting.size()));
+      if (opt.progress) work.progress = [&](size_t placed, size_t total) { opt.progress("pack", placed, total); };
       const bool done = pack_phases(ctx, table, hosts, leaves, unit_capacities(ctx), std::move(waiting), packed.phases,
                                     static_cast<size_t>(out.plan.total()), &work);
       pack_tally.packing_work += work.work, pack_tally.packing_budget += work.budget;
       ++pack_tally.packings, pack_tally.packings_over_budget += work.over;
       if (done) {
         std::erase_if(packed.phases, [](const Phase& ph) { return std::all_of(ph.dst.begin(), ph.dst.end(), [](int32_t d) { return d < 0; }); });
-        packed.time = evaluate(ctx, hosts, packed.phases, false).phase_time;  // each phase's time from its routes
+        packed.time = evaluate(ctx, hosts, packed.phases, false, opt.progress).phase_time;  // each phase's time from its routes
         if (packed.total() < out.plan.total()) out.plan = std::move(packed), out.how = "packed";
       }
     }
@@ -773,7 +777,7 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
     ++pack_tally.packings, pack_tally.packings_over_budget += work.over;
     if (done) {
       std::erase_if(whole.plan.phases, [](const Phase& ph) { return std::all_of(ph.dst.begin(), ph.dst.end(), [](int32_t d) { return d < 0; }); });
-      const LoadReport load = evaluate(ctx, hosts, whole.plan.phases, false);
+      const LoadReport load = evaluate(ctx, hosts, whole.plan.phases, false, opt.progress);
       whole.plan.time = load.phase_time;
       whole.plan.st.unroutable = load.broken;
       for (int worst : load.phase_max) {

@@ -1,9 +1,12 @@
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <optional>
 #include <unordered_map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <stdexcept>
+#include <string_view>
 
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/fabric/model.hpp"
@@ -444,31 +447,81 @@ SliceWriter::SliceWriter(const ScheduleDoc& doc) : doc_(doc), n_(doc.schedule.ho
 }
 
 namespace {
-// A slice's transfers as columns; "phase" left out where transfer i is in phase i.
-json slice_columns(const std::vector<uint32_t>& phase, const std::vector<int32_t>& peer, const std::vector<uint16_t>& dlid, const char* key) {
+
+// One rank's transfers in a slice, as columns.
+struct SliceColumns {
+  std::vector<uint32_t> sp, rp;  // phases of the sends, of the receives
+  std::vector<int32_t> dst, src;
+  std::vector<uint16_t> sd, rd;  // DLIDs
+};
+
+template <class T>
+void append_numbers(std::string& out, const std::vector<T>& v) {
+  out += '[';
+  char buf[24];
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out += ',';
+    out.append(buf, std::to_chars(buf, buf + sizeof buf, v[i]).ptr);
+  }
+  out += ']';
+}
+
+// A slice's transfers as columns, written as nlohmann's compact dump writes them (keys in order,
+// no spaces) but without a JSON value per number: 10^8 of them in an epoch of 10 000 hosts.
+// "phase" is left out where transfer i is in phase i.
+void append_columns(std::string& out, const std::vector<uint32_t>& phase, const std::vector<int32_t>& peer, const std::vector<uint16_t>& dlid,
+                    const char* key) {
   bool dense = true;
   for (size_t i = 0; i < phase.size() && dense; ++i) dense = phase[i] == i;
-  json j{{key, peer}, {"dlid", dlid}};
-  if (!dense) j["phase"] = phase;
-  return j;
+  const bool phase_first = std::string_view(key) > "phase";  // "dlid" < "dst" < "phase" < "src"
+  out += "{\"dlid\":";
+  append_numbers(out, dlid);
+  if (!dense && phase_first) out += ",\"phase\":", append_numbers(out, phase);
+  out += ",\"", out += key, out += "\":";
+  append_numbers(out, peer);
+  if (!dense && !phase_first) out += ",\"phase\":", append_numbers(out, phase);
+  out += '}';
 }
+
 }  // namespace
 
-std::string SliceWriter::slice(size_t rank) const {
-  json j = base_;
-  j["rank"] = rank;
-  j["host"] = host_json(doc_.identities[rank], rank);
-  std::vector<uint32_t> sp, rp;
-  std::vector<int32_t> dst, src;
-  std::vector<uint16_t> sd, rd;
+std::string SliceWriter::slice(size_t rank) const { return slices(rank, rank + 1).front(); }
+
+std::vector<std::string> SliceWriter::slices(size_t first, size_t last) const {
+  last = std::min(last, n_);
+  std::vector<SliceColumns> cols(last > first ? last - first : 0);
   for (size_t k = 0; k < doc_.schedule.phases.size(); ++k) {
     const Phase& ph = doc_.schedule.phases[k];
-    if (ph.dst[rank] >= 0) sp.push_back(static_cast<uint32_t>(k)), dst.push_back(ph.dst[rank]), sd.push_back(ph.dlid[rank]);
-    if (const int32_t i = src_of_[k * n_ + rank]; i >= 0) rp.push_back(static_cast<uint32_t>(k)), src.push_back(i), rd.push_back(ph.dlid[i]);
+    const int32_t* src_of = src_of_.data() + k * n_;
+    for (size_t rank = first; rank < last; ++rank) {
+      SliceColumns& c = cols[rank - first];
+      if (ph.dst[rank] >= 0) c.sp.push_back(static_cast<uint32_t>(k)), c.dst.push_back(ph.dst[rank]), c.sd.push_back(ph.dlid[rank]);
+      if (const int32_t i = src_of[rank]; i >= 0) c.rp.push_back(static_cast<uint32_t>(k)), c.src.push_back(i), c.rd.push_back(ph.dlid[i]);
+    }
   }
-  j["sends"] = slice_columns(sp, dst, sd, "dst");
-  j["receives"] = slice_columns(rp, src, rd, "src");
-  return j.dump() + "\n";
+  std::vector<std::string> out(cols.size());
+  // The header dumped with placeholders for the two column sets, which are written straight into
+  // the slice in their place. A placeholder is found as its key and value (a key and a colon
+  // outside any string: a host's name cannot hold them unescaped); "receives" sorts first.
+  const std::string_view receives = "\"receives\":\"\\u0001\"", sends = "\"sends\":\"\\u0001\"";
+  for (size_t rank = first; rank < last; ++rank) {
+    json j = base_;
+    j["rank"] = rank;
+    j["host"] = host_json(doc_.identities[rank], rank);
+    j["receives"] = j["sends"] = "\x01";
+    const std::string head = j.dump();
+    const size_t r_at = head.find(receives), s_at = head.find(sends, r_at);
+    if (r_at == std::string::npos || s_at == std::string::npos) throw std::logic_error("slice: a placeholder is not in the header");
+    const SliceColumns& c = cols[rank - first];
+    std::string& text = out[rank - first];
+    text.reserve(head.size() + 8 * (c.dst.size() + c.src.size()) + 64);
+    text.append(head, 0, r_at).append("\"receives\":");
+    append_columns(text, c.rp, c.src, c.rd, "src");
+    text.append(head, r_at + receives.size(), s_at - r_at - receives.size()).append("\"sends\":");
+    append_columns(text, c.sp, c.dst, c.sd, "dst");
+    text.append(head, s_at + sends.size()).append("\n");
+  }
+  return out;
 }
 
 std::string hosts_file_json(const ScheduleDoc& doc) {

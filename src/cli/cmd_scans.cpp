@@ -20,7 +20,8 @@ struct ScansOptions {
 nlohmann::json scan_json(const store::ScanInfo& s) {
   return {{"scan_id", s.id}, {"started_at", s.started_at}, {"source", s.source}, {"origin", s.origin}, {"complete", s.complete},
           {"duration_s", s.duration_s}, {"lmc", s.lmc}, {"switches", s.switches}, {"cas", s.cas}, {"links", s.links},
-          {"lids", s.lids}, {"routes", s.routes}, {"forwarding_tables", s.has_lfts}};
+          {"lids", s.lids}, {"routes", s.routes}, {"forwarding_tables", s.has_lfts},
+          {"routes_stored", !(s.has_lfts && s.routes == 0 && s.lids > 0)}};  // false: answered from the tables (watch stores them later)
 }
 
 int run_scans(const ScansOptions& o) {
@@ -46,7 +47,9 @@ int run_scans(const ScansOptions& o) {
     if (!o.json)
       std::cout << s.id << "\t" << s.started_at << "\t" << s.source << "\t" << (s.complete ? "complete" : "INCOMPLETE") << "\t"
                 << s.switches << " switches, " << s.cas << " CAs, LMC " << s.lmc << ", "
-                << (s.has_lfts ? std::to_string(s.routes) + " routes" : std::string("routes unknown (no tables)")) << "\t"
+                << (!s.has_lfts ? std::string("routes unknown (no tables)")
+                    : s.routes == 0 && s.lids > 0 ? std::string("routes from the tables (not stored yet)")
+                                                  : std::to_string(s.routes) + " routes") << "\t"
                 << s.origin << "\n";
   }
   if (o.json) print_json({{"db", o.db}, {"scans", j}});

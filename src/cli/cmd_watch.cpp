@@ -1,15 +1,12 @@
 // ibroute watch: keeps the scan current, and for every change of the fabric re-plans one stored
 // schedule's host set and publishes it as the next epoch for peers (docs/epochs.md).
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
+#include <atomic>
 #include <csignal>
-#include <cstring>
 #include <filesystem>
 #include <ctime>
 #include <iostream>
+#include <memory>
+#include <mutex>
 #include <thread>
 
 #include "commands.hpp"
@@ -18,6 +15,7 @@
 #include "export_files.hpp"
 #include "options.hpp"
 #include "scan_pipeline.hpp"
+#include "watch_read.hpp"
 #include "ibroute/fabric/diff.hpp"
 #include "ibroute/fabric/error.hpp"
 
@@ -57,8 +55,11 @@ std::string utc(int64_t ns) {
   return buf;
 }
 
-// One event: a line for people, or one JSON object per line for scripts.
+// One event: a line for people, or one JSON object per line for scripts. Said from the reading
+// thread and the planning one: a line at a time.
+std::mutex say_lock;
 void say(const WatchOptions& o, const std::string& text, json j) {
+  std::lock_guard lock(say_lock);
   if (o.json) {
     j["text"] = text;
     std::cout << j.dump() << std::endl;
@@ -82,25 +83,113 @@ std::string change_text(const FabricDiff& d) {
   part(d.nodes_added.size(), "node(s) new", d.nodes_added.empty() ? "" : d.nodes_added[0].desc);
   part(d.lids_changed.size(), "LID(s) changed", "");
   part(d.routes_changed, "route(s) changed", "");
+  if (d.routes_compared == 0 && d.lft_entries_changed)  // routes not compared yet (they are, after the epoch)
+    out += (out.empty() ? "" : ", ") + std::to_string(d.lft_entries_changed) + " forwarding table entries changed on " +
+           std::to_string(d.switches_with_lft_changes) + " switch(es)";
   return out.empty() ? "no change" : out;
 }
 
+// Thrown through the planner (by its progress callback) when a newer read has made its plan stale.
+struct Superseded {};
+
+// The plan of one scan's epoch, on a thread of its own: the reads go on meanwhile, so that a change
+// that lands while an epoch is being planned (OpenSM's sweep after the dead link the watch saw
+// first) is read at once and the stale plan abandoned, not finished, written and only then read.
+struct PlanJob {
+  std::thread thread;
+  std::atomic<bool> cancel{false}, done{false};
+  std::exception_ptr error;  // what the plan threw besides Superseded and InputError (rethrown by the watch)
+};
+
 struct Watch {
   const WatchOptions& o;
-  store::FabricStore store;
+  store::FabricStore store;  // the planning thread's (one at a time); reads store through their own process
   workflow::FollowedSet set;
   int64_t last_id = 0;  // the scan of the newest read (0: none yet)
-  uint64_t epoch = 0;
+  uint64_t epoch = 0;   // the newest epoch published (written by the planning thread, read after it ended)
+  std::unique_ptr<PlanJob> job;
+  // Reads that stored a changed scan's tables and wait to store its routes: let go once no plan is
+  // in flight (they write for a minute at 10 000 hosts; the epoch comes first).
+  std::vector<PausedRead> paused;
+  // Held by a read (its process may store a scan), by the plan's loading and storing and while
+  // paused reads store their routes: one writer at a time without leaning on SQLite's busy timeout.
+  std::mutex db_turn;
 
   explicit Watch(const WatchOptions& opt) : o(opt), store(opt.db, false), set(workflow::followed_set(store, opt.schedule)) {
     epoch = workflow::current_epoch(o.dir).value_or(0);  // a watch started again goes on counting
   }
+  ~Watch() {
+    try {
+      finish(true);
+    } catch (...) {  // leaving on another error already: the plan's own is not the one to tell
+    }
+    try {
+      settle_reads(false);
+    } catch (...) {
+    }
+  }
 
-  // One read of the fabric, in a child process (read_in_child); a change (or the first read) is
-  // stored there and planned here as the next epoch.
+  // Lets the paused reads store their routes (or quit: their scans' routes are then answered from
+  // the stored tables), one line each; waits for them.
+  void settle_reads(bool store_routes) {
+    if (paused.empty()) return;
+    std::lock_guard turn(db_turn);
+    for (PausedRead& p : paused) {
+      const json r = settle_read(p, store_routes);
+      if (!store_routes) continue;
+      const std::string id = std::to_string(p.scan_id);
+      if (r.value("event", "") != "routes") {
+        say(o, "scan " + id + ": routes not stored (" + r.value("error", std::string("no answer")) + "); answered from its tables",
+            {{"event", "routes_failed"}, {"scan_id", p.scan_id}, {"error", r.value("error", std::string())}});
+        continue;
+      }
+      std::string text = "scan " + id + ": " + std::to_string(r.value("routes", 0)) + " routes stored";
+      if (r.contains("routes_changed")) text += ", " + std::to_string(r.value("routes_changed", 0)) + " route(s) changed";
+      say(o, text, r);
+    }
+    paused.clear();
+  }
+
+  // Ends the plan in flight: abandoned when `cancel`, else waited for. Rethrows what it failed with.
+  void finish(bool cancel) {
+    if (!job) return;
+    if (cancel) job->cancel = true;
+    if (job->thread.joinable()) job->thread.join();
+    const std::exception_ptr e = job->error;
+    job.reset();
+    if (e) std::rethrow_exception(e);
+  }
+
+  // Plans the newest scan's epoch on a thread; a plan still running for an older scan is abandoned.
+  void start_plan(int64_t t_read) {
+    finish(true);
+    job = std::make_unique<PlanJob>();
+    job->thread = std::thread([this, t_read, scan = last_id, j = job.get()] {
+      try {
+        publish(t_read, scan, j->cancel);
+      } catch (const Superseded&) {
+        say(o, "the plan on scan " + std::to_string(scan) + " abandoned: the fabric changed again", {{"event", "abandoned"}, {"scan_id", scan}});
+      } catch (...) {
+        j->error = std::current_exception();
+      }
+      j->done = true;
+    });
+  }
+
+  // One read of the fabric, in a process of its own (watch_read.hpp); a change (or the first read)
+  // is stored there and planned here, on the plan's thread, as the next epoch. Reads that wait to
+  // store routes are let go first where no plan is in flight.
   void step() {
+    if (job && job->done) finish(false);  // an epoch planned meanwhile (or its error)
+    if (!job) settle_reads(true);
     const int64_t t0 = unix_ns();
-    const json r = read_in_child();
+    json r;
+    {
+      std::lock_guard turn(db_turn);
+      ReadAnswer a = start_read(read_args());
+      if (a.paused) paused.push_back(a.read);
+      r = std::move(a.first);
+    }
     const std::string event = r.value("event", "");
     if (event == "input_error") throw InputError(r.value("error", std::string("the read failed")));
     if (event == "scan_failed") {
@@ -115,15 +204,11 @@ struct Watch {
     if (event == "changed") say(o, "changed: " + r.value("what", std::string()), {{"event", "changed"}, {"what", r.value("what", std::string())}});
     last_id = r.at("scan_id").get<int64_t>();
     if (r.value("stored", false)) say(o, "scan " + std::to_string(last_id) + " stored", {{"event", "scan"}, {"scan_id", last_id}});
-    publish(t0);
+    start_plan(t0);
   }
 
-  // libibumad keeps a process's agents registered (umad2sim refuses a second registration in one
-  // process, and a forked child shares its parent's connection), and weeks of reads must not pile
-  // up what a read leaves behind: each read is a fresh process (this executable, `watch
-  // --read-once`), which compares it with the last stored scan, stores a change itself and
-  // answers with one JSON object on its standard output.
-  json read_in_child() {
+  // The read process's command line (watch_read.hpp): this executable, `watch --read-once`.
+  std::vector<std::string> read_args() const {
     std::vector<std::string> args{own_executable(), "watch", "--db", o.db, "--schedule", o.schedule, "--export", o.dir,
                                   "--read-once", std::to_string(last_id)};
     auto add = [&](const char* flag, const std::string& v) {
@@ -133,46 +218,20 @@ struct Watch {
     if (o.scan.port) add("--Port", std::to_string(o.scan.port));
     if (o.scan.timeout_ms) add("--timeout", std::to_string(o.scan.timeout_ms));
     if (o.scan.retries) add("--retries", std::to_string(o.scan.retries));
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    int fds[2];
-    if (pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addclose(&fa, fds[0]);
-    pid_t pid = 0;
-    const int err = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(fds[1]);
-    if (err) {
-      close(fds[0]);
-      throw std::runtime_error("cannot start " + args[0] + ": " + std::strerror(err));
-    }
-    std::string text;
-    char buf[4096];
-    for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) != 0;) {
-      if (n > 0) text.append(buf, static_cast<size_t>(n));
-      else if (errno != EINTR) break;
-    }
-    close(fds[0]);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    const json r = json::parse(text, nullptr, false);
-    if (r.is_discarded() || !r.is_object())
-      return {{"event", "scan_failed"},
-              {"error", "the read ended without an answer (" +
-                            std::string(WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status)) : "exit " + std::to_string(WEXITSTATUS(status))) + ")"}};
-    return r;
+    return args;
   }
 
-  // In the child: the read, judged against scan `since` (0: the newest stored scan, if complete).
-  static json read_and_store(const WatchOptions& o, int64_t since) {
+  // In the child: the read, judged against scan `since` (0: the newest stored scan, if complete),
+  // answered on standard output. A change is stored without its routes first and answered
+  // "routes_pending"; then, told "store" on standard input, the routes are resolved and stored
+  // and a second line says so (watch_read.hpp).
+  static void read_once(const WatchOptions& o, int64_t since) {
+    auto answer = [](const json& j) { std::cout << j.dump() << std::endl; };
+    int64_t pending = 0;
     try {
       workflow::ScanResult x = workflow::read_scan(o.scan);
-      if (!x.f.complete) return {{"event", "incomplete"}, {"problem", x.f.problems.empty() ? std::string("some MADs went unanswered") : x.f.problems[0].detail}};
+      if (!x.f.complete)
+        return answer({{"event", "incomplete"}, {"problem", x.f.problems.empty() ? std::string("some MADs went unanswered") : x.f.problems[0].detail}});
       store::FabricStore db(o.db, false);
       json r{{"event", since ? "changed" : "first"}};
       if (!since) {
@@ -180,30 +239,48 @@ struct Watch {
         if (!scans.empty() && scans.back().complete && scans.back().has_lfts) since = scans.back().id;
       }
       // Compared by what routes come from: nothing changed, no route resolved or loaded (at 10 000
-      // hosts that is 22 M routes every interval). A change resolves both sides' routes in memory.
+      // hosts that is 22 M routes every interval).
       const Fabric last = since ? db.load_fabric(since, true) : Fabric{};
       const json same = r["event"] == "first" ? json{{"event", "first"}, {"scan_id", since}, {"stored", false}} : json{{"event", "same"}};
-      if (since && same_tables(last, x.f)) return same;
-      workflow::resolve_scan_routes(x);
-      if (since) {
+      if (since && same_tables(last, x.f)) return answer(same);
+      const FabricDiff quick = since ? diff_fabrics(last, RouteSet{}, x.f, RouteSet{}, 1) : FabricDiff{};
+      if (since && quick.empty()) {  // tables read on other switches than before: only the routes tell
+        workflow::resolve_scan_routes(x);
         const FabricDiff d = diff_fabrics(last, last.has_lfts ? resolve_routes(last) : RouteSet{}, x.f, x.routes, 1);
-        if (d.empty()) return same;
+        if (d.empty()) return answer(same);
         r["what"] = change_text(d);
+        r["scan_id"] = db.save_scan(x.info, x.f, x.routes), r["stored"] = true;
+        return answer(r);
       }
-      r["scan_id"] = db.save_scan(x.info, x.f, x.routes), r["stored"] = true;
-      return r;
+      if (since) r["what"] = change_text(quick);
+      pending = db.save_scan_tables(x.info, x.f);
+      r["scan_id"] = pending, r["stored"] = true, r["routes_pending"] = true;
+      answer(r);
+      std::string go;
+      std::getline(std::cin, go);  // "store" or "quit" (end of file: the watch has gone; stored all the same)
+      if (go == "quit") return;
+      const size_t known = x.f.problems.size();
+      workflow::resolve_scan_routes(x);
+      db.save_routes(pending, x.routes, {x.f.problems.begin() + static_cast<std::ptrdiff_t>(known), x.f.problems.end()});
+      json done{{"event", "routes"}, {"scan_id", pending}, {"routes", x.routes.size()}};
+      if (since && last.has_lfts) done["routes_changed"] = diff_fabrics(last, resolve_routes(last), x.f, x.routes, 0).routes_changed;
+      answer(done);
     } catch (const InputError& e) {
-      return {{"event", "input_error"}, {"error", e.what()}};
+      answer({{"event", pending ? "routes_failed" : "input_error"}, {"error", e.what()}});
     } catch (const std::exception& e) {
-      return {{"event", "scan_failed"}, {"error", e.what()}};
+      answer({{"event", pending ? "routes_failed" : "scan_failed"}, {"error", e.what()}});
     }
   }
 
-  void publish(int64_t t_scan) {
-    const workflow::FabricContext c(store, last_id);
+  void publish(int64_t t_scan, int64_t scan_id, const std::atomic<bool>& cancel) {
+    std::unique_lock turn(db_turn);
+    const workflow::FabricContext c(store, scan_id);
+    turn.unlock();
     workflow::EpochPlan e;
     try {
-      e = workflow::plan_epoch(c.eval, set);
+      e = workflow::plan_epoch(c.eval, set, [&](std::string_view, size_t, size_t) {
+        if (cancel) throw Superseded{};
+      });
     } catch (const InputError& x) {
       say(o, std::string("no epoch: ") + x.what(), {{"event", "no_epoch"}, {"why", x.what()}});
       return;
@@ -215,7 +292,9 @@ struct Watch {
     }
     schedule::Schedule s = e.outcome.schedule;
     s.name = set.name + ".e" + std::to_string(epoch + 1);
-    store.save_schedule(last_id, s, e.outcome.load.max_load, static_cast<int64_t>(e.outcome.load.congested), e.outcome.plan_seconds, true);
+    turn.lock();
+    if (cancel) throw Superseded{};  // not stored, not published: an epoch for a fabric already gone
+    store.save_schedule(scan_id, s, e.outcome.load.max_load, static_cast<int64_t>(e.outcome.load.congested), e.outcome.plan_seconds, true);
     const store::ScheduleInfo info = store.schedule_info(s.name);
     const int64_t from = unix_ns() + static_cast<int64_t>(o.handover * 1e9);
     workflow::publish_epoch(o.dir, workflow::epoch_doc(c.fabric, c.info, s, epoch + 1, from, info.created_at), o.keep);
@@ -235,11 +314,11 @@ struct Watch {
             "), " + fixed(s.timing.rate * 8 / 1e9, 2) + " Gb/s per node" +
             (e.rate_lowered ? " (" + fixed(set.request.rate * 8 / 1e9, 2) + " Gb/s asked: more than this fabric carries)" : std::string()) +
             ", no broken route; " + fixed(after, 1) + " s after the read began, planned in " + fixed(e.outcome.plan_seconds, 1) + " s" +
-            " (scan " + std::to_string(last_id) + ", schedule " + s.name + ")",
+            " (scan " + std::to_string(scan_id) + ", schedule " + s.name + ")",
         {{"event", "epoch"}, {"epoch", epoch}, {"from_unix_ns", from}, {"hosts", e.exchange.hosts.size()}, {"absent", e.absent},
          {"efficiency", eff.value}, {"efficiency_tables", eff.value_tables}, {"max_load", e.outcome.load.max_load}, {"bound", s.bound},
          {"rate_gbps", s.timing.rate * 8 / 1e9}, {"rate_lowered", e.rate_lowered},
-         {"seconds_after_read", after}, {"plan_seconds", e.outcome.plan_seconds}, {"scan_id", last_id}, {"schedule", s.name},
+         {"seconds_after_read", after}, {"plan_seconds", e.outcome.plan_seconds}, {"scan_id", scan_id}, {"schedule", s.name},
          {"dir", (std::filesystem::path(o.dir) / workflow::epoch_dir_name(epoch)).string()}});
   }
 
@@ -252,10 +331,11 @@ struct Watch {
 
 int run_watch(const WatchOptions& o) {
   workflow::check_scan_request(o.scan);
-  if (o.read_once >= 0) {  // the child of one read (read_in_child)
-    std::cout << Watch::read_and_store(o, o.read_once).dump() << std::endl;
+  if (o.read_once >= 0) {  // the process of one read (watch_read.hpp)
+    Watch::read_once(o, o.read_once);
     return kExitOk;
   }
+  signal(SIGPIPE, SIG_IGN);  // a read process that died while paused: its pipe's error, not the watch's end
   Watch w(o);
   struct sigaction sa {};
   sa.sa_handler = on_signal;
@@ -272,6 +352,8 @@ int run_watch(const WatchOptions& o) {
     }
     w.step();
   }
+  w.finish(stop_signal != 0);  // after --scans reads, the epoch being planned is still written
+  w.settle_reads(stop_signal == 0);  // stopped by a signal: routes not stored are answered from the tables
   say(o, "stopped" + std::string(stop_signal ? (stop_signal == SIGINT ? " (SIGINT)" : " (SIGTERM)") : "") + " at epoch " + std::to_string(w.epoch),
       {{"event", "stopped"}, {"epoch", w.epoch}});
   return kExitOk;

@@ -87,6 +87,13 @@ class FabricStore {
   bool migrated() const { return migrated_; }
 
   int64_t save_scan(ScanInfo info, const fabric::Fabric& f, const fabric::RouteSet& routes);
+  // A scan in two steps (ibroute watch: the epoch is planned from the tables while the routes, a
+  // minute of writing at 10 000 hosts, wait): first everything but the routes (its `routes` count
+  // 0), then save_routes. Until then load_routes and route() answer from the stored tables, which
+  // the routes are a function of.
+  int64_t save_scan_tables(ScanInfo info, const fabric::Fabric& f);
+  // `problems`: what resolving the routes found (broken routes), stored with them.
+  void save_routes(int64_t scan, const fabric::RouteSet& routes, const std::vector<fabric::Problem>& problems);
   std::vector<ScanInfo> scans();
   ScanInfo scan(int64_t id);  // throws InputError when absent
   int64_t latest_scan();      // throws InputError when the database holds no scan
@@ -125,6 +132,9 @@ class FabricStore {
     fabric::NodeType type;
     int nports;
   };
+  int64_t insert_scan(ScanInfo info, const fabric::Fabric& f, int64_t routes);
+  void insert_routes(int64_t scan, const fabric::RouteSet& routes);
+  void insert_problems(int64_t scan, const std::vector<fabric::Problem>& problems);
   std::string path_;
   Db db_;
   int found_version_ = 0;

@@ -1,6 +1,7 @@
 // Scans: the fabric (nodes, ports, LIDs, LFTs) and every route, stored and read back checked.
 #include "fabric_store.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <ctime>
@@ -8,6 +9,7 @@
 #include <span>
 
 #include "ibroute/fabric/error.hpp"
+#include "ibroute/fabric/routes.hpp"
 #include "column_read.hpp"
 
 namespace ibroute::store {
@@ -75,6 +77,31 @@ std::vector<Hop> decode_hops(std::string_view t) {
 
 
 int64_t FabricStore::save_scan(ScanInfo info, const Fabric& f, const RouteSet& routes) {
+  Transaction t(db_);
+  const int64_t id = insert_scan(info, f, static_cast<int64_t>(routes.size()));
+  insert_routes(id, routes);
+  t.commit();
+  return id;
+}
+
+int64_t FabricStore::save_scan_tables(ScanInfo info, const Fabric& f) {
+  Transaction t(db_);
+  const int64_t id = insert_scan(info, f, 0);  // 0 routes: not stored (yet); readers resolve them from the tables
+  t.commit();
+  return id;
+}
+
+void FabricStore::save_routes(int64_t id, const RouteSet& routes, const std::vector<Problem>& problems) {
+  const ScanInfo info = scan(id);
+  if (info.routes != 0) throw std::logic_error("save_routes: scan " + std::to_string(id) + " has its routes already");
+  Transaction t(db_);
+  insert_routes(id, routes);
+  insert_problems(id, problems);
+  Stmt(db_, "UPDATE scan SET routes = ? WHERE id = ?").bind(1, static_cast<int64_t>(routes.size())).bind(2, id).run();
+  t.commit();
+}
+
+int64_t FabricStore::insert_scan(ScanInfo info, const Fabric& f, int64_t routes) {
   LidMap lids(f);
   info.lmc = f.max_lmc();
   info.has_lfts = f.has_lfts;
@@ -85,16 +112,16 @@ int64_t FabricStore::save_scan(ScanInfo info, const Fabric& f, const RouteSet& r
   }
   info.links /= 2;
   info.lids = static_cast<int64_t>(lids.lids().size());
-  info.routes = static_cast<int64_t>(routes.size());
+  info.routes = routes;
   if (info.started_at.empty()) info.started_at = now_iso();
 
-  Transaction t(db_);
   Stmt s(db_, "INSERT INTO scan(started_at, source, origin, complete, duration_s, lmc, switches, cas, links, lids, routes, has_lfts)"
               " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
   s.bind(1, info.started_at).bind(2, info.source).bind(3, info.origin).bind(4, int64_t{info.complete})
       .bind(5, info.duration_s).bind(6, int64_t{info.lmc}).bind(7, info.switches).bind(8, info.cas)
       .bind(9, info.links).bind(10, info.lids).bind(11, info.routes).bind(12, int64_t{info.has_lfts}).run();
   const int64_t id = db_.last_insert_rowid();
+  shapes_.erase(id);
 
   Stmt n(db_, "INSERT INTO node(scan_id, idx, guid, type, desc, nports, lft_read, sysimg_guid, node_desc) VALUES (?,?,?,?,?,?,?,?,?)");
   Stmt p(db_, "INSERT INTO port(scan_id, node_idx, num, guid, base_lid, lmc, state, width, speed, peer_node, peer_port)"
@@ -122,13 +149,21 @@ int64_t FabricStore::save_scan(ScanInfo info, const Fabric& f, const RouteSet& r
     const LidOwner* o = lids.owner(lid);
     li.bind(1, id).bind(2, int64_t{lid}).bind(3, int64_t{o->node}).bind(4, int64_t{o->port}).run();
   }
+  insert_problems(id, f.problems);
+  return id;
+}
+
+void FabricStore::insert_problems(int64_t id, const std::vector<Problem>& problems) {
   Stmt pr(db_, "INSERT INTO problem(scan_id, kind, node_guid, port, detail) VALUES (?,?,?,?,?)");
-  for (const Problem& prob : f.problems) {
+  for (const Problem& prob : problems) {
     pr.bind(1, id).bind(2, prob.kind);
     if (prob.node_guid) pr.bind(3, guid_hex(prob.node_guid));
     if (prob.port >= 0) pr.bind(4, int64_t{prob.port});
     pr.bind(5, prob.detail).run();
   }
+}
+
+void FabricStore::insert_routes(int64_t id, const RouteSet& routes) {
   Stmt r(db_, "INSERT INTO route(scan_id, ingress, dlid, status, hops) VALUES (?,?,?,?,?)");
   for (size_t ii = 0; ii < routes.ingress.size(); ++ii)
     for (size_t di = 0; di < routes.dlids.size(); ++di) {
@@ -136,9 +171,6 @@ int64_t FabricStore::save_scan(ScanInfo info, const Fabric& f, const RouteSet& r
       r.bind(1, id).bind(2, int64_t{routes.ingress[ii]}).bind(3, int64_t{routes.dlids[di]})
           .bind(4, int64_t(routes.status[k])).bind(5, encode_hops(routes.path(k))).run();
     }
-  t.commit();
-  shapes_.erase(id);
-  return id;
 }
 
 std::vector<ScanInfo> FabricStore::scans() {
@@ -317,7 +349,7 @@ std::vector<Hop> FabricStore::checked_hops(const std::vector<NodeShape>& nodes, 
 }
 
 RouteSet FabricStore::load_routes(int64_t scan_id) {
-  scan(scan_id);  // exists, and its row is sound
+  if (const ScanInfo info = scan(scan_id); info.routes == 0 && info.has_lfts) return resolve_routes(load_fabric(scan_id, true));  // not stored (yet)
   const std::vector<NodeShape>& nodes = shape(scan_id);
   const auto nn = static_cast<int64_t>(nodes.size());
   const std::string scan_where = "scan " + std::to_string(scan_id);
@@ -372,7 +404,21 @@ std::optional<StoredRoute> FabricStore::route(int64_t scan_id, int32_t ingress, 
   const std::vector<NodeShape>& nodes = shape(scan_id);
   Stmt q(db_, "SELECT status, hops FROM route WHERE scan_id = ? AND ingress = ? AND dlid = ?");
   q.bind(1, scan_id).bind(2, int64_t{ingress}).bind(3, int64_t{dlid});
-  if (!q.step()) return std::nullopt;
+  if (!q.step()) {
+    const ScanInfo info = scan(scan_id);
+    if (info.routes != 0 || !info.has_lfts) return std::nullopt;
+    // Routes not stored (yet): walked from the stored tables, as they would have been (for the
+    // assigned LIDs from the switches hosts attach to, as resolve_routes walks them).
+    const Fabric f = load_fabric(scan_id, true);
+    if (ingress < 0 || static_cast<size_t>(ingress) >= f.nodes.size() || !f.nodes[ingress].is_switch() || !LidMap(f).owner(dlid))
+      return std::nullopt;
+    const std::vector<Port>& ports = f.nodes[ingress].ports;
+    if (std::none_of(ports.begin(), ports.end(), [&](const Port& p) { return p.connected() && !f.nodes[p.peer_node].is_switch(); }))
+      return std::nullopt;  // no CA behind it: not an ingress switch, none stored either
+    StoredRoute r;
+    r.status = LftWalker(f).walk(ingress, dlid, r.hops);
+    return r;
+  }
   const std::string where =
       "scan " + std::to_string(scan_id) + ", route of ingress " + std::to_string(ingress) + " to DLID " + std::to_string(dlid);
   if (ingress < 0 || static_cast<size_t>(ingress) >= nodes.size() || nodes[ingress].type != NodeType::sw)

@@ -24,7 +24,7 @@ FollowedSet followed_set(store::FabricStore& store, const std::string& name) {
   return set;
 }
 
-EpochPlan plan_epoch(const EvalContext& ctx, const FollowedSet& set) {
+EpochPlan plan_epoch(const EvalContext& ctx, const FollowedSet& set, const fabric::ProgressFn& progress) {
   const fabric::Fabric& f = ctx.fabric;
   std::unordered_map<uint64_t, std::pair<int32_t, uint8_t>> by_guid;  // the fabric's working CA ports
   for (size_t i = 0; i < f.nodes.size(); ++i) {
@@ -57,14 +57,16 @@ EpochPlan plan_epoch(const EvalContext& ctx, const FollowedSet& set) {
   // fabric still carries it; where it does not, the epoch runs at the most it carries and says so.
   PlanRequest fastest = set.request;
   fastest.rate = 0;
-  fastest.fair_share = false, fastest.baseline = false;  // figures the epoch line does not print: time off the budget
+  fastest.fair_share = false, fastest.baseline = false, fastest.lower_bound = false;  // figures the epoch line does not print: time off the budget
+  fastest.progress = progress;
   e.outcome = plan_exchange(ctx, e.exchange, fastest);
   e.broken = e.outcome.load.broken;
   if (set.request.rate > 0 && !e.broken) {
     if (e.outcome.fastest_rate >= set.request.rate * (1 - 1e-9)) {
       time_schedule(ctx, e.outcome.load, set.request.message_size, set.request.rate, e.outcome.schedule);
       const Exchange planned{e.outcome.schedule.hosts, e.outcome.schedule.senders, e.outcome.schedule.receivers};
-      e.outcome.figures = exchange_figures(ctx, planned, e.outcome.load, &e.outcome.schedule);
+      ExchangeFigures& fig = e.outcome.figures;  // the same hosts: their least times stand, the timing changed
+      fig.efficiency = efficiency_of(ctx, fig.least, e.outcome.load, planned.max_sends(), &e.outcome.schedule);
     } else {
       e.rate_lowered = true;
     }

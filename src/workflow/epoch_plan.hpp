@@ -34,8 +34,10 @@ struct EpochPlan {
 
 // The set's hosts present in `ctx`'s fabric (port GUID there, cabled, with a LID), planned and
 // timed at the set's rate (or, where the fabric no longer carries it, at the most it carries).
-// InputError when fewer than two are present (or no sender or receiver is left).
-EpochPlan plan_epoch(const schedule::EvalContext& ctx, const FollowedSet& set);
+// InputError when fewer than two are present (or no sender or receiver is left). `progress` is
+// called between steps on the calling thread; what it throws ends the plan (watch abandons a plan
+// that a newer change of the fabric has made stale).
+EpochPlan plan_epoch(const schedule::EvalContext& ctx, const FollowedSet& set, const fabric::ProgressFn& progress = {});
 
 // The document of an epoch: the plan, its hosts as the scan names them, the scan it was planned on.
 schedule::ScheduleDoc epoch_doc(const fabric::Fabric& f, const store::ScanInfo& scan, const schedule::Schedule& s, uint64_t epoch,

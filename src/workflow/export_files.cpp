@@ -3,12 +3,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstdio>
 #include <fstream>
+#include <thread>
 #include <vector>
 
 #include "ibroute/fabric/error.hpp"
+#include "ibroute/fabric/parallel.hpp"
 #include "ibroute/schedule/format.hpp"
 
 namespace ibroute::workflow {
@@ -32,10 +35,19 @@ std::string slice_file_name(size_t rank, const std::string& host) {
 void write_slices(const fs::path& dir, const schedule::ScheduleDoc& doc, const fabric::ProgressFn& progress) {
   const schedule::SliceWriter slices(doc);
   write_text_file(dir / schedule::kHostsFile, schedule::hosts_file_json(doc));
-  for (size_t r = 0; r < doc.identities.size(); ++r) {
-    if (progress) progress("slices", r, doc.identities.size());
-    write_text_file(dir / slice_file_name(r, doc.identities[r].name), slices.slice(r));
-  }
+  // Blocks of ranks on every core: a block's columns are gathered in one pass over the phases.
+  constexpr size_t kBlock = 64;
+  const size_t n = doc.identities.size(), blocks = (n + kBlock - 1) / kBlock;
+  std::atomic<size_t> next{0};
+  const unsigned threads = static_cast<unsigned>(std::clamp<size_t>(blocks / 4, 1, std::max(1u, std::thread::hardware_concurrency())));
+  fabric::run_parallel(threads, [&](unsigned t) {
+    for (size_t b; (b = next.fetch_add(1)) < blocks;) {
+      if (t == 0 && progress) fabric::report_or_stop(next, blocks, [&] { progress("slices", b * kBlock, n); });
+      const size_t first = b * kBlock;
+      const std::vector<std::string> texts = slices.slices(first, first + kBlock);
+      for (size_t i = 0; i < texts.size(); ++i) write_text_file(dir / slice_file_name(first + i, doc.identities[first + i].name), texts[i]);
+    }
+  });
 }
 
 std::string epoch_dir_name(uint64_t epoch) {

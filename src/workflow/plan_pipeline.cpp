@@ -47,7 +47,8 @@ void measure_plan(const EvalContext& ctx, const PlanRequest& r, PlanOutcome& o) 
   o.load_seconds = since(t0);
   t0 = std::chrono::steady_clock::now();
   // The plan's own loads cap each phase's bound (pruning) when every transfer of it is routed.
-  o.least = worst_load_lower_bound(ctx, o.schedule.hosts, o.schedule.phases, 0, o.load.broken ? nullptr : &o.load.phase_max, r.progress);
+  if (r.lower_bound)
+    o.least = worst_load_lower_bound(ctx, o.schedule.hosts, o.schedule.phases, 0, o.load.broken ? nullptr : &o.load.phase_max, r.progress);
   o.bound_seconds = since(t0);
   // Each phase as long as its busiest link needs, at least one message at the rate asked.
   o.fastest_rate = time_schedule(ctx, o.load, r.message_size, r.rate, o.schedule);

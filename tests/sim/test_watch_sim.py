@@ -68,9 +68,21 @@ class Watch(TempDirTest):
             e = w.next(["epoch"])
         return e
 
+    def routes_stored(self, db, scan_id, timeout=120):
+        """The watch stores a changed scan's routes after its epoch is out (until then they are
+        answered from the stored tables): waits until they are in the database."""
+        deadline = time.monotonic() + timeout
+        while True:
+            scan = [s for s in ibroute_json("scans", "--db", db)["scans"] if s["scan_id"] == scan_id][0]
+            if scan["routes_stored"]:
+                return scan
+            self.assertLess(time.monotonic(), deadline, f"scan {scan_id}'s routes not stored within {timeout} s")
+            time.sleep(0.2)
+
     def check_epoch(self, db, out, e):
         """The epoch's own file, checked from the scan's stored routes: an all-to-all of its hosts,
         every route working, no link over the bound, at least 0.9 of the least possible time."""
+        self.assertGreater(self.routes_stored(db, e["scan_id"])["routes"], 0)
         doc = self.epoch_doc(out, e["epoch"])
         self.assertEqual(doc["epoch"], e["epoch"])
         self.assertEqual(doc["fabric"]["scan_id"], e["scan_id"])
@@ -125,7 +137,7 @@ class Watch(TempDirTest):
             finally:
                 rc, stopped = w.stop()
                 if os.environ.get("IBROUTE_SHOW_EVENTS"):
-                    print("\n".join(x["text"] for x in w.seen))
+                    print("\n".join(x["text"] for x in w.seen)); print(w.proc.stderr.read())
             self.assertEqual(rc, 0)
             self.assertGreaterEqual(stopped["epoch"], 4)
         epochs = sorted(d for d in os.listdir(out) if d.startswith("epoch-"))
@@ -136,6 +148,37 @@ class Watch(TempDirTest):
         self.assertIn(f"daq.e{stopped['epoch']}", names)
         # ... and the database keeps the same epochs as the directory (weeks of epochs do not pile up).
         self.assertEqual(sorted(n for n in names if n.startswith("daq.e")), [f"daq.e{stopped['epoch'] - 1}", f"daq.e{stopped['epoch']}"])
+
+    def test_a_plan_made_stale_by_a_newer_change_is_abandoned(self):
+        """864 hosts: a leaf-spine cable lost (the watch plans around the dead link, seconds at this
+        size) and back before that plan ends: the reads go on meanwhile, the stale plan is abandoned
+        (not stored, no epoch), and the next epoch is planned on the newest tables."""
+        db, out = self.path("w.db"), self.path("epochs")
+        with SimFabric(f"{EXAMPLES}/hft864-shuffled.topo", lmc=2) as sim:
+            ibroute_json("scan", "--db", db, sim=sim)
+            ibroute_json("plan", "--db", db, "--name", "daq")
+            w = WatchProcess(sim, "--db", db, "--schedule", "daq", "--export", out, "--interval", "0.2", "--keep", "3")
+            try:
+                self.assertEqual(w.next(["epoch"], timeout=180)["epoch"], 1)
+                sim.console('Unlink "ibswitch13"[25]')
+                dead = w.next(["scan"], timeout=120)["scan_id"]  # its plan starts now
+                sim.console('ReLink "ibswitch13"[25]')
+                sim.route()
+                gone = w.next(["abandoned", "epoch", "no_epoch"], timeout=180)
+                self.assertEqual((gone["event"], gone["scan_id"]), ("abandoned", dead), gone)
+                e = w.next(["epoch"], timeout=180)
+                while e["hosts"] != 864 or e["efficiency"] < 0.9:  # a read during the sweep may come first
+                    e = w.next(["epoch"], timeout=180)
+                self.assertGreater(e["scan_id"], dead)
+                self.assertEqual(e["epoch"], 2, "the abandoned plan took no epoch number")
+                self.check_epoch(db, out, e)
+            finally:
+                rc, stopped = w.stop()
+                if os.environ.get("IBROUTE_SHOW_EVENTS"):
+                    print("\n".join(x["text"] for x in w.seen)); print(w.proc.stderr.read())
+            self.assertEqual(rc, 0)
+        names = [s["name"] for s in ibroute_json("schedules", "--db", db)["schedules"]]
+        self.assertNotIn(f"daq.e{stopped['epoch'] + 1}", names, "nothing stored for the abandoned plan")
 
     def test_run_follow_refuses_what_is_no_epoch_in_one_line(self):
         """ibroute run --follow (the VM tests run it): a directory without epochs, a file that is no

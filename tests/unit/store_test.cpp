@@ -70,6 +70,35 @@ TEST(FabricStore, RoundTripsFabricAndRoutes) {
   EXPECT_FALSE(s.route(id, t.s1, 13));  // not an ingress switch
 }
 
+TEST(FabricStore, RoutesStoredLaterAreAnsweredFromTheTablesMeanwhile) {
+  TempDb tmp;
+  TwoLeaves t;
+  const RouteSet r = resolve_routes(t.f);
+  FabricStore s(tmp.path, true);
+  const int64_t id = s.save_scan_tables({.source = "live", .origin = "watch"}, t.f);
+  EXPECT_EQ(s.scan(id).routes, 0);
+  const RouteSet meanwhile = s.load_routes(id);
+  EXPECT_EQ(meanwhile.dlids, r.dlids);
+  EXPECT_EQ(meanwhile.ingress, r.ingress);
+  EXPECT_EQ(meanwhile.status, r.status);
+  EXPECT_EQ(meanwhile.hops, r.hops);
+  auto one = s.route(id, t.l1, 13);
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->status, RouteStatus::ok);
+  EXPECT_EQ(one->hops, (std::vector<Hop>{{t.l1, 4}, {t.s2, 2}, {t.l2, 1}}));
+  EXPECT_FALSE(s.route(id, t.s1, 13));   // not an ingress switch, as when stored
+  EXPECT_FALSE(s.route(id, t.l1, 999));  // no such LID
+
+  s.save_routes(id, r, {{"broken_route", 0x1000, -1, "3 route(s) dead_end at L1"}});
+  EXPECT_EQ(s.scan(id).routes, 24);
+  const RouteSet back = s.load_routes(id);
+  EXPECT_EQ(back.status, r.status);
+  EXPECT_EQ(back.hops, r.hops);
+  ASSERT_EQ(s.load_fabric(id, false).problems.size(), 1u);  // what resolving the routes found, stored with them
+  EXPECT_EQ(s.route(id, t.l1, 13)->hops, one->hops);
+  EXPECT_THROW(s.save_routes(id, r, {}), std::logic_error);  // once
+}
+
 TEST(FabricStore, KeepsSeveralScans) {
   TempDb tmp;
   TwoLeaves t;

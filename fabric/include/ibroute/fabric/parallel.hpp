@@ -3,6 +3,8 @@
 // the machine must instead reach the command's one-line error, so it is carried to the caller.
 #pragma once
 
+#include <atomic>
+#include <cstddef>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -38,6 +40,19 @@ void run_parallel(unsigned threads, Job&& job) {
   guarded(0);
   for (std::thread& th : pool) th.join();
   if (first) std::rethrow_exception(first);
+}
+
+// For the reporting thread of a loop whose threads take items from `next` up to `end`: calls
+// report(); what it throws (a caller's way to stop the work) first moves `next` past the end, so
+// that the other threads stop at their next item instead of finishing the loop alone.
+template <class Report>
+void report_or_stop(std::atomic<size_t>& next, size_t end, Report&& report) {
+  try {
+    report();
+  } catch (...) {
+    next.store(end);
+    throw;
+  }
 }
 
 }  // namespace ibroute::fabric
