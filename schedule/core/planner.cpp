@@ -66,6 +66,7 @@ class PhaseSolver {
     choice_.assign(n_, kNone);
     range_.resize(n_);
     std::vector<size_t> todo;
+    if (method == Method::free && !deferred && base_fits(ph, target, todo, unroutable)) return finish(ph);
     gather(ph, todo, unroutable);
     if (method == Method::structure) colour_by_spine(ph, todo, target);
     // Greedy for the rest: fewest options first, least-loaded option.
@@ -83,6 +84,12 @@ class PhaseSolver {
       for (size_t i : rest) place(i, best_option(i).first);
     repair(todo, target - 1);
     if (deferred) defer_over(ph, todo, rotate, *deferred);
+    return finish(ph);
+  }
+
+ private:
+  // The phase's DLIDs from the choices made, its time and overflow; the solver's per-phase state reset.
+  SolveResult finish(Phase& ph) {
     for (size_t i = 0; i < n_; ++i) {
       if (ph.dst[i] < 0) continue;
       if (choice_[i] != kNone) ph.dlid[i] = opt(choice_[i]).dlid;
@@ -101,8 +108,6 @@ class PhaseSolver {
     return r;
   }
 
-
- private:
   static constexpr uint32_t kNone = UINT32_MAX;
   const EvalContext& ctx_;
   const OptionTable& t_;
@@ -163,6 +168,52 @@ class PhaseSolver {
       range_[i] = {first, static_cast<uint32_t>(opts_.size())};
       todo.push_back(i);
     }
+  }
+
+  // The routing's own choice (each transfer's lowest DLID with a route) placed alone, only that
+  // option copied. Where no link is then above its capacity nor the target (a d-mod-k tree in
+  // topology order: every phase) it is what the free method keeps (start_from_better_of_base, and
+  // nothing to repair), and
+  // copying every transfer's other options would be wasted; else the phase is undone, false.
+  bool base_fits(const Phase& ph, int target, std::vector<size_t>& todo, size_t& unroutable) {
+    opts_.clear(), links_.clear();
+    constexpr size_t kRange = 48, kOptions = 24, kLinks = 12;
+    auto at = [&](size_t i) { return t_.range(i, static_cast<size_t>(ph.dst[i])); };
+    size_t none = 0;
+    for (size_t i = 0; i < n_; ++i) {
+      if (i + kRange < n_ && ph.dst[i + kRange] >= 0) t_.prefetch_range(i + kRange, static_cast<size_t>(ph.dst[i + kRange]));
+      if (i + kOptions < n_ && ph.dst[i + kOptions] >= 0) t_.prefetch_options(at(i + kOptions).first);
+      if (i + kLinks < n_ && ph.dst[i + kLinks] >= 0) {
+        const uint32_t a = at(i + kLinks).first;
+        t_.prefetch_links(a, std::min(a + 1, at(i + kLinks).second));
+      }
+      if (ph.dst[i] < 0) continue;
+      const auto [a, b] = at(i);
+      if (a == b) {
+        ++none;
+        range_[i] = {0, 0};
+        continue;
+      }
+      OptionTable::Option o = t_.opt(a);
+      const int32_t* ls = t_.links(a);
+      o.begin = static_cast<uint32_t>(links_.size());
+      range_[i] = {static_cast<uint32_t>(opts_.size()), static_cast<uint32_t>(opts_.size() + 1)};
+      opts_.push_back(o);
+      for (uint16_t x = 0; x < o.len; ++x) links_.push_back(ls[x]);
+      todo.push_back(i);
+    }
+    for (size_t i : todo) place(i, range_[i].first);
+    int worst = INT32_MIN;
+    for (int32_t l : touched_) worst = std::max(worst, over_[l]);
+    if (worst <= 0 && worst <= target - 1) {  // as start_from_better_of_base keeps it and repair leaves it
+      unroutable += none;
+      return true;
+    }
+    for (int32_t l : touched_) over_[l] = -cap_[l], seen_[l] = 0;
+    touched_.clear();
+    for (size_t i : todo) choice_[i] = kNone;
+    todo.clear();
+    return false;
   }
 
   uint16_t base_lid(int32_t dst) const {
