@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
                            {"quick_diff_s", quick_diff_s}, {"store_tables_s", store_s}, {"load_s", load_s}, {"plan_s", plan_s},
                            {"routes_s", routes_s}, {"store_routes_s", store_routes_s}, {"diff_s", diff_s}, {"after_epoch_s", after_epoch_s},
                            {"planner_s", e.outcome.plan_seconds}, {"bound_s", e.outcome.bound_seconds}, {"save_schedule_s", save_schedule_s},
-                           {"write_s", write_s}, {"total_s", totals.back()}, {"efficiency", e.outcome.figures.efficiency.value},
+                           {"write_s", write_s}, {"total_s", totals.back()}, {"efficiency", e.outcome.figures.efficiency.value}, {"efficiency_tables", e.outcome.figures.efficiency.value_tables},
                            {"broken", e.broken}, {"max_load", e.outcome.load.max_load}, {"bound", e.outcome.schedule.bound},
                            {"method", e.outcome.schedule.method}, {"packings", e.outcome.stats.packings},
                            {"packings_over_budget", e.outcome.stats.packings_over_budget}, {"packing_work", e.outcome.stats.packing_work},
