@@ -135,14 +135,18 @@ class PhaseSolver {
   const int32_t* links(uint32_t k) const { return links_.data() + opts_[k].begin; }
 
   // Copies the options of every transfer of `ph` into opts_/links_ (range_ indexes the copy) and
-  // lists in `todo` those with a route. The table's dependent reads (range, then the options it
-  // names, then their links) are asked for in stages ahead, so that several misses are in
-  // flight at once. (Tried and slower at 10 000 hosts: three passes, one per read; options and
-  // links interleaved in one array.)
-  void gather(const Phase& ph, std::vector<size_t>& todo, size_t& unroutable) {
+  // lists in `todo` those with a route; `first_only`: each transfer's first option alone. The
+  // table's dependent reads (range, then the options it names, then their links) are asked for in
+  // stages ahead, so that several misses are in flight at once. (Tried and slower at 10 000 hosts:
+  // three passes, one per read; options and links interleaved in one array.)
+  void gather(const Phase& ph, std::vector<size_t>& todo, size_t& unroutable, bool first_only = false) {
     opts_.clear(), links_.clear();
     constexpr size_t kRange = 48, kOptions = 24, kLinks = 12;
-    auto at = [&](size_t i) { return t_.range(i, static_cast<size_t>(ph.dst[i])); };
+    auto at = [&](size_t i) {
+      auto r = t_.range(i, static_cast<size_t>(ph.dst[i]));
+      if (first_only) r.second = std::min(r.second, r.first + 1);
+      return r;
+    };
     for (size_t i = 0; i < n_; ++i) {
       if (i + kRange < n_ && ph.dst[i + kRange] >= 0) t_.prefetch_range(i + kRange, static_cast<size_t>(ph.dst[i + kRange]));
       if (i + kOptions < n_ && ph.dst[i + kOptions] >= 0) t_.prefetch_options(at(i + kOptions).first);
@@ -173,35 +177,11 @@ class PhaseSolver {
   // The routing's own choice (each transfer's lowest DLID with a route) placed alone, only that
   // option copied. Where no link is then above its capacity nor the target (a d-mod-k tree in
   // topology order: every phase) it is what the free method keeps (start_from_better_of_base, and
-  // nothing to repair), and
-  // copying every transfer's other options would be wasted; else the phase is undone, false.
+  // nothing to repair), and copying every transfer's other options would be wasted; else the
+  // phase is undone, false.
   bool base_fits(const Phase& ph, int target, std::vector<size_t>& todo, size_t& unroutable) {
-    opts_.clear(), links_.clear();
-    constexpr size_t kRange = 48, kOptions = 24, kLinks = 12;
-    auto at = [&](size_t i) { return t_.range(i, static_cast<size_t>(ph.dst[i])); };
     size_t none = 0;
-    for (size_t i = 0; i < n_; ++i) {
-      if (i + kRange < n_ && ph.dst[i + kRange] >= 0) t_.prefetch_range(i + kRange, static_cast<size_t>(ph.dst[i + kRange]));
-      if (i + kOptions < n_ && ph.dst[i + kOptions] >= 0) t_.prefetch_options(at(i + kOptions).first);
-      if (i + kLinks < n_ && ph.dst[i + kLinks] >= 0) {
-        const uint32_t a = at(i + kLinks).first;
-        t_.prefetch_links(a, std::min(a + 1, at(i + kLinks).second));
-      }
-      if (ph.dst[i] < 0) continue;
-      const auto [a, b] = at(i);
-      if (a == b) {
-        ++none;
-        range_[i] = {0, 0};
-        continue;
-      }
-      OptionTable::Option o = t_.opt(a);
-      const int32_t* ls = t_.links(a);
-      o.begin = static_cast<uint32_t>(links_.size());
-      range_[i] = {static_cast<uint32_t>(opts_.size()), static_cast<uint32_t>(opts_.size() + 1)};
-      opts_.push_back(o);
-      for (uint16_t x = 0; x < o.len; ++x) links_.push_back(ls[x]);
-      todo.push_back(i);
-    }
+    gather(ph, todo, none, true);
     for (size_t i : todo) place(i, range_[i].first);
     int worst = INT32_MIN;
     for (int32_t l : touched_) worst = std::max(worst, over_[l]);

@@ -2,6 +2,7 @@
 // schedule's host set and publishes it as the next epoch for peers (docs/epochs.md).
 #include <atomic>
 #include <csignal>
+#include <exception>
 #include <filesystem>
 #include <ctime>
 #include <iostream>
@@ -108,8 +109,8 @@ struct Watch {
   int64_t last_id = 0;  // the scan of the newest read (0: none yet)
   uint64_t epoch = 0;   // the newest epoch published (written by the planning thread, read after it ended)
   std::unique_ptr<PlanJob> job;
-  // Reads that stored a changed scan's tables and wait to store its routes: let go once no plan is
-  // in flight (they write for a minute at 10 000 hosts; the epoch comes first).
+  // The read that stored the newest changed scan's tables and waits to store its routes: let go
+  // once no plan is in flight (it writes for a minute at 10 000 hosts; the epoch comes first).
   std::vector<PausedRead> paused;
   // Held by a read (its process may store a scan), by the plan's loading and storing and while
   // paused reads store their routes: one writer at a time without leaning on SQLite's busy timeout.
@@ -187,7 +188,12 @@ struct Watch {
     {
       std::lock_guard turn(db_turn);
       ReadAnswer a = start_read(read_args());
-      if (a.paused) paused.push_back(a.read);
+      if (a.paused) {
+        // A newer scan supersedes the ones waiting: they quit (their routes answered from their
+        // tables), so that a fabric that changes on every read while plans run piles up no processes.
+        for (PausedRead& p : paused) settle_read(p, false);
+        paused.assign(1, a.read);
+      }
       r = std::move(a.first);
     }
     const std::string event = r.value("event", "");

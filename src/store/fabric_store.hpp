@@ -137,6 +137,8 @@ class FabricStore {
   void insert_problems(int64_t scan, const std::vector<fabric::Problem>& problems);
   std::string path_;
   Db db_;
+  int64_t tables_scan_ = 0;  // the scan whose fabric route() last walked (routes not stored yet)
+  fabric::Fabric tables_;
   int found_version_ = 0;
   bool migrated_ = false;
   std::map<int64_t, std::vector<NodeShape>> shapes_;  // per scan, once its nodes were read

@@ -122,6 +122,7 @@ int64_t FabricStore::insert_scan(ScanInfo info, const Fabric& f, int64_t routes)
       .bind(9, info.links).bind(10, info.lids).bind(11, info.routes).bind(12, int64_t{info.has_lfts}).run();
   const int64_t id = db_.last_insert_rowid();
   shapes_.erase(id);
+  if (tables_scan_ == id) tables_scan_ = 0;  // an id used again: not the fabric kept
 
   Stmt n(db_, "INSERT INTO node(scan_id, idx, guid, type, desc, nports, lft_read, sysimg_guid, node_desc) VALUES (?,?,?,?,?,?,?,?,?)");
   Stmt p(db_, "INSERT INTO port(scan_id, node_idx, num, guid, base_lid, lmc, state, width, speed, peer_node, peer_port)"
@@ -408,8 +409,10 @@ std::optional<StoredRoute> FabricStore::route(int64_t scan_id, int32_t ingress, 
     const ScanInfo info = scan(scan_id);
     if (info.routes != 0 || !info.has_lfts) return std::nullopt;
     // Routes not stored (yet): walked from the stored tables, as they would have been (for the
-    // assigned LIDs from the switches hosts attach to, as resolve_routes walks them).
-    const Fabric f = load_fabric(scan_id, true);
+    // assigned LIDs from the switches hosts attach to, as resolve_routes walks them). The fabric is
+    // kept for the next question: `routes` asks once per LID of the destination.
+    if (tables_scan_ != scan_id) tables_ = load_fabric(scan_id, true), tables_scan_ = scan_id;
+    const Fabric& f = tables_;
     if (ingress < 0 || static_cast<size_t>(ingress) >= f.nodes.size() || !f.nodes[ingress].is_switch() || !LidMap(f).owner(dlid))
       return std::nullopt;
     const std::vector<Port>& ports = f.nodes[ingress].ports;
