@@ -124,6 +124,7 @@ std::vector<char> forced_links(const EvalContext& ctx, const std::vector<Host>& 
   const unsigned threads = static_cast<unsigned>(std::clamp<size_t>(hosts.size() / 256, 1, std::max(1u, std::thread::hardware_concurrency())));
   std::vector<std::vector<double>> counts(threads, std::vector<double>(ctx.links.size(), 0));
   std::vector<std::vector<char>> used(threads, std::vector<char>(ctx.links.size(), 0));
+  const SwitchPaths* paths = ctx.switch_paths_for(hosts.size());  // what from_switch walks, read
   run_parallel(threads, [&](unsigned t) {
     PathFinder finder(f, ctx.links);
     std::vector<int32_t> path, common;
@@ -138,7 +139,10 @@ std::vector<char> forced_links(const EvalContext& ctx, const std::vector<Host>& 
         bool first = true;
         for (uint32_t o = 0; o < d.lid_count(); ++o) {
           path.clear();
-          if (finder.from_switch(group_switch[g], static_cast<uint16_t>(d.base_lid + o), path) != RouteStatus::ok) continue;
+          const auto dlid = static_cast<uint16_t>(d.base_lid + o);
+          const RouteStatus s = paths && paths->has(group_switch[g]) ? paths->append(group_switch[g], dlid, path)
+                                                                    : finder.from_switch(group_switch[g], dlid, path);
+          if (s != RouteStatus::ok) continue;
           for (int32_t l : path) used[t][l] = 1;
           if (first) common = path, first = false;
           else common.erase(std::remove_if(common.begin(), common.end(),

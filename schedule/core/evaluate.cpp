@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "ibroute/fabric/parallel.hpp"
+#include "option_table.hpp"
 
 namespace ibroute::schedule {
 
@@ -16,16 +17,20 @@ EvalContext::EvalContext(const Fabric& f, const LinkIndex& l, const FabricStruct
   capacity.resize(l.size());
   gbps.resize(l.size());
   between_switches.resize(l.size());
+  at_host_rate.resize(l.size());
+  const double host = s.host_gbps > 0 ? s.host_gbps : 1;
   for (size_t i = 0; i < l.size(); ++i) {
     gbps[i] = l.gbps(static_cast<int32_t>(i));
     capacity[i] = link_capacity(s, gbps[i]);
     const Node& n = f.nodes[l.node(static_cast<int32_t>(i))];
     const Port& p = n.ports[l.port(static_cast<int32_t>(i))];
     between_switches[i] = n.is_switch() && p.connected() && f.nodes[p.peer_node].is_switch();
+    at_host_rate[i] = gbps[i] == host;
   }
 }
 
 const SwitchPaths* EvalContext::switch_paths() const {
+  if (walk_only) return nullptr;
   std::call_once(paths_once_, [this] {
     std::vector<int32_t> ingress;
     std::vector<char> seen(fabric.nodes.size(), 0);
@@ -43,6 +48,22 @@ const SwitchPaths* EvalContext::switch_paths() const {
     }
   });
   return paths_.get();
+}
+
+void EvalContext::drop_option_table() const {
+  const std::lock_guard<std::mutex> lock(options_mutex_);
+  options_.reset();
+  options_hosts_.clear();
+}
+
+std::shared_ptr<const OptionTable> option_table_of(const EvalContext& ctx, const std::vector<Host>& hosts, unsigned threads) {
+  const std::lock_guard<std::mutex> lock(ctx.options_mutex_);
+  if (!ctx.options_ || ctx.options_hosts_ != hosts) {
+    ctx.options_.reset();  // the old one freed before the new one is built
+    ctx.options_ = std::make_shared<const OptionTable>(ctx, hosts, threads);
+    ctx.options_hosts_ = hosts;
+  }
+  return ctx.options_;
 }
 
 namespace {
@@ -65,24 +86,27 @@ std::vector<Source> sources_of(const EvalContext& ctx, const SwitchPaths* table,
   return out;
 }
 
-// The path of a transfer as PathFinder::path gives it, the switch part from the table when it
-// has the ingress switch.
-RouteStatus transfer_path(const SwitchPaths* table, const std::vector<Source>& sources,
-                          PathFinder& finder, const Host& h, size_t rank, uint16_t dlid, std::vector<int32_t>& out) {
-  if (!table || sources[rank].sw < 0 || (dlid >= sources[rank].base && dlid - sources[rank].base < sources[rank].count))
-    return finder.path(h.node, h.port, dlid, out);
-  out.clear();
+// The path of a transfer as PathFinder::path gives it, appended to `out`: the switch part from
+// the table when it has the ingress switch (else walked into `scratch`).
+RouteStatus transfer_path(const SwitchPaths* table, const std::vector<Source>& sources, PathFinder& finder, const Host& h, size_t rank,
+                          uint16_t dlid, std::vector<int32_t>& scratch, std::vector<int32_t>& out) {
+  if (!table || sources[rank].sw < 0 || (dlid >= sources[rank].base && dlid - sources[rank].base < sources[rank].count)) {
+    const RouteStatus s = finder.path(h.node, h.port, dlid, scratch);
+    out.insert(out.end(), scratch.begin(), scratch.end());
+    return s;
+  }
   out.push_back(sources[rank].link);
   return table->append(sources[rank].sw, dlid, out);
 }
+
+// How many transfers ahead the table is prefetched: enough to cover a memory access (8 to 32
+// measured alike on the 10 000-host all-to-all; 1 and 64 slower).
+constexpr size_t kPrefetchAhead = 8;
 
 // Threads for an evaluation of `phases` phases: every core, at least 8 phases each, at most 16.
 unsigned phase_threads(size_t phases) {
   return static_cast<unsigned>(std::max<size_t>(1, std::min<size_t>({std::max(1u, std::thread::hardware_concurrency()), 16, phases / 8 + 1})));
 }
-
-// How many transfers ahead the table is prefetched: enough to cover a memory access.
-constexpr size_t kPrefetchAhead = 8;
 
 // Links above capacity kept per phase: enough to name them, few enough that an all-to-all of
 // thousands of phases does not keep millions.
@@ -122,24 +146,30 @@ void evaluate_phase(const EvalContext& ctx, const SwitchPaths* table, const std:
     }
     if (ph.dst[i] < 0) continue;
     ++w.transfers;
-    if (transfer_path(table, sources, finder, hosts[i], i, ph.dlid[i], w.path) != RouteStatus::ok) {
+    const size_t at = w.flat.size();  // the path goes straight to the phase's list
+    if (transfer_path(table, sources, finder, hosts[i], i, ph.dlid[i], w.path, w.flat) != RouteStatus::ok) {
       // A lost transfer still loads the links up to where its route ends (once each, a loop
       // included); it delivers nothing, so it is no flow and no congested transfer.
       ++w.broken;
-      for (size_t x = 0; x < w.path.size(); ++x)
-        if (std::find(w.path.begin(), w.path.begin() + static_cast<std::ptrdiff_t>(x), w.path[x]) == w.path.begin() + static_cast<std::ptrdiff_t>(x) &&
-            w.load[w.path[x]]++ == 0)
-          w.used.push_back(w.path[x]);
+      const int32_t* p = w.flat.data() + at;
+      for (size_t x = 0; x < w.flat.size() - at; ++x)
+        if (std::find(p, p + x, p[x]) == p + x && w.load[p[x]]++ == 0) w.used.push_back(p[x]);
+      w.flat.resize(at);
       continue;
     }
-    for (int32_t l : w.path)
-      if (w.load[l]++ == 0) w.used.push_back(l);
-    w.flat.insert(w.flat.end(), w.path.begin(), w.path.end());
+    for (size_t x = at; x < w.flat.size(); ++x)
+      if (w.load[w.flat[x]]++ == 0) w.used.push_back(w.flat[x]);
     w.begin.push_back(static_cast<uint32_t>(w.flat.size()));
   }
   OverLink worst_over{-1, k, 0, 0};
+  // The phase lasts as long as its most loaded link needs, relative to the host link rate (a
+  // division only for links of another rate: the same figure, a tenth of the pass's cost).
+  const double host = ctx.structure.host_gbps > 0 ? ctx.structure.host_gbps : 1;
+  int plain = 0;
   for (int32_t l : w.used) {
     const int load = w.load[l];
+    if (ctx.at_host_rate[l]) plain = std::max(plain, load);
+    else out.time = std::max(out.time, load * host / std::max(ctx.gbps[l], 1e-9));
     w.link_total[l] += load;
     w.link_worst[l] = std::max(w.link_worst[l], load);
     if (ctx.switch_link(l)) {
@@ -157,9 +187,7 @@ void evaluate_phase(const EvalContext& ctx, const SwitchPaths* table, const std:
     }
   }
   if (worst_over.link >= 0 && out.over.size() == kOverPerPhase) out.over.push_back(worst_over);
-  // The phase lasts as long as its most loaded link needs, relative to the host link rate.
-  const double host = ctx.structure.host_gbps > 0 ? ctx.structure.host_gbps : 1;
-  for (int32_t l : w.used) out.time = std::max(out.time, w.load[l] * host / std::max(ctx.gbps[l], 1e-9));
+  out.time = std::max(out.time, static_cast<double>(plain));
   if (!w.used.empty()) out.time = std::max(out.time, 1.0);
   for (size_t t = 0; t + 1 < w.begin.size(); ++t) {
     bool hot = false;

@@ -240,7 +240,8 @@ LowerBound worst_load_lower_bound(const EvalContext& ctx, const std::vector<Host
     order.resize(within);
   }
   out.phases = order.size();
-  const OptionTable table(ctx, hosts);
+  const std::shared_ptr<const OptionTable> shared = option_table_of(ctx, hosts);
+  const OptionTable& table = *shared;
   const std::vector<int32_t> cut_of = level_cuts(ctx);
   std::vector<PhaseResult> results(index.size());
   std::atomic<size_t> next{0};

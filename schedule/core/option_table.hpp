@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <new>
 #include <stdexcept>
 #include <thread>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "ibroute/fabric/huge_pages.hpp"
+#include "ibroute/fabric/prefetch.hpp"
 #include "ibroute/fabric/parallel.hpp"
 #include "ibroute/schedule/evaluate.hpp"
 
@@ -50,10 +52,13 @@ class OptionTable {
       const Port& sp = ctx.fabric.nodes[hosts[rep_[g]].node].ports[hosts[rep_[g]].port];
       if (sp.connected() && ctx.fabric.nodes[sp.peer_node].is_switch()) ingress[g] = sp.peer_node;
     }
+    // Where the hosts are most of the fabric's, their paths are the switch table's (built once,
+    // then read by every evaluation): walking them here again cost as much as building it.
+    const fabric::SwitchPaths* paths = ctx.switch_paths_for(n_);
     if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
     threads = static_cast<unsigned>(std::clamp<size_t>(n_ / 256, 1, threads));
     std::vector<Part> parts(threads);
-    ibroute::fabric::run_parallel(threads, [&](unsigned t) { build(ctx, hosts, ingress, n_ * t / threads, n_ * (t + 1) / threads, parts[t]); });
+    ibroute::fabric::run_parallel(threads, [&](unsigned t) { build(ctx, paths, hosts, ingress, n_ * t / threads, n_ * (t + 1) / threads, parts[t]); });
     size_t nb = 1, no = 0, nl = 0;
     for (const Part& p : parts) nb += p.begin.size(), no += p.opts.size(), nl += p.links.size();
     if (no > UINT32_MAX || nl > UINT32_MAX) throw std::length_error("the option table is beyond 2^32 paths or links");
@@ -79,13 +84,13 @@ class OptionTable {
   // Ask the memory ahead for what range(src, dst) reads, then for the options it names, then for
   // their links (each step reads what the one before fetched): the solver walks transfers in a
   // known order, and the table is too large for the caches.
-  void prefetch_range(size_t src, size_t dst) const { __builtin_prefetch(&begin_[dst * rep_.size() + group_[src]]); }
-  void prefetch_options(uint32_t first) const { __builtin_prefetch(opts_.data() + first); }
+  void prefetch_range(size_t src, size_t dst) const { fabric::prefetch_read(&begin_[dst * rep_.size() + group_[src]]); }
+  void prefetch_options(uint32_t first) const { fabric::prefetch_read(opts_.data() + first); }
   void prefetch_links(uint32_t first, uint32_t last) const {
     if (first == last) return;
     const int32_t* p = links_.data() + opts_[first].begin;
-    __builtin_prefetch(p);
-    __builtin_prefetch(p + 16);  // four options of five links: 80 bytes, often two lines
+    fabric::prefetch_read(p);
+    fabric::prefetch_read(p + 16);  // four options of five links: 80 bytes, often two lines
   }
   int32_t src_link(size_t src) const { return src_link_[src]; }
 
@@ -97,23 +102,28 @@ class OptionTable {
   };
   // Destination-major: the walks towards one destination's LIDs from every ingress switch read
   // the same few LFT cache lines, instead of streaming all LFTs once per ingress switch.
-  void build(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<int32_t>& ingress, size_t from, size_t to,
-             Part& out) const {
+  void build(const EvalContext& ctx, const fabric::SwitchPaths* paths, const std::vector<Host>& hosts, const std::vector<int32_t>& ingress,
+             size_t from, size_t to, Part& out) const {
     using namespace ibroute::fabric;
     PathFinder finder(ctx.fabric, ctx.links);
     std::vector<int32_t> path;
+    auto walk = [&](int32_t sw, uint16_t dlid) {  // the table holds exactly what from_switch walks
+      path.clear();
+      return paths && paths->has(sw) ? paths->append(sw, dlid, path) : finder.from_switch(sw, dlid, path);
+    };
     out.begin.reserve((to - from) * rep_.size());
     for (size_t j = from; j < to; ++j) {
       const Port& d = ctx.fabric.nodes[hosts[j].node].ports[hosts[j].port];
       for (size_t g = 0; g < rep_.size(); ++g) {
+        if (paths && g + 8 < rep_.size() && paths->has(ingress[g + 8]))  // each group's cell is in another row
+          for (uint32_t o = 0; o < d.lid_count(); ++o) paths->prefetch(ingress[g + 8], static_cast<uint16_t>(d.base_lid + o));
         out.begin.push_back(static_cast<uint32_t>(out.opts.size()));
         if (d.base_lid == 0 || ingress[g] < 0) continue;
         const auto first = static_cast<uint32_t>(out.opts.size());
         for (uint32_t o = 0; o < d.lid_count(); ++o) {
           const auto dlid = static_cast<uint16_t>(d.base_lid + o);
           // From the ingress switch on: every host behind it shares these links.
-          path.clear();
-          if (finder.from_switch(ingress[g], dlid, path) != RouteStatus::ok || path.empty()) continue;
+          if (walk(ingress[g], dlid) != RouteStatus::ok || path.empty()) continue;
           bool dup = false;
           for (uint32_t k = first; k < out.opts.size() && !dup; ++k)
             dup = out.opts[k].len == path.size() && std::equal(path.begin(), path.end(), out.links.begin() + out.opts[k].begin);
@@ -133,5 +143,10 @@ class OptionTable {
   HugeVector<Option> opts_;
   HugeVector<int32_t> links_;
 };
+
+// The option table of `hosts`, shared with the last caller that asked for the same hosts on
+// this context (the planner's, read again by its plan's lower bound). Built with `threads`
+// (0: every core); the table does not depend on them.
+std::shared_ptr<const OptionTable> option_table_of(const EvalContext& ctx, const std::vector<Host>& hosts, unsigned threads = 0);
 
 }  // namespace ibroute::schedule

@@ -66,7 +66,16 @@ class PhaseSolver {
     choice_.assign(n_, kNone);
     range_.resize(n_);
     std::vector<size_t> todo;
-    if (method == Method::free && !deferred && base_fits(ph, target, todo, unroutable)) return finish(ph);
+    // The routing's own choice alone, where it has been fitting: after kBaseMisses phases in a row
+    // where it did not (a routing that congests every phase), it is no longer tried on its own. The
+    // choice is the same either way (the full solve starts from it); only the time differs.
+    if (method == Method::free && !deferred && base_misses_ < kBaseMisses) {
+      if (base_fits(ph, target, todo, unroutable)) {
+        base_misses_ = 0;
+        return finish(ph);
+      }
+      ++base_misses_;
+    }
     gather(ph, todo, unroutable);
     if (method == Method::structure) colour_by_spine(ph, todo, target);
     // Greedy for the rest: fewest options first, least-loaded option.
@@ -109,6 +118,8 @@ class PhaseSolver {
   }
 
   static constexpr uint32_t kNone = UINT32_MAX;
+  static constexpr int kBaseMisses = 16;
+  int base_misses_ = 0;
   const EvalContext& ctx_;
   const OptionTable& t_;
   const std::vector<Host>& hosts_;
@@ -712,7 +723,8 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
   s.receivers = receivers;
   s.bound = ctx.structure.transfer_bound;
   const size_t n = hosts.size();
-  OptionTable table(ctx, hosts, opt.threads);
+  const std::shared_ptr<const OptionTable> shared = option_table_of(ctx, hosts, opt.threads);
+  const OptionTable& table = *shared;
   const Leaves leaves(ctx, hosts);
 
   Method primary = opt.method;

@@ -254,11 +254,13 @@ json accept_report(const AcceptOptions& o, const json& e, const FabricContext& c
   plan_load["lower_bound"] = {{"worst", p.least.worst}, {"phase", p.least.phase}, {"where", p.least.where}};
   plan_load["links_over"] = a.over.size();
   plan_load["worst_links"] = a.worst_links;
+  json rr_load = load_json(p.round_robin);
+  if (p.round_robin_sampled) rr_load["sampled_phases"] = p.round_robin_sampled, rr_load["of_phases"] = p.round_robin_phases;
   return {{"format", "ibroute-accept"}, {"version", 1}, {"created_at", store::now_iso()}, {"accepted", checks.failed == 0},
           {"passed", checks.passed}, {"failed", checks.failed}, {"mode", o.simulate ? "simulate" : "run"}, {"expect_file", o.expect},
           {"expectation", e}, {"checks", checks.list}, {"fabric", fabric_json(o, c)},
           {"plan", plan_json(a, p.plan_seconds)},
-          {"load", {{"plan", plan_load}, {"round_robin", load_json(p.round_robin)}}},
+          {"load", {{"plan", plan_load}, {"round_robin", rr_load}}},
           {"rate_per_node", d.node_rate},
           {"all_to_all_bound_gbps", all_to_all_bound_gbps(c.eval, p.schedule.hosts)},  // as analyze names it
           {"clock", d.clock}, {"suspect_links", d.suspects}, {"not_ok", d.not_ok}, {"links_measured", links.measured}};

@@ -74,6 +74,7 @@ nlohmann::json plan_json(const FabricContext& c, const Exchange& x, const PlanOu
           {"round_robin_base", {{"max_load", p.round_robin.max_load}, {"congested_share", p.round_robin.congested_share()},
                                 {"efficiency", p.round_robin_efficiency.value}, {"planned_time", p.round_robin_efficiency.planned},
                                 {"broken", p.round_robin.broken}, {"returned", p.planner_efficiency > 0},
+                                {"sampled_phases", p.round_robin_sampled ? nlohmann::json(p.round_robin_sampled) : nlohmann::json(nullptr)},
                                 {"planner_efficiency", p.planner_efficiency > 0 ? nlohmann::json(p.planner_efficiency) : nlohmann::json(nullptr)}}}};
 }
 
@@ -111,9 +112,12 @@ void print_plan(const FabricContext& c, const Exchange& x, const PlanOutcome& p,
   std::printf("  rate             %s per node%s: %llu-byte messages, a round of %zu phases in %.3g ms (at most %s per node)\n",
               format_rate(s.timing.rate).c_str(), rate_asked > 0 ? (" (asked " + format_rate(rate_asked) + ")").c_str() : " (as fast as the links allow)",
               static_cast<unsigned long long>(s.timing.message_size), s.phases.size(), planned_seconds(s) * 1e3, format_rate(p.fastest_rate).c_str());
-  std::printf("  round-robin in the same order with base LIDs: worst link %d, %.1f %% congested, efficiency %.2f%s\n", p.round_robin.max_load,
+  const std::string sampled = p.round_robin_sampled ? " (estimated from " + std::to_string(p.round_robin_sampled) + " of its " +
+                                                          std::to_string(p.round_robin_phases) + " shifts)"
+                                                    : "";
+  std::printf("  round-robin in the same order with base LIDs: worst link %d, %.1f %% congested, efficiency %.2f%s%s\n", p.round_robin.max_load,
               100 * p.round_robin.congested_share(), p.round_robin_efficiency.value,
-              p.round_robin.broken ? (", " + std::to_string(p.round_robin.broken) + " transfers broken").c_str() : "");
+              p.round_robin.broken ? (", " + std::to_string(p.round_robin.broken) + " transfers broken").c_str() : "", sampled.c_str());
 }
 
 int run_plan(const PlanCliOptions& o) {

@@ -52,6 +52,9 @@ struct PlanRequest {
   bool fair_share = true;     // the max-min fair estimate of a phase's rates (costs an evaluation)
   bool baseline = true;       // round-robin in the same order, evaluated beside the plan (costs an evaluation)
   bool lower_bound = true;    // the least worst link any choice of DLIDs allows (PlanOutcome::least; 5 s at 10 000 hosts)
+  // Above this many transfers, round-robin is first measured on evenly spaced phases holding about
+  // as many (PlanOutcome::round_robin_sampled), and whole only where it may beat the plan.
+  size_t baseline_sample = 10'000'000;
   fabric::ProgressFn progress;
 };
 
@@ -64,6 +67,9 @@ struct PlanOutcome {
   ExchangeFigures figures;
   schedule::LoadReport round_robin;  // the same exchange in the same order with base LIDs
   schedule::Efficiency round_robin_efficiency;
+  // > 0: round_robin was measured on this many evenly spaced of its round_robin_phases phases (a
+  // big exchange), and its figures are estimates from them.
+  size_t round_robin_sampled = 0, round_robin_phases = 0;
   double bound_gbps = 0;        // what the leaves' up-links allow per node over an all-to-all (0: two groups)
   double plan_seconds = 0, bound_seconds = 0;
   // The rest of the pipeline's time: the plan's load, its least possible times (fabric and

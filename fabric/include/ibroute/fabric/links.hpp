@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ibroute/fabric/huge_pages.hpp"
+#include "ibroute/fabric/prefetch.hpp"
 #include "ibroute/fabric/model.hpp"
 #include "ibroute/fabric/routes.hpp"
 
@@ -75,8 +76,8 @@ class SwitchPaths {
   void prefetch(int32_t sw, uint16_t dlid) const {
     if (dlid >= cols_) return;
     const int32_t* cell = cell_of(sw, dlid);
-    __builtin_prefetch(cell);
-    __builtin_prefetch(cell + stride_ - 1);
+    prefetch_read(cell);
+    prefetch_read(cell + stride_ - 1);
   }
 
  private:

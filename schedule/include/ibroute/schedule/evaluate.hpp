@@ -44,6 +44,8 @@ struct LoadReport {
   double congested_share() const { return transfers ? double(congested) / transfers : 0; }
 };
 
+class OptionTable;  // schedule/core: every transfer's distinct paths
+
 struct EvalContext {
   const fabric::Fabric& fabric;
   const fabric::LinkIndex& links;
@@ -51,15 +53,30 @@ struct EvalContext {
   std::vector<int> capacity;  // per directed link, in transfers
   std::vector<double> gbps;   // per directed link
   std::vector<char> between_switches;  // per directed link: both ends are switches
+  std::vector<char> at_host_rate;      // per directed link: its rate is the host link rate (a load takes as many message-times)
   EvalContext(const fabric::Fabric& f, const fabric::LinkIndex& l, const fabric::FabricStructure& s);
   bool switch_link(int32_t link) const { return between_switches[link]; }
   // The paths from every host-carrying switch, built on first use by evaluate() (null when the
   // fabric is too large for the table): phases of an all-to-all reuse them.
   const fabric::SwitchPaths* switch_paths() const;
+  // switch_paths() where `hosts` are most of the fabric's (at least 64): their routes are then most
+  // of the table, and reading it beats walking them again; else null (walk).
+  const fabric::SwitchPaths* switch_paths_for(size_t hosts) const {
+    return hosts >= 64 && 2 * hosts >= structure.hosts.size() ? switch_paths() : nullptr;
+  }
+  // Every path walked, no switch table: what the table's answers are tested against.
+  bool walk_only = false;
+  // Forgets the option table of the last host set planned (kept so that the plan's lower bound
+  // reads the planner's; hundreds of MB at 10 000 hosts).
+  void drop_option_table() const;
 
  private:
+  friend std::shared_ptr<const OptionTable> option_table_of(const EvalContext& ctx, const std::vector<Host>& hosts, unsigned threads);
   mutable std::once_flag paths_once_;
   mutable std::unique_ptr<fabric::SwitchPaths> paths_;
+  mutable std::mutex options_mutex_;
+  mutable std::vector<Host> options_hosts_;
+  mutable std::shared_ptr<const OptionTable> options_;
 };
 
 // Phases are evaluated on all cores; the report does not depend on the number of threads.
