@@ -139,10 +139,7 @@ std::vector<char> forced_links(const EvalContext& ctx, const std::vector<Host>& 
         bool first = true;
         for (uint32_t o = 0; o < d.lid_count(); ++o) {
           path.clear();
-          const auto dlid = static_cast<uint16_t>(d.base_lid + o);
-          const RouteStatus s = paths && paths->has(group_switch[g]) ? paths->append(group_switch[g], dlid, path)
-                                                                    : finder.from_switch(group_switch[g], dlid, path);
-          if (s != RouteStatus::ok) continue;
+          if (switch_path(paths, finder, group_switch[g], static_cast<uint16_t>(d.base_lid + o), path) != RouteStatus::ok) continue;
           for (int32_t l : path) used[t][l] = 1;
           if (first) common = path, first = false;
           else common.erase(std::remove_if(common.begin(), common.end(),

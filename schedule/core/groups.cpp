@@ -8,15 +8,17 @@
 
 namespace ibroute::schedule {
 
+Phase shift_phase(size_t n, size_t k) {
+  Phase p;
+  p.dst.resize(n);
+  p.dlid.assign(n, 0);
+  for (size_t i = 0; i < n; ++i) p.dst[i] = static_cast<int32_t>((i + k) % n);
+  return p;
+}
+
 std::vector<Phase> shift_phases(size_t n) {
   std::vector<Phase> out;
-  for (size_t k = 1; k < n; ++k) {
-    Phase p;
-    p.dst.resize(n);
-    p.dlid.assign(n, 0);
-    for (size_t i = 0; i < n; ++i) p.dst[i] = static_cast<int32_t>((i + k) % n);
-    out.push_back(std::move(p));
-  }
+  for (size_t k = 1; k < n; ++k) out.push_back(shift_phase(n, k));
   return out;
 }
 

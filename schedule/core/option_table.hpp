@@ -107,10 +107,6 @@ class OptionTable {
     using namespace ibroute::fabric;
     PathFinder finder(ctx.fabric, ctx.links);
     std::vector<int32_t> path;
-    auto walk = [&](int32_t sw, uint16_t dlid) {  // the table holds exactly what from_switch walks
-      path.clear();
-      return paths && paths->has(sw) ? paths->append(sw, dlid, path) : finder.from_switch(sw, dlid, path);
-    };
     out.begin.reserve((to - from) * rep_.size());
     for (size_t j = from; j < to; ++j) {
       const Port& d = ctx.fabric.nodes[hosts[j].node].ports[hosts[j].port];
@@ -123,7 +119,8 @@ class OptionTable {
         for (uint32_t o = 0; o < d.lid_count(); ++o) {
           const auto dlid = static_cast<uint16_t>(d.base_lid + o);
           // From the ingress switch on: every host behind it shares these links.
-          if (walk(ingress[g], dlid) != RouteStatus::ok || path.empty()) continue;
+          path.clear();
+          if (switch_path(paths, finder, ingress[g], dlid, path) != RouteStatus::ok || path.empty()) continue;
           bool dup = false;
           for (uint32_t k = first; k < out.opts.size() && !dup; ++k)
             dup = out.opts[k].len == path.size() && std::equal(path.begin(), path.end(), out.links.begin() + out.opts[k].begin);

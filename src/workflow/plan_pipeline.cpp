@@ -127,11 +127,7 @@ PlanOutcome plan_exchange(const EvalContext& ctx, const Exchange& x, const PlanR
     if (x.groups()) rr = group_phases(n, x.senders, x.receivers);
     else if (!only) rr = shift_phases(n);
     else
-      for (size_t k : *only) {  // shift_phases' phase k
-        Phase ph{std::vector<int32_t>(n), std::vector<uint16_t>(n, 0)};
-        for (size_t i = 0; i < n; ++i) ph.dst[i] = static_cast<int32_t>((i + k + 1) % n);
-        rr.push_back(std::move(ph));
-      }
+      for (size_t k : *only) rr.push_back(shift_phase(n, k + 1));  // shift_phases' phase k
     apply_lid_policy(ctx.fabric, x.hosts, rr, LidPolicy::base);
     return rr;
   };

@@ -89,6 +89,12 @@ class SwitchPaths {
   HugeVector<int32_t> cells_;  // per (row, LID): (status << 16 | length), then the links
 };
 
+// The links from switch `sw` towards `dlid`, appended to `out`: read from `table` where it holds
+// the switch (what walking gives), else walked.
+inline RouteStatus switch_path(const SwitchPaths* table, PathFinder& finder, int32_t sw, uint16_t dlid, std::vector<int32_t>& out) {
+  return table && table->has(sw) ? table->append(sw, dlid, out) : finder.from_switch(sw, dlid, out);
+}
+
 // Max-min fair rates (progressive filling) of flows over directed links with capacities.
 // flows[i] lists flow i's links; returns each flow's rate in the capacities' unit.
 std::vector<double> max_min_rates(const std::vector<std::vector<int32_t>>& flows, const std::vector<double>& capacity);

@@ -92,6 +92,8 @@ struct ScheduleDoc {
 // Phase k (k = 1 .. N-1): rank i sends to rank (i + k) mod N. Every ordered pair once, every
 // phase a permutation. DLIDs are left 0.
 std::vector<Phase> shift_phases(size_t n);
+// Shift k alone (1 <= k < n): shift_phases(n)[k - 1].
+Phase shift_phase(size_t n, size_t k);
 
 // Two groups S and R over n ranks, M = max(|S|, |R|): in shift k (0 .. M-1) the sender at position
 // i sends to the receiver at position (i + k) mod M, where there is one and it is not the sender
