@@ -191,7 +191,11 @@ struct Watch {
       if (a.paused) {
         // A newer scan supersedes the ones waiting: they quit (their routes answered from their
         // tables), so that a fabric that changes on every read while plans run piles up no processes.
-        for (PausedRead& p : paused) settle_read(p, false);
+        for (PausedRead& p : paused) {
+          settle_read(p, false);
+          say(o, "scan " + std::to_string(p.scan_id) + ": routes not stored (scan " + std::to_string(a.read.scan_id) + " is newer); answered from its tables",
+              {{"event", "routes_dropped"}, {"scan_id", p.scan_id}, {"newer", a.read.scan_id}});
+        }
         paused.assign(1, a.read);
       }
       r = std::move(a.first);

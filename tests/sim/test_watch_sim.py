@@ -42,6 +42,13 @@ class WatchProcess:
             if e["event"] in kinds:
                 return e
 
+    def poll(self, kinds, timeout):
+        """The next event of one of `kinds` within `timeout` s, else None (the others kept in `seen`)."""
+        try:
+            return self.next(kinds, timeout)
+        except AssertionError:
+            return None
+
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
         rc = self.proc.wait(timeout=60)
@@ -66,14 +73,29 @@ class Watch(TempDirTest):
         e = w.next(["epoch"])
         while e["scan_id"] <= top or e["hosts"] != hosts:
             e = w.next(["epoch"])
+        return self.settled(w, db, e, hosts)
+
+    def settled(self, w, db, e, hosts, timeout=120):
+        """Epoch `e` once its scan's routes are stored (the check reads them). `top` above may predate
+        a read of the change itself, made before the sweep: the sweep's scan then drops that read's
+        routes (`routes_dropped`), and the newer epoch of `hosts` hosts is the one to check."""
+        deadline = time.monotonic() + timeout
+        while not self.scan_info(db, e["scan_id"])["routes_stored"]:
+            self.assertLess(time.monotonic(), deadline, f"scan {e['scan_id']}'s routes not stored within {timeout} s; saw {w.seen[-5:]}")
+            newer = w.poll(["epoch"], 0.2)
+            if newer and newer["hosts"] == hosts:
+                e = newer
         return e
+
+    def scan_info(self, db, scan_id):
+        return [s for s in ibroute_json("scans", "--db", db)["scans"] if s["scan_id"] == scan_id][0]
 
     def routes_stored(self, db, scan_id, timeout=120):
         """The watch stores a changed scan's routes after its epoch is out (until then they are
         answered from the stored tables): waits until they are in the database."""
         deadline = time.monotonic() + timeout
         while True:
-            scan = [s for s in ibroute_json("scans", "--db", db)["scans"] if s["scan_id"] == scan_id][0]
+            scan = self.scan_info(db, scan_id)
             if scan["routes_stored"]:
                 return scan
             self.assertLess(time.monotonic(), deadline, f"scan {scan_id}'s routes not stored within {timeout} s")
@@ -166,6 +188,8 @@ class Watch(TempDirTest):
                 sim.route()
                 gone = w.next(["abandoned", "epoch", "no_epoch"], timeout=180)
                 self.assertEqual((gone["event"], gone["scan_id"]), ("abandoned", dead), gone)
+                # The newer read that made it stale also dropped its scan's routes (said before the abandon).
+                self.assertIn(dead, [x["scan_id"] for x in w.seen if x["event"] == "routes_dropped"], w.seen[-5:])
                 e = w.next(["epoch"], timeout=180)
                 while e["hosts"] != 864 or e["efficiency"] < 0.9:  # a read during the sweep may come first
                     e = w.next(["epoch"], timeout=180)
