@@ -1,6 +1,7 @@
 #include "ibroute/schedule/planner.hpp"
 
 #include "option_table.hpp"
+#include "phase_compaction.hpp"
 #include "phase_packing.hpp"
 #include "rings.hpp"
 #include "ibroute/schedule/efficiency.hpp"
@@ -713,6 +714,22 @@ NamedRing choose_ring(const EvalContext& ctx, const OptionTable& table, const st
   return best;
 }
 
+// A packing's phases compacted where they are more than 2 % over the least time (closer, the work
+// would buy little): the emptiest emptied into the others while that works, within a budget per
+// transfer of the exchange.
+// Returns the phases removed (each had lasted one slot: a phase over a link's capacity is kept).
+size_t compact(const OptionTable& table, const std::vector<int>& cap, std::vector<Phase>& phases, double least, uint64_t transfers,
+               const PlanOptions& opt, PlanStats& tally) {
+  if (!opt.compaction || static_cast<double>(phases.size()) <= least * 1.02) return 0;
+  CompactWork work;
+  work.budget = std::min(opt.compaction_work_max, opt.compaction_work_per_transfer * transfers);
+  const size_t before = phases.size();
+  if (opt.progress) work.progress = [&](size_t removed, size_t) { opt.progress("compact", removed, before - static_cast<size_t>(least)); };
+  const size_t removed = compact_phases(table, cap, phases, static_cast<size_t>(std::ceil(least - 1e-9)), work);
+  tally.phases_compacted += removed, tally.compaction_work += work.work;
+  return removed;
+}
+
 }  // namespace
 
 Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<int32_t>& senders,
@@ -723,6 +740,7 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
   s.receivers = receivers;
   s.bound = ctx.structure.transfer_bound;
   const size_t n = hosts.size();
+  const uint64_t transfers = s.all_to_all() ? static_cast<uint64_t>(n) * (n - 1) : static_cast<uint64_t>(senders.size()) * receivers.size();
   const std::shared_ptr<const OptionTable> shared = option_table_of(ctx, hosts, opt.threads);
   const OptionTable& table = *shared;
   const Leaves leaves(ctx, hosts);
@@ -744,6 +762,7 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
     Planned plan;
     std::string how = "shifts";
     std::vector<int32_t> senders, receivers;
+    double uncompacted = 0;  // its time before compaction: what decides whether the whole packing is tried, as before it
   };
   PlanStats pack_tally;
   // One composition's way through: its shifts, the groups interleaved, the leaves' excess packed.
@@ -781,10 +800,12 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
       ++pack_tally.packings, pack_tally.packings_over_budget += work.over;
       if (done) {
         std::erase_if(packed.phases, [](const Phase& ph) { return std::all_of(ph.dst.begin(), ph.dst.end(), [](int32_t d) { return d < 0; }); });
+        const size_t removed = compact(table, unit_capacities(ctx), packed.phases, least, transfers, opt, pack_tally);
         packed.time = evaluate(ctx, hosts, packed.phases, false, opt.progress).phase_time;  // each phase's time from its routes
-        if (packed.total() < out.plan.total()) out.plan = std::move(packed), out.how = "packed";
+        if (packed.total() < out.plan.total()) out.plan = std::move(packed), out.how = "packed", out.uncompacted = out.plan.total() + static_cast<double>(removed);
       }
     }
+    if (out.how != "packed") out.uncompacted = out.plan.total();
     return out;
   };
   const bool try_ring = ring.name != given.name;
@@ -799,7 +820,7 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
     if (other.plan.total() < best.plan.total()) best = std::move(other), on_ring = false;
   }
   const double whole_gain = n < kWholePackingLarge ? kWholePackingGain : kWholePackingGainLarge;
-  if (may_pack && opt.whole_packing && n <= kMaxWholePackingHosts && best.plan.total() > least * whole_gain) {
+  if (may_pack && opt.whole_packing && n <= kMaxWholePackingHosts && best.uncompacted > least * whole_gain) {
     // Still short of the least time: every transfer packed into phases from none, no shifts. Where
     // a leaf's up-links or the hosts' own links bound the exchange, the shifts send from every host
     // at once and leave the leaf's excess for later; packing keeps the bottleneck busy in every phase.
@@ -820,6 +841,7 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
     ++pack_tally.packings, pack_tally.packings_over_budget += work.over;
     if (done) {
       std::erase_if(whole.plan.phases, [](const Phase& ph) { return std::all_of(ph.dst.begin(), ph.dst.end(), [](int32_t d) { return d < 0; }); });
+      compact(table, unit_capacities(ctx), whole.plan.phases, least, transfers, opt, pack_tally);
       const LoadReport load = evaluate(ctx, hosts, whole.plan.phases, false, opt.progress);
       whole.plan.time = load.phase_time;
       whole.plan.st.unroutable = load.broken;
@@ -836,6 +858,7 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
   PlanStats st = plan.st;
   st.packing_work = pack_tally.packing_work, st.packing_budget = pack_tally.packing_budget;
   st.packings = pack_tally.packings, st.packings_over_budget = pack_tally.packings_over_budget;
+  st.phases_compacted = pack_tally.phases_compacted, st.compaction_work = pack_tally.compaction_work;
   const size_t* methods_used = plan.methods_used;
   st.method = methods_used[1] && methods_used[0] ? to_string(primary) + "+" + to_string(secondary)
                                                  : to_string(methods_used[1] ? Method::structure : Method::free);

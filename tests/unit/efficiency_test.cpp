@@ -148,11 +148,12 @@ TEST(Efficiency, PackingEveryTransferKeepsTheLeavesUpLinksBusy) {
   World w(build_fat_tree(two_level(6, 15, 12, 4)));  // 15 hosts and 12 up-links per leaf, 90 hosts, LMC 4
   const std::vector<Host> hosts = all_hosts(w.f);
   const double least = least_time(w.ctx, hosts, {}, {}).time;
-  PlanOptions shifts_packed;
-  shifts_packed.whole_packing = false;
+  // Without compaction, which brings the shifts' packing as far here (below).
+  PlanOptions shifts_packed, packed_whole;
+  shifts_packed.whole_packing = false, shifts_packed.compaction = false, packed_whole.compaction = false;
   const Schedule before = plan_all_to_all(w.ctx, hosts, shifts_packed);
   PlanStats st;
-  const Schedule whole = plan_all_to_all(w.ctx, hosts, {}, &st);
+  const Schedule whole = plan_all_to_all(w.ctx, hosts, packed_whole, &st);
   expect_complete(w, whole);
   EXPECT_EQ(st.method, "free+packed-whole");
   EXPECT_EQ(evaluate(w.ctx, whole.hosts, whole.phases, false).max_load, 1);
@@ -160,6 +161,10 @@ TEST(Efficiency, PackingEveryTransferKeepsTheLeavesUpLinksBusy) {
   EXPECT_GE(t, least);
   EXPECT_GE(least / t, 0.95) << t;
   EXPECT_LT(t, walked_time(w, before));
+  // With compaction (the default), whatever composition wins is no longer.
+  const Schedule compacted = plan_all_to_all(w.ctx, hosts, {});
+  expect_complete(w, compacted);
+  EXPECT_LE(walked_time(w, compacted), t);
 }
 
 TEST(Efficiency, TwoGroupsOneToThreeAndThreeToOne) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <random>
 #include <set>
 
@@ -15,6 +16,7 @@
 #include "ibroute/schedule/efficiency.hpp"
 #include "ibroute/schedule/hosts.hpp"
 #include "ibroute/schedule/patterns.hpp"
+#include "ibroute/schedule/planner.hpp"
 
 using namespace ibroute::fabric;
 using namespace ibroute::schedule;
@@ -156,6 +158,46 @@ TEST(TreeRouting, SpreadRoutingReachesTheCapacityOfMultiDirectorTrees) {
   EXPECT_DOUBLE_EQ(fabric, 6.0 * 102 / 5);
   EXPECT_LE(tables[TreeStyle::spread], 1.05 * fabric);
   EXPECT_GT(tables[TreeStyle::hubs], 1.5 * fabric);
+}
+
+// At LMC 0 every path is fixed: a greedy packing over the spread tables leaves phases short of
+// senders and a tail of nearly empty ones. Compaction (phase_compaction.hpp) empties the emptiest
+// phases into the others. Checked by the evaluation (every pair once, no link over its capacity)
+// against the plan without it and the fabric's least time, and planned twice alike.
+TEST(TreeRouting, CompactionBringsLmc0PlansNearTheSpreadTablesLeastTime) {
+  Fabric f = multi_director();
+  const FabricStructure s = analyze_structure(f);
+  const std::vector<CaPort> order = tree_order(f, s, refs(all_hosts(f)));
+  const TreeRouting r = route_tree(f, s, order, TreeStyle::spread);
+  for (size_t i = 0; i < f.nodes.size(); ++i)
+    if (!r.lft[i].empty()) f.nodes[i].lft = r.lft[i];
+  World w(f);
+  const std::vector<Host> hosts = all_hosts(w.f);
+  const double least = least_time(w.ctx, hosts, {}, {}, false).time;  // the fabric's: 6 x 102 / 5 into the short edge
+  auto total = [](const LoadReport& l) { return std::accumulate(l.phase_time.begin(), l.phase_time.end(), 0.0); };
+  PlanOptions plain;
+  plain.compaction = false;
+  PlanStats a, b, again;
+  const Schedule before = plan_all_to_all(w.ctx, hosts, plain, &a);
+  const Schedule after = plan_all_to_all(w.ctx, hosts, {}, &b);
+  EXPECT_EQ(a.phases_compacted, 0u);
+  ASSERT_GT(b.phases_compacted, 0u);
+  std::set<std::pair<int32_t, int32_t>> pairs;
+  for (const Phase& ph : after.phases)
+    for (size_t i = 0; i < ph.dst.size(); ++i)
+      if (ph.dst[i] >= 0) {
+        EXPECT_TRUE(pairs.emplace(static_cast<int32_t>(i), ph.dst[i]).second) << i << " -> " << ph.dst[i] << " twice";
+      }
+  EXPECT_EQ(pairs.size(), hosts.size() * (hosts.size() - 1));
+  const LoadReport lb = evaluate(w.ctx, hosts, before.phases, false), la = evaluate(w.ctx, hosts, after.phases, false);
+  EXPECT_EQ(la.broken, 0u);
+  EXPECT_EQ(la.max_load, 1);
+  EXPECT_LT(after.phases.size(), before.phases.size());
+  EXPECT_LT(total(la), total(lb));
+  EXPECT_GE(least / total(la), 0.95) << least << " / " << total(la) << " (without compaction " << total(lb) << ")";  // 0.97
+  EXPECT_LT(least / total(lb), 0.9);  // 0.87 without
+  EXPECT_EQ(plan_all_to_all(w.ctx, hosts, {}, &again).phases, after.phases);
+  EXPECT_EQ(again.compaction_work, b.compaction_work);
 }
 
 TEST(TreeRouting, HalfFatTreeInTreeOrderIsCongestionFreeAtLmc0) {

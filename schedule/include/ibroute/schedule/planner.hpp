@@ -41,6 +41,12 @@ struct PlanOptions {
   // At most packing_work_max in all (about 30 s here): millions of transfers waiting (3 456 hosts
   // on minhop tables, where most transfers wait) would otherwise be given minutes.
   uint64_t packing_work_base = 50'000'000, packing_work_per_transfer = 600, packing_work_max = 1'000'000'000;
+  // After a packing: its emptiest phases emptied into the others (phase_compaction.hpp), within
+  // compaction_work_per_transfer per transfer of the exchange, at most compaction_work_max (a unit
+  // is a phase looked at or a link moved; 700 M took 8 s here and brought a 1 350-host director at
+  // LMC 0 from 0.83 to 0.91, 150 M to 0.87).
+  bool compaction = true;
+  uint64_t compaction_work_per_transfer = 1'000, compaction_work_max = 700'000'000;
 };
 
 struct PlanStats {
@@ -53,6 +59,9 @@ struct PlanStats {
   // and budget summed over the compositions packed, and how many of them stopped at their budget.
   uint64_t packing_work = 0, packing_budget = 0;
   size_t packings = 0, packings_over_budget = 0;
+  // Compaction after packing: the phases it removed and its work, summed over the packings.
+  size_t phases_compacted = 0;
+  uint64_t compaction_work = 0;
 };
 
 // Plans all-to-all among `hosts` in the given rank order.
