@@ -32,7 +32,11 @@ std::map<std::pair<End, End>, std::string> links_of(const Fabric& f) {
       const std::string& speed =
           far.speed.empty() || (!port.speed.empty() && lane_gbps(port.speed) <= lane_gbps(far.speed)) ? port.speed : far.speed;
       std::string what = format_width_speed(width, speed);
-      if (port.state != PortState::active && port.state != PortState::unknown) what += " " + std::string(to_string(port.state));
+      // A port not active carries nothing, whichever end it is: both ends' states belong to the
+      // link. (The near end's alone missed a switch port armed behind an active host port, and
+      // the watch then never saw OpenSM activate it: no epoch until the next change.)
+      auto idle = [](const Port& q) { return q.state != PortState::active && q.state != PortState::unknown; };
+      if (idle(port) || idle(far)) what += " " + std::string(to_string(port.state)) + "/" + std::string(to_string(far.state));
       out[{a, b}] = what;
     }
   return out;

@@ -82,6 +82,10 @@ TEST(Diff, SameTablesExactlyWhereTheFullDiffIsEmpty) {
          t.f.nodes[t.s1].ports[2] = Port{.guid = 0x3000};
        }},
       {"a width", [](TwoLeaves& t) { t.f.nodes[t.l1].ports[1].width = 1; }},
+      // Either end of a link not yet active (OpenSM arms and activates ports one at a time): the
+      // host's end (the lower GUID) and the switch's end behind an active host port.
+      {"a host port armed", [](TwoLeaves& t) { t.f.nodes[t.h[0]].ports[1].state = PortState::armed; }},
+      {"a switch port armed", [](TwoLeaves& t) { t.f.nodes[t.l1].ports[1].state = PortState::armed; }},
       {"a LID", [](TwoLeaves& t) { t.f.nodes[t.h[2]].ports[1].base_lid = 20; }},
       {"a GUID", [](TwoLeaves& t) { t.f.nodes[t.h[3]].guid = 0x999; }},
       {"a table not read", [](TwoLeaves& t) { t.f.nodes[t.s2].lft_read = false; }},
