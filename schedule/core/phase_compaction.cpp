@@ -10,8 +10,7 @@ namespace ibroute::schedule {
 namespace {
 
 constexpr uint32_t kNone = UINT32_MAX;
-// Phases x links (4 bytes each), phases x ranks (12 bytes) and ranks x ranks (4 bytes): at most
-// some hundred MB.
+// Phases x links (4 bytes each) and phases x ranks (16 bytes): at most some hundred MB.
 constexpr uint64_t kCells = 40'000'000;
 // Moves per transfer of the phase being emptied (each looks at every phase) before the phase is
 // given up: on a 216-host director fabric at LMC 0, 32 removed 50 phases, 64 removed 52, 200 53.
@@ -28,7 +27,7 @@ class Compactor {
   Compactor(const OptionTable& t, const std::vector<int>& cap, std::vector<Phase>& phases, CompactWork& w)
       : t_(t), cap_(cap), ph_(phases), w_(w), n_(phases[0].dst.size()), nl_(cap.size()), np_(phases.size()), dst_(np_ * n_, -1),
         src_(np_ * n_, -1), opt_(np_ * n_, kNone), link_(np_ * nl_, 0), count_(np_, 0), alive_(np_, 1),
-        closed_(np_, 0), moved_(n_ * n_, 0) {
+        closed_(np_, 0), moved_(np_ * n_, 0) {
     for (size_t p = 0; p < np_; ++p)
       for (size_t s = 0; s < n_; ++s) {
         const int32_t d = ph_[p].dst[s];
@@ -169,7 +168,6 @@ class Compactor {
     }
     return true;
   }
-  size_t key(int32_t s, int32_t d) const { return static_cast<size_t>(s) * n_ + static_cast<size_t>(d); }
 
   // Places h outside the victim: where nothing is in its way, in the fullest such phase; else where
   // the fewest transfers are (at random among equals), none of them moved in the last kTabu moves
@@ -189,7 +187,7 @@ class Compactor {
         for (uint32_t o = a; o == a || o < b; ++o) {
           if (blockers(p, h.s, h.d, o, std::min(best_k, limit), who_)) {
             bool tabu = false;
-            for (int32_t u : who_) tabu = tabu || moved_[key(u, dst_[at(u, p)])] + kTabu > move;
+            for (int32_t u : who_) tabu = tabu || moved_[at(u, p)] + kTabu > move;
             const size_t k = who_.size();
             if (!tabu && k < best_k) best_k = k, best_p = np_, ties_.clear();
             // Nothing in the way: the fullest phase (the emptiest are the next to empty). Else one of
@@ -208,7 +206,7 @@ class Compactor {
       remove(best_p, static_cast<size_t>(u));
     }
     place(best_p, h.s, h.d, best_o == kNone ? h.dlid : t_.opt(best_o).dlid, best_o);
-    moved_[key(h.s, h.d)] = move;
+    moved_[at(h.s, best_p)] = move;
     return true;
   }
 
@@ -226,8 +224,9 @@ class Compactor {
   std::vector<uint32_t> count_;
   std::vector<char> alive_, closed_;
   std::vector<Op> log_;  // what the emptying of the current phase did, to undo it
-  // Per transfer (sender x ranks + receiver): the move that last placed it. Moves are counted over
-  // the whole compaction from past the tenure, so that a transfer never moved is never tabu.
+  // Per sender and phase: the move that placed the transfer there (a transfer is where it was
+  // placed last). Moves are counted over the whole compaction from past the tenure, so that a
+  // transfer never moved is never tabu.
   std::vector<uint32_t> moved_;
   uint32_t move_ = kTabu;
   std::vector<int32_t> who_;
@@ -238,7 +237,7 @@ class Compactor {
 }  // namespace
 
 bool compaction_fits(size_t phases, size_t hosts, size_t links) {
-  return phases > 1 && phases * links <= kCells && phases * hosts <= kCells && hosts * hosts <= kCells;
+  return phases > 1 && phases * links <= kCells && phases * hosts <= kCells && hosts < 0xffff;  // link_'s owner: 16 bits
 }
 
 size_t compact_phases(const OptionTable& table, const std::vector<int>& cap, std::vector<Phase>& phases, size_t floor, CompactWork& work) {
