@@ -1,6 +1,6 @@
+#pragma once
 // The distinct paths (options) of every transfer: what the planner chooses among and what the
 // lower bound reasons about. Internal to schedule/core.
-#pragma once
 
 #include <algorithm>
 #include <cstdint>
@@ -62,15 +62,25 @@ class OptionTable {
     size_t nb = 1, no = 0, nl = 0;
     for (const Part& p : parts) nb += p.begin.size(), no += p.opts.size(), nl += p.links.size();
     if (no > UINT32_MAX || nl > UINT32_MAX) throw std::length_error("the option table is beyond 2^32 paths or links");
-    begin_.reserve(nb), opts_.reserve(no), links_.reserve(nl);
-    for (Part& p : parts) {  // append, shifting the part's offsets; each part freed once copied
-      const auto o0 = static_cast<uint32_t>(opts_.size()), l0 = static_cast<uint32_t>(links_.size());
-      for (uint32_t b : p.begin) begin_.push_back(b + o0);
-      for (Option o : p.opts) o.begin += l0, opts_.push_back(o);
-      links_.insert(links_.end(), p.links.begin(), p.links.end());
+    // Each part copied into its place by its own thread, its offsets shifted, and freed: the copy
+    // and the first touch of hundreds of MB shared out instead of done one part after another.
+    begin_.resize(nb), opts_.resize(no), links_.resize(nl);  // not zeroed (HugeVector)
+    std::vector<size_t> b0(threads + 1, 0), o0(threads + 1, 0), l0(threads + 1, 0);
+    for (unsigned t = 0; t < threads; ++t)
+      b0[t + 1] = b0[t] + parts[t].begin.size(), o0[t + 1] = o0[t] + parts[t].opts.size(), l0[t + 1] = l0[t] + parts[t].links.size();
+    ibroute::fabric::run_parallel(threads, [&](unsigned t) {
+      Part& p = parts[t];
+      const auto oo = static_cast<uint32_t>(o0[t]), lo = static_cast<uint32_t>(l0[t]);
+      for (size_t k = 0; k < p.begin.size(); ++k) begin_[b0[t] + k] = p.begin[k] + oo;
+      for (size_t k = 0; k < p.opts.size(); ++k) {
+        Option o = p.opts[k];
+        o.begin += lo;
+        opts_[o0[t] + k] = o;
+      }
+      std::copy(p.links.begin(), p.links.end(), links_.begin() + static_cast<std::ptrdiff_t>(l0[t]));
       p = Part{};
-    }
-    begin_.push_back(static_cast<uint32_t>(opts_.size()));
+    });
+    begin_[nb - 1] = static_cast<uint32_t>(no);
   }
 
   // Options of the transfer src -> dst: [first, last) indices.
@@ -81,6 +91,11 @@ class OptionTable {
   const Option& opt(uint32_t k) const { return opts_[k]; }
   int group(size_t rank) const { return group_[rank]; }  // the rank's ingress switch, numbered
   const int32_t* links(uint32_t k) const { return links_.data() + opts_[k].begin; }
+  // The links of options [first, last) of one transfer (one range()) lie together, in option
+  // order, as build() appends them: [begin, end) into the links of links(first).
+  std::pair<uint32_t, uint32_t> cell_links(uint32_t first, uint32_t last) const {
+    return {opts_[first].begin, opts_[last - 1].begin + opts_[last - 1].len};
+  }
   // Ask the memory ahead for what range(src, dst) reads, then for the options it names, then for
   // their links (each step reads what the one before fetched): the solver walks transfers in a
   // known order, and the table is too large for the caches.

@@ -56,6 +56,8 @@ class PhaseSolver {
     for (size_t l = 0; l < cap_.size(); ++l)
       if (cap_[l] == 0) cap_[l] = 1, weight_[l] = host > 0 && ctx.gbps[l] > 0 ? std::max(1, static_cast<int>(std::lround(host / ctx.gbps[l]))) : 1;
     for (size_t l = 0; l < over_.size(); ++l) over_[l] = -cap_[l];
+    at_host_rate_.assign(cap_.size(), 0);
+    for (size_t l = 0; l < cap_.size(); ++l) at_host_rate_[l] = host > 0 && ctx.gbps[l] == host;
     for (int32_t s : ctx.structure.top) spine_slot_.emplace(s, static_cast<int>(spine_slot_.size()));
   }
 
@@ -80,15 +82,7 @@ class PhaseSolver {
     gather(ph, todo, unroutable);
     if (method == Method::structure) colour_by_spine(ph, todo, target);
     // Greedy for the rest: fewest options first, least-loaded option.
-    std::vector<std::pair<uint32_t, size_t>> keyed;  // (options, rank): sorted, ties in rank order
-    for (size_t i : todo)
-      if (choice_[i] == kNone) {
-        auto [a, b] = range_[i];
-        keyed.emplace_back(b - a, i);
-      }
-    std::sort(keyed.begin(), keyed.end());
-    std::vector<size_t> rest(keyed.size());
-    for (size_t x = 0; x < keyed.size(); ++x) rest[x] = keyed[x].second;
+    const std::vector<size_t>& rest = fewest_options_first(todo);
     if (method == Method::free) start_from_better_of_base(rest);
     else
       for (size_t i : rest) place(i, best_option(i).first);
@@ -97,7 +91,26 @@ class PhaseSolver {
     return finish(ph);
   }
 
+  size_t greedy_won() const { return greedy_won_; }
+  void set_greedy_only(bool on) { greedy_only_ = on; }
+
  private:
+  // The transfers of `todo` not yet placed, by their number of options, ties in rank order (`todo`
+  // is): a counting sort, since the counts are a few (2^LMC at most).
+  const std::vector<size_t>& fewest_options_first(const std::vector<size_t>& todo) {
+    uint32_t most = 0;
+    for (size_t i : todo)
+      if (choice_[i] == kNone) most = std::max(most, range_[i].second - range_[i].first);
+    bucket_.assign(most + 2, 0);
+    for (size_t i : todo)
+      if (choice_[i] == kNone) ++bucket_[range_[i].second - range_[i].first + 1];
+    for (size_t c = 1; c < bucket_.size(); ++c) bucket_[c] += bucket_[c - 1];
+    rest_.resize(bucket_.back());
+    for (size_t i : todo)
+      if (choice_[i] == kNone) rest_[bucket_[range_[i].second - range_[i].first]++] = i;
+    return rest_;
+  }
+
   // The phase's DLIDs from the choices made, its time and overflow; the solver's per-phase state reset.
   SolveResult finish(Phase& ph) {
     for (size_t i = 0; i < n_; ++i) {
@@ -108,8 +121,8 @@ class PhaseSolver {
     SolveResult r;
     const double host = ctx_.structure.host_gbps > 0 ? ctx_.structure.host_gbps : 1;
     for (int32_t l : touched_) {
-      const int load = (over_[l] + cap_[l]) / weight_[l];
-      if (load > 0) r.time = std::max(r.time, load * host / std::max(ctx_.gbps[l], 1e-9));
+      const int load = weight_[l] == 1 ? over_[l] + cap_[l] : (over_[l] + cap_[l]) / weight_[l];  // no division on most links
+      if (load > 0) r.time = std::max(r.time, at_host_rate_[l] ? load : load * host / std::max(ctx_.gbps[l], 1e-9));  // a division only where needed
       r.overflow = std::max(r.overflow, load - ctx_.capacity[l]);  // against the fabric's bound
     }
     for (int32_t l : touched_) over_[l] = -cap_[l], users_[l].clear(), seen_[l] = 0;
@@ -117,6 +130,9 @@ class PhaseSolver {
     track_users_ = false;
     return r;
   }
+
+  bool greedy_only_ = false;
+  size_t greedy_won_ = 0;  // phases where the greedy start beat the routing's own choice
 
   static constexpr uint32_t kNone = UINT32_MAX;
   static constexpr int kBaseMisses = 16;
@@ -128,6 +144,9 @@ class PhaseSolver {
   int rounds_;
   std::vector<int> cap_;     // per link: transfers at the host link rate it carries at once (1 for a link of that rate)
   std::vector<int> weight_;  // per link: what one transfer counts against it (1; more on a link slower than a host link)
+  std::vector<char> at_host_rate_;  // per link: its rate is the host link's (a transfer on it takes one message-time)
+  std::vector<uint32_t> bucket_;    // fewest_options_first's counts
+  std::vector<size_t> rest_;        // and its order
   // Per link: load - capacity (one array, not two: the solver is bound by random memory reads).
   std::vector<int> over_;
   std::vector<char> seen_;                   // link touched in this phase (listed in touched_)
@@ -173,14 +192,14 @@ class PhaseSolver {
         range_[i] = {0, 0};
         continue;
       }
+      // A cell's options and their links lie together in the table: two block copies, the
+      // options' offsets then moved to the copy's.
       const auto first = static_cast<uint32_t>(opts_.size());
-      for (uint32_t k = a; k < b; ++k) {
-        OptionTable::Option o = t_.opt(k);
-        const int32_t* ls = t_.links(k);
-        o.begin = static_cast<uint32_t>(links_.size());
-        opts_.push_back(o);
-        for (uint16_t x = 0; x < o.len; ++x) links_.push_back(ls[x]);  // a few links: no memmove call
-      }
+      const auto [lb, le] = t_.cell_links(a, b);
+      const uint32_t base = static_cast<uint32_t>(links_.size()) - lb;  // modulo 2^32: adds back to the copy's offsets
+      opts_.insert(opts_.end(), &t_.opt(a), &t_.opt(a) + (b - a));
+      for (size_t k = first; k < opts_.size(); ++k) opts_[k].begin += base;
+      links_.insert(links_.end(), t_.links(a), t_.links(a) + (le - lb));
       range_[i] = {first, static_cast<uint32_t>(opts_.size())};
       todo.push_back(i);
     }
@@ -300,13 +319,23 @@ class PhaseSolver {
   // The routing's own choice (base LIDs) is, on a d-mod-k tree in topology order, already free
   // of congestion; where it is not, the greedy start may be better: keep the better of the two.
   // Only for the free method, where `ts` is every transfer placed (nothing is pre-coloured).
+  // With greedy_only (the routing's choice lost every phase probed, set_greedy_only), the greedy
+  // start alone: on correlated tables (minhop on three levels) the comparison is a third of the
+  // solve and never goes the base's way.
   void start_from_better_of_base(const std::vector<size_t>& ts) {
+    if (greedy_only_) {
+      for (size_t i : ts) place(i, best_option(i).first);
+      return;
+    }
     for (size_t i : ts) place(i, range_[i].first);  // the lowest DLID with a route
     auto base = overflow_of(ts);
     if (base.first <= 0) return;
     clear(ts);
     for (size_t i : ts) place(i, best_option(i).first);
-    if (overflow_of(ts) < base) return;
+    if (overflow_of(ts) < base) {
+      ++greedy_won_;
+      return;
+    }
     clear(ts);
     for (size_t i : ts) place(i, range_[i].first);
   }
@@ -597,6 +626,9 @@ struct Planned {
   }
 };
 
+// Probing the routing (solve_phases): the phases probed, on exchanges of at least so many phases.
+constexpr size_t kProbe = 16, kProbePhasesFrom = 256;
+
 // Solves every phase of `phases`. Without `deferred`, each phase aims at its least load (what its
 // leaves' up-links allow); with it, first every leaf's excess waits (Leaves::defer_excess), then
 // every phase aims at one transfer per host-link rate and what still does not fit waits too, all
@@ -620,43 +652,57 @@ Planned solve_phases(const EvalContext& ctx, const OptionTable& table, const std
   std::vector<Tally> tallies(threads);
   std::atomic<size_t> next{0};
   std::atomic<size_t> solved{0};
-  auto work = [&](Tally& t, bool reports) {  // the calling thread reports progress between its phases
-    PhaseSolver solver(ctx, table, hosts, opt.repair_rounds);
-    for (size_t p; (p = next.fetch_add(1, std::memory_order_relaxed)) < phases.size();) {
-      if (reports && opt.progress)
-        report_or_stop(next, phases.size(), [&] { opt.progress("plan", progress_base + solved.load(std::memory_order_relaxed), progress_total); });
-      Phase& ph = phases[p];
-      size_t unroutable = 0;
-      std::vector<Transfer>* wait = deferred ? &waits[p] : nullptr;
-      const int target = wait ? 1 : leaves.phase_bound(ph);
-      Phase first = ph;
-      const size_t waiting = wait ? wait->size() : 0;
-      SolveResult r = solver.solve(first, primary, unroutable, target, wait, p);
-      Method used = primary;
-      if (phase_slot_count(r.time) > static_cast<uint32_t>(target) && opt.method == Method::automatic && secondary != primary) {
-        // Automatic: where the first method misses the target, try the other and keep the better.
-        Phase second = ph;
-        size_t u2 = 0;
-        std::vector<Transfer> wait2;
-        SolveResult r2 = solver.solve(second, secondary, u2, target, wait ? &wait2 : nullptr, p);
-        const bool better = wait ? wait2.size() < wait->size() - waiting
-                                 : r2.time < r.time || (r2.time == r.time && r2.overflow < r.overflow);
-        if (better) {
-          first = std::move(second), r = r2, used = secondary, unroutable = u2;
-          if (wait) wait->resize(waiting), wait->insert(wait->end(), wait2.begin(), wait2.end());
-        }
+  auto one = [&](PhaseSolver& solver, size_t p, Tally& t) {
+    Phase& ph = phases[p];
+    size_t unroutable = 0;
+    std::vector<Transfer>* wait = deferred ? &waits[p] : nullptr;
+    const int target = wait ? 1 : leaves.phase_bound(ph);
+    Phase first = ph;
+    const size_t waiting = wait ? wait->size() : 0;
+    SolveResult r = solver.solve(first, primary, unroutable, target, wait, p);
+    Method used = primary;
+    if (phase_slot_count(r.time) > static_cast<uint32_t>(target) && opt.method == Method::automatic && secondary != primary) {
+      // Automatic: where the first method misses the target, try the other and keep the better.
+      Phase second = ph;
+      size_t u2 = 0;
+      std::vector<Transfer> wait2;
+      SolveResult r2 = solver.solve(second, secondary, u2, target, wait ? &wait2 : nullptr, p);
+      const bool better = wait ? wait2.size() < wait->size() - waiting
+                               : r2.time < r.time || (r2.time == r.time && r2.overflow < r.overflow);
+      if (better) {
+        first = std::move(second), r = r2, used = secondary, unroutable = u2;
+        if (wait) wait->resize(waiting), wait->insert(wait->end(), wait2.begin(), wait2.end());
       }
-      ph = std::move(first);
-      out.time[p] = r.time;
-      ++t.methods_used[used == Method::structure];
-      t.st.unroutable += unroutable;
-      if (r.overflow > 0) ++t.st.phases_over;
-      solved.fetch_add(1, std::memory_order_relaxed);
-      t.st.worst_overflow = std::max(t.st.worst_overflow, r.overflow);
     }
+    ph = std::move(first);
+    out.time[p] = r.time;
+    ++t.methods_used[used == Method::structure];
+    t.st.unroutable += unroutable;
+    if (r.overflow > 0) ++t.st.phases_over;
+    solved.fetch_add(1, std::memory_order_relaxed);
+    t.st.worst_overflow = std::max(t.st.worst_overflow, r.overflow);
   };
   if (opt.progress) opt.progress("plan", progress_base, progress_total);  // before the threads: either may take every phase
-  run_parallel(threads, [&](unsigned k) { work(tallies[k], k == 0); });
+  // The first kProbe phases, one after another, probe the routing: where the greedy start beat
+  // its own choice in every one of them, the other phases start from the greedy alone. Decided
+  // before the threads, so the schedule is the same for any number of them.
+  bool greedy_only = false;
+  if (phases.size() >= kProbePhasesFrom) {
+    PhaseSolver probe(ctx, table, hosts, opt.repair_rounds);
+    for (size_t p = 0; p < kProbe; ++p) one(probe, p, tallies[0]);
+    next = kProbe;
+    greedy_only = probe.greedy_won() == kProbe;
+  }
+  out.st.greedy_start = greedy_only;
+  run_parallel(threads, [&](unsigned k) {  // the calling thread reports progress between its phases
+    PhaseSolver solver(ctx, table, hosts, opt.repair_rounds);
+    solver.set_greedy_only(greedy_only);
+    for (size_t p; (p = next.fetch_add(1, std::memory_order_relaxed)) < phases.size();) {
+      if (k == 0 && opt.progress)
+        report_or_stop(next, phases.size(), [&] { opt.progress("plan", progress_base + solved.load(std::memory_order_relaxed), progress_total); });
+      one(solver, p, tallies[k]);
+    }
+  });
   for (const Tally& t : tallies) {
     out.st.unroutable += t.st.unroutable;
     out.st.phases_over += t.st.phases_over;

@@ -80,7 +80,8 @@ struct PlanOutcome {
   double planner_efficiency = 0;
   // Round-robin in the hosts' topology order with base LIDs, where it was measured (all-to-all,
   // packing allowed, that order not the given one): its worst link, or where its look was given
-  // up as slower than the plan, the worst of the phases looked at. 0: not measured.
+  // up as slower than the plan, the worst of the phases looked at (on a big exchange perhaps only
+  // the sample of its shifts that the given order is first measured on). 0: not measured.
   int topology_round_robin_max_load = 0;
 };
 

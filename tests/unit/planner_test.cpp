@@ -159,6 +159,46 @@ TEST(Planner, ThreeLevelsInNameOrderTheSamePlanOnAnyNumberOfThreadsAndAsClaimed)
   expect_valid(w, a, false);
   LoadReport r = evaluate(w.ctx, a.hosts, a.phases, false);
   EXPECT_EQ(std::max(0, r.max_load - w.s.transfer_bound), s1.worst_overflow) << "the planner's own count agrees with the LFT walk";
+  EXPECT_FALSE(s1.greedy_start) << "d-mod-k tables: the routing's own choice fits, it is not probed away";
+}
+
+TEST(Planner, OnMinhopTablesThePhasesStartFromTheGreedyTheSameOnAnyNumberOfThreads) {
+  // The same 512-host tree under minhop-like tables (each switch gives each LID its least-used
+  // shortest port): the routing's own choice congests every phase, the probe of the first phases
+  // sees the greedy start win each time, and the rest start from the greedy alone. Decided before
+  // the threads start: the plan must not depend on them, and it must still beat round-robin.
+  FatTreeSpec t;
+  t.levels = 3, t.pods = 4, t.leaves = 8, t.hosts_per_leaf = 16, t.aggs = 8, t.cores = 16, t.lmc = 2, t.shuffle_names = true;
+  Fabric f = build_fat_tree(t);
+  route_minhop(f);
+  World w(std::move(f));
+  const std::vector<Host> hosts = all_hosts(w.f);
+  ASSERT_GE(hosts.size(), 512u);
+  PlanOptions one, two;
+  one.threads = 1, two.threads = 2;
+  one.packing = two.packing = false;  // the shifts alone: every phase through the solver
+  PlanStats s1, s2;
+  const Schedule a = plan_all_to_all(w.ctx, hosts, one, &s1), b = plan_all_to_all(w.ctx, hosts, two, &s2);
+  EXPECT_TRUE(s1.greedy_start);
+  EXPECT_TRUE(s2.greedy_start);
+  ASSERT_EQ(a.phases.size(), b.phases.size());
+  for (size_t p = 0; p < a.phases.size(); ++p) {
+    ASSERT_EQ(a.phases[p].dst, b.phases[p].dst) << "phase " << p;
+    ASSERT_EQ(a.phases[p].dlid, b.phases[p].dlid) << "phase " << p;
+  }
+  expect_valid(w, a, false);
+  // Recomputed from the LFTs: the planner's overflow, and its time against round-robin with base LIDs.
+  const LoadReport r = evaluate(w.ctx, a.hosts, a.phases, false);
+  EXPECT_EQ(std::max(0, r.max_load - w.s.transfer_bound), s1.worst_overflow);
+  std::vector<Phase> rr = shift_phases(hosts.size());
+  apply_lid_policy(w.f, hosts, rr, LidPolicy::base);
+  const LoadReport base = evaluate(w.ctx, hosts, rr, false);
+  auto total = [](const LoadReport& x) {
+    double t = 0;
+    for (double p : x.phase_time) t += p;
+    return t;
+  };
+  EXPECT_LT(total(r), total(base) * 0.8) << "the plan " << total(r) << ", round-robin " << total(base);
 }
 
 namespace {

@@ -62,6 +62,9 @@ struct PlanStats {
   // Compaction after packing: the phases it removed and its work, summed over the packings.
   size_t phases_compacted = 0;
   uint64_t compaction_work = 0;
+  // The routing's own choice lost to the greedy start in every phase probed (a routing that congests
+  // every phase): the other phases started from the greedy alone, without comparing the two.
+  bool greedy_start = false;
 };
 
 // Plans all-to-all among `hosts` in the given rank order.
