@@ -90,18 +90,21 @@ SwitchPaths::SwitchPaths(const Fabric& f, const LinkIndex& links, const std::vec
   // Paths this long (loops, odd fabrics), or a table this big: walking is cheaper than the memory.
   if (stride_ > 9 || switches.size() * cols_ * stride_ * sizeof(int32_t) > max_bytes) return;
   cells_.resize(switches.size() * cols_ * stride_);  // not zeroed: pages are touched as rows land
-  for (size_t r = 0; r < switches.size(); ++r) {
-    row_of_[switches[r]] = static_cast<int32_t>(r);
-    const int32_t* from = rows[r].links.data();
-    for (size_t lid = 0; lid < cols_; ++lid) {
-      int32_t* cell = &cells_[(r * cols_ + lid) * stride_];
-      const uint32_t h = rows[r].head[lid];
-      cell[0] = static_cast<int32_t>(h);
-      std::copy_n(from, h & 0xffff, cell + 1);
-      from += h & 0xffff;
+  for (size_t r = 0; r < switches.size(); ++r) row_of_[switches[r]] = static_cast<int32_t>(r);
+  next = 0;
+  run_parallel(std::max(1u, threads), [&](unsigned) {  // hundreds of MB first touched: shared out too
+    for (size_t r; (r = next.fetch_add(1)) < switches.size();) {
+      const int32_t* from = rows[r].links.data();
+      for (size_t lid = 0; lid < cols_; ++lid) {
+        int32_t* cell = &cells_[(r * cols_ + lid) * stride_];
+        const uint32_t h = rows[r].head[lid];
+        cell[0] = static_cast<int32_t>(h);
+        std::copy_n(from, h & 0xffff, cell + 1);
+        from += h & 0xffff;
+      }
+      rows[r] = Row{};
     }
-    rows[r] = Row{};
-  }
+  });
 }
 
 std::vector<double> max_min_rates(const std::vector<std::vector<int32_t>>& flows, const std::vector<double>& capacity) {
