@@ -1,6 +1,6 @@
-#pragma once
 // The distinct paths (options) of every transfer: what the planner chooses among and what the
 // lower bound reasons about. Internal to schedule/core.
+#pragma once
 
 #include <algorithm>
 #include <cstdint>
