@@ -56,8 +56,6 @@ class PhaseSolver {
     for (size_t l = 0; l < cap_.size(); ++l)
       if (cap_[l] == 0) cap_[l] = 1, weight_[l] = host > 0 && ctx.gbps[l] > 0 ? std::max(1, static_cast<int>(std::lround(host / ctx.gbps[l]))) : 1;
     for (size_t l = 0; l < over_.size(); ++l) over_[l] = -cap_[l];
-    at_host_rate_.assign(cap_.size(), 0);
-    for (size_t l = 0; l < cap_.size(); ++l) at_host_rate_[l] = host > 0 && ctx.gbps[l] == host;
     for (int32_t s : ctx.structure.top) spine_slot_.emplace(s, static_cast<int>(spine_slot_.size()));
   }
 
@@ -121,8 +119,8 @@ class PhaseSolver {
     SolveResult r;
     const double host = ctx_.structure.host_gbps > 0 ? ctx_.structure.host_gbps : 1;
     for (int32_t l : touched_) {
-      const int load = weight_[l] == 1 ? over_[l] + cap_[l] : (over_[l] + cap_[l]) / weight_[l];  // no division on most links
-      if (load > 0) r.time = std::max(r.time, at_host_rate_[l] ? load : load * host / std::max(ctx_.gbps[l], 1e-9));  // a division only where needed
+      const int load = (over_[l] + cap_[l]) / weight_[l];
+      if (load > 0) r.time = std::max(r.time, ctx_.at_host_rate[l] ? load : load * host / std::max(ctx_.gbps[l], 1e-9));  // a division only where needed
       r.overflow = std::max(r.overflow, load - ctx_.capacity[l]);  // against the fabric's bound
     }
     for (int32_t l : touched_) over_[l] = -cap_[l], users_[l].clear(), seen_[l] = 0;
@@ -144,7 +142,6 @@ class PhaseSolver {
   int rounds_;
   std::vector<int> cap_;     // per link: transfers at the host link rate it carries at once (1 for a link of that rate)
   std::vector<int> weight_;  // per link: what one transfer counts against it (1; more on a link slower than a host link)
-  std::vector<char> at_host_rate_;  // per link: its rate is the host link's (a transfer on it takes one message-time)
   std::vector<uint32_t> bucket_;    // fewest_options_first's counts
   std::vector<size_t> rest_;        // and its order
   // Per link: load - capacity (one array, not two: the solver is bound by random memory reads).
@@ -626,9 +623,6 @@ struct Planned {
   }
 };
 
-// The least time of both: the tables' where it is longer than the fabric's (efficiency_of's).
-double least_time_of(const LeastTimes& t) { return std::max(t.fabric.time, t.tables.time); }
-
 // Probing the routing (solve_phases): the phases probed, on exchanges of at least so many phases.
 constexpr size_t kProbe = 16, kProbePhasesFrom = 256;
 
@@ -804,7 +798,7 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
   // win — on a 1 350-host director under OpenSM's updn it spent 30 s to find so); else over the
   // fabric (host links and cuts), which costs no walk.
   const bool may_pack = n <= kMaxPackingHosts && opt.packing;
-  const double least = may_pack ? least_time_of(least_times(ctx, hosts, senders, receivers)) : least_time(ctx, hosts, senders, receivers, false).time;
+  const double least = least_time(ctx, hosts, senders, receivers, may_pack).time;
   const bool may_interleave = !s.all_to_all() && opt.packing;
   // The phases are made anew for each composition tried (N-1 phases of N cells: 600 MB at 10 000
   // hosts; a copy would double the planner's peak).

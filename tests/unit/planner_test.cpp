@@ -136,14 +136,21 @@ TEST(Planner, Timing864) {
   expect_valid(w, s, true);
 }
 
+namespace {
+// A three-level fat-tree at LMC 2, names shuffled: PODS x LEAVES x HOSTS, AGGS per pod, CORES.
+Fabric three_level(int pods, int leaves, int hosts, int aggs, int cores) {
+  FatTreeSpec t;
+  t.levels = 3, t.pods = pods, t.leaves = leaves, t.hosts_per_leaf = hosts, t.aggs = aggs, t.cores = cores, t.lmc = 2, t.shuffle_names = true;
+  return build_fat_tree(t);
+}
+}  // namespace
+
 TEST(Planner, ThreeLevelsInNameOrderTheSamePlanOnAnyNumberOfThreadsAndAsClaimed) {
   // 4 pods x 8 leaves x 16 hosts, 8 aggregation switches per pod, 16 cores, LMC 2, names shuffled:
   // the option table is built in parts (one per thread) and each phase works on its own copy of
   // it; the plan must not depend on how the work was cut, and what the planner claims must hold
   // when the routes are walked again from the LFTs.
-  FatTreeSpec t;
-  t.levels = 3, t.pods = 4, t.leaves = 8, t.hosts_per_leaf = 16, t.aggs = 8, t.cores = 16, t.lmc = 2, t.shuffle_names = true;
-  World w(build_fat_tree(t));
+  World w(three_level(4, 8, 16, 8, 16));
   ASSERT_EQ(w.s.levels, 3);
   std::vector<Host> hosts = all_hosts(w.f);
   ASSERT_GE(hosts.size(), 512u) << "large enough for the table to be built in two parts";
@@ -168,9 +175,7 @@ TEST(Planner, OnMinhopTablesThePhasesStartFromTheGreedyTheSameOnAnyNumberOfThrea
   // shortest port): the routing's own choice congests every phase, the probe of the first phases
   // sees the greedy start win each time, and the rest start from the greedy alone. Decided before
   // the threads start: the plan must not depend on them, and it must still beat round-robin.
-  FatTreeSpec t;
-  t.levels = 3, t.pods = 4, t.leaves = 8, t.hosts_per_leaf = 16, t.aggs = 8, t.cores = 16, t.lmc = 2, t.shuffle_names = true;
-  Fabric f = build_fat_tree(t);
+  Fabric f = three_level(4, 8, 16, 8, 16);
   route_minhop(f);
   World w(std::move(f));
   const std::vector<Host> hosts = all_hosts(w.f);
@@ -194,12 +199,7 @@ TEST(Planner, OnMinhopTablesThePhasesStartFromTheGreedyTheSameOnAnyNumberOfThrea
   std::vector<Phase> rr = shift_phases(hosts.size());
   apply_lid_policy(w.f, hosts, rr, LidPolicy::base);
   const LoadReport base = evaluate(w.ctx, hosts, rr, false);
-  auto total = [](const LoadReport& x) {
-    double t = 0;
-    for (double p : x.phase_time) t += p;
-    return t;
-  };
-  EXPECT_LT(total(r), total(base) * 0.8) << "the plan " << total(r) << ", round-robin " << total(base);
+  EXPECT_LT(planned_time(r), planned_time(base) * 0.8) << "the plan " << planned_time(r) << ", round-robin " << planned_time(base);
 }
 
 namespace {
@@ -230,9 +230,7 @@ TEST(Planner, NoPackingWhereTheTablesAloneKeepThePlanNearItsShifts) {
   // Every switch's up-going traffic over one up-link: the tables force a time near what the
   // shifts take, and no composition can do better than the tables allow. Packing would only spend
   // its budget (30 s on a 1 350-host director under updn) to find that out.
-  FatTreeSpec t;
-  t.levels = 3, t.pods = 2, t.leaves = 4, t.hosts_per_leaf = 8, t.aggs = 4, t.cores = 8, t.lmc = 2, t.shuffle_names = true;
-  Fabric f = build_fat_tree(t);
+  Fabric f = three_level(2, 4, 8, 4, 8);
   concentrate_up_routes(f);
   World w(std::move(f));
   const std::vector<Host> hosts = all_hosts(w.f);
@@ -248,9 +246,7 @@ TEST(Planner, NoPackingWhereTheTablesAloneKeepThePlanNearItsShifts) {
 
 TEST(Planner, PackingOnPoorTablesStaysWithinAWorkBudgetNotAClock) {
   // Minhop-like tables: the shifts are far from what the tables allow, and packing is tried.
-  FatTreeSpec t;
-  t.levels = 3, t.pods = 2, t.leaves = 4, t.hosts_per_leaf = 8, t.aggs = 4, t.cores = 8, t.lmc = 2, t.shuffle_names = true;
-  Fabric f = build_fat_tree(t);
+  Fabric f = three_level(2, 4, 8, 4, 8);
   route_minhop(f);
   World w(std::move(f));
   const std::vector<Host> hosts = all_hosts(w.f);
