@@ -91,6 +91,9 @@ class PhaseSolver {
 
   size_t greedy_won() const { return greedy_won_; }
   void set_greedy_only(bool on) { greedy_only_ = on; }
+  // The senders in the order the solver visits them (every rank once): a ring's places, so that
+  // the plan of a ring's shifts does not depend on how the hosts were numbered. Null: rank order.
+  void set_visit(const std::vector<int32_t>* ranks) { visit_ = ranks; }
 
  private:
   // The transfers of `todo` not yet placed, by their number of options, ties in rank order (`todo`
@@ -130,7 +133,8 @@ class PhaseSolver {
   }
 
   bool greedy_only_ = false;
-  size_t greedy_won_ = 0;  // phases where the greedy start beat the routing's own choice
+  size_t greedy_won_ = 0;
+  const std::vector<int32_t>* visit_ = nullptr;  // phases where the greedy start beat the routing's own choice
 
   static constexpr uint32_t kNone = UINT32_MAX;
   static constexpr int kBaseMisses = 16;
@@ -163,7 +167,10 @@ class PhaseSolver {
   const int32_t* links(uint32_t k) const { return links_.data() + opts_[k].begin; }
 
   // Copies the options of every transfer of `ph` into opts_/links_ (range_ indexes the copy) and
-  // lists in `todo` those with a route; `first_only`: each transfer's first option alone. The
+  // lists in `todo` those with a route, in visiting order (rank order, or the ring's: which of two
+  // colliding transfers the greedy and the repair move first decides whether the collisions of a
+  // leaf that lost an up-link are resolved: 3 000 hosts, 5 488 slots in name order, 3 239 in the
+  // ring's); `first_only`: each transfer's first option alone. The
   // table's dependent reads (range, then the options it names, then their links) are asked for in
   // stages ahead, so that several misses are in flight at once. (Tried and slower at 10 000 hosts:
   // three passes, one per read; options and links interleaved in one array.)
@@ -175,13 +182,16 @@ class PhaseSolver {
       if (first_only) r.second = std::min(r.second, r.first + 1);
       return r;
     };
-    for (size_t i = 0; i < n_; ++i) {
-      if (i + kRange < n_ && ph.dst[i + kRange] >= 0) t_.prefetch_range(i + kRange, static_cast<size_t>(ph.dst[i + kRange]));
-      if (i + kOptions < n_ && ph.dst[i + kOptions] >= 0) t_.prefetch_options(at(i + kOptions).first);
-      if (i + kLinks < n_ && ph.dst[i + kLinks] >= 0) {
-        auto [a, b] = at(i + kLinks);
+    const size_t count = visit_ ? visit_->size() : n_;
+    auto rank = [&](size_t j) { return visit_ ? static_cast<size_t>((*visit_)[j]) : j; };
+    for (size_t j = 0; j < count; ++j) {
+      if (size_t r; j + kRange < count && ph.dst[r = rank(j + kRange)] >= 0) t_.prefetch_range(r, static_cast<size_t>(ph.dst[r]));
+      if (size_t r; j + kOptions < count && ph.dst[r = rank(j + kOptions)] >= 0) t_.prefetch_options(at(r).first);
+      if (size_t r; j + kLinks < count && ph.dst[r = rank(j + kLinks)] >= 0) {
+        auto [a, b] = at(r);
         t_.prefetch_links(a, b);
       }
+      const size_t i = rank(j);
       if (ph.dst[i] < 0) continue;
       auto [a, b] = at(i);
       if (a == b) {
@@ -629,10 +639,12 @@ constexpr size_t kProbe = 16, kProbePhasesFrom = 256;
 // Solves every phase of `phases`. Without `deferred`, each phase aims at its least load (what its
 // leaves' up-links allow); with it, first every leaf's excess waits (Leaves::defer_excess), then
 // every phase aims at one transfer per host-link rate and what still does not fit waits too, all
-// listed in `deferred` in phase order.
+// listed in `deferred` in phase order. `ring`: the phases are its shifts, visited in its order.
 Planned solve_phases(const EvalContext& ctx, const OptionTable& table, const std::vector<Host>& hosts, const Leaves& leaves,
                      std::vector<Phase> phases, const PlanOptions& opt, Method primary, Method secondary, size_t progress_base,
-                     size_t progress_total, std::vector<Transfer>* deferred) {
+                     size_t progress_total, std::vector<Transfer>* deferred, const Ring* ring = nullptr) {
+  std::vector<int32_t> visit = ring ? ranks_at(*ring) : std::vector<int32_t>{};
+  std::erase(visit, -1);
   Planned out;
   out.time.assign(phases.size(), 0);
   std::vector<std::vector<Transfer>> waits(deferred ? phases.size() : 0);
@@ -686,6 +698,7 @@ Planned solve_phases(const EvalContext& ctx, const OptionTable& table, const std
   bool greedy_only = false;
   if (phases.size() >= kProbePhasesFrom) {
     PhaseSolver probe(ctx, table, hosts, opt.repair_rounds);
+    probe.set_visit(ring ? &visit : nullptr);
     for (size_t p = 0; p < kProbe; ++p) one(probe, p, tallies[0]);
     next = kProbe;
     greedy_only = probe.greedy_won() == kProbe;
@@ -694,6 +707,7 @@ Planned solve_phases(const EvalContext& ctx, const OptionTable& table, const std
   run_parallel(threads, [&](unsigned k) {  // the calling thread reports progress between its phases
     PhaseSolver solver(ctx, table, hosts, opt.repair_rounds);
     solver.set_greedy_only(greedy_only);
+    solver.set_visit(ring ? &visit : nullptr);
     for (size_t p; (p = next.fetch_add(1, std::memory_order_relaxed)) < phases.size();) {
       if (k == 0 && opt.progress)
         report_or_stop(next, phases.size(), [&] { opt.progress("plan", progress_base + solved.load(std::memory_order_relaxed), progress_total); });
@@ -740,7 +754,7 @@ NamedRing choose_ring(const EvalContext& ctx, const OptionTable& table, const st
     const std::vector<size_t> shifts = sample_shifts(r.size, kSample);
     std::vector<Phase> phases = ring_phases(r, shifts);
     if (phases.empty()) return 0.0;
-    Planned p = solve_phases(ctx, table, hosts, leaves, std::move(phases), quiet, primary, secondary, 0, 0, nullptr);
+    Planned p = solve_phases(ctx, table, hosts, leaves, std::move(phases), quiet, primary, secondary, 0, 0, nullptr, &r);
     return p.total() * static_cast<double>(r.size - 1) / static_cast<double>(shifts.size());
   };
   NamedRing best = given_ring(hosts.size());
@@ -817,7 +831,8 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
     const bool on_ring = over.name != given.name;
     auto composition = [&] { return s.all_to_all() ? (on_ring ? ring_phases(over.ring) : shift_phases(n)) : group_phases(n, senders, receivers); };
     const size_t m = s.all_to_all() ? over.ring.size - 1 : std::max(senders.size(), receivers.size());
-    out.plan = solve_phases(ctx, table, hosts, leaves, composition(), opt, primary, secondary, base, total, nullptr);
+    const Ring* visit = on_ring ? &over.ring : nullptr;
+    out.plan = solve_phases(ctx, table, hosts, leaves, composition(), opt, primary, secondary, base, total, nullptr, visit);
     if (may_interleave && out.plan.total() > least * kPackingGain) {
       // Two groups pair the k-th sender with the (k + shift)-th receiver: where a leaf's receivers
       // (senders) stand together in the list, a shift brings it more than its up-links carry. The
@@ -834,7 +849,7 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
       // is the bottleneck in every shift. Let its excess wait and pack it into phases of its own.
       std::vector<Transfer> waiting;
       Planned packed = solve_phases(ctx, table, hosts, leaves, composition(), opt, primary, secondary, base + m * (1 + may_interleave), total,
-                                    &waiting);
+                                    &waiting, visit);
       // Abandoned where it cannot take fewer slots than the shifts it would replace, or where it
       // takes more work than its budget (a routing that leaves most links unusable).
       PackWork work;

@@ -3,7 +3,7 @@
 // ftree), but only where N is a multiple of the up-link counts: otherwise every shift's wrap from
 // rank N-1 to rank 0 puts two of a leaf's transfers on one up-link, and every phase takes twice as
 // long (10 000 hosts on 18-port switches: efficiency 0.5). Placing the ranks on a ring of M >= N
-// places (schedule.hpp's Ring) - in topology or LID order, as the routing numbers them, with the
+// places (schedule.hpp's Ring) - in topology, LID or tree order, as the routing numbers them, with the
 // places the routing counts but the host set lacks left empty - restores the alignment: M-1
 // phases, each at one transfer per link, some ranks idle in each. Internal to schedule/core.
 #pragma once
@@ -25,7 +25,8 @@ struct NamedRing {
 // The rank order as given on a ring of exactly its ranks: the plain shifts.
 NamedRing given_ring(size_t ranks);
 
-// Rings worth trying for `hosts`: topology and LID order, each compact and each leaf padded to the
+// Rings worth trying for `hosts`: topology (leaf GUID), LID and tree order (as `ibroute routing`
+// numbers destinations; where it differs from the topology order), each compact and each leaf padded to the
 // fullest leaf's host count, each on its own size and rounded up to multiples of the up-link counts
 // of the levels; none larger than `most` places.
 std::vector<NamedRing> candidate_rings(const EvalContext& ctx, const std::vector<Host>& hosts, const Leaves& leaves, size_t most);

@@ -21,6 +21,24 @@ using namespace ibroute::fabric;
 // formats, the peer library and the lower bound work on. Packing has tests of its own.
 inline const schedule::PlanOptions kShiftsOnly{.packing = false};
 
+// Unplug every link between two switches.
+inline void unplug(Fabric& f, const std::string& a, const std::string& b) {
+  int x = -1, y = -1;
+  for (size_t i = 0; i < f.nodes.size(); ++i) {
+    if (f.nodes[i].desc == a) x = static_cast<int>(i);
+    if (f.nodes[i].desc == b) y = static_cast<int>(i);
+  }
+  ASSERT_GE(x, 0);
+  ASSERT_GE(y, 0);
+  for (int p = 1; p <= f.nodes[x].num_ports(); ++p) {
+    Port& port = f.nodes[x].ports[p];
+    if (port.peer_node == y) {
+      f.nodes[y].ports[port.peer_port] = Port{.guid = f.nodes[y].guid};
+      port = Port{.guid = f.nodes[x].guid};
+    }
+  }
+}
+
 inline int add_node(Fabric& f, NodeType t, const std::string& desc, int nports, uint64_t guid) {
   Node n;
   n.type = t;

@@ -15,6 +15,7 @@ using namespace ibroute::fabric;
 using namespace ibroute::schedule;
 using ibroute::test::kShiftsOnly;
 using ibroute::test::TwoLeaves;
+using ibroute::test::unplug;
 using ibroute::test::World;
 
 namespace {
@@ -24,24 +25,6 @@ std::vector<Phase> across(size_t n) {
   Phase p{std::vector<int32_t>(n, -1), std::vector<uint16_t>(n, 0)};
   p.dst[0] = 2, p.dst[1] = 3;
   return {p};
-}
-
-// Unplug every link between two switches.
-void unplug(Fabric& f, const std::string& a, const std::string& b) {
-  int x = -1, y = -1;
-  for (size_t i = 0; i < f.nodes.size(); ++i) {
-    if (f.nodes[i].desc == a) x = static_cast<int>(i);
-    if (f.nodes[i].desc == b) y = static_cast<int>(i);
-  }
-  ASSERT_GE(x, 0);
-  ASSERT_GE(y, 0);
-  for (int p = 1; p <= f.nodes[x].num_ports(); ++p) {
-    Port& port = f.nodes[x].ports[p];
-    if (port.peer_node == y) {
-      f.nodes[y].ports[port.peer_port] = Port{.guid = f.nodes[y].guid};
-      port = Port{.guid = f.nodes[x].guid};
-    }
-  }
 }
 
 // Two-level trees of a few shapes and LMCs by seed, every odd one with a leaf-spine link down.

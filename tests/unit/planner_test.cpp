@@ -6,6 +6,7 @@
 #include "ibroute/fabric/links.hpp"
 #include "ibroute/fabric/structure.hpp"
 #include "ibroute/fabric/synthetic.hpp"
+#include "ibroute/fabric/tree_routing.hpp"
 #include "ibroute/schedule/efficiency.hpp"
 #include "ibroute/schedule/hosts.hpp"
 #include "ibroute/schedule/patterns.hpp"
@@ -278,4 +279,52 @@ TEST(Planner, PackingOnPoorTablesStaysWithinAWorkBudgetNotAClock) {
   ASSERT_GE(c.packings, 1u);
   EXPECT_EQ(c.packings_over_budget, c.packings);
   EXPECT_EQ(c.packing_budget, 1000 * c.packings);
+}
+
+namespace {
+// Tables as a subnet manager's sweep computes them for the fabric as it is: `ibroute routing`'s
+// hubs, destinations numbered in tree order.
+void route_as_tree(Fabric& f) {
+  const FabricStructure s = analyze_structure(f);
+  std::vector<CaPort> refs;
+  for (const Host& h : all_hosts(f)) refs.push_back({h.node, h.port});
+  const TreeRouting r = route_tree(f, s, tree_order(f, s, refs), TreeStyle::hubs);
+  for (size_t i = 0; i < f.nodes.size(); ++i)
+    if (!r.lft[i].empty()) f.nodes[i].lft = r.lft[i];
+}
+}  // namespace
+
+TEST(Planner, AfterALeafLostAnUpLinkTheShiftsFollowTheRoutingsOrderWhateverTheNumbering) {
+  // 700 hosts on 6 pods x 12 leaves of up to 12 hosts, 12 aggregation switches per pod, 144 cores
+  // (no blocking): 700 is no multiple of 12, so the plain shifts' wrap collides in every phase.
+  // leaf001 has lost its cable to agg01-01 and the tables are computed again: the routing numbers
+  // destinations in tree order, where leaf001 now stands last in its pod, no longer in the leaves'
+  // GUID order. Over a ring in the routing's order, padded to 708 places, the shifts nearly fit
+  // once the LIDs are chosen; the names are shuffled, so this must not depend on how the hosts
+  // happen to be numbered.
+  FatTreeSpec t;
+  t.levels = 3, t.pods = 6, t.leaves = 12, t.hosts_per_leaf = 12, t.aggs = 12, t.cores = 144, t.hosts = 700, t.lmc = 2, t.shuffle_names = true;
+  Fabric f = build_fat_tree(t);
+  ibroute::test::unplug(f, "leaf001", "agg01-01");
+  route_as_tree(f);
+  World w(std::move(f));
+  const std::vector<Host> hosts = all_hosts(w.f);
+  ASSERT_EQ(hosts.size(), 700u);
+  PlanStats st;
+  const Schedule s = plan_all_to_all(w.ctx, hosts, {}, &st);
+  EXPECT_NE(st.composition.find("shifts over tree order, 708 places"), std::string::npos) << st.composition;
+  expect_valid(w, s, false);
+  // Recomputed from the LFTs, apart from the planner: against the fabric's least time, and against
+  // round-robin in the leaves' GUID order with base LIDs (about twice as long).
+  const double planned = planned_time(evaluate(w.ctx, hosts, s.phases, false));
+  EXPECT_GE(least_times(w.ctx, hosts, {}, {}).fabric.time / planned, 0.95) << planned;
+  std::vector<Host> by_leaf = hosts;
+  auto leaf_key = [&](const Host& h) {
+    const Port& p = w.f.nodes[h.node].ports[h.port];
+    return std::pair(w.f.nodes[p.peer_node].guid, p.peer_port);
+  };
+  std::sort(by_leaf.begin(), by_leaf.end(), [&](const Host& a, const Host& b) { return leaf_key(a) < leaf_key(b); });
+  std::vector<Phase> rr = shift_phases(by_leaf.size());
+  apply_lid_policy(w.f, by_leaf, rr, LidPolicy::base);
+  EXPECT_GT(planned_time(evaluate(w.ctx, by_leaf, rr, false)), 1.6 * planned);
 }
