@@ -4,6 +4,8 @@
 // OpenSM's ftree computes on a regular tree), minhop (OpenSM's minhop and updn on a tree: each
 // switch gives each LID in LID order its least-used shortest port) or tree (`ibroute routing`).
 // bench/plan_times calls it for 10 000 hosts (issue 37: ≤ 30 s on any routing). One JSON object.
+// With a ninth argument, a database path: the fabric and its tables are stored there as a scan
+// instead (no plan), for the real `ibroute plan` and `ibroute accept` to run on.
 #include <sys/resource.h>
 
 #include <chrono>
@@ -16,6 +18,7 @@
 #include "ibroute/fabric/structure.hpp"
 #include "ibroute/fabric/synthetic.hpp"
 #include "ibroute/fabric/tree_routing.hpp"
+#include "fabric_store.hpp"
 #include "plan_pipeline.hpp"
 
 using namespace ibroute::fabric;
@@ -39,9 +42,9 @@ void route(Fabric& f, const std::string& routing) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string routing = argc == 9 ? argv[8] : "";
-  if (argc != 9 || (routing != "dmodk" && routing != "minhop" && routing != "tree")) {
-    std::cerr << "usage: plan_routing_synthetic HOSTS PODS LEAVES HOSTS_PER_LEAF AGGS CORES LMC dmodk|minhop|tree\n";
+  const std::string routing = argc >= 9 ? argv[8] : "";
+  if (argc < 9 || argc > 10 || (routing != "dmodk" && routing != "minhop" && routing != "tree")) {
+    std::cerr << "usage: plan_routing_synthetic HOSTS PODS LEAVES HOSTS_PER_LEAF AGGS CORES LMC dmodk|minhop|tree [DB]\n";
     return 2;
   }
   FatTreeSpec t;
@@ -54,6 +57,12 @@ int main(int argc, char** argv) {
   auto t0 = now();
   Fabric f = build_fat_tree(t);
   route(f, routing);
+  if (argc == 10) {  // the scan as `ibroute scan` would store it, its routes answered from the tables
+    ibroute::store::FabricStore store(argv[9], true);
+    const int64_t scan = store.save_scan_tables({.source = "offline", .origin = "plan_routing_synthetic " + routing, .lmc = t.lmc}, f);
+    std::cout << nlohmann::json{{"db", argv[9]}, {"scan", scan}, {"hosts", all_hosts(f).size()}, {"routing", routing}}.dump() << "\n";
+    return 0;
+  }
   LinkIndex links(f);
   FabricStructure s = analyze_structure(f);
   EvalContext ctx(f, links, s);

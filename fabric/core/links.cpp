@@ -108,40 +108,45 @@ SwitchPaths::SwitchPaths(const Fabric& f, const LinkIndex& links, const std::vec
 }
 
 std::vector<double> max_min_rates(const std::vector<std::vector<int32_t>>& flows, const std::vector<double>& capacity) {
+  MaxMinFill fill(capacity);
+  return fill.rates(flows, flows.size());
+}
+
+const std::vector<double>& MaxMinFill::rates(const std::vector<std::vector<int32_t>>& flows, size_t count) {
   // Progressive filling: raise all unfrozen flows together; the link that fills first freezes
   // its flows at its fair share; repeat with what is left.
-  std::vector<double> rate(flows.size(), 0), left = capacity;
-  std::vector<int32_t> users(capacity.size(), 0), touched;
-  std::vector<char> frozen(flows.size(), 0);
-  for (const auto& fl : flows)
-    for (int32_t l : fl) {
-      if (users[l]++ == 0) touched.push_back(l);
-    }
+  rate_.assign(count, 0);
+  frozen_.assign(count, 0);
+  for (size_t i = 0; i < count; ++i)
+    for (int32_t l : flows[i])
+      if (users_[l]++ == 0) touched_.push_back(l), left_[l] = capacity_[l];
   size_t active = 0;
-  for (size_t i = 0; i < flows.size(); ++i) {
-    if (flows[i].empty()) frozen[i] = 1;  // no link crossed: not limited by the fabric
+  for (size_t i = 0; i < count; ++i) {
+    if (flows[i].empty()) frozen_[i] = 1;  // no link crossed: not limited by the fabric
     else ++active;
   }
   double level = 0;
   while (active > 0) {
     double step = std::numeric_limits<double>::infinity();
-    for (int32_t l : touched)
-      if (users[l] > 0) step = std::min(step, left[l] / users[l]);
+    for (int32_t l : touched_)
+      if (users_[l] > 0) step = std::min(step, left_[l] / users_[l]);
     level += step;
-    for (int32_t l : touched)
-      if (users[l] > 0) left[l] -= step * users[l];
-    for (size_t i = 0; i < flows.size(); ++i) {
-      if (frozen[i]) continue;
+    for (int32_t l : touched_)
+      if (users_[l] > 0) left_[l] -= step * users_[l];
+    for (size_t i = 0; i < count; ++i) {
+      if (frozen_[i]) continue;
       bool full = false;
-      for (int32_t l : flows[i]) full |= left[l] <= 1e-9 * (capacity[l] + 1);
+      for (int32_t l : flows[i]) full |= left_[l] <= 1e-9 * (capacity_[l] + 1);
       if (!full) continue;
-      frozen[i] = 1;
-      rate[i] = level;
+      frozen_[i] = 1;
+      rate_[i] = level;
       --active;
-      for (int32_t l : flows[i]) --users[l];
+      for (int32_t l : flows[i]) --users_[l];
     }
   }
-  return rate;
+  for (int32_t l : touched_) users_[l] = 0;  // 0 already (every frozen flow let go of its links): for the next call
+  touched_.clear();
+  return rate_;
 }
 
 }  // namespace ibroute::fabric

@@ -9,6 +9,8 @@
 #include <thread>
 
 #include "ibroute/fabric/parallel.hpp"
+#include "ibroute/fabric/prefetch.hpp"
+#include "path_of.hpp"
 
 namespace ibroute::schedule {
 
@@ -32,28 +34,6 @@ double share_of(uint32_t v) { return static_cast<double>(v >> 16) / 65534; }
 uint32_t word(const float& f) { return std::bit_cast<uint32_t>(f); }
 void put(float& f, uint32_t v) { std::memcpy(&f, &v, sizeof v); }
 
-// A pair's path from the sender's own link: through the table of (ingress switch, DLID) paths
-// where the context has one (one memory access), else walked.
-struct PathOf {
-  const EvalContext& ctx;
-  const Schedule& s;
-  const SwitchPaths* table;
-  PathFinder finder;
-  PathOf(const EvalContext& c, const Schedule& sch) : ctx(c), s(sch), table(c.switch_paths()), finder(c.fabric, c.links) {}
-  bool operator()(size_t src, uint16_t dlid, std::vector<int32_t>& path) {
-    const Host& h = s.hosts[src];
-    const Port& p = ctx.fabric.nodes[h.node].ports[h.port];
-    path.clear();
-    RouteStatus st;
-    if (table && p.connected() && port_usable(p) && table->has(p.peer_node)) {
-      path.push_back(ctx.links.id(h.node, h.port));
-      st = table->append(p.peer_node, dlid, path);
-    } else {
-      st = finder.path(h.node, h.port, dlid, path);
-    }
-    return st == RouteStatus::ok;
-  }
-};
 
 unsigned threads_for(size_t work) {
   return static_cast<unsigned>(std::clamp<size_t>(work / (1u << 18), 1, std::max(1u, std::thread::hardware_concurrency())));
@@ -69,13 +49,14 @@ std::array<uint64_t, kBins> to_shares(const EvalContext& ctx, const Schedule& s,
   std::vector<std::array<uint64_t, kBins>> hist(threads);
   std::atomic<size_t> next{0};
   run_parallel(threads, [&](unsigned t) {
-    PathOf path_of(ctx, s);
+    PathOf path_of(ctx, s.hosts, ctx.switch_paths());
     std::vector<int> load(ctx.links.size(), 0);
     std::vector<std::vector<int32_t>> paths(n);
     std::vector<int32_t> used;
     for (size_t k; (k = next.fetch_add(1)) < s.phases.size();) {
       const Phase& ph = s.phases[k];
       for (size_t i = 0; i < ph.dst.size(); ++i) {
+        if (const size_t j = i + kPathsAhead; j < ph.dst.size() && ph.dst[j] >= 0) path_of.prefetch(j, ph.dlid[j]);
         if (ph.dst[i] < 0 || !path_of(i, ph.dlid[i], paths[i])) {
           paths[i].clear();
           continue;
@@ -84,6 +65,13 @@ std::array<uint64_t, kBins> to_shares(const EvalContext& ctx, const Schedule& s,
           if (load[static_cast<size_t>(l)]++ == 0) used.push_back(l);
       }
       for (size_t i = 0; i < ph.dst.size(); ++i) {
+        // A phase's pairs lie one row apart in the matrix (400 MB at 10 000 ranks): each a miss
+        // unless asked for ahead.
+        if (const size_t j = i + kPathsAhead; j < ph.dst.size() && ph.dst[j] >= 0) {
+          const size_t ahead = j * n + static_cast<size_t>(ph.dst[j]);
+          prefetch_read(&m[ahead]);
+          prefetch_read(&claimed[ahead / 64]);
+        }
         if (ph.dst[i] < 0) continue;
         const size_t at = i * n + static_cast<size_t>(ph.dst[i]);
         if (claimed[at / 64].fetch_or(uint64_t{1} << (at % 64)) >> (at % 64) & 1) continue;
@@ -133,13 +121,14 @@ Pass peel_pass(const EvalContext& ctx, const Schedule& s, std::vector<float>& m,
   std::atomic<size_t> next{0};
   run_parallel(threads, [&](unsigned t) {
     Pass& w = part[t];
-    PathOf path_of(ctx, s);
+    PathOf path_of(ctx, s.hosts, ctx.switch_paths());
     std::vector<int32_t> path;
     std::array<uint64_t, kBins> row_rest{};
     for (size_t i; (i = next.fetch_add(1)) < n;) {  // a row is one sender's transfers
       bool over_any = false;
       row_rest.fill(0);
       for (size_t k = 0; k < n; ++k) {
+        if (const size_t j = k + kPathsAhead; j < n && word(m[i * n + j]) != kNone) path_of.prefetch(i, static_cast<uint16_t>(word(m[i * n + j]) & 0xffff));
         uint32_t v = word(m[i * n + k]);
         if (v == kNone || !path_of(i, static_cast<uint16_t>(v & 0xffff), path)) continue;
         double q = share_of(v);

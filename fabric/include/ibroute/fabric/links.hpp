@@ -99,4 +99,19 @@ inline RouteStatus switch_path(const SwitchPaths* table, PathFinder& finder, int
 // flows[i] lists flow i's links; returns each flow's rate in the capacities' unit.
 std::vector<double> max_min_rates(const std::vector<std::vector<int32_t>>& flows, const std::vector<double>& capacity);
 
+// The same with its work arrays kept from one call to the next (a simulation's every phase: the
+// arrays span every link of the fabric, the phase touches a few), each call the rates of
+// flows[0..count).
+class MaxMinFill {
+ public:
+  explicit MaxMinFill(const std::vector<double>& capacity) : capacity_(capacity), left_(capacity.size()), users_(capacity.size(), 0) {}
+  const std::vector<double>& rates(const std::vector<std::vector<int32_t>>& flows, size_t count);
+
+ private:
+  const std::vector<double>& capacity_;
+  std::vector<double> left_, rate_;
+  std::vector<int32_t> users_, touched_;
+  std::vector<char> frozen_;
+};
+
 }  // namespace ibroute::fabric

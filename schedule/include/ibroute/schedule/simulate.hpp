@@ -14,7 +14,7 @@ namespace ibroute::schedule {
 
 struct Simulation {
   size_t n = 0;
-  std::vector<float> pair_gbps;       // n x n, row = source rank; 0 where no transfer (or broken)
+  std::vector<float> pair_gbps;       // n x n, row = source rank; 0 where no transfer (or broken); a pair sent twice: its slowest
   std::vector<double> phase_seconds;  // per phase
   double seconds = 0;                 // all phases, back to back
   double node_bytes_per_s = 0;        // what the busiest sender sends per second over the whole schedule
