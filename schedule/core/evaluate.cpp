@@ -131,8 +131,10 @@ struct Worker {
   double load_sum = 0;
   std::vector<int32_t> used, flat, path;
   std::vector<uint32_t> begin;
-  std::vector<std::vector<int32_t>> flows;
-  explicit Worker(size_t nl) : link_total(nl, 0), link_worst(nl, 0), load(nl, 0) {}
+  std::vector<std::vector<int32_t>> flows;  // the fair share's, kept from phase to phase (no allocation per transfer)
+  MaxMinFill fill;
+  explicit Worker(const EvalContext& ctx)
+      : link_total(ctx.links.size(), 0), link_worst(ctx.links.size(), 0), load(ctx.links.size(), 0), fill(ctx.gbps) {}
 };
 
 void evaluate_phase(const EvalContext& ctx, const SwitchPaths* table, const std::vector<Source>& sources, const std::vector<Host>& hosts,
@@ -195,10 +197,13 @@ void evaluate_phase(const EvalContext& ctx, const SwitchPaths* table, const std:
     w.congested += hot;
   }
   if (fair_share) {
-    w.flows.clear();
+    size_t count = 0;
     for (size_t t = 0; t + 1 < w.begin.size(); ++t)
-      if (w.begin[t + 1] > w.begin[t]) w.flows.emplace_back(w.flat.begin() + w.begin[t], w.flat.begin() + w.begin[t + 1]);
-    for (double x : max_min_rates(w.flows, ctx.gbps)) {
+      if (w.begin[t + 1] > w.begin[t]) {
+        if (w.flows.size() <= count) w.flows.emplace_back();
+        w.flows[count++].assign(w.flat.begin() + w.begin[t], w.flat.begin() + w.begin[t + 1]);
+      }
+    for (double x : w.fill.rates(w.flows, count)) {
       out.sum_rate += x;
       out.min_rate = std::min(out.min_rate, x);
       ++out.rated;
@@ -228,7 +233,7 @@ LoadReport evaluate(const EvalContext& ctx, const std::vector<Host>& hosts, cons
   const unsigned threads = phase_threads(phases.size());
   std::vector<Worker> workers;
   workers.reserve(threads);
-  for (unsigned t = 0; t < threads; ++t) workers.emplace_back(nl);
+  for (unsigned t = 0; t < threads; ++t) workers.emplace_back(ctx);
   std::atomic<size_t> next{0};
   auto work = [&](Worker& w) {
     PathFinder finder(ctx.fabric, ctx.links);
@@ -290,7 +295,7 @@ LongerThan takes_longer_than(const EvalContext& ctx, const std::vector<Host>& ho
   std::atomic<bool> stop{false};
   std::atomic<size_t> next{0};
   run_parallel(threads, [&](unsigned) {
-    Worker w(ctx.links.size());
+    Worker w(ctx);
     PathFinder finder(ctx.fabric, ctx.links);
     for (size_t k; !stop.load(std::memory_order_relaxed) && (k = next.fetch_add(1)) < phases.size();) {
       PhaseResult r;

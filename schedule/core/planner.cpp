@@ -90,6 +90,7 @@ class PhaseSolver {
   }
 
   size_t greedy_won() const { return greedy_won_; }
+  size_t compared() const { return compared_; }
   void set_greedy_only(bool on) { greedy_only_ = on; }
   // The senders in the order the solver visits them (every rank once): a ring's places, so that
   // the plan of a ring's shifts does not depend on how the hosts were numbered. Null: rank order.
@@ -134,6 +135,7 @@ class PhaseSolver {
 
   bool greedy_only_ = false;
   size_t greedy_won_ = 0;
+  size_t compared_ = 0;  // phases where the routing's choice overflowed and the greedy start was tried against it
   const std::vector<int32_t>* visit_ = nullptr;  // phases where the greedy start beat the routing's own choice
 
   static constexpr uint32_t kNone = UINT32_MAX;
@@ -182,16 +184,14 @@ class PhaseSolver {
       if (first_only) r.second = std::min(r.second, r.first + 1);
       return r;
     };
-    const size_t count = visit_ ? visit_->size() : n_;
-    auto rank = [&](size_t j) { return visit_ ? static_cast<size_t>((*visit_)[j]) : j; };
-    for (size_t j = 0; j < count; ++j) {
-      if (size_t r; j + kRange < count && ph.dst[r = rank(j + kRange)] >= 0) t_.prefetch_range(r, static_cast<size_t>(ph.dst[r]));
-      if (size_t r; j + kOptions < count && ph.dst[r = rank(j + kOptions)] >= 0) t_.prefetch_options(at(r).first);
-      if (size_t r; j + kLinks < count && ph.dst[r = rank(j + kLinks)] >= 0) {
-        auto [a, b] = at(r);
+    const size_t from = todo.size();
+    for (size_t i = 0; i < n_; ++i) {
+      if (i + kRange < n_ && ph.dst[i + kRange] >= 0) t_.prefetch_range(i + kRange, static_cast<size_t>(ph.dst[i + kRange]));
+      if (i + kOptions < n_ && ph.dst[i + kOptions] >= 0) t_.prefetch_options(at(i + kOptions).first);
+      if (i + kLinks < n_ && ph.dst[i + kLinks] >= 0) {
+        auto [a, b] = at(i + kLinks);
         t_.prefetch_links(a, b);
       }
-      const size_t i = rank(j);
       if (ph.dst[i] < 0) continue;
       auto [a, b] = at(i);
       if (a == b) {
@@ -209,6 +209,12 @@ class PhaseSolver {
       links_.insert(links_.end(), t_.links(a), t_.links(a) + (le - lb));
       range_[i] = {first, static_cast<uint32_t>(opts_.size())};
       todo.push_back(i);
+    }
+    if (visit_) {  // copied in rank order (the table's rows in turn), visited in the ring's
+      todo.resize(from);
+      for (int32_t i : *visit_)
+        if (ph.dst[static_cast<size_t>(i)] >= 0 && range_[static_cast<size_t>(i)].second > range_[static_cast<size_t>(i)].first)
+          todo.push_back(static_cast<size_t>(i));
     }
   }
 
@@ -337,6 +343,7 @@ class PhaseSolver {
     for (size_t i : ts) place(i, range_[i].first);  // the lowest DLID with a route
     auto base = overflow_of(ts);
     if (base.first <= 0) return;
+    ++compared_;
     clear(ts);
     for (size_t i : ts) place(i, best_option(i).first);
     if (overflow_of(ts) < base) {
@@ -692,16 +699,22 @@ Planned solve_phases(const EvalContext& ctx, const OptionTable& table, const std
     t.st.worst_overflow = std::max(t.st.worst_overflow, r.overflow);
   };
   if (opt.progress) opt.progress("plan", progress_base, progress_total);  // before the threads: either may take every phase
-  // The first kProbe phases, one after another, probe the routing: where the greedy start beat
-  // its own choice in every one of them, the other phases start from the greedy alone. Decided
-  // before the threads, so the schedule is the same for any number of them.
+  // kProbe phases spread over the composition, one after another, probe the routing: where the
+  // greedy start beat its own choice in every one where that choice overflowed (at least half of
+  // them), the other phases start from the greedy alone. Spread, not the first ones: a ring's first
+  // shifts in topology order stay within the leaves, where the routing's choice fits and proves
+  // nothing. Decided before the threads, so the schedule is the same for any number of them.
   bool greedy_only = false;
+  std::vector<char> probed(phases.size(), 0);
   if (phases.size() >= kProbePhasesFrom) {
     PhaseSolver probe(ctx, table, hosts, opt.repair_rounds);
     probe.set_visit(ring ? &visit : nullptr);
-    for (size_t p = 0; p < kProbe; ++p) one(probe, p, tallies[0]);
-    next = kProbe;
-    greedy_only = probe.greedy_won() == kProbe;
+    for (size_t j = 0; j < kProbe; ++j) {
+      const size_t p = j * phases.size() / kProbe;
+      probed[p] = 1;
+      one(probe, p, tallies[0]);
+    }
+    greedy_only = probe.compared() >= kProbe / 2 && probe.greedy_won() == probe.compared();
   }
   out.st.greedy_start = greedy_only;
   run_parallel(threads, [&](unsigned k) {  // the calling thread reports progress between its phases
@@ -711,7 +724,7 @@ Planned solve_phases(const EvalContext& ctx, const OptionTable& table, const std
     for (size_t p; (p = next.fetch_add(1, std::memory_order_relaxed)) < phases.size();) {
       if (k == 0 && opt.progress)
         report_or_stop(next, phases.size(), [&] { opt.progress("plan", progress_base + solved.load(std::memory_order_relaxed), progress_total); });
-      one(solver, p, tallies[k]);
+      if (!probed[p]) one(solver, p, tallies[k]);
     }
   });
   for (const Tally& t : tallies) {
