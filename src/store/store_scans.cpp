@@ -304,12 +304,15 @@ Fabric FabricStore::load_fabric(int64_t scan_id, bool with_lfts) {
       Node& node = f.nodes[ni];
       where += " (node " + std::to_string(ni) + ")";
       if (!node.is_switch()) damaged(where, "node " + std::to_string(ni) + " is not a switch");
-      int_col(l, 1, -1, kMaxLid, where, "top");
+      const int64_t top = int_col(l, 1, -1, kMaxLid, where, "top");
       auto b = blob_col(l, 2, where, "ports");
       if (b.size() > static_cast<size_t>(kMaxLid) + 1) damaged(where, "table of " + std::to_string(b.size()) + " LIDs (at most 49152)");
       for (size_t lid = 0; lid < b.size(); ++lid)
         if (b[lid] != kNoRoute && b[lid] > node.num_ports())
           damaged(where, "LID " + std::to_string(lid) + " to port " + std::to_string(b[lid]) + " of " + std::to_string(node.num_ports()));
+      // Written as the table's last LID: a row whose two disagree was changed after the scan.
+      if (static_cast<int64_t>(b.size()) != top + 1)
+        damaged(where, "top LID " + std::to_string(top) + " but a table of " + std::to_string(b.size()) + " LIDs");
       node.lft.assign(b.begin(), b.end());
     }
   }

@@ -208,6 +208,8 @@ class DamagedDatabase(TempDirTest):
                                      f" AND node_idx = {sw}"), LFT, f"to port {sw_ports + 1} of {sw_ports}"),
             "lft_too_long": (sql(f"UPDATE lft SET ports = zeroblob(50000) WHERE scan_id = {s} AND node_idx = {sw}"), LFT,
                              "table of 50000 LIDs"),
+            "lft_top_disagrees": (sql(f"UPDATE lft SET top = top + 5 WHERE scan_id = {s} AND node_idx = {sw}"), LFT,
+                                  "but a table of"),
             "lft_of_a_ca": (sql(f"UPDATE lft SET node_idx = {ca} WHERE scan_id = {s} AND node_idx = {sw}"), LFT,
                             "is not a switch"),
             "lid_owner_nowhere": (sql(f"UPDATE lid SET node_idx = 999 WHERE scan_id = {s} AND lid = {self.dst_lids[0]}"),
