@@ -134,9 +134,9 @@ class PhaseSolver {
   }
 
   bool greedy_only_ = false;
-  size_t greedy_won_ = 0;
-  size_t compared_ = 0;  // phases where the routing's choice overflowed and the greedy start was tried against it
-  const std::vector<int32_t>* visit_ = nullptr;  // phases where the greedy start beat the routing's own choice
+  size_t greedy_won_ = 0;  // phases where the greedy start beat the routing's own choice
+  size_t compared_ = 0;    // phases where the routing's choice overflowed and the greedy start was tried against it
+  const std::vector<int32_t>* visit_ = nullptr;  // set_visit's order; null: rank order
 
   static constexpr uint32_t kNone = UINT32_MAX;
   static constexpr int kBaseMisses = 16;
@@ -184,7 +184,6 @@ class PhaseSolver {
       if (first_only) r.second = std::min(r.second, r.first + 1);
       return r;
     };
-    const size_t from = todo.size();
     for (size_t i = 0; i < n_; ++i) {
       if (i + kRange < n_ && ph.dst[i + kRange] >= 0) t_.prefetch_range(i + kRange, static_cast<size_t>(ph.dst[i + kRange]));
       if (i + kOptions < n_ && ph.dst[i + kOptions] >= 0) t_.prefetch_options(at(i + kOptions).first);
@@ -208,14 +207,12 @@ class PhaseSolver {
       for (size_t k = first; k < opts_.size(); ++k) opts_[k].begin += base;
       links_.insert(links_.end(), t_.links(a), t_.links(a) + (le - lb));
       range_[i] = {first, static_cast<uint32_t>(opts_.size())};
-      todo.push_back(i);
+      if (!visit_) todo.push_back(i);
     }
-    if (visit_) {  // copied in rank order (the table's rows in turn), visited in the ring's
-      todo.resize(from);
+    if (visit_)  // copied in rank order (the table's rows in turn), visited in the ring's
       for (int32_t i : *visit_)
         if (ph.dst[static_cast<size_t>(i)] >= 0 && range_[static_cast<size_t>(i)].second > range_[static_cast<size_t>(i)].first)
           todo.push_back(static_cast<size_t>(i));
-    }
   }
 
   // The routing's own choice (each transfer's lowest DLID with a route) placed alone, only that
