@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
                               {"baseline_s", o.baseline_seconds},
                               {"method", o.schedule.method},
                               {"composition", o.stats.composition},
-                              {"greedy_start", o.stats.greedy_start},
+                              {"greedy_start", o.stats.greedy_start}, {"repair_skipped", o.stats.repair_skipped},
                               {"efficiency", o.figures.efficiency.value},
                               {"efficiency_tables", o.figures.efficiency.value_tables},
                               {"planner_efficiency", o.planner_efficiency},

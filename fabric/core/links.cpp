@@ -114,35 +114,55 @@ std::vector<double> max_min_rates(const std::vector<std::vector<int32_t>>& flows
 
 const std::vector<double>& MaxMinFill::rates(const std::vector<std::vector<int32_t>>& flows, size_t count) {
   // Progressive filling: raise all unfrozen flows together; the link that fills first freezes
-  // its flows at its fair share; repeat with what is left.
+  // its flows at its fair share; repeat with what is left. A link's flows are listed once (by
+  // link, counting sort) so that a filled link freezes its own flows: a phase whose links fill
+  // at many levels (minhop tables: 1 to 16 transfers on a link) is not scanned whole per level.
   rate_.assign(count, 0);
   frozen_.assign(count, 0);
   for (size_t i = 0; i < count; ++i)
     for (int32_t l : flows[i])
       if (users_[l]++ == 0) touched_.push_back(l), left_[l] = capacity_[l];
+  first_.resize(touched_.size() + 1);
+  first_[0] = 0;
+  for (size_t x = 0; x < touched_.size(); ++x) {
+    const int32_t l = touched_[x];
+    first_[x + 1] = first_[x] + static_cast<uint32_t>(users_[l]);
+    slot_of(l) = static_cast<int32_t>(x);
+  }
+  member_.resize(first_.back());
+  fill_.assign(touched_.size(), 0);
+  for (size_t i = 0; i < count; ++i)
+    for (int32_t l : flows[i]) {
+      const auto x = static_cast<size_t>(slot_of(l));
+      member_[first_[x] + fill_[x]++] = static_cast<uint32_t>(i);
+    }
   size_t active = 0;
   for (size_t i = 0; i < count; ++i) {
     if (flows[i].empty()) frozen_[i] = 1;  // no link crossed: not limited by the fabric
     else ++active;
   }
+  live_.assign(touched_.begin(), touched_.end());
   double level = 0;
   while (active > 0) {
     double step = std::numeric_limits<double>::infinity();
-    for (int32_t l : touched_)
-      if (users_[l] > 0) step = std::min(step, left_[l] / users_[l]);
+    for (int32_t l : live_) step = std::min(step, left_[l] / users_[l]);
     level += step;
-    for (int32_t l : touched_)
-      if (users_[l] > 0) left_[l] -= step * users_[l];
-    for (size_t i = 0; i < count; ++i) {
-      if (frozen_[i]) continue;
-      bool full = false;
-      for (int32_t l : flows[i]) full |= left_[l] <= 1e-9 * (capacity_[l] + 1);
-      if (!full) continue;
-      frozen_[i] = 1;
-      rate_[i] = level;
-      --active;
-      for (int32_t l : flows[i]) --users_[l];
+    for (int32_t l : live_) left_[l] -= step * users_[l];
+    // Every flow on a link now full freezes at this level (the order does not matter: each is
+    // frozen once, at the same level).
+    for (int32_t l : live_) {
+      if (users_[l] == 0 || left_[l] > 1e-9 * (capacity_[l] + 1)) continue;
+      const auto x = static_cast<size_t>(slot_of(l));
+      for (uint32_t k = first_[x]; k < first_[x + 1]; ++k) {
+        const uint32_t i = member_[k];
+        if (frozen_[i]) continue;
+        frozen_[i] = 1;
+        rate_[i] = level;
+        --active;
+        for (int32_t m : flows[i]) --users_[m];
+      }
     }
+    std::erase_if(live_, [&](int32_t l) { return users_[l] == 0; });
   }
   for (int32_t l : touched_) users_[l] = 0;  // 0 already (every frozen flow let go of its links): for the next call
   touched_.clear();

@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 #include <thread>
 
 #include "ibroute/fabric/parallel.hpp"
@@ -214,6 +215,9 @@ RunDiagnosis diagnose_run(const EvalContext& ctx, const Schedule& s, std::vector
   if (d.median_share < 0.9 && d.median_share > 0)
     for (float& f : m)
       if (const uint32_t v = word(f); v != kNone) put(f, pack(std::min(1.0, share_of(v) / d.median_share), static_cast<uint16_t>(v & 0xffff)));
+  // Every pair at 90 % of plan or better (the run's median above it): no link's median is below,
+  // so the peeling would name nothing — a passed acceptance at 10 000 hosts skips its pass.
+  if (d.median_share >= 0.9 && std::accumulate(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(bin_of(0.9)), uint64_t{0}) == 0) return d;
   // Which host's own link each directed link is, and in which direction.
   std::vector<int32_t> host_of(ctx.links.size(), -1);
   std::vector<char> receive(ctx.links.size(), 0);

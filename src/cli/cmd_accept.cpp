@@ -243,7 +243,7 @@ json plan_json(const AcceptPlan& a, double plan_s) {
   const bool groups = !plan.all_to_all();
   return {{"name", plan.name}, {"hosts", plan.hosts.size()}, {"senders", groups ? plan.senders.size() : plan.hosts.size()},
           {"receivers", groups ? plan.receivers.size() : plan.hosts.size()}, {"order", a.order}, {"orders_tried", a.orders_tried},
-          {"method", plan.method}, {"seconds", plan_s}, {"message_size", plan.timing.message_size}, {"rate", plan.timing.rate},
+          {"method", plan.method}, {"seconds", plan_s}, {"stage_seconds", a.chosen.stage_seconds()}, {"message_size", plan.timing.message_size}, {"rate", plan.timing.rate},
           {"efficiency", efficiency_json(a.chosen.figures.efficiency)}};
 }
 
@@ -336,12 +336,32 @@ void confirm(const AcceptOptions& o, store::FabricStore& store, const FabricCont
   diagnosis["confirmation"] = {{"run", true}, {"schedule", conf.schedule.name}, {"verdicts", verdicts}};
 }
 
+// The pairs' heat map, whose full mark is what each pair must deliver — the rate the expectation
+// demands of a node, else the plan's. Not the plan's alone: a plan over the bound is planned
+// slower, and its run would look good against its own low rate. Binned before the diagnosis
+// turns the pair matrix into its own figures (400 MB at 10 000 hosts: not copied).
+Heatmap heat_of(const Schedule& plan, std::vector<float>& pair, std::optional<double> min_rate) {
+  const size_t n = plan.hosts.size();
+  // Pairs the plan does not have are no transfer, not one that moved nothing (the diagnosis reads
+  // none of them either).
+  if (!plan.all_to_all() && !pair.empty()) {
+    std::vector<char> sends(n, 0), receives(n, 0);
+    for (int32_t r : plan.senders) sends[static_cast<size_t>(r)] = 1;
+    for (int32_t r : plan.receivers) receives[static_cast<size_t>(r)] = 1;
+    for (size_t i = 0; i < n; ++i)
+      for (size_t j = 0; j < n; ++j)
+        if (!sends[i] || !receives[j]) pair[i * n + j] = -1.f;
+  }
+  Heatmap heat = bin_heatmap(pair, n, plan.timing.rate * 8 / 1e9);
+  for (const Host& h : plan.hosts) heat.names.push_back(h.name);
+  heat.full_mark_source = "the plan's rate per node";
+  if (min_rate) heat.expected_gbps = *min_rate * 8 / 1e9, heat.full_mark_source = "min_rate_per_node of the expectation";
+  return heat;
+}
+
 // The self-contained page: the plan's picture (every link coloured by its worst concurrent load)
-// and the pairs' heat map, whose full mark is what each pair must deliver — the rate the
-// expectation demands of a node, else the plan's. Not the plan's alone: a plan over the bound is
-// planned slower, and its run would look good against its own low rate.
-void write_html(const AcceptOptions& o, const FabricContext& c, const PlanOutcome& p, const json& report, std::vector<float> pair,
-                std::optional<double> min_rate) {
+// and the pairs' heat map.
+void write_html(const AcceptOptions& o, const FabricContext& c, const PlanOutcome& p, const json& report, const Heatmap& heat) {
   const Schedule& plan = p.schedule;
   fabric::DotOptions d;
   d.title = "plan " + plan.name + ": worst concurrent transfers per link direction";
@@ -357,19 +377,6 @@ void write_html(const AcceptOptions& o, const FabricContext& c, const PlanOutcom
   for (const fabric::Node& n : c.fabric.nodes) switches += n.is_switch();
   std::string svg = switches > fabric::DotOptions::kLargeFabric ? fabric::matrix_svg(c.fabric, d) : fabric::render_svg(fabric::to_dot(c.fabric, d));
   if (auto at = svg.find("<svg"); at != std::string::npos) svg = svg.substr(at);  // inline: no XML prolog
-  const size_t n = plan.hosts.size();
-  if (!plan.all_to_all() && !pair.empty()) {  // pairs the plan does not have are no transfer, not one that moved nothing
-    std::vector<char> sends(n, 0), receives(n, 0);
-    for (int32_t r : plan.senders) sends[static_cast<size_t>(r)] = 1;
-    for (int32_t r : plan.receivers) receives[static_cast<size_t>(r)] = 1;
-    for (size_t i = 0; i < n; ++i)
-      for (size_t j = 0; j < n; ++j)
-        if (!sends[i] || !receives[j]) pair[i * n + j] = -1.f;
-  }
-  Heatmap heat = bin_heatmap(pair, n, plan.timing.rate * 8 / 1e9);
-  for (const Host& h : plan.hosts) heat.names.push_back(h.name);
-  heat.full_mark_source = "the plan's rate per node";
-  if (min_rate) heat.expected_gbps = *min_rate * 8 / 1e9, heat.full_mark_source = "min_rate_per_node of the expectation";
   std::ofstream html(o.report);
   if (!(html << accept_html(report, svg, heat))) throw InputError("cannot write " + o.report);
 }
@@ -407,6 +414,10 @@ int run_accept(const AcceptOptions& o) {
   const Expectation ex = read_expectation(o.expect);
   const json& e = ex.doc;
   if (o.rescan) rescan(o);
+  Stopwatch clock;
+  json stages = json::object();  // each stage's seconds: where an accept at 10 000 hosts spends them
+  Progress progress;
+  progress("reading the scan", 0, 0);
   store::FabricStore store(o.db, false);
   FabricContext c(store, o.scan);
   c.require_routes("the acceptance test");
@@ -414,16 +425,18 @@ int run_accept(const AcceptOptions& o) {
   const ScanChanges changes = changes_since_previous(store, c);
   check_fabric(e, c.fabric, c.structure, changes, checks);  // 1. Is the fabric what was ordered?
   check_routing(e, c.fabric, c.structure, checks);  // 2. Is the routing balanced?
-  Progress progress;
+  stages["read"] = clock.lap();
   AcceptPlanRequest req = plan_request(o, e);
   req.plan.progress = std::ref(progress);
   AcceptPlan a = plan_for_acceptance(c, req);       // 3. Does a congestion-free all-to-all exist?
-  progress.finish();
+  stages["plan"] = clock.lap();
   const PlanOutcome& p = a.chosen;
   check_plan(e, {.max_load = p.load.max_load, .least_worst = p.least.worst, .bound = p.schedule.bound, .phases_over = p.stats.phases_over,
                  .phases = p.schedule.phases.size(), .why = a.why, .efficiency = p.figures.efficiency},
              checks);
+  progress(o.simulate ? "simulating the plan" : o.launch.empty() ? "reading the run's report" : "running the plan", 0, 0);
   Delivered d = deliver(o, e, store, a);
+  stages[o.simulate ? "simulate" : "run"] = clock.lap();
   const std::optional<double> min_rate =
       check_delivery(e, {.simulated = o.simulate, .node_rate = d.node_rate, .skipped_share = d.skipped_share, .clock_uncertainty_us = d.clock_unc_us,
                          .sustainable_rate = d.sustainable, .missing_ranks = d.missing_ranks, .plan_over_bound = !a.over.empty(), .why = a.why},
@@ -433,10 +446,12 @@ int run_accept(const AcceptOptions& o) {
   check_counters(e, links.counters, links.why, checks);    // 5. Did the links stay clean?
   check_congestion(e, links.congestion, links.why, checks);  // 6. Did they wait for credits?
   json report = accept_report(o, e, c, a, checks, d, links);
+  progress("diagnosing", 0, 0);
+  const Heatmap heat = heat_of(p.schedule, d.pair, min_rate);
   DiagnosisInput why_slow;
-  why_slow.plan = &p.schedule, why_slow.pair_gbps = d.pair, why_slow.changes = &changes;
-  why_slow.pair_cap_gbps = o.simulate ? p.schedule.timing.rate * 8 / 1e9 : 0;
-  if (d.pair.empty() && d.run && d.run->run_diagnosis && d.run->ranks == p.schedule.hosts.size())
+  why_slow.plan = &p.schedule, why_slow.changes = &changes, why_slow.simulated = o.simulate;
+  if (!o.simulate) why_slow.pair_gbps = std::move(d.pair);
+  if (why_slow.pair_gbps.empty() && d.run && d.run->run_diagnosis && d.run->ranks == p.schedule.hosts.size())
     why_slow.run = run_diagnosis_of(c, *d.run->run_diagnosis, o.launch.empty() ? o.run_report : "the run's report");
   if (links.counters)
     for (const CounterFacts::Link& l : links.counters->links) why_slow.errors.push_back({l.link, l.what, l.errors, l.guid, l.port});
@@ -446,8 +461,13 @@ int run_accept(const AcceptOptions& o) {
     for (double bytes_per_s : d.run->node_rates) why_slow.node_send_gbps.push_back(bytes_per_s * 8 / 1e9);
   report["diagnosis"] = diagnosis_json(c, std::move(why_slow));
   if (o.confirm) confirm(o, store, c, p, report["diagnosis"]);
-  write_html(o, c, p, report, std::move(d.pair), min_rate);
+  stages["diagnose"] = clock.lap();
+  progress("writing the report", 0, 0);
+  write_html(o, c, p, report, heat);
+  progress.finish();
+  stages["report"] = clock.lap();
   report["report"] = o.report;
+  report["stage_seconds"] = stages;
   if (o.json) print_json(report);
   else std::fputs(accept_text(report).c_str(), stdout);
   return checks.failed == 0 ? kExitOk : kExitFailure;

@@ -30,14 +30,15 @@ PortSel find_port(const Fabric& f, const std::string& spec, const std::string& w
 
 Progress::Progress() : tty_(isatty(STDERR_FILENO) != 0) {}
 
+// total 0: a stage without a count (its name alone).
 void Progress::operator()(std::string_view stage, size_t done, size_t total) {
   if (!tty_) return;
   const auto now = std::chrono::steady_clock::now();
   if (stage != stage_) stage_ = stage, start_ = now, last_ = {};
   if (done < total && last_ != std::chrono::steady_clock::time_point{} && now - last_ < std::chrono::milliseconds(100)) return;
   last_ = now;
-  std::string text = "[" + stage_ + "] " + std::to_string(done) + "/" + std::to_string(total);
-  if (total) text += "  " + std::to_string(done * 100 / total) + " %";
+  std::string text = "[" + stage_ + "]";
+  if (total) text += " " + std::to_string(done) + "/" + std::to_string(total) + "  " + std::to_string(done * 100 / total) + " %";
   const double secs = std::chrono::duration<double>(now - start_).count();
   if (done > 0 && done < total && secs >= 1) {
     const double left = secs * static_cast<double>(total - done) / static_cast<double>(done);

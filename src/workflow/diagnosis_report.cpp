@@ -48,15 +48,19 @@ json host_base(const schedule::Host& h, int32_t rank) {
 }
 
 void from_run(const FabricContext& c, DiagnosisInput& in, Suspects& out, json& evidence) {
+  if (in.simulated) {
+    evidence["run"] = "none: a simulation plays the plan's own paths by max-min fair sharing, which gives every pair at least its planned rate";
+    return;
+  }
   if (!in.plan || (in.pair_gbps.empty() && !in.run)) {
-    evidence["run"] = "no per-pair rates (a simulation of a healthy plan)";
+    evidence["run"] = "no per-pair rates";
     return;
   }
   // A link is judged on 8 pairs or more; a small run's host links carry n - 1 (at least 3).
   const size_t n = in.plan->hosts.size();
   const schedule::RunDiagnosis d =
       in.pair_gbps.empty() ? *in.run
-                           : schedule::diagnose_run(c.eval, *in.plan, std::move(in.pair_gbps), in.pair_cap_gbps, 10, std::clamp<size_t>(n > 1 ? n - 1 : 1, 3, 8));
+                           : schedule::diagnose_run(c.eval, *in.plan, std::move(in.pair_gbps), 0, 10, std::clamp<size_t>(n > 1 ? n - 1 : 1, 3, 8));
   json found = json::array();
   for (const schedule::RunSuspect& x : d.suspects)
     found.push_back({{"link", link_name(c, x.link)}, {"rank", x.rank}, {"receive", x.receive}, {"factor", x.factor}, {"transfers", x.transfers},

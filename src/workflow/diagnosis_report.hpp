@@ -38,7 +38,9 @@ struct DiagnosisInput {
   const schedule::Schedule* plan = nullptr;  // the schedule the run (or simulation) played
   std::vector<float> pair_gbps;  // measured per pair, n x n (moved in: the diagnosis works on it in place); empty: none
   std::optional<schedule::RunDiagnosis> run;  // without pair_gbps: the run's own diagnosis of its pairs, read back
-  double pair_cap_gbps = 0;  // the measured rates' ceiling: a simulation shows a pair at most at the node's rate
+  // A simulation's pairs are not read: max-min fair sharing over the plan's own paths gives every
+  // pair at least its planned rate, so they could name no link (and 10^8 of them cost seconds).
+  bool simulated = false;
   std::vector<ErrorPort> errors;
   const ScanChanges* changes = nullptr;  // hosts and cables the scan before had and this one lacks
   std::vector<BadLink> bad;       // links with skipped or failed transfers

@@ -75,6 +75,11 @@ struct PlanOutcome {
   // The rest of the pipeline's time: the plan's load, its least possible times (fabric and
   // tables), and the round-robin baselines (their loads, and a better one measured as a plan).
   double load_seconds = 0, least_seconds = 0, baseline_seconds = 0;
+  // Those times by name, as plan --json and accept --json give them.
+  nlohmann::json stage_seconds() const {
+    return {{"planner", plan_seconds}, {"load", load_seconds}, {"lower_bound", bound_seconds}, {"least_times", least_seconds},
+            {"baselines", baseline_seconds}};
+  }
   // > 0: the planner's own schedule reached only this efficiency, and round-robin in the same
   // order (better) was returned instead.
   double planner_efficiency = 0;

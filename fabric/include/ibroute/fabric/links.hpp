@@ -104,13 +104,18 @@ std::vector<double> max_min_rates(const std::vector<std::vector<int32_t>>& flows
 // flows[0..count).
 class MaxMinFill {
  public:
-  explicit MaxMinFill(const std::vector<double>& capacity) : capacity_(capacity), left_(capacity.size()), users_(capacity.size(), 0) {}
+  explicit MaxMinFill(const std::vector<double>& capacity)
+      : capacity_(capacity), left_(capacity.size()), users_(capacity.size(), 0), slot_(capacity.size(), 0) {}
   const std::vector<double>& rates(const std::vector<std::vector<int32_t>>& flows, size_t count);
 
  private:
+  int32_t& slot_of(int32_t l) { return slot_[static_cast<size_t>(l)]; }
   const std::vector<double>& capacity_;
   std::vector<double> left_, rate_;
-  std::vector<int32_t> users_, touched_;
+  std::vector<int32_t> users_, touched_, live_;
+  std::vector<int32_t> slot_;             // per link: its place among the touched (valid while touched)
+  std::vector<uint32_t> first_, fill_;    // per touched link: where its flows start in member_, and how many listed
+  std::vector<uint32_t> member_;          // the flows of each touched link, link after link
   std::vector<char> frozen_;
 };
 

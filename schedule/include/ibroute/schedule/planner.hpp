@@ -33,6 +33,9 @@ struct PlanOptions {
   int repair_rounds = 40;
   unsigned threads = 0;  // phases solved at once; 0: one per core
   bool packing = true;   // where a leaf or group is the bottleneck, let its excess wait and pack it (below)
+  // The repair given up where it lowered no probed phase's worst link (PlanStats::repair_skipped);
+  // false: it searches every phase (what the tests compare the shortcut with).
+  bool repair_probe = true;
   bool whole_packing = true;  // and where that misses the least time, pack every transfer from no phases
   fabric::ProgressFn progress;  // ("plan", phases done, phases)
   // Packing's work budget: base + per transfer waiting, in links of options looked at (a unit is
@@ -65,6 +68,9 @@ struct PlanStats {
   // The routing's own choice lost to the greedy start in every phase probed (a routing that congests
   // every phase): the other phases started from the greedy alone, without comparing the two.
   bool greedy_start = false;
+  // The repair lowered no probed phase's worst link (the tables, not the choices, set it): the
+  // other phases kept their start without a search.
+  bool repair_skipped = false;
 };
 
 // Plans all-to-all among `hosts` in the given rank order.
