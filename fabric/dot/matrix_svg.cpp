@@ -102,6 +102,8 @@ std::string matrix_svg(const Fabric& f, const DotOptions& opt) {
            << y + header << ")\">" << esc(f.nodes[cols[c]].desc.substr(0, 28)) << "</text>\n";
     }
     y += header + 6;
+    body << "<rect x=\"" << x0 << "\" y=\"" << y << "\" width=\"" << static_cast<int>(cols.size()) * kCell << "\" height=\""
+         << static_cast<int>(rows.size()) * kCell << "\" fill=\"#fbfbfb\" stroke=\"#e0e0e0\"/>\n";
     for (size_t r = 0; r < rows.size(); ++r) {
       int ry = y + static_cast<int>(r) * kCell;
       body << "<text x=\"" << x0 - 4 << "\" y=\"" << ry + kCell / 2 + 3 << "\" font-size=\"9\" text-anchor=\"end\">"
@@ -111,11 +113,13 @@ std::string matrix_svg(const Fabric& f, const DotOptions& opt) {
         auto it = cells.find({rows[r], cols[c]});
         std::string tip = f.nodes[rows[r]].desc + " - " + f.nodes[cols[c]].desc;
         if (it == cells.end()) {
-          bool expected = every_pair && common > 0;
-          missing_cells += expected;
-          body << "<rect x=\"" << cx << "\" y=\"" << ry << "\" width=\"" << kCell - 1 << "\" height=\"" << kCell - 1
-               << "\" fill=\"" << (expected ? "#f4a6a6" : "#ffffff") << "\" stroke=\"#e0e0e0\"><title>" << esc(tip)
-               << (expected ? ": no link (missing)" : ": no link") << "</title></rect>\n";
+          // A pair no cable belongs to is left to the block's background: on three levels nearly
+          // every pair (10 000 hosts: 600 000 cells, 80 MB of report), the pods' blocks on it.
+          if (every_pair && common > 0) {
+            ++missing_cells;
+            body << "<rect x=\"" << cx << "\" y=\"" << ry << "\" width=\"" << kCell - 1 << "\" height=\"" << kCell - 1
+                 << "\" fill=\"#f4a6a6\" stroke=\"#e0e0e0\"><title>" << esc(tip) << ": no link (missing)</title></rect>\n";
+          }
           continue;
         }
         const Cell& cell = it->second;

@@ -22,9 +22,35 @@ void keep_slowest(float& cell, float r) {
   }
 }
 
+// Per rank: its own link at the host rate both ways. Empty where `known` cannot be used.
+std::vector<char> at_host_rate(const EvalContext& ctx, const Schedule& s, const LoadReport* known) {
+  if (!known || known->broken != 0 || known->phase_time.size() != s.phases.size()) return {};
+  std::vector<char> plain(s.hosts.size(), 0);
+  for (size_t r = 0; r < s.hosts.size(); ++r) {
+    const Host& h = s.hosts[r];
+    if (h.node < 0) continue;
+    const fabric::Port& p = ctx.fabric.nodes[h.node].ports[h.port];
+    plain[r] = p.connected() && ctx.at_host_rate[ctx.links.id(h.node, h.port)] && ctx.at_host_rate[ctx.links.id(p.peer_node, p.peer_port)];
+  }
+  return plain;
+}
+
+// Whether phase k is played from `known` alone. Within every link's rate (phase_time 1: each link
+// shares out at least the host rate per transfer, so a host link slower than that is not in it,
+// and no host link at that rate carries two), the fill reaches the host rate before any link is
+// full, and there freezes every transfer with an end at the host rate (alone on that end's link):
+// exactly the host rate. Only a transfer between two hosts on faster links may run faster: such a
+// phase is walked.
+bool within_rates(const Phase& ph, size_t k, const LoadReport* known, const std::vector<char>& plain) {
+  if (plain.empty() || !(known->phase_time[k] <= 1.0)) return false;
+  for (size_t i = 0; i < ph.dst.size(); ++i)
+    if (ph.dst[i] >= 0 && !plain[i] && !plain[static_cast<size_t>(ph.dst[i])]) return false;
+  return true;
+}
+
 }  // namespace
 
-Simulation simulate(const EvalContext& ctx, const Schedule& s, uint64_t message_size) {
+Simulation simulate(const EvalContext& ctx, const Schedule& s, uint64_t message_size, const LoadReport* known) {
   Simulation sim;
   sim.n = s.hosts.size();
   sim.pair_gbps.assign(sim.n * sim.n, 0.f);
@@ -38,6 +64,8 @@ Simulation simulate(const EvalContext& ctx, const Schedule& s, uint64_t message_
   // fabric's hosts (one memory access each; 10^8 transfers at 10 000 hosts), else walked. The
   // phases on every core: each is played on its own.
   const fabric::SwitchPaths* table = ctx.switch_paths_for(sim.n);
+  const std::vector<char> plain = at_host_rate(ctx, s, known);
+  const double host_gbps = ctx.structure.host_gbps > 0 ? ctx.structure.host_gbps : 1;  // at_host_rate's rate
   std::atomic<size_t> next{0}, broken{0};
   const unsigned threads = static_cast<unsigned>(std::clamp<size_t>(s.phases.size() / 16, 1, std::max(1u, std::thread::hardware_concurrency())));
   fabric::run_parallel(threads, [&](unsigned) {
@@ -48,6 +76,20 @@ Simulation simulate(const EvalContext& ctx, const Schedule& s, uint64_t message_
     size_t lost = 0;
     for (size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < s.phases.size();) {
       const Phase& ph = s.phases[k];
+      if (within_rates(ph, k, known, plain)) {
+        const float r = static_cast<float>(cap_gbps > 0 ? std::min(host_gbps, cap_gbps) : host_gbps);
+        double slowest = 0;
+        for (size_t i = 0; i < ph.dst.size(); ++i) {
+          if (const size_t j = i + kPathsAhead; j < ph.dst.size() && ph.dst[j] >= 0)
+            fabric::prefetch_read(&sim.pair_gbps[j * sim.n + static_cast<size_t>(ph.dst[j])]);
+          if (ph.dst[i] < 0) continue;
+          keep_slowest(sim.pair_gbps[i * sim.n + static_cast<size_t>(ph.dst[i])], r);
+          slowest = static_cast<double>(message_size) * 8 / (host_gbps * 1e9);
+        }
+        if (timed) slowest = std::max(slowest, static_cast<double>(start[k + 1] - start[k]) * s.timing.slot_s);
+        sim.phase_seconds[k] = slowest;
+        continue;
+      }
       src_of.clear();
       for (size_t i = 0; i < ph.dst.size(); ++i) {
         if (const size_t j = i + kPathsAhead; j < ph.dst.size() && ph.dst[j] >= 0) path_of.prefetch(j, ph.dlid[j]);

@@ -150,9 +150,9 @@ struct Delivered {
   std::optional<RunReportInput> run;
 };
 
-Delivered simulated(const FabricContext& c, const Schedule& plan) {
+Delivered simulated(const FabricContext& c, const Schedule& plan, const LoadReport& load) {
   Delivered d;
-  Simulation sim = simulate(c.eval, plan, plan.timing.message_size);
+  Simulation sim = simulate(c.eval, plan, plan.timing.message_size, &load);
   d.pair = std::move(sim.pair_gbps);
   d.node_rate = sim.node_bytes_per_s;
   d.seconds = planned_seconds(plan);
@@ -394,7 +394,7 @@ AcceptPlanRequest plan_request(const AcceptOptions& o, const json& e) {
 // 4. Does the fabric deliver it? Played, launched, or read from an earlier run's report.
 Delivered deliver(const AcceptOptions& o, const json& e, store::FabricStore& store, AcceptPlan& a) {
   Schedule& plan = a.chosen.schedule;
-  if (o.simulate) return simulated(*a.context, plan);
+  if (o.simulate) return simulated(*a.context, plan, a.chosen.load);
   if (o.launch.empty()) {
     RunReportInput run = parse_run_report(read_file(o.run_report), o.run_report, plan.hosts.size());
     plan.name = run.schedule;
