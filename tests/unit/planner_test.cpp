@@ -205,7 +205,7 @@ TEST(Planner, OnMinhopTablesThePhasesStartFromTheGreedyTheSameOnAnyNumberOfThrea
 
 TEST(Planner, WhereTheRepairLowersNoProbedPhaseItIsGivenUpAndNothingIsLost) {
   // Minhop-like tables on the 512-host three-level tree force each phase's worst link: the repair
-  // lowers none of the probed phases and is skipped for the rest. The same plan with the repair
+  // lowers hardly any of the probed phases and is skipped for the rest. The same plan with the repair
   // searching every phase is hardly shorter (recomputed from the LFTs: 7 226 slots against 7 234,
   // a few phases the probe did not see); on d-mod-k tables, where the routing's choice fits every
   // phase, nothing is skipped.

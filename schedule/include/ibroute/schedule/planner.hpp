@@ -33,7 +33,7 @@ struct PlanOptions {
   int repair_rounds = 40;
   unsigned threads = 0;  // phases solved at once; 0: one per core
   bool packing = true;   // where a leaf or group is the bottleneck, let its excess wait and pack it (below)
-  // The repair given up where it lowered no probed phase's worst link (PlanStats::repair_skipped);
+  // The repair given up where it lowered hardly any probed phase's worst link (PlanStats::repair_skipped);
   // false: it searches every phase (what the tests compare the shortcut with).
   bool repair_probe = true;
   bool whole_packing = true;  // and where that misses the least time, pack every transfer from no phases
@@ -68,8 +68,8 @@ struct PlanStats {
   // The routing's own choice lost to the greedy start in every phase probed (a routing that congests
   // every phase): the other phases started from the greedy alone, without comparing the two.
   bool greedy_start = false;
-  // The repair lowered no probed phase's worst link (the tables, not the choices, set it): the
-  // other phases kept their start without a search.
+  // The repair lowered the worst link of at most one in eight probed phases it searched (the
+  // tables, not the choices, set it): the other phases kept their start without a search.
   bool repair_skipped = false;
 };
 
