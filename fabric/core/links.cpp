@@ -114,57 +114,89 @@ std::vector<double> max_min_rates(const std::vector<std::vector<int32_t>>& flows
 
 const std::vector<double>& MaxMinFill::rates(const std::vector<std::vector<int32_t>>& flows, size_t count) {
   // Progressive filling: raise all unfrozen flows together; the link that fills first freezes
-  // its flows at its fair share; repeat with what is left. A link's flows are listed once (by
-  // link, counting sort) so that a filled link freezes its own flows: a phase whose links fill
-  // at many levels (minhop tables: 1 to 16 transfers on a link) is not scanned whole per level.
+  // its flows at its fair share; repeat with what is left. A link one flow alone crosses (a
+  // host's own link: most of them) holds back only that flow, at its rate: it is kept as the
+  // flow's own ceiling, flows grouped by ceiling, instead of being scanned at every level. A link
+  // several flows cross lists them (counting sort), so that when it fills it freezes its own: a
+  // phase whose links fill at many levels (minhop tables: 1 to 16 transfers on a link) is not
+  // scanned whole per level.
+  constexpr double kInf = std::numeric_limits<double>::infinity();
   rate_.assign(count, 0);
   frozen_.assign(count, 0);
   for (size_t i = 0; i < count; ++i)
     for (int32_t l : flows[i])
       if (users_[l]++ == 0) touched_.push_back(l), left_[l] = capacity_[l];
-  first_.resize(touched_.size() + 1);
-  first_[0] = 0;
-  for (size_t x = 0; x < touched_.size(); ++x) {
-    const int32_t l = touched_[x];
-    first_[x + 1] = first_[x] + static_cast<uint32_t>(users_[l]);
-    slot_of(l) = static_cast<int32_t>(x);
-  }
+  shared_.clear();
+  first_.assign(1, 0);
+  for (int32_t l : touched_)
+    if (users_[l] > 1) {
+      slot_of(l) = static_cast<int32_t>(shared_.size());
+      shared_.push_back(l);
+      first_.push_back(first_.back() + static_cast<uint32_t>(users_[l]));
+    }
   member_.resize(first_.back());
-  fill_.assign(touched_.size(), 0);
+  fill_.assign(shared_.size(), 0);
+  ceiling_.assign(count, kInf);
+  caps_.clear();
   for (size_t i = 0; i < count; ++i)
     for (int32_t l : flows[i]) {
+      if (users_[l] == 1) {
+        ceiling_[i] = std::min(ceiling_[i], capacity_[l]);
+        continue;
+      }
       const auto x = static_cast<size_t>(slot_of(l));
       member_[first_[x] + fill_[x]++] = static_cast<uint32_t>(i);
     }
+  // The flows by ceiling: a few distinct rates (host links of one or two kinds).
+  for (size_t i = 0; i < count; ++i)
+    if (ceiling_[i] < kInf && std::find(caps_.begin(), caps_.end(), ceiling_[i]) == caps_.end()) caps_.push_back(ceiling_[i]);
+  std::sort(caps_.begin(), caps_.end());
+  group_.assign(count, -1);
+  group_left_.assign(caps_.size(), 0);
   size_t active = 0;
   for (size_t i = 0; i < count; ++i) {
-    if (flows[i].empty()) frozen_[i] = 1;  // no link crossed: not limited by the fabric
-    else ++active;
+    if (flows[i].empty()) {
+      frozen_[i] = 1;  // no link crossed: not limited by the fabric
+      continue;
+    }
+    ++active;
+    if (ceiling_[i] < kInf) {
+      group_[i] = static_cast<int32_t>(std::lower_bound(caps_.begin(), caps_.end(), ceiling_[i]) - caps_.begin());
+      ++group_left_[static_cast<size_t>(group_[i])];
+    }
   }
-  live_.assign(touched_.begin(), touched_.end());
   double level = 0;
+  auto freeze = [&](size_t i) {
+    frozen_[i] = 1;
+    rate_[i] = level;
+    --active;
+    for (int32_t m : flows[i]) --users_[m];
+    if (group_[i] >= 0) --group_left_[static_cast<size_t>(group_[i])];
+  };
+  live_.assign(shared_.begin(), shared_.end());
+  size_t next = 0;  // the lowest ceiling some unfrozen flow still has
   while (active > 0) {
-    double step = std::numeric_limits<double>::infinity();
+    double step = kInf;
     for (int32_t l : live_) step = std::min(step, left_[l] / users_[l]);
+    while (next < caps_.size() && group_left_[next] == 0) ++next;
+    if (next < caps_.size()) step = std::min(step, caps_[next] - level);
+    if (!(step < kInf)) break;  // nothing left that limits a flow (not reached: every flow crosses a link)
     level += step;
     for (int32_t l : live_) left_[l] -= step * users_[l];
     // Every flow on a link now full freezes at this level (the order does not matter: each is
-    // frozen once, at the same level).
+    // frozen once, at the same level); then every flow at its own ceiling.
     for (int32_t l : live_) {
       if (users_[l] == 0 || left_[l] > 1e-9 * (capacity_[l] + 1)) continue;
       const auto x = static_cast<size_t>(slot_of(l));
-      for (uint32_t k = first_[x]; k < first_[x + 1]; ++k) {
-        const uint32_t i = member_[k];
-        if (frozen_[i]) continue;
-        frozen_[i] = 1;
-        rate_[i] = level;
-        --active;
-        for (int32_t m : flows[i]) --users_[m];
-      }
+      for (uint32_t k = first_[x]; k < first_[x + 1]; ++k)
+        if (!frozen_[member_[k]]) freeze(member_[k]);
     }
+    for (size_t g = next; g < caps_.size() && caps_[g] - level <= 1e-9 * (caps_[g] + 1); ++g)
+      for (size_t i = 0; i < count && group_left_[g] > 0; ++i)
+        if (!frozen_[i] && group_[i] == static_cast<int32_t>(g)) freeze(i);
     std::erase_if(live_, [&](int32_t l) { return users_[l] == 0; });
   }
-  for (int32_t l : touched_) users_[l] = 0;  // 0 already (every frozen flow let go of its links): for the next call
+  for (int32_t l : touched_) users_[l] = 0;  // for the next call (0 already where every flow froze)
   touched_.clear();
   return rate_;
 }

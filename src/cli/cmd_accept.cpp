@@ -434,7 +434,8 @@ int run_accept(const AcceptOptions& o) {
   check_plan(e, {.max_load = p.load.max_load, .least_worst = p.least.worst, .bound = p.schedule.bound, .phases_over = p.stats.phases_over,
                  .phases = p.schedule.phases.size(), .why = a.why, .efficiency = p.figures.efficiency},
              checks);
-  progress(o.simulate ? "simulating the plan" : o.launch.empty() ? "reading the run's report" : "running the plan", 0, 0);
+  if (o.launch.empty()) progress(o.simulate ? "simulating the plan" : "reading the run's report", 0, 0);
+  else progress.finish();  // the launched run prints its own lines
   Delivered d = deliver(o, e, store, a);
   stages[o.simulate ? "simulate" : "run"] = clock.lap();
   const std::optional<double> min_rate =
@@ -460,7 +461,10 @@ int run_accept(const AcceptOptions& o) {
   if (d.run && d.run->node_rates.size() == p.schedule.hosts.size())
     for (double bytes_per_s : d.run->node_rates) why_slow.node_send_gbps.push_back(bytes_per_s * 8 / 1e9);
   report["diagnosis"] = diagnosis_json(c, std::move(why_slow));
-  if (o.confirm) confirm(o, store, c, p, report["diagnosis"]);
+  if (o.confirm) {
+    progress.finish();  // the confirmation run prints its own lines
+    confirm(o, store, c, p, report["diagnosis"]);
+  }
   stages["diagnose"] = clock.lap();
   progress("writing the report", 0, 0);
   write_html(o, c, p, report, heat);

@@ -52,6 +52,17 @@ TEST(MaxMin, KnownAnswers) {
   auto s = max_min_rates({{0}, {0}, {}}, {6});
   EXPECT_DOUBLE_EQ(s[0], 3);
   EXPECT_DOUBLE_EQ(s[2], 0);  // crosses no link: not limited by the fabric, reported as 0
+  // Links one flow alone crosses (its ceiling) beside shared ones, filled at several levels. Caps:
+  // 0: 10 (a, b), 1: 3 (a alone), 2: 100 (b alone), 3: 5 (b, c), 4: 1 (c alone). Level 1: c at its
+  // own link; level 3: a at its own; then b takes what link 3 leaves it (5 - 1 = 4 < 10 - 3).
+  auto t = max_min_rates({{0, 1}, {0, 2, 3}, {3, 4}}, {10, 3, 100, 5, 1});
+  EXPECT_DOUBLE_EQ(t[0], 3);
+  EXPECT_DOUBLE_EQ(t[1], 4);
+  EXPECT_DOUBLE_EQ(t[2], 1);
+  // Two flows at the same ceiling under a shared link with room to spare: both at the ceiling.
+  auto u = max_min_rates({{0, 1}, {0, 2}}, {10, 4, 4});
+  EXPECT_DOUBLE_EQ(u[0], 4);
+  EXPECT_DOUBLE_EQ(u[1], 4);
 }
 
 TEST(Structure, MissingAndSlowLinks) {
