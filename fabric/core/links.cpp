@@ -152,7 +152,7 @@ const std::vector<double>& MaxMinFill::rates(const std::vector<std::vector<int32
     if (ceiling_[i] < kInf && std::find(caps_.begin(), caps_.end(), ceiling_[i]) == caps_.end()) caps_.push_back(ceiling_[i]);
   std::sort(caps_.begin(), caps_.end());
   group_.assign(count, -1);
-  group_left_.assign(caps_.size(), 0);
+  group_first_.assign(caps_.size() + 1, 0);  // then the flows of each ceiling, ceiling after ceiling (counting sort)
   size_t active = 0;
   for (size_t i = 0; i < count; ++i) {
     if (flows[i].empty()) {
@@ -162,9 +162,18 @@ const std::vector<double>& MaxMinFill::rates(const std::vector<std::vector<int32
     ++active;
     if (ceiling_[i] < kInf) {
       group_[i] = static_cast<int32_t>(std::lower_bound(caps_.begin(), caps_.end(), ceiling_[i]) - caps_.begin());
-      ++group_left_[static_cast<size_t>(group_[i])];
+      ++group_first_[static_cast<size_t>(group_[i]) + 1];
     }
   }
+  group_left_.assign(caps_.size(), 0);
+  for (size_t g = 0; g < caps_.size(); ++g) group_left_[g] = group_first_[g + 1], group_first_[g + 1] += group_first_[g];
+  grouped_.resize(group_first_.back());
+  fill_.assign(caps_.size(), 0);
+  for (size_t i = 0; i < count; ++i)
+    if (group_[i] >= 0) {
+      const auto g = static_cast<size_t>(group_[i]);
+      grouped_[group_first_[g] + fill_[g]++] = static_cast<uint32_t>(i);
+    }
   double level = 0;
   auto freeze = [&](size_t i) {
     frozen_[i] = 1;
@@ -192,8 +201,8 @@ const std::vector<double>& MaxMinFill::rates(const std::vector<std::vector<int32
         if (!frozen_[member_[k]]) freeze(member_[k]);
     }
     for (size_t g = next; g < caps_.size() && caps_[g] - level <= 1e-9 * (caps_[g] + 1); ++g)
-      for (size_t i = 0; i < count && group_left_[g] > 0; ++i)
-        if (!frozen_[i] && group_[i] == static_cast<int32_t>(g)) freeze(i);
+      for (size_t k = group_first_[g]; k < group_first_[g + 1]; ++k)
+        if (!frozen_[grouped_[k]]) freeze(grouped_[k]);
     std::erase_if(live_, [&](int32_t l) { return users_[l] == 0; });
   }
   for (int32_t l : touched_) users_[l] = 0;  // for the next call (0 already where every flow froze)

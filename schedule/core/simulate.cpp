@@ -23,7 +23,7 @@ void keep_slowest(float& cell, float r) {
 }
 
 // Per rank: its own link at the host rate both ways. Empty where `known` cannot be used.
-std::vector<char> at_host_rate(const EvalContext& ctx, const Schedule& s, const LoadReport* known) {
+std::vector<char> hosts_at_host_rate(const EvalContext& ctx, const Schedule& s, const LoadReport* known) {
   if (!known || known->broken != 0 || known->phase_time.size() != s.phases.size()) return {};
   std::vector<char> plain(s.hosts.size(), 0);
   for (size_t r = 0; r < s.hosts.size(); ++r) {
@@ -64,8 +64,8 @@ Simulation simulate(const EvalContext& ctx, const Schedule& s, uint64_t message_
   // fabric's hosts (one memory access each; 10^8 transfers at 10 000 hosts), else walked. The
   // phases on every core: each is played on its own.
   const fabric::SwitchPaths* table = ctx.switch_paths_for(sim.n);
-  const std::vector<char> plain = at_host_rate(ctx, s, known);
-  const double host_gbps = ctx.structure.host_gbps > 0 ? ctx.structure.host_gbps : 1;  // at_host_rate's rate
+  const std::vector<char> plain = hosts_at_host_rate(ctx, s, known);
+  const double host_gbps = ctx.structure.host_gbps > 0 ? ctx.structure.host_gbps : 1;  // the rate EvalContext::at_host_rate marks
   std::atomic<size_t> next{0}, broken{0};
   const unsigned threads = static_cast<unsigned>(std::clamp<size_t>(s.phases.size() / 16, 1, std::max(1u, std::thread::hardware_concurrency())));
   fabric::run_parallel(threads, [&](unsigned) {

@@ -114,11 +114,12 @@ class MaxMinFill {
   std::vector<double> left_, rate_;
   std::vector<int32_t> users_, touched_, live_, shared_;  // shared_: the links two or more flows cross
   std::vector<int32_t> slot_;             // per link: its place in shared_ (valid while listed)
-  std::vector<uint32_t> first_, fill_;    // per shared link: where its flows start in member_, and how many listed
+  std::vector<uint32_t> first_, fill_;    // per shared link: where its flows start in member_; how many listed so far (then per ceiling)
   std::vector<uint32_t> member_;          // the flows of each shared link, link after link
   std::vector<double> ceiling_, caps_;    // per flow: the lowest rate of the links it alone crosses; their distinct values
   std::vector<int32_t> group_;            // per flow: its ceiling's place in caps_ (-1: none)
-  std::vector<size_t> group_left_;        // per ceiling: flows not frozen yet
+  std::vector<size_t> group_left_, group_first_;  // per ceiling: flows not frozen yet; where its flows start in grouped_
+  std::vector<uint32_t> grouped_;         // the flows of each ceiling, ceiling after ceiling
   std::vector<char> frozen_;
 };
 
