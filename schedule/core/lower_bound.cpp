@@ -10,6 +10,7 @@
 #include "ibroute/fabric/parallel.hpp"
 
 #include "ibroute/schedule/admission.hpp"
+#include "level_groups.hpp"
 #include "option_table.hpp"
 
 namespace ibroute::schedule {
@@ -27,7 +28,7 @@ struct Step {
 };
 
 // Where a phase's bound comes from: a switch side (key >= 0: 2s leaving, 2s + 1 entering), a
-// level cut (key -2 - c, c = 2l upwards or 2l + 1 downwards between levels l and l + 1), or one
+// group cut (key -2 - c, c from group_cuts: a group of switches left or entered), or one
 // link every route of some transfers takes (key -1, transfers on it).
 struct PhaseResult {
   int worst = 0;
@@ -173,7 +174,7 @@ class PhaseBounder {
 
   const EvalContext& ctx_;
   const OptionTable& t_;
-  const std::vector<int32_t>& cut_of_;  // per link: its level cut, or -1
+  const std::vector<int32_t>& cut_of_;  // per link: its group cut, or -1
   const size_t cuts_;
   std::vector<int> forced_;
   std::vector<int32_t> forced_links_;
@@ -191,21 +192,50 @@ class PhaseBounder {
   BMatching matching_;
 };
 
-// Per directed link its level cut, c = 2l upwards or 2l + 1 downwards between levels l and l + 1
-// (switch levels from 1), or -1 within a level, off the tree, or not between switches.
-std::vector<int32_t> level_cuts(const EvalContext& ctx) {
+// Per directed link between levels l and l + 1 (switch levels from 1) its group cut: the group
+// of switches joined below level l + 1 that it leaves (upwards) or enters (downwards). Every
+// transfer between two groups crosses both their cuts, and the most loaded group's share over
+// the links its transfers' routes use there is at least the whole level's (a pod that only 39 of
+// its 144 down-links reach takes 288 transfers of a phase at 8 on one, where the level's 477
+// links give 7).
+struct GroupCuts {
+  std::vector<int32_t> of;  // per link: its cut, or -1 (within a level, off the tree, not between switches)
+  struct Cut {
+    int32_t group = -1;     // a switch of the group
+    int lower = 0;          // the group's top level: the cut lies between it and the level above
+    bool down = false;      // entering the group
+    size_t switches = 0;
+  };
+  std::vector<Cut> cuts;
+};
+
+GroupCuts group_cuts(const EvalContext& ctx) {
   const auto& level = ctx.structure.level;
-  std::vector<int32_t> cut(ctx.links.size(), -1);
-  for (size_t l = 0; l < cut.size(); ++l) {
+  const LevelGroups below = level_groups(ctx);
+  GroupCuts out;
+  out.of.assign(ctx.links.size(), -1);
+  std::vector<int32_t> id(2 * ctx.fabric.nodes.size() * std::max(1, ctx.structure.levels - 1), -1);  // (top, group, down) -> cut
+  auto cut_for = [&](int lower, int32_t node, bool down) {
+    const int32_t g = below.of(lower, node);
+    int32_t& c = id[(static_cast<size_t>(lower - 1) * ctx.fabric.nodes.size() + static_cast<size_t>(g)) * 2 + down];
+    if (c < 0) c = static_cast<int32_t>(out.cuts.size()), out.cuts.push_back({g, lower, down, 0});
+    return c;
+  };
+  for (size_t l = 0; l < out.of.size(); ++l) {
     const auto link = static_cast<int32_t>(l);
     if (!ctx.switch_link(link)) continue;
     const Port& p = ctx.fabric.nodes[ctx.links.node(link)].ports[ctx.links.port(link)];
     const int a = level[ctx.links.node(link)], b = level[p.peer_node];
     if (a < 1 || b < 1 || a > ctx.structure.levels || b > ctx.structure.levels) continue;
-    if (b == a + 1) cut[l] = 2 * a;
-    if (b == a - 1) cut[l] = 2 * b + 1;
+    if (b == a + 1) out.of[l] = cut_for(a, ctx.links.node(link), false);
+    if (b == a - 1) out.of[l] = cut_for(b, p.peer_node, true);
   }
-  return cut;
+  std::vector<size_t> size(id.size() / 2, 0);  // per (top, group): its switches
+  for (size_t t = 0; t < below.groups.size(); ++t)
+    for (int32_t g : below.groups[t])
+      if (g >= 0) ++size[t * ctx.fabric.nodes.size() + static_cast<size_t>(g)];
+  for (GroupCuts::Cut& c : out.cuts) c.switches = size[static_cast<size_t>(c.lower - 1) * ctx.fabric.nodes.size() + static_cast<size_t>(c.group)];
+  return out;
 }
 
 }  // namespace
@@ -242,12 +272,12 @@ LowerBound worst_load_lower_bound(const EvalContext& ctx, const std::vector<Host
   out.phases = order.size();
   const std::shared_ptr<const OptionTable> shared = option_table_of(ctx, hosts);
   const OptionTable& table = *shared;
-  const std::vector<int32_t> cut_of = level_cuts(ctx);
+  const GroupCuts cuts = group_cuts(ctx);
   std::vector<PhaseResult> results(index.size());
   std::atomic<size_t> next{0};
   std::atomic<int> best{0};
   auto work = [&](bool reports) {
-    PhaseBounder b(ctx, table, cut_of, 2 * ctx.structure.levels + 2);
+    PhaseBounder b(ctx, table, cuts.of, static_cast<int>(cuts.cuts.size()));
     for (size_t o; (o = next.fetch_add(1, std::memory_order_relaxed)) < order.size();) {
       if (reports && progress) report_or_stop(next, order.size(), [&] { progress("lower bound", o, order.size()); });
       const size_t p = order[o];
@@ -270,10 +300,10 @@ LowerBound worst_load_lower_bound(const EvalContext& ctx, const std::vector<Host
     if (r.key == -1) {
       out.where = describe_link(ctx.fabric, ctx.links, r.link) + ": the only route of " + std::to_string(r.transfers) + " transfers";
     } else if (r.key < -1) {
-      const int64_t cut = -2 - r.key;
-      const int lower = static_cast<int>(cut / 2);
-      out.where = "level " + std::to_string(cut & 1 ? lower + 1 : lower) + " to " + std::to_string(cut & 1 ? lower : lower + 1) +
-                  ": " + std::to_string(r.transfers) + " transfers cross" + over + " that their routes use";
+      const GroupCuts::Cut& c = cuts.cuts[static_cast<size_t>(-2 - r.key)];
+      const std::string& name = ctx.fabric.nodes[static_cast<size_t>(c.group)].desc;
+      out.where = (c.switches == 1 ? name : "the " + std::to_string(c.switches) + " switches below level " + std::to_string(c.lower + 1) + " with " + name) +
+                  ": " + std::to_string(r.transfers) + " transfers " + (c.down ? "enter" : "leave") + over + " that their routes use";
     } else {
       out.where = ctx.fabric.nodes[static_cast<size_t>(r.key / 2)].desc + ": " + std::to_string(r.transfers) + " transfers " +
                   (r.key & 1 ? "enter" : "leave") + over;

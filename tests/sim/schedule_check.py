@@ -321,3 +321,53 @@ def rate_check(db, scan, doc):
         lengths.append((k, slots[k] * slot, need))
     total = sum(length for _, length, _ in lengths)
     return max(sent.values()) * size / total, lengths
+
+
+def tree_groups(r):
+    """A three-level tree read from its cabling, not from ibroute: leaves (switches with hosts), aggs
+    (their switch neighbours), and per leaf and agg its pod (leaves and aggs joined by cables)."""
+    switches = {n for n, k in r.kind.items() if k == "switch"}
+    leaves = {n for (n, p), (peer, _) in r.peer.items() if n in switches and r.kind.get(peer) == "ca"}
+    aggs = {peer for (n, p), (peer, _) in r.peer.items() if n in leaves and peer in switches and peer not in leaves}
+    pod = {x: x for x in leaves | aggs}
+
+    def find(x):
+        while pod[x] != x:
+            x = pod[x]
+        return x
+    for (n, p), (peer, _) in r.peer.items():
+        if n in leaves and peer in aggs:
+            pod[find(n)] = find(peer)
+    return leaves, aggs, {x: find(x) for x in pod}
+
+
+def phase_group_bound(r, hosts, phase, groups):
+    """The least worst link of a phase that its leaves and pods allow, from the stored routes of every
+    LID of each transfer's destination: per leaf and pod, the transfers that must leave (enter) it
+    over the links leaving (entering) it that any of their routes use, ceil(transfers / links)."""
+    leaves, aggs, pod = groups
+    crossing = collections.defaultdict(lambda: [0, set()])  # (group, direction) -> [transfers, links]
+    for t in phase:
+        _, _, _, _, src_leaf = hosts[t["src"]]
+        _, _, base, lmc, dst_leaf = hosts[t["dst"]]
+        if src_leaf == dst_leaf:
+            continue
+        cuts = [(("leaf", src_leaf), "out"), (("leaf", dst_leaf), "in")]
+        if pod[src_leaf] != pod[dst_leaf]:
+            cuts += [(("pod", pod[src_leaf]), "out"), (("pod", pod[dst_leaf]), "in")]
+        for c in cuts:
+            crossing[c][0] += 1
+        for o in range(1 << (lmc or 0)):
+            _, hops = r.routes.get((src_leaf, base + o), (None, ""))
+            for hop in (hops or "").split():
+                n, p = map(int, hop.split(":"))
+                peer = r.peer.get((n, p), (None,))[0]
+                if n == src_leaf and peer in aggs:
+                    crossing[(("leaf", src_leaf), "out")][1].add((n, p))
+                if peer == dst_leaf and n in aggs:
+                    crossing[(("leaf", dst_leaf), "in")][1].add((n, p))
+                if n in aggs and peer not in pod and r.kind.get(peer) == "switch" and pod[n] == pod[src_leaf] != pod[dst_leaf]:
+                    crossing[(("pod", pod[src_leaf]), "out")][1].add((n, p))
+                if peer in aggs and n not in pod and pod[peer] == pod[dst_leaf] != pod[src_leaf]:
+                    crossing[(("pod", pod[dst_leaf]), "in")][1].add((n, p))
+    return max((-(-count // len(links)) for count, links in crossing.values() if links), default=0)

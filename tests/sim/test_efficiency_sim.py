@@ -8,7 +8,9 @@ import random
 import unittest
 
 from common import EXAMPLES, TempDirTest, db_rows, ibroute, ibroute_json
-from schedule_check import check_all_to_all, check_groups, efficiency, groups_of, round_robin, tables_least_time
+from schedule_check import (Routes, check_all_to_all, check_groups, efficiency, groups_of, phase_group_bound, phase_link_loads, phases_of,
+                            round_robin, tables_least_time, tree_groups)
+from test_real_shapes_sim import gen_real
 from simfabric import SimFabric, generate
 
 
@@ -131,6 +133,44 @@ class EfficiencyOnSimulatedFabrics(TempDirTest):
             self.assertEqual(r.returncode, 1)
             self.assertIn("limited by", check.get("detail", ""))
 
+
+class ThreeLevelsOnMinhopTables(TempDirTest):
+    """OpenSM's minhop on a three-level tree at LMC 2 (the routing a new cluster gets, whose poor
+    tables most need the test). In the shifts, a transfer's other DLIDs change up to four links at
+    once, where the repair's ejection chains, which follow one blocking link, found nothing (48 of
+    287 phases one above what the tables allow); the walk over the plateau brings every phase to
+    the least its leaves' and pods' links allow, recomputed here from the stored routes. The whole
+    plan (packed) keeps every link within the bound."""
+
+    def test_every_phase_at_the_least_its_leaves_and_pods_allow(self):
+        topo = gen_real(self.path("t.topo"), "three-level", "--pods", 4, "--pod-leaves", 8, "--pod-aggs", 4, "--down", 9, "--up", 4,
+                        "--core-per-agg", 9)
+        db = self.path("t.db")
+        with SimFabric(topo, lmc=2, engine="minhop") as sim:
+            scan = ibroute_json("scan", "--db", db, sim=sim)["scan_id"]
+        names = host_names(db, scan)
+        EfficiencyOnSimulatedFabrics.plan_and_check(self, db, scan, "all", hosts=names, at_least=0.95)
+        shifts = ibroute_json("plan", "--db", db, "--name", "shifts", "--shifts-only")
+        out = self.path("shifts.json")
+        ibroute("export", "--db", db, "--schedule", "shifts", "-o", out)
+        with open(out) as f:
+            doc = json.load(f)
+        check_all_to_all(doc)
+        r = Routes(db, scan)
+        hosts = [r.ports[h["port_guid"]] for h in doc["hosts"]]
+        groups = tree_groups(r)
+        self.assertEqual(len(set(groups[2].values())), 4, "four pods read from the cabling")
+        above = []
+        for k, phase in enumerate(phases_of(doc)):
+            load = phase_link_loads(r, hosts, phase)
+            worst = max((c for link, c in load.items() if r.switch_link(*link)), default=0)
+            bound = phase_group_bound(r, hosts, phase, groups)
+            self.assertGreaterEqual(worst, bound, f"phase {k}: the bound is a bound")
+            if worst > bound:
+                above.append((k, worst, bound))
+        self.assertEqual(above, [], "phases above what their leaves' and pods' links allow")
+        # The planner's own per-phase bound says the same.
+        self.assertEqual(shifts["lower_bound"]["worst"], shifts["max_load"], shifts["lower_bound"])
 
 if __name__ == "__main__":
     unittest.main()

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <set>
 
 #include "fabric_store.hpp"
 #include "ibroute/fabric/routes.hpp"
@@ -433,3 +434,41 @@ TEST(Efficiency, ALookGivenUpOnlyWherePhasesTakeLongerThanTheLimit) {
 }
 
 }  // namespace
+
+// Tables such as OpenSM's minhop leaves a three-level tree (3 456 hosts: 81 up-links of a pod in
+// use, 39 down-links) bound what enters a pod by the down-links its routes use. Here a pod's routes
+// leave over 3 up-links per agg but enter over 1 down-link per agg. Recomputed here from the LFTs.
+TEST(Efficiency, WhatEntersAPodIsBoundByTheDownLinksItsRoutesUse) {
+  const ibroute::test::PodsEnteringOverFewLinks t;
+  const World& w = t.w;
+  const std::vector<Host>& hosts = t.hosts;
+  const std::vector<int>& pod = t.pod;
+  std::map<int, std::set<std::pair<int, int>>> down, up;  // per pod: the links used into it, out of it
+  std::map<int, size_t> in_pod;
+  for (const Host& h : hosts) ++in_pod[pod[static_cast<size_t>(leaf_of(w, h))]];
+  for (const Host& d : hosts) {
+    const Port& port = w.f.nodes[d.node].ports[d.port];
+    const int to = pod[static_cast<size_t>(port.peer_node)];
+    for (size_t sw = 0; sw < w.f.nodes.size(); ++sw) {
+      if (pod[sw] < 0 || pod[sw] == to || w.f.nodes[sw].desc.rfind("leaf", 0) != 0) continue;
+      for (uint16_t o = 0; o < port.lid_count(); ++o)
+        for (auto [node, out] : ibroute::test::lft_path(w.f, static_cast<int>(sw), static_cast<uint16_t>(port.base_lid + o))) {
+          const int peer = w.f.nodes[static_cast<size_t>(node)].ports[out].peer_node;
+          if (pod[static_cast<size_t>(node)] < 0 && pod[static_cast<size_t>(peer)] == to) down[to].insert({node, out});
+          if (pod[static_cast<size_t>(node)] == pod[sw] && pod[static_cast<size_t>(peer)] < 0) up[pod[sw]].insert({node, out});
+        }
+    }
+  }
+  double in_bound = 0, out_bound = 0;
+  for (auto [p, n] : in_pod) {
+    const double transfers = static_cast<double>(n) * static_cast<double>(hosts.size() - n);
+    in_bound = std::max(in_bound, transfers / static_cast<double>(down[p].size()));
+    out_bound = std::max(out_bound, transfers / static_cast<double>(up[p].size()));
+  }
+  const LeastTimes least = least_times(w.ctx, hosts, {}, {});
+  std::cout << "pods in over used down-links " << in_bound << ", out over used up-links " << out_bound << "; tables " << least.tables.time
+            << " (" << least.tables.limited_by << ")\n";
+  ASSERT_GT(in_bound, out_bound * 1.2) << "minhop leaves fewer down-links than up-links in use";
+  EXPECT_GE(least.tables.time, in_bound - 1e-9);
+  EXPECT_NE(least.tables.limited_by.find("enter over the down-links the routes use"), std::string::npos) << least.tables.limited_by;
+}

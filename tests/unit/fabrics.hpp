@@ -3,14 +3,20 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <climits>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/fabric/links.hpp"
 #include "ibroute/fabric/model.hpp"
 #include "ibroute/fabric/structure.hpp"
+#include "ibroute/fabric/synthetic.hpp"
 #include "ibroute/schedule/evaluate.hpp"
+#include "ibroute/schedule/hosts.hpp"
 #include "ibroute/schedule/planner.hpp"
 
 namespace ibroute::test {
@@ -123,6 +129,72 @@ struct TwoLeaves {
   }
 };
 
+// A three-level fat-tree at LMC 2, names shuffled: PODS x LEAVES x HOSTS, AGGS per pod, CORES.
+inline Fabric three_level(int pods, int leaves, int hosts, int aggs, int cores) {
+  FatTreeSpec t;
+  t.levels = 3, t.pods = pods, t.leaves = leaves, t.hosts_per_leaf = hosts, t.aggs = aggs, t.cores = cores, t.lmc = 2, t.shuffle_names = true;
+  return build_fat_tree(t);
+}
+
+// The directed switch-to-switch links (node, out-port) that the LFTs take from switch `sw` to `lid`,
+// walked here apart from the code under test; empty where the walk ends nowhere.
+inline std::vector<std::pair<int, int>> lft_path(const Fabric& f, int sw, uint16_t lid) {
+  std::vector<std::pair<int, int>> out;
+  for (int hops = 0; hops < 16; ++hops) {
+    const Node& n = f.nodes[static_cast<size_t>(sw)];
+    if (lid >= n.lft.size()) return {};
+    const int port = n.lft[lid];
+    if (port <= 0 || port >= static_cast<int>(n.ports.size()) || n.ports[port].peer_node < 0) return {};
+    const int next = n.ports[port].peer_node;
+    if (f.nodes[static_cast<size_t>(next)].type != NodeType::sw) return out;
+    out.push_back({sw, port});
+    sw = next;
+  }
+  return {};
+}
+
+// Per switch of a three-level tree built by three_level: its pod (the least agg index among a
+// leaf's neighbours, an agg's own index for... its own pod), -1 for a core. Read from the cabling.
+inline std::vector<int> pods_of(const Fabric& f) {
+  auto is = [&](int x, const char* prefix) { return f.nodes[static_cast<size_t>(x)].desc.rfind(prefix, 0) == 0; };
+  std::vector<int> pod(f.nodes.size(), -1);
+  for (size_t x = 0; x < f.nodes.size(); ++x) {
+    if (f.nodes[x].type != NodeType::sw || !is(static_cast<int>(x), "leaf")) continue;
+    int least = INT32_MAX;
+    for (const Port& p : f.nodes[x].ports)
+      if (p.peer_node >= 0 && is(p.peer_node, "agg")) least = std::min(least, p.peer_node);
+    pod[x] = least;
+    for (const Port& p : f.nodes[x].ports)
+      if (p.peer_node >= 0 && is(p.peer_node, "agg")) pod[static_cast<size_t>(p.peer_node)] = least;
+  }
+  return pod;
+}
+
+// Tables on a tree from three_level where every agg sends all traffic for one other pod over one
+// up-link, a different one per pod: each pod's routes leave over (pods - 1) up-links per agg and
+// enter over one down-link per agg (the asymmetry OpenSM's minhop leaves, made plain).
+inline void one_up_link_per_pod(Fabric& f) {
+  const std::vector<int> pod = pods_of(f);
+  std::vector<int> ordinal(f.nodes.size(), -1);
+  int pods = 0;
+  for (size_t x = 0; x < f.nodes.size(); ++x)
+    if (pod[x] == static_cast<int>(x)) ordinal[x] = pods++;
+  std::vector<std::pair<uint16_t, int>> lids;  // every host LID, with its pod
+  for (const Node& n : f.nodes)
+    for (const Port& p : n.ports)
+      if (n.type != NodeType::sw && p.base_lid && p.peer_node >= 0)
+        for (uint16_t o = 0; o < p.lid_count(); ++o) lids.push_back({static_cast<uint16_t>(p.base_lid + o), pod[static_cast<size_t>(p.peer_node)]});
+  for (size_t a = 0; a < f.nodes.size(); ++a) {
+    if (f.nodes[a].desc.rfind("agg", 0) != 0) continue;
+    std::vector<uint8_t> ups;
+    for (int p = 1; p < static_cast<int>(f.nodes[a].ports.size()); ++p)
+      if (const int peer = f.nodes[a].ports[p].peer_node; peer >= 0 && f.nodes[static_cast<size_t>(peer)].type == NodeType::sw && pod[static_cast<size_t>(peer)] < 0)
+        ups.push_back(static_cast<uint8_t>(p));
+    for (auto [lid, to] : lids)
+      if (to != pod[a]) f.nodes[a].lft[lid] = ups[static_cast<size_t>(ordinal[static_cast<size_t>(to)]) % ups.size()];
+  }
+}
+
 // A fabric with what the planner needs beside it. Not movable: the context refers to the rest.
 struct World {
   Fabric f;
@@ -130,6 +202,21 @@ struct World {
   FabricStructure s;
   ibroute::schedule::EvalContext ctx;
   explicit World(Fabric fab) : f(std::move(fab)), links(f), s(analyze_structure(f)), ctx(f, links, s) {}
+};
+
+// 512 hosts on three_level(4, 8, 16, 8, 64) under one_up_link_per_pod, with the pods read from the cabling.
+struct PodsEnteringOverFewLinks {
+  World w;
+  std::vector<schedule::Host> hosts;
+  std::vector<int> pod;
+  PodsEnteringOverFewLinks() : w(tables()), hosts(schedule::all_hosts(w.f)), pod(pods_of(w.f)) {}
+
+ private:
+  static Fabric tables() {
+    Fabric f = three_level(4, 8, 16, 8, 64);
+    one_up_link_per_pod(f);
+    return f;
+  }
 };
 
 // `run` must throw InputError whose message contains `needle`.

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "fabrics.hpp"
 #include "ibroute/fabric/routes.hpp"
@@ -145,4 +147,52 @@ TEST(LowerBound, AWorkBudgetBoundsTheMostLoadedPhasesFirstAndStaysABound) {
     // The smallest budget bounds one phase, never none.
     EXPECT_EQ(worst_load_lower_bound(w.ctx, hosts, rr, 0, &load.phase_max, {}, 1).phases, 1u);
   }
+}
+
+// A phase's transfers into a pod can only enter over the down-links their routes use, whatever the
+// rest of the level carries: 128 transfers into one pod over its 8 such links need 16 on one,
+// although with 8 more into another pod the level as a whole would allow 136 over 16, 9. The
+// links and the transfers are recomputed here from the LFTs.
+TEST(LowerBound, APodsDownLinksBoundWhatEntersItWhateverTheLevelCarries) {
+  const ibroute::test::PodsEnteringOverFewLinks t;
+  const World& w = t.w;
+  const std::vector<Host>& hosts = t.hosts;
+  const std::vector<int>& pod = t.pod;
+  auto pod_of = [&](size_t rank) { return pod[static_cast<size_t>(w.f.nodes[hosts[rank].node].ports[hosts[rank].port].peer_node)]; };
+  std::vector<std::vector<int32_t>> by_pod;
+  std::map<int, size_t> slot;
+  for (size_t r = 0; r < hosts.size(); ++r) {
+    auto [it, fresh] = slot.emplace(pod_of(r), by_pod.size());
+    if (fresh) by_pod.emplace_back();
+    by_pod[it->second].push_back(static_cast<int32_t>(r));
+  }
+  ASSERT_EQ(by_pod.size(), 4u);
+  Phase ph{std::vector<int32_t>(hosts.size(), -1), std::vector<uint16_t>(hosts.size(), 0)};
+  std::vector<int32_t> senders = by_pod[2];
+  senders.insert(senders.end(), by_pod[3].begin(), by_pod[3].end());
+  for (size_t k = 0; k < by_pod[0].size(); ++k) ph.dst[static_cast<size_t>(senders[k])] = by_pod[0][k];
+  for (size_t k = 0; k < 8; ++k) ph.dst[static_cast<size_t>(senders[by_pod[0].size() + k])] = by_pod[1][k];
+  // Per receiving pod: its transfers and the down-links into it their routes (any LID) take.
+  std::map<int, std::set<std::pair<int, int>>> down;
+  std::map<int, size_t> into;
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    if (ph.dst[i] < 0) continue;
+    const Port& d = w.f.nodes[hosts[static_cast<size_t>(ph.dst[i])].node].ports[hosts[static_cast<size_t>(ph.dst[i])].port];
+    const int to = pod_of(static_cast<size_t>(ph.dst[i]));
+    ++into[to];
+    for (uint16_t o = 0; o < d.lid_count(); ++o)
+      for (auto [node, out] : ibroute::test::lft_path(w.f, w.f.nodes[hosts[i].node].ports[hosts[i].port].peer_node, static_cast<uint16_t>(d.base_lid + o)))
+        if (pod[static_cast<size_t>(node)] < 0 && pod[static_cast<size_t>(w.f.nodes[static_cast<size_t>(node)].ports[out].peer_node)] == to) down[to].insert({node, out});
+  }
+  size_t worst_pod = 0, all_in = 0, all_links = 0;
+  for (auto [p, n] : into) {
+    worst_pod = std::max(worst_pod, (n + down[p].size() - 1) / down[p].size());
+    all_in += n, all_links += down[p].size();
+  }
+  const size_t level = (all_in + all_links - 1) / all_links;
+  ASSERT_EQ(worst_pod, 16u);
+  ASSERT_EQ(level, 9u);
+  const LowerBound lb = worst_load_lower_bound(w.ctx, hosts, {ph});
+  EXPECT_EQ(lb.worst, 16) << lb.where;
+  EXPECT_NE(lb.where.find("transfers enter over 8 links"), std::string::npos) << lb.where;
 }

@@ -36,6 +36,9 @@ struct PlanOptions {
   // The repair given up where it lowered hardly any probed phase's worst link (PlanStats::repair_skipped);
   // false: it searches every phase (what the tests compare the shortcut with).
   bool repair_probe = true;
+  // Where the repair's rounds stop short of a level, a walk over the plateau of equal excess
+  // (PhaseSolver::walk; up to 6 000 hosts); false: the rounds alone (what the tests compare it with).
+  bool walk = true;
   bool whole_packing = true;  // and where that misses the least time, pack every transfer from no phases
   fabric::ProgressFn progress;  // ("plan", phases done, phases)
   // Packing's work budget: base + per transfer waiting, in links of options looked at (a unit is
