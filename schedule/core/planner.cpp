@@ -66,7 +66,8 @@ class PhaseSolver {
                     size_t rotate = 0) {
     choice_.assign(n_, kNone);
     range_.resize(n_);
-    std::vector<size_t> todo;
+    std::vector<size_t>& todo = todo_;  // kept from phase to phase: no reallocation as it grows
+    todo.clear();
     // The routing's own choice alone, where it has been fitting: after kBaseMisses phases in a row
     // where it did not (a routing that congests every phase), it is no longer tried on its own. The
     // choice is the same either way (the full solve starts from it); only the time differs.
@@ -126,14 +127,19 @@ class PhaseSolver {
     }
     SolveResult r;
     const double host = ctx_.structure.host_gbps > 0 ? ctx_.structure.host_gbps : 1;
+    // One pass over the phase's links (tens of thousands at 10 000 hosts): their loads read, then
+    // reset; a division only where a link is slower than a host link or not at the host rate.
     for (int32_t l : touched_) {
-      const int load = (over_[l] + cap_[l]) / weight_[l];
-      if (load > 0) r.time = std::max(r.time, ctx_.at_host_rate[l] ? load : load * host / std::max(ctx_.gbps[l], 1e-9));  // a division only where needed
+      const int w = weight_[l], used = over_[l] + cap_[l];
+      const int load = w == 1 ? used : used / w;
+      if (load > 0) r.time = std::max(r.time, ctx_.at_host_rate[l] ? load : load * host / std::max(ctx_.gbps[l], 1e-9));
       r.overflow = std::max(r.overflow, load - ctx_.capacity[l]);  // against the fabric's bound
+      over_[l] = -cap_[l], seen_[l] = 0;
     }
-    for (int32_t l : touched_) over_[l] = -cap_[l], users_[l].clear(), seen_[l] = 0;
+    if (users_listed_)  // the repair listed who is on each link
+      for (int32_t l : touched_) users_[l].clear();
     touched_.clear();
-    track_users_ = false;
+    track_users_ = users_listed_ = false;
     return r;
   }
 
@@ -156,6 +162,7 @@ class PhaseSolver {
   int rounds_;
   std::vector<int> cap_;     // per link: transfers at the host link rate it carries at once (1 for a link of that rate)
   std::vector<int> weight_;  // per link: what one transfer counts against it (1; more on a link slower than a host link)
+  std::vector<size_t> todo_;        // solve's transfers with a route
   std::vector<uint32_t> bucket_;    // fewest_options_first's counts
   std::vector<size_t> rest_;        // and its order
   // Per link: load - capacity (one array, not two: the solver is bound by random memory reads).
@@ -163,6 +170,7 @@ class PhaseSolver {
   std::vector<char> seen_;                   // link touched in this phase (listed in touched_)
   std::vector<std::vector<uint32_t>> users_;  // transfers (source ranks) on each link, while repairing
   bool track_users_ = false;
+  bool users_listed_ = false;  // users_ holds this phase's lists (cleared by finish)
   std::vector<int32_t> touched_;
   std::vector<uint32_t> choice_;
   std::vector<std::pair<uint32_t, uint32_t>> range_;  // per rank: its options in this phase
@@ -458,7 +466,7 @@ class PhaseSolver {
     int worst = INT32_MIN;
     for (int32_t l : touched_) worst = std::max(worst, over_[l]);
     if (worst <= floor_level) return worst;
-    track_users_ = true;  // the ejection chains and the hot sets need to know who is on a link
+    track_users_ = users_listed_ = true;  // the ejection chains and the hot sets need to know who is on a link
     for (size_t i : todo)
       if (choice_[i] != kNone) {
         users_[t_.src_link(i)].push_back(static_cast<uint32_t>(i));
