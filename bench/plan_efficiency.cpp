@@ -2,7 +2,8 @@
 // a two- or three-level fat-tree built in memory, for the planner and the baselines a user would
 // pick: round-robin in name and in topology order with base LIDs, and the planner without packing.
 // Every T is recomputed here from the evaluation of the phases (evaluate(), the LFT walk), not
-// taken from the planner. bench/plan calls it; prints one JSON object.
+// taken from the planner. bench/plan calls it; prints one JSON object (with the packings tried, their
+// work and budget).
 //
 //   plan_efficiency LEVELS LEAVES HOSTS_PER_LEAF UPLINKS SPINES_OR_AGGS [PODS CORES] LMC
 //                   all|SUBSET|S:R SEED [order name|topology]
@@ -100,9 +101,13 @@ int main(int argc, char** argv) {
     PlanOptions po;
     po.packing = pack;
     auto t0 = std::chrono::steady_clock::now();
-    Schedule s = plan_groups(ctx, hosts, senders, receivers, po);
+    PlanStats st;
+    Schedule s = plan_groups(ctx, hosts, senders, receivers, po, &st);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     row(pack ? "ibroute plan (" + s.method + ")" : "ibroute plan, shifts only (" + s.method + ")", hosts, s.phases, secs);
+    if (pack)
+      out["packing"] = {{"tried", st.packings}, {"over_budget", st.packings_over_budget}, {"work", st.packing_work}, {"budget", st.packing_budget},
+                        {"phases_compacted", st.phases_compacted}, {"compaction_work", st.compaction_work}};
   }
   std::cout << out.dump(1) << "\n";
   return 0;
