@@ -70,7 +70,7 @@ void cut_bounds(const EvalContext& ctx, const std::vector<Host>& hosts, const Ro
         if (!inside(port.peer_node) && level[port.peer_node] > top) {
           const int32_t l = ctx.links.id(static_cast<int32_t>(x), p), back = ctx.links.id(port.peer_node, port.peer_port);
           if (!used || (*used)[l]) up[x] += ctx.links.gbps(l) / host_gbps;
-          if (back >= 0 && (!used || (*used)[back])) down[x] += ctx.links.gbps(back) / host_gbps;
+          if (!used || (*used)[back]) down[x] += ctx.links.gbps(back) / host_gbps;
         }
       }
     }

@@ -153,8 +153,8 @@ inline std::vector<std::pair<int, int>> lft_path(const Fabric& f, int sw, uint16
   return {};
 }
 
-// Per switch of a three-level tree built by three_level: its pod (the least agg index among a
-// leaf's neighbours, an agg's own index for... its own pod), -1 for a core. Read from the cabling.
+// Per switch of a three-level tree built by three_level: its pod, named by the least agg index
+// among its leaves' neighbours (for leaves and aggs alike); -1 for a core. Read from the cabling.
 inline std::vector<int> pods_of(const Fabric& f) {
   auto is = [&](int x, const char* prefix) { return f.nodes[static_cast<size_t>(x)].desc.rfind(prefix, 0) == 0; };
   std::vector<int> pod(f.nodes.size(), -1);
