@@ -354,6 +354,12 @@ void check_slots(const At& root, const Schedule& s, size_t phases) {
     fail(root.path + "/timing/phase_slots", std::to_string(s.slots.size()) + " entries for " + std::to_string(phases) + " phases");
 }
 
+// A schedule without phases moves nothing, and its slices could not name a phase: refused as a
+// slice is.
+void check_some_phases(const At& phases, size_t count) {
+  if (count == 0) fail(phases.path, "no phases (a schedule moves at least one transfer)");
+}
+
 // A whole schedule, its phases in either encoding.
 ScheduleDoc schedule_of(const json& j, int64_t version) {
   const At root{j, ""};
@@ -364,6 +370,7 @@ ScheduleDoc schedule_of(const json& j, int64_t version) {
   const At phases = root["phases"];
   if (version > 1 && phases.v.is_object()) {
     read_shift_phases(phases, version, doc);
+    check_some_phases(phases, s.phases.size());
     check_slots(root, s, s.phases.size());
     return doc;
   }
@@ -373,6 +380,7 @@ ScheduleDoc schedule_of(const json& j, int64_t version) {
   // would otherwise take gigabytes.
   if (!phases.v.is_array()) fail(phases.path, "\"phases\" is missing or not a list");
   const size_t k_max = max_phases(s, version);
+  check_some_phases(phases, phases.v.size());
   check_slots(root, s, phases.v.size());
   if (phases.v.size() > k_max)
     fail(phases.path, std::to_string(phases.v.size()) + " phases; " +

@@ -47,7 +47,7 @@ ScheduleInfo read_schedule_row(Stmt& q) {
   s.method = text_col(q, 4, where, "method");
   s.bound = static_cast<int>(int_col(q, 5, 0, 1 << 30, where, "bound"));
   s.hosts = int_col(q, 6, 0, 1 << 24, where, "hosts");
-  s.phases = int_col(q, 7, 0, 1 << 24, where, "phases");
+  s.phases = int_col(q, 7, 1, 1 << 24, where, "phases");
   s.timing = {static_cast<uint64_t>(int_col(q, 8, 0, kMaxCount, where, "message_size")), real_col(q, 9, where, "rate"),
               real_col(q, 10, where, "slot_s")};
   s.max_load = static_cast<int>(int_col(q, 11, 0, 1 << 30, where, "max_load"));

@@ -232,6 +232,8 @@ class SchemaTest(TempDirTest):
             ("a shift twice", good, setting("phases", "shifts", value=[1, 1])),
             ("empty group", daq, setting("groups", "senders", value=[])),
             ("a rank twice in a group", daq, setting("groups", "receivers", value=[2, 2])),
+            ("no shifts", good, lambda d: d["phases"].update(shifts=[], offsets=[])),
+            ("v1 without phases", v1, setting("phases", value=[])),
             ("v1 DLID 60000", v1, setting("phases", 0, 0, "dlid", value=60000)),
             ("v1 rank as a string", v1, setting("phases", 1, 0, "src", value="0")),
             ("v1 transfer without dlid", v1, deleting("phases", 0, 1, "dlid")),

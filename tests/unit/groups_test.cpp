@@ -191,6 +191,9 @@ TEST(Format, DamagedCompactPhasesAreRefusedByPlace) {
   fails([](auto& j) { j["phases"]["shifts"][1] = j["phases"]["shifts"][0]; }, "/phases/shifts/1: shift 0 appears twice");
   fails([](auto& j) { j["phases"]["shifts"][1] = 24; }, "/phases/shifts/1: 24 is not a shift (0..23)");
   fails([](auto& j) { j["phases"]["offsets"].erase(0); }, "23 offset lines for 24 shifts");
+  // No phases at all: nothing to run, and no slice could name a phase (found by the fuzzer).
+  fails([](auto& j) { j["phases"]["shifts"] = nlohmann::json::array(), j["phases"]["offsets"] = nlohmann::json::array(); },
+        "/phases: no phases (a schedule moves at least one transfer)");
   fails([](auto& j) { j["groups"]["senders"][3] = 0; }, "/groups/senders/3: rank 0 is listed twice");
   fails([](auto& j) { j["groups"]["receivers"][0] = 48; }, "/groups/receivers/0: 48 is not a rank (0..47)");
   fails([](auto& j) { j["phases"]["encoding"] = "zip"; }, "unknown phase encoding");
@@ -234,6 +237,9 @@ TEST(ScheduleStore, TwoGroupsStoredCompactly) {
     expect_input_error([&] { st.load_schedule(1); }, "database damaged: schedule 1, phase 4: offsets of 3 bytes for 10 senders");
     st.db().exec("UPDATE schedule SET senders = zeroblob(2) WHERE id = 1");
     expect_input_error([&] { st.load_schedule(1); }, "senders of 2 bytes");
+    // A schedule without phases is refused as a file without them is.
+    st.db().exec("DELETE FROM schedule_phase WHERE schedule_id = 1; UPDATE schedule SET phases = 0 WHERE id = 1");
+    expect_input_error([&] { st.load_schedule(1); }, "phases 0 (not in 1..");
   }
   std::filesystem::remove(path);
 }

@@ -92,6 +92,8 @@ TEST(ScheduleInput, RangesAreCheckedWhereRead) {
   EXPECT_NE(schedule_error(j).find("/bound"), std::string::npos);
   j = schedule4(), j["timing"]["message_size"] = -1;
   EXPECT_NE(schedule_error(j).find("/timing/message_size"), std::string::npos);
+  j = schedule4(), j["phases"] = json::array();
+  EXPECT_NE(schedule_error(j).find("/phases: no phases (a schedule moves at least one transfer)"), std::string::npos);
   j = schedule4(), j["phases"][1] = json::object();
   EXPECT_NE(schedule_error(j).find("/phases/1: an object is not a list"), std::string::npos);
   j = schedule4(), j["phases"][1][0] = 7;
