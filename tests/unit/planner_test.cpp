@@ -374,10 +374,12 @@ TEST(Planner, TheWalkOverThePlateauShortensPoorTablesTheSameOnAnyNumberOfThreads
 }
 
 TEST(Planner, AThreeLevelHostSetWhoseDensestLeafsExcessIsPackedWithinItsBudget) {
-  // 1 500 random hosts of the 3 456-host three-level tree (d-mod-k, LMC 2): the densest leaf holds
-  // 14 of them on 8 up-links, so the shifts take 2-3 slots a phase (0.78). Packing the 776 k
-  // transfers left waiting took 510 M units of work, and a budget of 600 per waiting transfer
-  // (516 M) was projected past and abandoned; at 1 200 it finishes. Recomputed from the LFTs.
+  // 2 000 random hosts of the 3 456-host three-level tree (d-mod-k, LMC 2): the densest leaf holds
+  // 16 of them on 8 up-links, and 1.7 M of the 4 M transfers wait after the shifts. Packing them
+  // scanned 256 waiting transfers per idle sender for the few receivers still free: 1 364 units of
+  // work per transfer placed, every packing projected past its budget (1 000 M) and abandoned,
+  // 0.84. Scanning 64 they finish. (At 1 500 hosts a budget of 600 per waiting transfer had been
+  // too small the same way.) Recomputed from the LFTs.
   FatTreeSpec t;
   t.levels = 3, t.pods = 12, t.leaves = 16, t.hosts_per_leaf = 18, t.aggs = t.uplinks = 8, t.cores = 144, t.lmc = 2;
   t.shuffle_names = true, t.seed = 2;
@@ -385,7 +387,7 @@ TEST(Planner, AThreeLevelHostSetWhoseDensestLeafsExcessIsPackedWithinItsBudget) 
   std::vector<Host> hosts = all_hosts(w.f);
   std::mt19937 rng(2u * 7919u + 17u);
   std::shuffle(hosts.begin(), hosts.end(), rng);
-  hosts.resize(1500);
+  hosts.resize(2000);
   std::sort(hosts.begin(), hosts.end(), [](const Host& p, const Host& q) { return natural_less(p.name, q.name); });
   PlanStats st;
   const Schedule s = plan_all_to_all(w.ctx, hosts, {}, &st);
