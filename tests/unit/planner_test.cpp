@@ -373,7 +373,7 @@ TEST(Planner, TheWalkOverThePlateauShortensPoorTablesTheSameOnAnyNumberOfThreads
   for (size_t p = 0; p < a.phases.size(); ++p) EXPECT_LE(walked.phase_max[p], chained.phase_max[p]) << "phase " << p;
 }
 
-TEST(Planner, AThreeLevelHostSetWhoseDensestLeafsExcessIsPackedWithinItsBudget) {
+TEST(PlannerAtScale, AThreeLevelHostSetWhoseDensestLeafsExcessIsPackedWithinItsBudget) {
   // 2 000 random hosts of the 3 456-host three-level tree (d-mod-k, LMC 2): the densest leaf holds
   // 16 of them on 8 up-links, and 1.7 M of the 4 M transfers wait after the shifts. Packing them
   // scanned 256 waiting transfers per idle sender for the few receivers still free: 1 364 units of
