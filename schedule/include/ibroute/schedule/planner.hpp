@@ -43,12 +43,12 @@ struct PlanOptions {
   fabric::ProgressFn progress;  // ("plan", phases done, phases)
   // Packing's work budget: base + per transfer waiting, in links of options looked at (a unit is
   // some nanoseconds): a packing that goes or is projected beyond it is abandoned, whatever the
-  // machine. A winning packing takes some hundred per transfer on two levels, up to about 700 on
-  // three (1 500 random hosts of the 3 456-host tree: 510 M for 776 k waiting, which 600 per
-  // transfer abandoned at 0.83 where it reaches 0.985; docs/benchmarks.md).
+  // machine. A winning packing takes some hundred per transfer, up to about 500 on three levels
+  // since its scan is sized by the budget (1 500 random hosts of the 3 456-host tree: 229 M for
+  // 776 k waiting; docs/benchmarks.md). (1 200 bought a 512-host tree 0.993 for 0.981 in 18 s, not 2.4.)
   // At most packing_work_max in all (about 30 s here): millions of transfers waiting (3 456 hosts
   // on minhop tables, where most transfers wait) would otherwise be given minutes.
-  uint64_t packing_work_base = 50'000'000, packing_work_per_transfer = 1200, packing_work_max = 1'000'000'000;
+  uint64_t packing_work_base = 50'000'000, packing_work_per_transfer = 600, packing_work_max = 1'000'000'000;
   // After a packing: its emptiest phases emptied into the others (phase_compaction.hpp), within
   // compaction_work_per_transfer per transfer of the exchange, at most compaction_work_max (a unit
   // is a phase looked at or a link moved; 700 M took 8 s here and brought a 1 350-host director at
