@@ -378,8 +378,7 @@ TEST(PlannerAtScale, AThreeLevelHostSetWhoseDensestLeafsExcessIsPackedWithinItsB
   // 16 of them on 8 up-links, and 1.7 M of the 4 M transfers wait after the shifts. Packing them
   // scanned 256 waiting transfers per idle sender for the few receivers still free: 1 364 units of
   // work per transfer placed, every packing projected past its budget (1 000 M) and abandoned,
-  // 0.84. Scanning 64 they finish. (At 1 500 hosts a budget of 600 per waiting transfer had been
-  // too small the same way.) Recomputed from the LFTs.
+  // 0.84. Scanning only what the budget pays for (64 here), they finish. Recomputed from the LFTs.
   FatTreeSpec t;
   t.levels = 3, t.pods = 12, t.leaves = 16, t.hosts_per_leaf = 18, t.aggs = t.uplinks = 8, t.cores = 144, t.lmc = 2;
   t.shuffle_names = true, t.seed = 2;

@@ -45,7 +45,8 @@ struct PlanOptions {
   // some nanoseconds): a packing that goes or is projected beyond it is abandoned, whatever the
   // machine. A winning packing takes some hundred per transfer, up to about 500 on three levels
   // since its scan is sized by the budget (1 500 random hosts of the 3 456-host tree: 229 M for
-  // 776 k waiting; docs/benchmarks.md). (1 200 bought a 512-host tree 0.993 for 0.981 in 18 s, not 2.4.)
+  // 776 k waiting; docs/benchmarks.md). (At 1 200 a 512-host tree took 18 s for 0.993; at 600,
+  // 2.4 s for 0.981.)
   // At most packing_work_max in all (about 30 s here): millions of transfers waiting (3 456 hosts
   // on minhop tables, where most transfers wait) would otherwise be given minutes.
   uint64_t packing_work_base = 50'000'000, packing_work_per_transfer = 600, packing_work_max = 1'000'000'000;
