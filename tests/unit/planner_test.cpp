@@ -44,6 +44,19 @@ void expect_valid(const World& w, const Schedule& s, bool free_of_congestion) {
   }
 }
 
+// T of round-robin in the leaves' GUID order with base LIDs: the baseline a user would pick.
+double round_robin_in_topology_order(const World& w, std::vector<Host> hosts) {
+  std::vector<Host> by_leaf = std::move(hosts);
+  auto leaf_key = [&](const Host& h) {
+    const Port& p = w.f.nodes[h.node].ports[h.port];
+    return std::pair(w.f.nodes[p.peer_node].guid, p.peer_port);
+  };
+  std::sort(by_leaf.begin(), by_leaf.end(), [&](const Host& a, const Host& b) { return leaf_key(a) < leaf_key(b); });
+  std::vector<Phase> rr = shift_phases(by_leaf.size());
+  apply_lid_policy(w.f, by_leaf, rr, LidPolicy::base);
+  return planned_time(evaluate(w.ctx, by_leaf, rr, false));
+}
+
 FatTreeSpec hft96(uint8_t lmc, bool shuffle) {
   FatTreeSpec t;
   t.leaves = 12, t.hosts_per_leaf = 8, t.uplinks = 4, t.spines = 4, t.lmc = lmc, t.shuffle_names = shuffle;
@@ -341,15 +354,7 @@ TEST(Planner, AfterALeafLostAnUpLinkTheShiftsFollowTheRoutingsOrderWhateverTheNu
   // round-robin in the leaves' GUID order with base LIDs (about twice as long).
   const double planned = planned_time(evaluate(w.ctx, hosts, s.phases, false));
   EXPECT_GE(least_times(w.ctx, hosts, {}, {}).fabric.time / planned, 0.95) << planned;
-  std::vector<Host> by_leaf = hosts;
-  auto leaf_key = [&](const Host& h) {
-    const Port& p = w.f.nodes[h.node].ports[h.port];
-    return std::pair(w.f.nodes[p.peer_node].guid, p.peer_port);
-  };
-  std::sort(by_leaf.begin(), by_leaf.end(), [&](const Host& a, const Host& b) { return leaf_key(a) < leaf_key(b); });
-  std::vector<Phase> rr = shift_phases(by_leaf.size());
-  apply_lid_policy(w.f, by_leaf, rr, LidPolicy::base);
-  EXPECT_GT(planned_time(evaluate(w.ctx, by_leaf, rr, false)), 1.6 * planned);
+  EXPECT_GT(round_robin_in_topology_order(w, hosts), 1.6 * planned);
 }
 
 TEST(Planner, TheWalkOverThePlateauShortensPoorTablesTheSameOnAnyNumberOfThreads) {
@@ -397,4 +402,26 @@ TEST(PlannerAtScale, AThreeLevelHostSetWhoseDensestLeafsExcessIsPackedWithinItsB
   const double planned = planned_time(evaluate(w.ctx, hosts, s.phases, false));
   EXPECT_GE(least.fabric.time / planned, 0.95) << "least " << least.fabric.time << " (" << least.fabric.limited_by << "), planned " << planned
                                                << " by " << st.method;
+}
+
+TEST(PlannerAtScale, TheWholeThreeLevelTreeWhoseLeavesOutnumberTheirUpLinksIsPlannedInLeafPairBlocks) {
+  // All 3 456 hosts of the three-level tree (d-mod-k, LMC 2): 18 hosts per leaf over 8 up-links.
+  // Every shift sends from all 18 at once, 3 slots where 2.25 would do: the shifts take 10 317 slots
+  // against the least time's 7 735.5 (0.75), and packing their 7.9 M waiting transfers goes past its
+  // budget. Leaf pairs exchanging 8 transfers per phase leave 0.4 M to pack. Recomputed from the
+  // LFTs, against the fabric's least time and round-robin in topology order with base LIDs.
+  FatTreeSpec t;
+  t.levels = 3, t.pods = 12, t.leaves = 16, t.hosts_per_leaf = 18, t.aggs = t.uplinks = 8, t.cores = 144, t.lmc = 2;
+  t.shuffle_names = true, t.seed = 1;
+  World w(build_fat_tree(t));
+  const std::vector<Host> hosts = all_hosts(w.f);
+  ASSERT_EQ(hosts.size(), 3456u);
+  PlanStats st;
+  const Schedule s = plan_all_to_all(w.ctx, hosts, {}, &st);
+  EXPECT_NE(st.method.find("leaf-blocks"), std::string::npos) << st.method;
+  expect_valid(w, s, true);
+  const LeastTimes least = least_times(w.ctx, hosts, {}, {});
+  const double planned = planned_time(evaluate(w.ctx, hosts, s.phases, false));
+  EXPECT_GE(least.fabric.time / planned, 0.9) << "least " << least.fabric.time << ", planned " << planned << " by " << st.method;
+  EXPECT_GT(round_robin_in_topology_order(w, hosts), 1.2 * planned);
 }
