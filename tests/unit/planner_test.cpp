@@ -408,7 +408,7 @@ TEST(PlannerAtScale, TheWholeThreeLevelTreeWhoseLeavesOutnumberTheirUpLinksIsPla
   // All 3 456 hosts of the three-level tree (d-mod-k, LMC 2): 18 hosts per leaf over 8 up-links.
   // Every shift sends from all 18 at once, 3 slots where 2.25 would do: the shifts take 10 317 slots
   // against the least time's 7 735.5 (0.75), and packing their 7.9 M waiting transfers goes past its
-  // budget. Leaf pairs exchanging 8 transfers per phase leave 0.4 M to pack. Recomputed from the
+  // budget. Leaf pairs exchanging 8 transfers per phase leave a few per cent to pack (0.94). Recomputed from the
   // LFTs, against the fabric's least time and round-robin in topology order with base LIDs.
   FatTreeSpec t;
   t.levels = 3, t.pods = 12, t.leaves = 16, t.hosts_per_leaf = 18, t.aggs = t.uplinks = 8, t.cores = 144, t.lmc = 2;
