@@ -50,6 +50,11 @@ struct Pair {
   }
 };
 
+// Transfers a pair exchanges per phase: as many as the fewer up-links carry (and hosts allow).
+size_t width_of(const Group& a, const Group& b) {
+  return std::max<size_t>(1, std::min({static_cast<size_t>(std::min(a.up, b.up)), a.ranks.size(), b.ranks.size()}));
+}
+
 // How far each block moves its pairs' windows on from the block before: a step prime to the
 // receiving leaf's host count, so that over the blocks every receiver comes where a window wraps
 // round the leaf (two receivers on one up-link: one waits) about as often, and the transfers left
@@ -68,6 +73,25 @@ bool leaf_blocks_may_help(const Leaves& leaves) {
   for (int l : leaves.of_rank)
     if (l >= 0 && ++hosts[static_cast<size_t>(l)] > std::max(1, leaves.up[static_cast<size_t>(l)])) return true;
   return false;
+}
+
+size_t leaf_block_phase_count(const Ring& ring, const Leaves& leaves) {
+  const std::vector<Group> groups = groups_of(ring, leaves, 1);
+  const size_t g = groups.size();
+  size_t fullest = 0;
+  for (const Group& gr : groups) fullest = std::max(fullest, gr.ranks.size());
+  size_t count = fullest > 0 ? fullest - 1 : 0;
+  for (size_t s = 1; s < g; ++s) {
+    size_t longest = 0;
+    for (size_t x = 0; x < g; ++x) {
+      const Group& a = groups[x];
+      const Group& b = groups[(x + s) % g];
+      const size_t width = width_of(a, b);
+      longest = std::max(longest, (a.ranks.size() * b.ranks.size() + width - 1) / width);
+    }
+    count += longest;
+  }
+  return count;
 }
 
 std::vector<Phase> leaf_block_phases(const Ring& ring, const Leaves& leaves, size_t period) {
@@ -89,16 +113,17 @@ std::vector<Phase> leaf_block_phases(const Ring& ring, const Leaves& leaves, siz
       for (size_t x = 0; k < gr.ranks.size() && x < gr.ranks.size(); ++x)
         ph->dst[static_cast<size_t>(gr.ranks[x])] = gr.ranks[(x + k) % gr.ranks.size()];
   }
-  // Blocks 1 .. g-1: leaf x sends to leaf x+s, every pair `width` transfers per phase.
   std::vector<size_t> sent(n, SIZE_MAX), received(n, SIZE_MAX);  // the phase a rank last sent / received in
+  auto pair = [&](size_t x, size_t s) {
+    const Group& a = groups[x];
+    const Group& b = groups[(x + s) % g];
+    const size_t width = width_of(a, b);
+    return Pair{&a, &b, 0, width, (b.later ? width : 0) + s * rotation(b.ranks.size())};
+  };
+  // Blocks 1 .. g-1: leaf x sends to leaf x+s, every pair `width` transfers per phase.
   std::vector<Pair> pairs(g);
   for (size_t s = 1; s < g; ++s) {
-    for (size_t x = 0; x < g; ++x) {
-      const Group& a = groups[x];
-      const Group& b = groups[(x + s) % g];
-      const size_t width = std::max<size_t>(1, std::min({static_cast<size_t>(std::min(a.up, b.up)), a.ranks.size(), b.ranks.size()}));
-      pairs[x] = {&a, &b, 0, width, (b.later ? width : 0) + s * rotation(b.ranks.size())};
-    }
+    for (size_t x = 0; x < g; ++x) pairs[x] = pair(x, s);
     for (bool left = true; left;) {
       left = false;
       Phase* ph = fresh();

@@ -28,6 +28,10 @@ namespace ibroute::schedule {
 // leaves instead, 1.05 M.)
 std::vector<Phase> leaf_block_phases(const Ring& ring, const Leaves& leaves, size_t period);
 
+// How many phases leaf_block_phases makes (without the rare phase a collision adds): a block lasts
+// as long as its largest pair needs, so that leaves of unequal host counts leave the others idle.
+size_t leaf_block_phase_count(const Ring& ring, const Leaves& leaves);
+
 // Whether blocks can beat shifts: some leaf has more hosts than it has up-links.
 bool leaf_blocks_may_help(const Leaves& leaves);
 

@@ -944,6 +944,7 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
     std::string how = "shifts";
     std::vector<int32_t> senders, receivers;
     double uncompacted = 0;  // its time before compaction: what decides whether the whole packing is tried, as before it
+    std::string order;       // leaf blocks: the ring whose order they follow
   };
   PlanStats pack_tally;
   // One composition's way through: its shifts, the groups interleaved, the leaves' excess packed.
@@ -958,7 +959,7 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
       if (blocks) return leaf_block_phases(over.ring, leaves, period);
       return s.all_to_all() ? (on_ring ? ring_phases(over.ring) : shift_phases(n)) : group_phases(n, senders, receivers);
     };
-    if (blocks) out.how = "leaf-blocks";
+    if (blocks) out.how = "leaf-blocks", out.order = over.name;
     const size_t m = s.all_to_all() ? over.ring.size - 1 : std::max(senders.size(), receivers.size());
     const Ring* visit = on_ring ? &over.ring : nullptr;
     out.plan = solve_phases(ctx, table, hosts, leaves, composition(), opt, primary, secondary, base, total, nullptr, visit);
@@ -1014,8 +1015,22 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
   // lost there and took 7 s), the leaf pairs' blocks over the same order.
   if (s.all_to_all() && may_pack && best.plan.total() > least * kPackingGain && leaf_blocks_may_help(leaves) &&
       least <= least_time(ctx, hosts, senders, receivers, false).time * 1.02) {
-    Outcome other = pipeline(on_ring ? ring : given, 0, 0, true);
-    if (other.plan.total() < best.plan.total()) best = std::move(other);
+    // Over the ring chosen, else the topology order: the blocks' windows take consecutive
+    // receivers of their leaf, which in the given (name) order share nothing the routing spreads by.
+    NamedRing over = on_ring ? ring : given;
+    if (!on_ring)
+      for (NamedRing& r : candidate_rings(ctx, hosts, leaves, n))
+        if (r.name.rfind("topology order", 0) == 0) {
+          over = std::move(r);
+          break;
+        }
+    // Where their leaves hold unequal host counts the blocks last as long as their largest pairs:
+    // not tried where that alone misses the least time by 10 % (3 000 random hosts of the 3 456-host
+    // tree: 0.795 in 70 s against the shifts' 0.737 in 30 s).
+    if (static_cast<double>(leaf_block_phase_count(over.ring, leaves)) <= least * kPackingGain) {
+      Outcome other = pipeline(over, 0, 0, true);
+      if (other.plan.total() < best.plan.total()) best = std::move(other);
+    }
   }
   const double whole_gain = n < kWholePackingLarge ? kWholePackingGain : kWholePackingGainLarge;
   if (may_pack && opt.whole_packing && n <= kMaxWholePackingHosts && best.uncompacted > least * whole_gain) {
@@ -1065,7 +1080,7 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
   if (how != "shifts") st.method += "+" + how;
   if (how == "packed-whole") st.composition = "every transfer packed into phases (no shifts)";
   if (how.rfind("leaf-blocks", 0) == 0)
-    st.composition = "leaf pairs in blocks, as many transfers per phase as their up-links carry (" + (on_ring ? ring.name : given.name) + ")";
+    st.composition = "leaf pairs in blocks, as many transfers per phase as their up-links carry (" + best.order + ")";
   s.phases = std::move(plan.phases);
   s.method = st.method;
   if (stats) *stats = st;

@@ -57,6 +57,7 @@ TEST(LeafBlocks, EveryTransferOnceAndNoLeafAboveItsUpLinksInAnyPhase) {
   EXPECT_EQ(check_all_to_all(hosts.size(), phases), "");
   // Block 0: 4 shifts within each leaf; blocks 1..11: each pair's 25 transfers 2 at a time.
   EXPECT_EQ(phases.size(), 4u + 11u * 13u);
+  EXPECT_EQ(leaf_block_phase_count(topology_ring(w, hosts), leaves), phases.size());
   for (size_t p = 0; p < phases.size(); ++p) {
     std::map<int, int> out, in;
     for (size_t i = 0; i < hosts.size(); ++i) {
@@ -103,4 +104,26 @@ TEST(LeafBlocks, TwinLeavesReceiveOnDifferentHostsInEveryPhase) {
   }
   EXPECT_GT(apart, 0u);
   EXPECT_LT(same * 4, apart) << "twin leaves received on the same host index in " << same << " phases of " << same + apart;
+}
+
+TEST(LeafBlocks, LeavesOfUnequalHostCountsAreCountedAsTheirLargestPairsLast) {
+  // Two leaves keep 2 of their 5 hosts: a block lasts as long as its largest pair needs (5 x 5 over
+  // 2 up-links: 13 phases) whatever its smaller pairs; the planner skips the blocks where that
+  // count alone misses the least time.
+  World w(tree(3, 5));
+  std::vector<Host> hosts = all_hosts(w.f);
+  const Leaves all(w.ctx, hosts);
+  std::map<int, int> dropped;
+  std::erase_if(hosts, [&, i = size_t{0}](const Host&) mutable {
+    const int leaf = all.of_rank[i++];
+    return (leaf == 0 || leaf == 1) && ++dropped[leaf] <= 3;
+  });
+  ASSERT_EQ(hosts.size(), 54u);
+  const Leaves leaves(w.ctx, hosts);
+  const Ring ring = topology_ring(w, hosts);
+  const std::vector<Phase> phases = leaf_block_phases(ring, leaves, 4);
+  EXPECT_EQ(check_all_to_all(hosts.size(), phases), "");
+  EXPECT_EQ(leaf_block_phase_count(ring, leaves), phases.size());
+  // Every block holds a pair of two 5-host leaves (10 leaves of 5 among 12): 4 + 11 x 13.
+  EXPECT_EQ(phases.size(), 4u + 11u * 13u);
 }
