@@ -12,6 +12,7 @@
 #include <climits>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <thread>
 
 #include "ibroute/fabric/parallel.hpp"
@@ -80,6 +81,7 @@ class PhaseSolver {
       ++base_misses_;
     }
     gather(ph, todo, unroutable);
+    if (composed_fits(ph, todo)) return finish(ph);
     if (method == Method::structure) colour_by_spine(ph, todo, target);
     // Greedy for the rest: fewest options first, least-loaded option.
     const std::vector<size_t>& rest = fewest_options_first(todo);
@@ -251,6 +253,27 @@ class PhaseSolver {
     touched_.clear();
     for (size_t i : todo) choice_[i] = kNone;
     todo.clear();
+    return false;
+  }
+
+  // The composition's own DLIDs (leaf_shop.hpp chooses them by the links' room), placed; kept
+  // where no link is then above its capacity, else undone, false. A phase without any: false.
+  bool composed_fits(const Phase& ph, const std::vector<size_t>& todo) {
+    if (std::none_of(ph.dlid.begin(), ph.dlid.end(), [](uint16_t d) { return d != 0; })) return false;
+    bool all = true;
+    for (size_t i : todo) {
+      uint32_t k = range_[i].first;
+      while (k < range_[i].second && opt(k).dlid != ph.dlid[i]) ++k;
+      if (k == range_[i].second) {
+        all = false;
+        break;
+      }
+      place(i, k);
+    }
+    int worst = INT32_MIN;
+    for (int32_t l : touched_) worst = std::max(worst, over_[l]);
+    if (all && worst <= 0) return true;
+    clear(todo);
     return false;
   }
 
@@ -854,13 +877,21 @@ constexpr size_t kMaxPackingHosts = 6000;
 // Below it (a full regular half fat-tree: 1726 against 1680 on 864 hosts, 190 against 176 on 96)
 // the shifts stay: N-1 phases of one slot each, the compact version-2 file older peers read.
 constexpr double kPackingGain = 1.10;
+// Packing every transfer from no phases (below) up to this many hosts.
+constexpr size_t kMaxWholePackingHosts = 2500;
+// The leaf pairs (leaf_blocks.hpp) within this of the least time: the shifts are not packed after
+// them. Beyond kMaxWholePackingHosts hosts the shifts' packing goes past its budget (2 600-3 456 of
+// the 3 456-host tree: 7-8 M transfers wait; 30 s that lost to the pairs every time), below it the
+// shifts' packing is tried unless the pairs are within 1 % (the 720-host two-level tree of 20
+// hosts per 8 up-links: the pairs 0.989, the shifts packed 0.993).
+constexpr double kPairsEnough = 1.07, kPairsEnoughSmall = 1.01;
 // Packing the whole exchange from no phases holds every transfer (N^2) and costs about 500 units
 // of work each (15 s for the 1.8 M of 1 350 hosts here); tried where the best composition so far
 // misses the least time by more than 3 % (by 5 % from 1 000 hosts on: 1 350 director hosts at
 // LMC 2 went from 0.959 to 0.967 for 15 s more), on host sets up to 2 500 (beyond, its budget
 // would stop it).
 constexpr double kWholePackingGain = 1.03, kWholePackingGainLarge = 1.05;
-constexpr size_t kWholePackingLarge = 1000, kMaxWholePackingHosts = 2500;
+constexpr size_t kWholePackingLarge = 1000;
 
 // Which ring the all-to-all's shifts run over: the given order unless its shifts, estimated from
 // a sample, take more than kPackingGain times the least possible time and another ring's take at
@@ -944,25 +975,67 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
     std::string how = "shifts";
     std::vector<int32_t> senders, receivers;
     double uncompacted = 0;  // its time before compaction: what decides whether the whole packing is tried, as before it
-    std::string order;       // leaf blocks: the ring whose order they follow
+    std::string pairs;       // the leaf pairs: how they go, over which ring
   };
   PlanStats pack_tally;
   // One composition's way through: its shifts, the groups interleaved, the leaves' excess packed.
   size_t period = 1;  // d-mod-k's: the product of the up-link counts below the top level
   for (size_t l = 0; l + 1 < ctx.structure.per_level.size() && ctx.structure.per_level[l].common_up > 1; ++l)
     period *= static_cast<size_t>(ctx.structure.per_level[l].common_up);
+  const LeafPaths leaf_paths{&table, unit_capacities(ctx)};
+  const LeafSlots slots = leaf_slots(ctx, hosts, leaves);
   // `blocks`: the leaf pairs' blocks (leaf_blocks.hpp) over the ring's order instead of its shifts.
-  auto pipeline = [&](const NamedRing& over, size_t base, size_t total, bool blocks = false) {
+  // The leaf pairs' phases and what the open shop left over, composed once for the solve and the
+  // deferral after it (its choice of paths is the costly part: 23 s of 64 on 3 200 hosts).
+  struct PairsCache {
+    std::string over;
+    std::vector<Phase> phases;
+    std::vector<Transfer> leftover;
+  };
+  std::optional<PairsCache> pairs_cache;
+  // The composition's phases over `over`'s order. `leftover`: where the pairs' leftover transfers
+  // go (the last use of the pairs' phases); without it they follow in phases of their own.
+  auto composition = [&](const NamedRing& over, bool blocks, std::vector<Transfer>* leftover = nullptr) {
+    if (blocks) {
+      if (!pairs_cache || pairs_cache->over != over.name) {
+        pairs_cache.emplace();
+        pairs_cache->over = over.name;
+        pairs_cache->phases = leaf_block_phases(over.ring, leaves, period, &slots, &leaf_paths, &pairs_cache->leftover);
+      }
+      if (leftover) {
+        *leftover = std::move(pairs_cache->leftover);
+        std::vector<Phase> phases = std::move(pairs_cache->phases);
+        pairs_cache.reset();
+        return phases;
+      }
+      std::vector<Phase> phases = pairs_cache->phases;
+      append_leftover_phases(pairs_cache->leftover, n, phases);
+      return phases;
+    }
+    return s.all_to_all() ? (over.name != given.name ? ring_phases(over.ring) : shift_phases(n)) : group_phases(n, senders, receivers);
+  };
+  auto visit_of = [&](const NamedRing& over) { return over.name != given.name ? &over.ring : nullptr; };
+  // A composition's phases, each at its least load.
+  auto start = [&](const NamedRing& over, size_t base, size_t total, bool blocks) {
     Outcome out{.senders = senders, .receivers = receivers};
-    const bool on_ring = over.name != given.name;
-    auto composition = [&] {
-      if (blocks) return leaf_block_phases(over.ring, leaves, period);
-      return s.all_to_all() ? (on_ring ? ring_phases(over.ring) : shift_phases(n)) : group_phases(n, senders, receivers);
-    };
-    if (blocks) out.how = "leaf-blocks", out.order = over.name;
-    const size_t m = s.all_to_all() ? over.ring.size - 1 : std::max(senders.size(), receivers.size());
-    const Ring* visit = on_ring ? &over.ring : nullptr;
-    out.plan = solve_phases(ctx, table, hosts, leaves, composition(), opt, primary, secondary, base, total, nullptr, visit);
+    if (blocks) {
+      const LeafPairsWay way = leaf_pairs_plan(over.ring, leaves, &slots).way;
+      out.how = way == LeafPairsWay::open_shop ? "leaf-shop" : "leaf-blocks";
+      out.pairs = way == LeafPairsWay::open_shop ? "leaf pairs as an open shop, each phase's receivers taken where their paths have room"
+                  : way == LeafPairsWay::blocks  ? "leaf pairs in blocks, as many transfers per phase as their up-links carry"
+                                                 : "leaf pairs in blocks over the leaves' host ports (those not planned: empty slots), as many "
+                                                   "transfers per phase as their up-links carry";
+      out.pairs += " (" + over.name + ")";
+    }
+    out.plan = solve_phases(ctx, table, hosts, leaves, composition(over, blocks), opt, primary, secondary, base, total, nullptr, visit_of(over));
+    out.uncompacted = out.plan.total();
+    return out;
+  };
+  // Where it misses the least time: the groups interleaved, the excess packed. `beat`: the best
+  // plan so far, which a packing must beat to go on (abandoned once it cannot).
+  auto improve = [&](Outcome& out, const NamedRing& over, size_t base, size_t total, bool blocks, double beat) {
+    const size_t m = blocks ? out.plan.phases.size() : s.all_to_all() ? over.ring.size - 1 : std::max(senders.size(), receivers.size());
+    const Ring* visit = visit_of(over);
     if (may_interleave && out.plan.total() > least * kPackingGain) {
       // Two groups pair the k-th sender with the (k + shift)-th receiver: where a leaf's receivers
       // (senders) stand together in the list, a shift brings it more than its up-links carry. The
@@ -974,29 +1047,35 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
         out.senders = std::move(snd), out.receivers = std::move(rcv);
       }
     }
-    if (may_pack && out.plan.total() > least * kPackingGain) {
+    // The pairs' leftovers are few and cheap to pack (3 200 random hosts: 66 k, 1.3 s): packed from 7 % over.
+    if (may_pack && out.plan.total() > least * (blocks ? kPairsEnough : kPackingGain)) {
       // The shifts, each at its least load, take longer than the exchange needs: some leaf or group
       // is the bottleneck in every shift. Let its excess wait and pack it into phases of its own.
-      std::vector<Transfer> waiting;
-      Planned packed = solve_phases(ctx, table, hosts, leaves, composition(), opt, primary, secondary, base + m * (1 + may_interleave), total,
+      std::vector<Transfer> waiting, leftover;
+      Planned packed = solve_phases(ctx, table, hosts, leaves, composition(over, blocks, &leftover), opt, primary, secondary, base + m * (1 + may_interleave), total,
                                     &waiting, visit);
+      waiting.insert(waiting.end(), leftover.begin(), leftover.end());
       // Abandoned where it cannot take fewer slots than the shifts it would replace, or where it
       // takes more work than its budget (a routing that leaves most links unusable).
       PackWork work;
       work.budget = std::min(opt.packing_work_max, opt.packing_work_base + opt.packing_work_per_transfer * static_cast<uint64_t>(waiting.size()));
       if (opt.progress) work.progress = [&](size_t placed, size_t total) { opt.progress("pack", placed, total); };
       const bool done = pack_phases(ctx, table, hosts, leaves, unit_capacities(ctx), std::move(waiting), packed.phases,
-                                    static_cast<size_t>(out.plan.total()), &work);
+                                    static_cast<size_t>(std::min(out.plan.total(), beat)), &work);
       pack_tally.packing_work += work.work, pack_tally.packing_budget += work.budget;
       ++pack_tally.packings, pack_tally.packings_over_budget += work.over;
       if (done) {
         std::erase_if(packed.phases, [](const Phase& ph) { return std::all_of(ph.dst.begin(), ph.dst.end(), [](int32_t d) { return d < 0; }); });
         const size_t removed = compact(table, unit_capacities(ctx), packed.phases, least, transfers, opt, pack_tally);
         packed.time = evaluate(ctx, hosts, packed.phases, false, opt.progress).phase_time;  // each phase's time from its routes
-        if (packed.total() < out.plan.total()) out.plan = std::move(packed), out.how = blocks ? "leaf-blocks+packed" : "packed", out.uncompacted = out.plan.total() + static_cast<double>(removed);
+        if (packed.total() < out.plan.total()) out.plan = std::move(packed), out.how = blocks ? out.how + "+packed" : "packed", out.uncompacted = out.plan.total() + static_cast<double>(removed);
       }
     }
     if (out.how.find("packed") == std::string::npos) out.uncompacted = out.plan.total();
+  };
+  auto pipeline = [&](const NamedRing& over, size_t base, size_t total, bool blocks = false, double beat = HUGE_VAL) {
+    Outcome out = start(over, base, total, blocks);
+    improve(out, over, base, total, blocks, beat);
     return out;
   };
   const bool try_ring = ring.name != given.name;
@@ -1004,34 +1083,42 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
   const size_t passes = 1 + may_pack + may_interleave;
   // Over the ring; and where the ring misses the least time and packing may follow, the given
   // order too (its packing may do better where a leaf, not the alignment, is the bottleneck).
-  Outcome best = pipeline(try_ring ? ring : given, 0, m * passes * (try_ring && may_pack ? 2 : 1));
-  bool on_ring = try_ring;
-  if (try_ring && may_pack && best.plan.total() > least * kPackingGain) {
-    Outcome other = pipeline(given, m * passes, m * passes * 2);
-    if (other.plan.total() < best.plan.total()) best = std::move(other), on_ring = false;
-  }
-  // Still short: where a leaf has more hosts than up-links and the tables let every up-link carry
-  // its share (on OpenSM's minhop over three levels they do not: 0.83 of the fabric; the blocks
-  // lost there and took 7 s), the leaf pairs' blocks over the same order.
-  if (s.all_to_all() && may_pack && best.plan.total() > least * kPackingGain && leaf_blocks_may_help(leaves) &&
+  const NamedRing& first = try_ring ? ring : given;
+  const size_t first_total = m * passes * (try_ring && may_pack ? 2 : 1);
+  Outcome best = start(first, 0, first_total, false);
+  // Short of the least time where a leaf has more hosts than up-links and the tables let every
+  // up-link carry its share (on OpenSM's minhop over three levels they do not: 0.83 of the fabric;
+  // the blocks lost there and took 7 s): the leaf pairs, before the shifts' packing, which then
+  // has their plan to beat and is abandoned as soon as it cannot (3 000 random hosts of the
+  // 3 456-host tree: 1 000 M units of work spent in vain before).
+  std::optional<Outcome> pairs;
+  if (opt.leaf_pairs && s.all_to_all() && may_pack && best.plan.total() > least * kPackingGain && leaf_blocks_may_help(leaves) &&
       least <= least_time(ctx, hosts, senders, receivers, false).time * 1.02) {
-    // Over the ring chosen, else the topology order: the blocks' windows take consecutive
-    // receivers of their leaf, which in the given (name) order share nothing the routing spreads by.
-    NamedRing over = on_ring ? ring : given;
-    if (!on_ring)
+    // Over the ring, else the topology order: the pairs' windows take consecutive receivers of
+    // their leaf, which in the given (name) order share nothing the routing spreads by.
+    NamedRing over = try_ring ? ring : given;
+    if (!try_ring)
       for (NamedRing& r : candidate_rings(ctx, hosts, leaves, n))
         if (r.name.rfind("topology order", 0) == 0) {
           over = std::move(r);
           break;
         }
-    // Where their leaves hold unequal host counts the blocks last as long as their largest pairs:
-    // not tried where that alone misses the least time by 10 % (3 000 random hosts of the 3 456-host
-    // tree: 0.795 in 70 s against the shifts' 0.737 in 30 s).
-    if (static_cast<double>(leaf_block_phase_count(over.ring, leaves)) <= least * kPackingGain) {
-      Outcome other = pipeline(over, 0, 0, true);
-      if (other.plan.total() < best.plan.total()) best = std::move(other);
-    }
+    // Not where their own phase count misses the least time by 10 %: blocks whose leaves hold
+    // unequal host counts last as long as their largest pairs (where the open shop does not
+    // do better, leaf_block_phase_count).
+    const size_t count = leaf_block_phase_count(over.ring, leaves, &slots);
+    if (static_cast<double>(count) <= least * kPackingGain) pairs = pipeline(over, 0, 2 * count, true);  // solved, then deferred
+    pairs_cache.reset();
   }
+  auto best_so_far = [&] { return std::min(best.plan.total(), pairs ? pairs->plan.total() : HUGE_VAL); };
+  const bool pairs_enough = pairs && pairs->plan.total() <= least * (n > kMaxWholePackingHosts ? kPairsEnough : kPairsEnoughSmall);
+  if (!pairs_enough) improve(best, first, 0, first_total, false, best_so_far());
+  bool on_ring = try_ring;
+  if (try_ring && may_pack && best_so_far() > least * kPackingGain && !pairs_enough) {
+    Outcome other = pipeline(given, m * passes, m * passes * 2, false, best_so_far());
+    if (other.plan.total() < best.plan.total()) best = std::move(other), on_ring = false;
+  }
+  if (pairs && pairs->plan.total() < best.plan.total()) best = std::move(*pairs);
   const double whole_gain = n < kWholePackingLarge ? kWholePackingGain : kWholePackingGainLarge;
   if (may_pack && opt.whole_packing && n <= kMaxWholePackingHosts && best.uncompacted > least * whole_gain) {
     // Still short of the least time: every transfer packed into phases from none, no shifts. Where
@@ -1079,8 +1166,7 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
                                    (ring.ring.size > n ? " (" + std::to_string(ring.ring.size - n) + " empty: their senders idle)" : "");
   if (how != "shifts") st.method += "+" + how;
   if (how == "packed-whole") st.composition = "every transfer packed into phases (no shifts)";
-  if (how.rfind("leaf-blocks", 0) == 0)
-    st.composition = "leaf pairs in blocks, as many transfers per phase as their up-links carry (" + best.order + ")";
+  if (!best.pairs.empty()) st.composition = best.pairs;
   s.phases = std::move(plan.phases);
   s.method = st.method;
   if (stats) *stats = st;

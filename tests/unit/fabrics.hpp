@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <climits>
 #include <functional>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -134,6 +135,26 @@ inline Fabric three_level(int pods, int leaves, int hosts, int aggs, int cores) 
   FatTreeSpec t;
   t.levels = 3, t.pods = pods, t.leaves = leaves, t.hosts_per_leaf = hosts, t.aggs = aggs, t.cores = cores, t.lmc = 2, t.shuffle_names = true;
   return build_fat_tree(t);
+}
+
+// The planner's scale tests' tree: PODS x 16 leaves x 18 hosts over 8 up-links per leaf (18 per 8:
+// every shift takes 3 slots where 2.25 would do), 8 aggregation switches per pod, 144 cores,
+// d-mod-k at LMC 2, names shuffled by `seed`.
+inline Fabric eighteen_per_eight(int pods, uint32_t seed) {
+  FatTreeSpec t;
+  t.levels = 3, t.pods = pods, t.leaves = 16, t.hosts_per_leaf = 18, t.aggs = t.uplinks = 8, t.cores = 144, t.lmc = 2;
+  t.shuffle_names = true, t.seed = seed;
+  return build_fat_tree(t);
+}
+
+// `keep` of the fabric's hosts drawn at random (`seed`), in name order.
+inline std::vector<schedule::Host> random_hosts(const Fabric& f, size_t keep, uint32_t seed) {
+  std::vector<schedule::Host> hosts = schedule::all_hosts(f);
+  std::mt19937 rng(seed);
+  std::shuffle(hosts.begin(), hosts.end(), rng);
+  hosts.resize(std::min(keep, hosts.size()));
+  std::sort(hosts.begin(), hosts.end(), [](const schedule::Host& p, const schedule::Host& q) { return natural_less(p.name, q.name); });
+  return hosts;
 }
 
 // The directed switch-to-switch links (node, out-port) that the LFTs take from switch `sw` to `lid`,

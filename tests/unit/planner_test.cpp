@@ -20,6 +20,8 @@
 using namespace ibroute::fabric;
 using namespace ibroute::schedule;
 using ibroute::test::kShiftsOnly;
+using ibroute::test::eighteen_per_eight;
+using ibroute::test::random_hosts;
 using ibroute::test::three_level;
 using ibroute::test::World;
 using ibroute::test::expect_input_error;
@@ -384,17 +386,13 @@ TEST(PlannerAtScale, AThreeLevelHostSetWhoseDensestLeafsExcessIsPackedWithinItsB
   // scanned 256 waiting transfers per idle sender for the few receivers still free: 1 364 units of
   // work per transfer placed, every packing projected past its budget (1 000 M) and abandoned,
   // 0.84. Scanning only what the budget pays for (64 here), they finish. Recomputed from the LFTs.
-  FatTreeSpec t;
-  t.levels = 3, t.pods = 12, t.leaves = 16, t.hosts_per_leaf = 18, t.aggs = t.uplinks = 8, t.cores = 144, t.lmc = 2;
-  t.shuffle_names = true, t.seed = 2;
-  World w(build_fat_tree(t));
-  std::vector<Host> hosts = all_hosts(w.f);
-  std::mt19937 rng(2u * 7919u + 17u);
-  std::shuffle(hosts.begin(), hosts.end(), rng);
-  hosts.resize(2000);
-  std::sort(hosts.begin(), hosts.end(), [](const Host& p, const Host& q) { return natural_less(p.name, q.name); });
+  // The leaf pairs left out: they win here (0.99 as an open shop) before any packing.
+  World w(eighteen_per_eight(12, 2));
+  const std::vector<Host> hosts = random_hosts(w.f, 2000, 2u * 7919u + 17u);
+  PlanOptions opt;
+  opt.leaf_pairs = false;
   PlanStats st;
-  const Schedule s = plan_all_to_all(w.ctx, hosts, {}, &st);
+  const Schedule s = plan_all_to_all(w.ctx, hosts, opt, &st);
   expect_valid(w, s, false);
   EXPECT_GE(st.packings, 1u);
   EXPECT_LT(st.packings_over_budget, st.packings) << "a packing finished within its budget";
@@ -410,10 +408,7 @@ TEST(PlannerAtScale, TheWholeThreeLevelTreeWhoseLeavesOutnumberTheirUpLinksIsPla
   // against the least time's 7 735.5 (0.75), and packing their 7.9 M waiting transfers goes past its
   // budget. Leaf pairs exchanging 8 transfers per phase leave a few per cent to pack (0.94). Recomputed from the
   // LFTs, against the fabric's least time and round-robin in topology order with base LIDs.
-  FatTreeSpec t;
-  t.levels = 3, t.pods = 12, t.leaves = 16, t.hosts_per_leaf = 18, t.aggs = t.uplinks = 8, t.cores = 144, t.lmc = 2;
-  t.shuffle_names = true, t.seed = 1;
-  World w(build_fat_tree(t));
+  World w(eighteen_per_eight(12, 1));
   const std::vector<Host> hosts = all_hosts(w.f);
   ASSERT_EQ(hosts.size(), 3456u);
   PlanStats st;
@@ -423,5 +418,23 @@ TEST(PlannerAtScale, TheWholeThreeLevelTreeWhoseLeavesOutnumberTheirUpLinksIsPla
   const LeastTimes least = least_times(w.ctx, hosts, {}, {});
   const double planned = planned_time(evaluate(w.ctx, hosts, s.phases, false));
   EXPECT_GE(least.fabric.time / planned, 0.9) << "least " << least.fabric.time << ", planned " << planned << " by " << st.method;
+  EXPECT_GT(round_robin_in_topology_order(w, hosts), 1.2 * planned);
+}
+
+TEST(PlannerAtScale, LeafPairsOfUnequalHostCountsArePlannedAsAnOpenShop) {
+  // 1 500 random hosts of the 1 728: leaves of 10-18 hosts over 8 up-links. Blocks of leaf pairs
+  // would last as long as each block's largest pair; as an open shop each leaf moves on as soon as
+  // its pair is done, taking receivers whose paths have room. Recomputed from the LFTs, against
+  // the fabric's least time and round-robin in topology order.
+  World w(eighteen_per_eight(6, 1));
+  const std::vector<Host> hosts = random_hosts(w.f, 1500, 5);
+  PlanStats st;
+  const Schedule s = plan_all_to_all(w.ctx, hosts, {}, &st);
+  EXPECT_NE(st.method.find("leaf-shop"), std::string::npos) << st.method;
+  EXPECT_NE(st.composition.find("open shop"), std::string::npos) << st.composition;
+  expect_valid(w, s, true);
+  const LeastTimes least = least_times(w.ctx, hosts, {}, {});
+  const double planned = planned_time(evaluate(w.ctx, hosts, s.phases, false));
+  EXPECT_GE(least.fabric.time / planned, 0.95) << "least " << least.fabric.time << ", planned " << planned << " by " << st.method;
   EXPECT_GT(round_robin_in_topology_order(w, hosts), 1.2 * planned);
 }

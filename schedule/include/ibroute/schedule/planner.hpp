@@ -40,6 +40,9 @@ struct PlanOptions {
   // (PhaseSolver::walk; up to 6 000 hosts); false: the rounds alone (what the tests compare it with).
   bool walk = true;
   bool whole_packing = true;  // and where that misses the least time, pack every transfer from no phases
+  // Where a leaf has more hosts than up-links and the shifts miss the least time: the leaves paired
+  // (in blocks, or as an open shop) before the shifts are packed; false: the shifts and packing alone.
+  bool leaf_pairs = true;
   fabric::ProgressFn progress;  // ("plan", phases done, phases)
   // Packing's work budget: base + per transfer waiting, in links of options looked at (a unit is
   // some nanoseconds): a packing that goes or is projected beyond it is abandoned, whatever the
