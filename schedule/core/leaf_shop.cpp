@@ -36,9 +36,10 @@ class ShopPhases {
   // Up to `width` transfers from leaf x's hosts to leaf y's into the newest phase. The receivers
   // furthest behind with x first (a receiver whose paths the others' took waits once, not in every
   // phase: 874 of one receiver's transfers were left over else), then in order from `cursor` (moved
-  // past the last taken); each receiver's sender the first after its own place plus `round` (moved
-  // on each time the cursor wraps) not yet busy nor done with it. `routed`: only where a path has
-  // room. Returns the transfers taken.
+  // past the last taken); each receiver's sender, of those not yet busy nor done with it, the one
+  // with most still to send to y, ties to the first after the receiver's own place plus `round`
+  // (moved on each time the cursor wraps). `routed`: only where a path has room. Returns the
+  // transfers taken.
   size_t take(size_t x, size_t y, size_t width, size_t& cursor, size_t& round, bool routed) {
     const LeafGroup& from = groups_[x];
     const LeafGroup& to = groups_[y];
@@ -49,10 +50,13 @@ class ShopPhases {
     for (size_t k = 0; k < m; ++k)
       if (const size_t j = (cursor + k) % m; received_[static_cast<size_t>(to.ranks[j])] != p && behind[to.ranks[j]] > 0) order_.push_back(j);
     std::stable_sort(order_.begin(), order_.end(), [&](size_t a, size_t b) { return behind[to.ranks[a]] > behind[to.ranks[b]]; });
+    if (routed)  // the receivers' rows of the option table, asked for at once (read at random, they are most of the time)
+      for (size_t j : order_) paths_->table->prefetch_range(static_cast<size_t>(from.ranks[0]), static_cast<size_t>(to.ranks[j]));
     size_t taken = 0, last = SIZE_MAX;
     for (size_t k = 0; k < order_.size() && taken < width; ++k) {
       const size_t j = order_[k];
       const auto r = static_cast<size_t>(to.ranks[j]);
+      if (routed) prefetch_ahead(from, to, k);
       size_t s = SIZE_MAX;
       for (size_t q = 0; q < n; ++q) {
         const auto c = static_cast<size_t>(from.ranks[(j + round + q) % n]);
@@ -70,6 +74,18 @@ class ShopPhases {
       cursor = (last + 1) % m;
     }
     return taken;
+  }
+
+  // The options of the receiver two ahead in order_ and the links of the one after this, asked for
+  // while this one is looked at (its row came with the prefetch in take()).
+  void prefetch_ahead(const LeafGroup& from, const LeafGroup& to, size_t k) const {
+    const OptionTable& t = *paths_->table;
+    const auto s = static_cast<size_t>(from.ranks[0]);
+    if (k + 2 < order_.size()) t.prefetch_options(t.range(s, static_cast<size_t>(to.ranks[order_[k + 2]])).first);
+    if (k + 1 < order_.size()) {
+      const auto [a, b] = t.range(s, static_cast<size_t>(to.ranks[order_[k + 1]]));
+      t.prefetch_links(a, b);
+    }
   }
 
   // What `from`'s hosts have still to send to `to`'s.
@@ -184,7 +200,7 @@ void leaf_shop_phases(const std::vector<LeafGroup>& groups, size_t n, const Leaf
   for (size_t x = 0; x < g; ++x)
     for (size_t y = 0; y < g; ++y)
       if (x != y && pairs[x * g + y].left > 0) out.rest(groups[x], groups[y], into);
-  if (out.empty_last()) phases.pop_back();
+  if (!phases.empty() && out.empty_last()) phases.pop_back();
   if (!leftover) append_leftover_phases(rest, n, phases);
 }
 
