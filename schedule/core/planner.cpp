@@ -984,7 +984,6 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
     period *= static_cast<size_t>(ctx.structure.per_level[l].common_up);
   const LeafPaths leaf_paths{&table, unit_capacities(ctx)};
   const LeafSlots slots = leaf_slots(ctx, hosts, leaves);
-  // `blocks`: the leaf pairs' blocks (leaf_blocks.hpp) over the ring's order instead of its shifts.
   // The leaf pairs' phases and what the open shop left over, composed once for the solve and the
   // deferral after it (its choice of paths is the costly part: 23 s of 64 on 3 200 hosts).
   struct PairsCache {
@@ -993,7 +992,8 @@ Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, con
     std::vector<Transfer> leftover;
   };
   std::optional<PairsCache> pairs_cache;
-  // The composition's phases over `over`'s order. `leftover`: where the pairs' leftover transfers
+  // The composition's phases over `over`'s order: its shifts, or with `blocks` the leaf pairs
+  // (leaf_blocks.hpp) instead. `leftover`: where the pairs' leftover transfers
   // go (the last use of the pairs' phases); without it they follow in phases of their own.
   auto composition = [&](const NamedRing& over, bool blocks, std::vector<Transfer>* leftover = nullptr) {
     if (blocks) {
