@@ -159,6 +159,41 @@ Pass peel_pass(const EvalContext& ctx, const Schedule& s, std::vector<float>& m,
   return std::move(part[0]);
 }
 
+// Parsimony: of the links about as slow as the slowest, the one that best explains the slow
+// transfers — the most of them, while the transfers over it that ran at plan count against it
+// (twice: a part at fault slows all its transfers). A switch port crossed by the slow transfers of
+// several hosts explains each host's slowness, where a host's own link explains only its own; a
+// host's link, whose every transfer is slow, beats any one port its transfers cross (each carries
+// a part of them); and a port that carries only one host's transfers from outside its leaf beats
+// the host, whose transfers from its own leaf ran at plan. Another link that explains nearly as
+// well (97 %), at the same median, cannot be told apart by this run: `alternative`.
+struct Explanation {
+  int32_t link = -1, alternative = -1;
+};
+
+Explanation fewest_parts(const Pass& pass, const std::vector<double>& median, const std::vector<char>& taken, size_t min_transfers,
+                         int32_t worst, double worst_median) {
+  constexpr double kAlike = 0.1;  // medians this close to the slowest compete on what they explain
+  const size_t nl = median.size(), slow_bins = bin_of((1 + worst_median) / 2);
+  auto score = [&](size_t l) {
+    uint64_t slow = 0;
+    for (size_t b = 0; b < slow_bins; ++b) slow += pass.hist[b * nl + l];
+    return static_cast<double>(slow) - 2.0 * static_cast<double>(pass.count[l] - slow);
+  };
+  std::vector<std::pair<size_t, double>> alike;
+  for (size_t l = 0; l < nl; ++l)
+    if (!taken[l] && pass.count[l] >= min_transfers && median[l] <= worst_median + kAlike) alike.emplace_back(l, score(l));
+  Explanation out{worst, -1};
+  double best = score(static_cast<size_t>(worst));
+  for (const auto& [l, sc] : alike)
+    if (sc > best || (sc == best && median[l] < median[static_cast<size_t>(out.link)])) best = sc, out.link = static_cast<int32_t>(l);
+  double second = -INFINITY;
+  for (const auto& [l, sc] : alike)
+    if (static_cast<int32_t>(l) != out.link && sc >= 0.97 * best && sc > second && std::abs(median[l] - median[static_cast<size_t>(out.link)]) <= 0.02)
+      second = sc, out.alternative = static_cast<int32_t>(l);
+  return out;
+}
+
 double median_of(const std::array<uint64_t, kBins>& h) {
   uint64_t n = 0;
   for (uint64_t x : h) n += x;
@@ -265,9 +300,12 @@ RunDiagnosis diagnose_run(const EvalContext& ctx, const Schedule& s, std::vector
         worst = static_cast<int32_t>(l), worst_median = med;
     }
     if (worst < 0 || worst_median > 0.9) break;  // what is left runs at 90 % of plan or better
+    const Explanation pick = fewest_parts(pass, median, taken, min_transfers, worst, worst_median);
+    worst = pick.link;
     RunSuspect x;
     x.link = worst, x.rank = host_of[static_cast<size_t>(worst)], x.receive = receive[static_cast<size_t>(worst)];
-    x.factor = worst_median, x.transfers = pass.count[static_cast<size_t>(worst)];
+    x.factor = median[static_cast<size_t>(worst)], x.transfers = pass.count[static_cast<size_t>(worst)];
+    x.alternative = pick.alternative;
     taken[static_cast<size_t>(worst)] = 1;
     d.suspects.push_back(x);
   }
@@ -312,20 +350,41 @@ Confirmation confirmation_schedule(const EvalContext& ctx, const Schedule& plan,
   std::vector<char> used(n * n, 0);
   PathFinder finder(ctx.fabric, ctx.links);
   std::vector<int32_t> path;
-  auto take = [&](size_t i, const Phase& ph, std::vector<std::pair<int32_t, int32_t>>& into) {
-    const size_t at = i * n + static_cast<size_t>(ph.dst[i]);
+  auto take_over = [&](size_t i, int32_t dst, uint16_t dlid, std::vector<std::pair<int32_t, int32_t>>& into) {
+    const size_t at = i * n + static_cast<size_t>(dst);
     if (used[at]) return;
     used[at] = 1;
-    into.emplace_back(static_cast<int32_t>(i), ph.dst[i]);
-    chosen.push_back({static_cast<int32_t>(i), ph.dst[i], ph.dlid[i]});
+    into.emplace_back(static_cast<int32_t>(i), dst);
+    chosen.push_back({static_cast<int32_t>(i), dst, dlid});
+  };
+  auto take = [&](size_t i, const Phase& ph, std::vector<std::pair<int32_t, int32_t>>& into) { take_over(i, ph.dst[i], ph.dlid[i], into); };
+  auto crosses = [&](size_t i, uint16_t dlid, int32_t link) {
+    return finder.path(plan.hosts[i].node, plan.hosts[i].port, dlid, path) == RouteStatus::ok &&
+           std::find(path.begin(), path.end(), link) != path.end();
+  };
+  auto others_crossed = [&](size_t s) {  // of the last path walked
+    return std::any_of(path.begin(), path.end(), [&](int32_t l) { return l != links[s] && std::find(links.begin(), links.end(), l) != links.end(); });
   };
   for (size_t s = 0; s < links.size(); ++s) {
     std::vector<char> sender(n, 0), receiver(n, 0);
-    for (const Phase& ph : plan.phases)  // its transfers
-      for (size_t i = 0; i < ph.dst.size() && c.over[s].size() < per_link; ++i)
-        if (ph.dst[i] >= 0 && finder.path(plan.hosts[i].node, plan.hosts[i].port, ph.dlid[i], path) == RouteStatus::ok &&
-            std::find(path.begin(), path.end(), links[s]) != path.end())
-          take(i, ph, c.over[s]), sender[i] = 1, receiver[static_cast<size_t>(ph.dst[i])] = 1;
+    // Its transfers, each over a DLID of its destination that crosses it and no other suspect
+    // where one does (a host and the one port all its planned transfers cross are told apart so);
+    // then, to fill up, the plan's own transfers over it.
+    size_t budget = 1u << 18;  // transfers looked at for DLIDs apart (10 000 hosts have 10^8)
+    for (const bool apart : {true, false})
+      for (const Phase& ph : plan.phases)
+        for (size_t i = 0; i < ph.dst.size() && c.over[s].size() < per_link && (!apart || budget > 0); ++i) {
+          if (ph.dst[i] < 0) continue;
+          budget -= apart;
+          const Port& to = ctx.fabric.nodes[plan.hosts[static_cast<size_t>(ph.dst[i])].node].ports[plan.hosts[static_cast<size_t>(ph.dst[i])].port];
+          const uint16_t lids = static_cast<uint16_t>(apart && to.owns_lid(ph.dlid[i]) ? to.lid_count() : 1);
+          for (uint16_t k = 0; k < lids; ++k) {
+            const uint16_t dlid = apart ? static_cast<uint16_t>(to.base_lid + (ph.dlid[i] - to.base_lid + k) % lids) : ph.dlid[i];
+            if (!crosses(i, dlid, links[s]) || (apart && others_crossed(s))) continue;
+            take_over(i, ph.dst[i], dlid, c.over[s]), sender[i] = 1, receiver[static_cast<size_t>(ph.dst[i])] = 1;
+            break;
+          }
+        }
     // The controls: transfers of the same senders, or to the same receivers (a host's own link
     // carries all of its sends), that avoid every suspect.
     for (const Phase& ph : plan.phases)

@@ -217,6 +217,32 @@ void check_congestion(const json& e, const std::optional<CongestionFacts>& c, co
              Value{"value_share", worst});
 }
 
+void check_faults(const json& e, const json& diagnosis, bool simulated, Checks& checks) {
+  const double confidence = e.value("fault_confidence", kFaultConfidence), share = e.value("fault_max_share", kFaultMaxShare);
+  char want[160];
+  std::snprintf(want, sizeof want, "no part at confidence %.2f or more whose traffic ran at %s or less of its plan", confidence, percent(share).c_str());
+  if (simulated) {
+    checks.add("faults", std::nullopt, "not measured: a simulation gives every pair its planned rate, so it locates no slow part", want);
+    return;
+  }
+  size_t located = 0, measured = 0;
+  std::string detail;
+  double worst = 1;
+  for (const json& s : diagnosis["suspects"]) {
+    if (!s.contains("share_of_plan")) continue;
+    ++measured;
+    const double at = s["share_of_plan"].get<double>();
+    if (s["confidence"].get<double>() + 1e-9 < confidence || at > share + 1e-9) continue;
+    worst = std::min(worst, at);
+    if (located++ < 5) detail += (detail.empty() ? "" : "; ") + s["kind"].get<std::string>() + " " + s["where"].get<std::string>() + " at " + percent(at);
+  }
+  if (located > 5) detail += "; ... " + std::to_string(located) + " parts in all";
+  checks.add("faults", located == 0,
+             located ? std::to_string(located) + " located part(s), the slowest at " + percent(worst) + " of its plan"
+                     : "none located (" + std::to_string(measured) + " part(s) measured slow, none at the confidence and share)",
+             want, detail, Value{"value_parts", static_cast<double>(located)});
+}
+
 std::string accept_text(const json& r) {
   std::string out;
   char line[512];

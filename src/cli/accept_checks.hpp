@@ -79,6 +79,12 @@ struct CongestionFacts {
 };
 void check_congestion(const nlohmann::json& expect, const std::optional<CongestionFacts>& facts, const std::string& why, Checks& out);
 
+// 7. Is a part of the fabric located as slow? A suspect of the repair list (diagnosis.suspects[])
+// at `fault_confidence` or more whose traffic ran at `fault_max_share` or less of its plan fails
+// acceptance, naming the part, whatever the nodes' rates. A simulation locates nothing: not measured.
+inline constexpr double kFaultConfidence = 0.5, kFaultMaxShare = 0.75;
+void check_faults(const nlohmann::json& expect, const nlohmann::json& diagnosis, bool simulated, Checks& out);
+
 // The terminal summary of a finished report (what --json prints whole).
 std::string accept_text(const nlohmann::json& report);
 

@@ -30,6 +30,7 @@
 #include "options.hpp"
 #include "accept_plan.hpp"
 #include "diagnosis_report.hpp"
+#include "run_binding.hpp"
 #include "ibroute/fabric/dot.hpp"
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/schedule/admission.hpp"
@@ -148,6 +149,7 @@ struct Delivered {
   uint64_t rounds = 1;           // of the plan, for the planned bytes per link
   double seconds = 0;            // of the run; a simulation: one round of the plan
   std::optional<RunReportInput> run;
+  json ran;                      // --run-report: the stored schedule the run ran, which it is judged against
 };
 
 Delivered simulated(const FabricContext& c, const Schedule& plan, const LoadReport& load) {
@@ -263,7 +265,8 @@ json accept_report(const AcceptOptions& o, const json& e, const FabricContext& c
           {"load", {{"plan", plan_load}, {"round_robin", rr_load}}},
           {"rate_per_node", d.node_rate},
           {"all_to_all_bound_gbps", all_to_all_bound_gbps(c.eval, p.schedule.hosts)},  // as analyze names it
-          {"clock", d.clock}, {"suspect_links", d.suspects}, {"not_ok", d.not_ok}, {"links_measured", links.measured}};
+          {"clock", d.clock}, {"suspect_links", d.suspects}, {"not_ok", d.not_ok}, {"links_measured", links.measured},
+          {"run_schedule", d.ran}};
 }
 
 // The link directions the repair list names with confidence, as (node, port), for the picture.
@@ -396,15 +399,27 @@ Delivered deliver(const AcceptOptions& o, const json& e, store::FabricStore& sto
   Schedule& plan = a.chosen.schedule;
   if (o.simulate) return simulated(*a.context, plan, a.chosen.load);
   if (o.launch.empty()) {
-    RunReportInput run = parse_run_report(read_file(o.run_report), o.run_report, plan.hosts.size());
-    plan.name = run.schedule;
-    return from_run(std::move(run), plan);
+    // The run is judged against the schedule it ran (its ranks, phases and DLIDs), which the
+    // report must prove it belongs to; the plan above stays what the plan checks judged.
+    const std::string text = read_file(o.run_report);
+    const RunReportInput head = parse_run_report(text, o.run_report, 0);
+    RunBinding bound = bind_run_report(store, *a.context, head, o.run_report);
+    if (!bound.warning.empty()) std::cerr << "accept: warning: " << bound.warning << "\n";
+    bound.schedule.name = head.schedule;
+    a.chosen.load = evaluate(a.context->eval, bound.schedule.hosts, bound.schedule.phases, false);
+    plan = std::move(bound.schedule);
+    Delivered d = from_run(parse_run_report(text, o.run_report, plan.hosts.size()), plan);
+    d.ran = {{"schedule", plan.name}, {"planned_on_scan", bound.scan_id}, {"hosts", plan.hosts.size()}, {"phases", plan.phases.size()},
+             {"method", plan.method}, {"bound_by", bound.warning.empty() ? "scan_id and port GUIDs" : "name and rank count (an older report)"}};
+    return d;
   }
   store.save_schedule(a.context->scan_id, plan, a.chosen.load.max_load, static_cast<int64_t>(a.chosen.load.congested), a.chosen.plan_seconds, true);
   std::optional<double> limit;
   if (e.contains("min_sustainable_rate")) limit = e.contains("max_skipped_share") ? e["max_skipped_share"].get<double>() : 0.0;
   const double tick = e.contains("xmit_wait_tick_ns") ? e["xmit_wait_tick_ns"].get<double>() : 0;
-  return from_run(parse_run_report(launch_run(o, store, plan.name, plan.hosts.size(), limit, tick), "the report of the run", plan.hosts.size()), plan);
+  RunReportInput run = parse_run_report(launch_run(o, store, plan.name, plan.hosts.size(), limit, tick), "the report of the run", plan.hosts.size());
+  bind_run_report(store, *a.context, run, "the report of the run");  // the run this accept launched: checked all the same
+  return from_run(std::move(run), plan);
 }
 
 int run_accept(const AcceptOptions& o) {
@@ -446,7 +461,6 @@ int run_accept(const AcceptOptions& o) {
   const LinkFacts links = link_facts(store, c, p, d, tick_ns, o);
   check_counters(e, links.counters, links.why, checks);    // 5. Did the links stay clean?
   check_congestion(e, links.congestion, links.why, checks);  // 6. Did they wait for credits?
-  json report = accept_report(o, e, c, a, checks, d, links);
   progress("diagnosing", 0, 0);
   const Heatmap heat = heat_of(p.schedule, d.pair, min_rate);
   DiagnosisInput why_slow;
@@ -460,11 +474,14 @@ int run_accept(const AcceptOptions& o) {
     why_slow.bad.push_back({l["link"], l["transfers"], l["skipped"], l["failed"]});
   if (d.run && d.run->node_rates.size() == p.schedule.hosts.size())
     for (double bytes_per_s : d.run->node_rates) why_slow.node_send_gbps.push_back(bytes_per_s * 8 / 1e9);
-  report["diagnosis"] = diagnosis_json(c, std::move(why_slow));
+  json diagnosis = diagnosis_json(c, std::move(why_slow));
   if (o.confirm) {
     progress.finish();  // the confirmation run prints its own lines
-    confirm(o, store, c, p, report["diagnosis"]);
+    confirm(o, store, c, p, diagnosis);
   }
+  check_faults(e, diagnosis, o.simulate, checks);  // 7. Is a slow part located?
+  json report = accept_report(o, e, c, a, checks, d, links);
+  report["diagnosis"] = std::move(diagnosis);
   stages["diagnose"] = clock.lap();
   progress("writing the report", 0, 0);
   write_html(o, c, p, report, heat);

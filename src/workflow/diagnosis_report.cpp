@@ -4,7 +4,9 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 
+#include "ibroute/fabric/routes.hpp"
 #include "ibroute/schedule/admission.hpp"
 #include "ibroute/schedule/diagnosis.hpp"
 
@@ -29,9 +31,17 @@ struct Suspects {
     if (fresh) it->second["evidence"] = json::array(), it->second["confidence"] = 0.0;
     return it->second;
   }
+  // A fact already stated adds nothing: neither a line nor confidence.
   void add(json& s, double confidence, const std::string& evidence) {
+    for (const json& e : s["evidence"])
+      if (e == evidence) return;
     s["confidence"] = 1 - (1 - s["confidence"].get<double>()) * (1 - std::clamp(confidence, 0.0, 1.0));
     s["evidence"].push_back(evidence);
+  }
+  // The share of its planned rate the part's traffic ran at, where a run measured it (the
+  // `faults` check reads it): the lowest any evidence gives.
+  static void ran_at(json& s, double share) {
+    s["share_of_plan"] = s.contains("share_of_plan") ? std::min(s["share_of_plan"].get<double>(), share) : share;
   }
 };
 
@@ -69,14 +79,21 @@ void from_run(const FabricContext& c, DiagnosisInput& in, Suspects& out, json& e
   for (const schedule::RunSuspect& x : d.suspects) {
     // Below 0.9 of plan everywhere, the shares are against the run's own median pair.
     const std::string share = fmt(d.median_share < 0.9 ? "%.0f %% of the run's median pair" : "%.0f %% of their planned rate", 100 * x.factor);
+    json* s = nullptr;
     if (x.rank >= 0) {
-      json& s = out.at(in.plan->hosts[static_cast<size_t>(x.rank)].name, host_base(in.plan->hosts[static_cast<size_t>(x.rank)], x.rank));
-      out.add(s, x.confidence, std::to_string(x.transfers) + (x.receive ? " transfers into it at " : " transfers from it at ") + share +
-                                   fmt(" (%.0f %% of them slow), over every path: its own link, HCA or host", 100 * x.slow_share));
+      s = &out.at(in.plan->hosts[static_cast<size_t>(x.rank)].name, host_base(in.plan->hosts[static_cast<size_t>(x.rank)], x.rank));
+      out.add(*s, x.confidence, std::to_string(x.transfers) + (x.receive ? " transfers into it at " : " transfers from it at ") + share +
+                                    fmt(" (%.0f %% of them slow), over every path: its own link, HCA or host", 100 * x.slow_share));
     } else {
-      json& s = out.at(link_name(c, x.link), link_base(c, x.link));
-      out.add(s, x.confidence, std::to_string(x.transfers) + " transfers over it at " + share +
-                                   fmt("; the other transfers of the same senders at %.0f %%", 100 * x.others));
+      s = &out.at(link_name(c, x.link), link_base(c, x.link));
+      out.add(*s, x.confidence, std::to_string(x.transfers) + " transfers over it at " + share +
+                                    fmt("; the other transfers of the same senders at %.0f %%", 100 * x.others));
+    }
+    Suspects::ran_at(*s, x.factor);
+    if (x.alternative >= 0) {
+      out.add(*s, 0, "as well explained by " + link_name(c, x.alternative) +
+                         ": this run cannot tell them apart (accept --confirm runs transfers over each that avoid the other)");
+      (*s)["alternative"] = link_name(c, x.alternative);
     }
   }
 }
@@ -112,10 +129,97 @@ void from_nodes(const DiagnosisInput& in, Suspects& out) {
     const double ratio = in.node_send_gbps[r] / median;
     if (!sends[r] || in.node_send_gbps[r] < 0 || ratio > 0.85) continue;
     const schedule::Host& h = in.plan->hosts[r];
-    out.add(out.at(h.name, host_base(h, static_cast<int32_t>(r))), std::clamp((1 - ratio - 0.1) / 0.3, 0.0, 1.0),
+    json& s = out.at(h.name, host_base(h, static_cast<int32_t>(r)));
+    out.add(s, std::clamp((1 - ratio - 0.1) / 0.3, 0.0, 1.0),
             fmt("sends at %.3g Gb/s over its sending time, %.0f %%", in.node_send_gbps[r], 100 * ratio) +
                 fmt(" of the median host's %.3g Gb/s", median));
+    Suspects::ran_at(s, ratio);
   }
+}
+
+// What a switch's up-links cost the all-to-all: the transfers its down-links bring per phase
+// (hosts: those that leave it, H (N - H) / (N - 1)) over its up-link capacity, against the same
+// for its level's regular switch (common down / common up, at least 1: a full-bisection level).
+// `share`: the least time it adds beyond that, 0 where it has the up-links it needs.
+struct UplinkCost {
+  double share = 0;
+  std::string text;
+};
+
+UplinkCost uplink_cost(const FabricContext& c, int32_t sw) {
+  const fabric::FabricStructure& st = c.structure;
+  const int level = st.level[static_cast<size_t>(sw)];
+  double down = 0, up = 0;
+  int hosts = 0, ups = 0;
+  const fabric::Node& node = c.fabric.nodes[static_cast<size_t>(sw)];
+  for (int p = 1; p <= node.num_ports(); ++p) {
+    const fabric::Port& port = node.ports[p];
+    if (!fabric::port_usable(port)) continue;
+    const int peer = st.level[static_cast<size_t>(port.peer_node)];
+    const double g = c.links.gbps(c.links.id(sw, p));
+    if (peer == level + 1) up += g, ++ups;
+    else if (peer >= 0 && peer < level) down += g, hosts += peer == 0;
+  }
+  const double n = static_cast<double>(st.hosts.size());
+  if (level == 1 && n > 1) down *= (n - hosts) / (n - 1);  // what stays on the leaf needs no up-link
+  if (level < 1 || level > static_cast<int>(st.per_level.size())) return {0, "not in the tree's levels"};
+  const fabric::LevelInfo& lv = st.per_level[static_cast<size_t>(level - 1)];
+  const double regular = std::max(1.0, lv.common_up > 0 ? static_cast<double>(lv.common_down) / lv.common_up : 1.0);
+  const double need = up > 0 ? down / up : (down > 0 ? INFINITY : 0);
+  UplinkCost out;
+  out.share = std::isfinite(need) ? std::max(0.0, need / regular - 1) : 1.0;
+  char buf[240];
+  if (out.share > 0)
+    std::snprintf(buf, sizeof buf, "%d up-links carry %.2f times their rate in an all-to-all where its level's switches carry %.2f: %.0f %% more time", ups,
+                  need, regular, 100 * out.share);
+  else
+    std::snprintf(buf, sizeof buf, "costs the all-to-all nothing: %d up-links carry %.2f times their rate, within its level's %.2f", ups, need, regular);
+  out.text = buf;
+  return out;
+}
+
+// What a technician does about a missing cable: both ends' empty ports, or (an up-link) the
+// switch's empty ports and the switches its level's others reach that it does not.
+std::string empty_ports(const fabric::Node& node) {
+  std::string list;
+  int shown = 0, more = 0;
+  for (int p = 1; p <= node.num_ports(); ++p) {
+    if (fabric::port_usable(node.ports[p])) continue;
+    if (shown == 6) {
+      ++more;
+      continue;
+    }
+    list += (shown++ ? ", " : "") + std::to_string(p);
+  }
+  if (shown == 0) return node.desc + " (no empty port)";
+  return node.desc + " (empty port" + (shown + more > 1 ? "s " : " ") + list + (more ? " and " + std::to_string(more) + " more" : "") + ")";
+}
+
+std::string missing_action(const FabricContext& c, int32_t a, int32_t b) {
+  const fabric::Fabric& f = c.fabric;
+  if (b >= 0) return "find the unplugged or dead cable between " + empty_ports(f.nodes[a]) + " and " + empty_ports(f.nodes[b]) +
+                     " (ibroute diff against an earlier scan names its ports)";
+  const int level = c.structure.level[static_cast<size_t>(a)];
+  std::map<int32_t, int> reached;  // upper switches: by how many switches of this level
+  int peers = 0;
+  std::set<int32_t> own;
+  for (size_t i = 0; i < f.nodes.size(); ++i) {
+    if (!f.nodes[i].is_switch() || c.structure.level[i] != level) continue;
+    std::set<int32_t> up;
+    for (int p = 1; p <= f.nodes[i].num_ports(); ++p)
+      if (const fabric::Port& port = f.nodes[i].ports[p]; port.connected() && c.structure.level[static_cast<size_t>(port.peer_node)] == level + 1)
+        up.insert(port.peer_node);
+    if (static_cast<int32_t>(i) == a) own = up;
+    ++peers;
+    for (int32_t u : up) ++reached[u];
+  }
+  std::string lacks;
+  int listed = 0;
+  for (const auto& [u, k] : reached)
+    if (2 * k > peers && !own.count(u) && listed++ < 4) lacks += (lacks.empty() ? "" : ", ") + f.nodes[static_cast<size_t>(u)].desc;
+  return "check the cabling plan at " + empty_ports(f.nodes[a]) +
+         (lacks.empty() ? std::string(": its level's switches reach no switch it lacks") : "; most switches of its level also reach " + lacks) +
+         "; if the plan has it so by design, nothing to fix";
 }
 
 // The scan: links down or not active, narrower or slower than their level, missing (pairs short
@@ -133,17 +237,26 @@ void from_scan(const FabricContext& c, const ScanChanges* ch, Suspects& out) {
     named(l, 0.8, fmt("runs at %.0f Gb/s", c.links.gbps(c.links.id(l.a_node, l.a_port))) + " (" + std::to_string(p.width) + "x " + p.speed +
                       fmt(") where its level's links run at %.0f Gb/s", st.link_gbps));
   }
+  // Missing cables: one fact per switch pair (two levels) or switch (above), ranked by what the
+  // switch's shortfall costs the exchange — a by-design switch with fewer up-links than its
+  // level's others but no fewer than it needs costs nothing and stays a finding.
+  std::map<std::pair<int32_t, int32_t>, int> short_of;
   for (const fabric::LinkRef& l : st.missing) {
     const bool named = ch && std::any_of(ch->cables_gone.begin(), ch->cables_gone.end(), [&](const LostCable& x) {
       return (x.a == l.a_node && x.b == l.b_node) || (x.a == l.b_node && x.b == l.a_node);
     });
-    if (named) continue;
-    const std::string where = c.fabric.nodes[l.a_node].desc + (l.b_node >= 0 ? " -- " + c.fabric.nodes[l.b_node].desc : std::string(": an up-link"));
-    json s{{"kind", "link"}, {"where", where + " (missing)"}, {"guid", fabric::guid_hex(c.fabric.nodes[l.a_node].guid)}, {"port", nullptr},
-           {"action", "find the unplugged or dead cable between them (ibroute diff against an earlier scan names its ports)"}};
-    out.add(out.at(s["where"], s), 0.6,
-            (l.b_node >= 0 ? "a cable fewer than between the other pairs of these levels" : "fewer up-links than the other switches of its level") +
-                std::string(" (scan ") + std::to_string(c.scan_id) + ")");
+    if (!named) ++short_of[{l.a_node, l.b_node}];
+  }
+  for (const auto& [pair, count] : short_of) {
+    const auto [a, b] = pair;
+    const UplinkCost cost = uplink_cost(c, a);
+    const std::string where = c.fabric.nodes[a].desc + (b >= 0 ? " -- " + c.fabric.nodes[b].desc : std::string(": up-links"));
+    json s{{"kind", "link"}, {"where", where + " (missing)"}, {"guid", fabric::guid_hex(c.fabric.nodes[a].guid)}, {"port", nullptr},
+           {"cost_share", cost.share}, {"action", missing_action(c, a, b)}};
+    const std::string what = b >= 0 ? std::to_string(count) + (count == 1 ? " cable" : " cables") + " fewer than between the other pairs of these levels"
+                                    : std::to_string(count) + " up-link" + (count == 1 ? "" : "s") + " fewer than the other switches of its level";
+    out.add(out.at(s["where"], s), cost.share > 0 ? std::min(0.9, 0.5 + 2 * cost.share) : 0.2,
+            what + " (scan " + std::to_string(c.scan_id) + "); " + cost.text);
   }
 }
 

@@ -35,7 +35,7 @@ struct Expectation {
                                           "min_rate_per_node",     "max_skipped_share",
                                           "max_clock_uncertainty_us", "message_size",
                                           "min_sustainable_rate", "min_efficiency", "max_link_errors",
-                                          "max_congestion", "xmit_wait_tick_ns"};
+                                          "max_congestion", "xmit_wait_tick_ns", "fault_confidence", "fault_max_share"};
 };
 
 inline constexpr uint64_t kMaxMessageSize = uint64_t{1} << 40;  // 1 TiB per transfer
@@ -91,6 +91,8 @@ inline Expectation parse_expectation(std::string_view text, const std::string& s
     if (e.has("min_efficiency")) e["min_efficiency"].number(0, 1, "an efficiency (0..1)");
     if (e.has("max_link_errors")) e["max_link_errors"].integer(0, INT64_MAX, "a number of errors (0 or more)");
     if (e.has("max_congestion")) e["max_congestion"].number(0, 1, "a share of the run's time (0..1)");
+    if (e.has("fault_confidence")) e["fault_confidence"].number(0, 1, "a confidence (0..1)");
+    if (e.has("fault_max_share")) e["fault_max_share"].number(0, 1, "a share of the planned rate (0..1)");
     if (e.has("xmit_wait_tick_ns")) {
       const double tick = e["xmit_wait_tick_ns"].number(0, 1e9, "nanoseconds per PortXmitWait tick (above 0)");
       if (!(tick > 0)) fail("/xmit_wait_tick_ns", "0 is not a tick: give the switch's PortXmitWait tick in nanoseconds (above 0)");

@@ -22,7 +22,18 @@ namespace ibroute::workflow {
 // The part of a run report (`ibroute run -o FILE`, run_report_write.cpp) that accept uses.
 struct RunReportInput {
   std::string schedule;
+  std::optional<int64_t> scan_id;  // the scan the run's schedule was planned on; absent in older reports
   size_t ranks = 0;
+  uint64_t rounds = 0;             // asked for; 0: the report does not say
+  std::vector<uint64_t> port_guids;  // per rank, the port it ran on (nodes[].port_guid); empty in older reports
+  std::vector<std::string> hosts;    // per rank, its host name as the report gives it ("" where it does not)
+  struct PathRow {
+    int32_t src = -1, dst = -1;
+    uint16_t dlid = 0;
+    std::string where;  // the JSON pointer of its DLID, for a one-line refusal
+    std::string src_name, dst_name;  // not_ok's rows name hosts, not ranks
+  };
+  std::vector<PathRow> dlids;  // every (src, dst, DLID) the report lists (paths.rows, not_ok), checked against the schedule
   uint64_t message_size = 0;
   double node_rate = 0;  // bytes/s of the slowest node; 0 without nodes
   std::vector<double> node_rates;  // bytes/s each rank sent
@@ -71,14 +82,39 @@ namespace run_report_detail {
 
 using json_input::At;
 using json_input::fail;
+using json_input::shown;
 
+// The counts must agree with each other: a report whose numbers contradict themselves (a run of
+// nothing, more skipped than planned, more rounds run than asked) describes no run.
 inline void read_totals(const At& r, RunReportInput& in) {
   in.schedule = r["schedule"].text();
+  if (r.has("scan_id")) in.scan_id = r["scan_id"].integer(1, INT64_MAX, "a scan id (1 or more)");
   in.ranks = static_cast<size_t>(r["ranks"].integer(1, kMaxRanks, "a number of ranks (1 or more)"));
   in.message_size = static_cast<uint64_t>(r["message_size"].integer(1, static_cast<int64_t>(kMaxMessageSize), "a message size (1 B .. 1 TiB)"));
-  in.skipped_share = r["totals"]["skipped_share"].number(0, 1, "a share (0..1)");
-  if (r["totals"].has("seconds")) in.seconds = r["totals"]["seconds"].number(0, 1e9, "seconds (0 or more)");
-  if (r.has("rounds_run")) in.rounds_run = static_cast<uint64_t>(r["rounds_run"].integer(0, int64_t{1} << 40, "a number of rounds (0 or more)"));
+  const At t = r["totals"];
+  in.skipped_share = t["skipped_share"].number(0, 1, "a share (0..1)");
+  if (t.has("seconds")) in.seconds = t["seconds"].number(0, 1e9, "seconds (0 or more)");
+  if (t.has("planned")) {
+    const int64_t planned = t["planned"].integer(1, INT64_MAX, "a number of planned transfers (1 or more: a run of nothing is no run)");
+    int64_t ended = 0;
+    for (const char* k : {"ok", "skipped", "timeout", "failed", "lost"}) {
+      if (!t.has(k)) continue;
+      const int64_t v = t[k].integer(0, planned, "a count of transfers (0 .. the planned " + std::to_string(planned) + ")");
+      if ((ended += v) > planned) fail(t[k].path, "the transfers ok, skipped, timed out, failed and lost add up to more than the " + std::to_string(planned) + " planned");
+    }
+    if (t.has("skipped")) {
+      const double share = static_cast<double>(t["skipped"].integer(0, planned, "a count")) / static_cast<double>(planned);
+      if (std::abs(share - in.skipped_share) > 1e-3)
+        fail(t["skipped_share"].path, "is " + shown(t["skipped_share"].v) + ", but skipped / planned is " + std::to_string(share));
+    }
+  }
+  if (r.has("rounds")) in.rounds = static_cast<uint64_t>(r["rounds"].integer(0, int64_t{1} << 40, "a number of rounds (0 or more)"));
+  if (r.has("rounds_run")) {
+    in.rounds_run = static_cast<uint64_t>(r["rounds_run"].integer(0, int64_t{1} << 40, "a number of rounds (0 or more)"));
+    // A rate search (find_rate) runs its steps' rounds one after another.
+    if (in.rounds && in.rounds_run > in.rounds && !r.has("find_rate") && !r.has("epochs"))
+      fail(r["rounds_run"].path, std::to_string(in.rounds_run) + " rounds run, but the run asked for " + std::to_string(in.rounds));
+  }
 }
 
 inline std::string rank_what(const RunReportInput& in) { return "a rank of this run (0.." + std::to_string(in.ranks - 1) + ")"; }
@@ -88,12 +124,23 @@ inline void read_nodes(const At& r, RunReportInput& in) {
   if (nodes.size() != in.ranks) fail(nodes.path, "lists " + std::to_string(nodes.size()) + " ranks, the run had " + std::to_string(in.ranks));
   in.node_rate = nodes.size() ? INFINITY : 0;
   in.node_rates.assign(in.ranks, 0);
+  in.hosts.assign(in.ranks, std::string());
+  std::vector<char> seen(in.ranks, 0);
+  size_t with_guid = 0;
   for (size_t i = 0; i < nodes.size(); ++i) {
     const At n = nodes[i];
     const auto rank = static_cast<size_t>(n["rank"].integer(0, static_cast<int64_t>(in.ranks) - 1, rank_what(in)));
+    if (seen[rank]++) fail(n["rank"].path, "rank " + std::to_string(rank) + " is listed twice (every rank of the run once)");
     in.node_rates[rank] = n["send_gbps"].number(0, 1e9, "a rate in Gb/s (0 or more)") * 1e9 / 8;
     in.node_rate = std::min(in.node_rate, in.node_rates[rank]);
+    if (n.has("host")) in.hosts[rank] = n["host"].text();
+    if (n.has("port_guid")) {
+      if (in.port_guids.empty()) in.port_guids.assign(in.ranks, 0);
+      if (!(in.port_guids[rank] = n["port_guid"].guid())) fail(n["port_guid"].path, "0 is not a port GUID");
+      ++with_guid;
+    }
   }
+  if (with_guid && with_guid != nodes.size()) fail(nodes.path, "names the port GUID of " + std::to_string(with_guid) + " of its " + std::to_string(nodes.size()) + " ranks: of all or none");
 }
 
 inline void read_clock(const At& r, RunReportInput& in) {
@@ -143,9 +190,33 @@ inline void read_problems(const At& r, RunReportInput& in) {
                        {"dlid", t["dlid"].integer(0, 0xBFFF, "a unicast LID (1..49151; 0 on RoCE)")},
                        {"seq", t["seq"].integer(0, INT64_MAX, "a sequence number (0 or more)")},
                        {"status", t["status"].text()}};
+    in.dlids.push_back({-1, -1, static_cast<uint16_t>(row["dlid"].get<int64_t>()), t["dlid"].path, row["src"], row["dst"]});
     if (t.has("error")) row["error"] = t["error"].text();
     if (t.has("path")) row["path"] = t["path"].text();
     in.not_ok.push_back(std::move(row));
+  }
+}
+
+// The per-path table (paths.rows): each row's ranks within the run, its DLID a unicast LID.
+inline void read_paths(const At& r, RunReportInput& in) {
+  if (!r.has("paths")) return;
+  const At p = r["paths"];
+  const At cols = p["columns"].list();
+  auto column = [&](const char* name) -> std::optional<size_t> {
+    for (size_t i = 0; i < cols.size(); ++i)
+      if (cols.v[i].is_string() && cols.v[i] == name) return i;
+    return std::nullopt;
+  };
+  const auto cs = column("src"), cd = column("dst"), cl = column("dlid");
+  if (!cs || !cd || !cl) fail(cols.path, "no column \"src\", \"dst\" or \"dlid\"");
+  const At rows = p["rows"].list();
+  const int64_t last = static_cast<int64_t>(in.ranks) - 1;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const At row = rows[i].list();
+    if (row.size() != cols.size())
+      fail(row.path, "a row of " + std::to_string(row.size()) + " values, the table has " + std::to_string(cols.size()) + " columns");
+    in.dlids.push_back({static_cast<int32_t>(row[*cs].integer(0, last, rank_what(in))), static_cast<int32_t>(row[*cd].integer(0, last, rank_what(in))),
+                        static_cast<uint16_t>(row[*cl].integer(0, 0xBFFF, "a unicast LID (1..49151; 0 on RoCE)")), row[*cl].path});
   }
 }
 
@@ -283,6 +354,7 @@ inline RunReportInput parse_run_report(std::string_view text, const std::string&
     d::read_nodes(r, in);
     d::read_clock(r, in);
     d::read_problems(r, in);
+    d::read_paths(r, in);
     d::read_links_measured(r, in);
     if (ver.v == 1) {
       d::read_transfers(r, in, in.ranks == hosts);

@@ -196,6 +196,12 @@ void write_nodes_and_links(const RunJsonContext& c, json& j) {
                      {"late_p99_ns", ns.late_p99_ns},
                      {"completion_p99_ns", ns.completion_p99_ns},
                      {"completion_in_p99_ns", ns.completion_in_p99_ns}});
+  // The port each rank ran on: what binds the report to its fabric (accept --run-report checks it).
+  if (c.fabric)
+    for (json& node : nodes) {
+      const schedule::Host& h = c.schedule.hosts[node["rank"].get<size_t>()];
+      if (h.node >= 0) node["port_guid"] = fabric::guid_hex(c.fabric->fabric.nodes[static_cast<size_t>(h.node)].ports[h.port].guid);
+    }
   j["nodes"] = nodes;
   if (!c.fabric) return;
   j["scan_id"] = c.fabric->scan_id;

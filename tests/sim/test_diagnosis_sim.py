@@ -1,9 +1,14 @@
 """accept's repair list on ibsim + OpenSM: a healthy fabric has no likely suspect; a cable unlinked
-after OpenSM routed is named by its switches, and an injected error counter by its port."""
+after OpenSM routed is named by its switches, and an injected error counter by its port. And the
+verdict on emulated runs: each pair's rate from the stored routes (read here, not by ibroute) and a
+fault list accept never sees; a located slow cable fails the acceptance whatever the nodes' rates."""
+import collections
 import json
+import random
 import unittest
 
-from common import EXAMPLES, TempDirTest, ibroute, ibroute_json
+from common import EXAMPLES, TempDirTest, db_rows, ibroute, ibroute_json
+from schedule_check import Routes, phase_link_loads, phases_of
 from simfabric import SimFabric
 
 TOPO = f"{EXAMPLES}/hft96-shuffled.topo"
@@ -55,6 +60,88 @@ class Diagnosis(TempDirTest):
         top = r["diagnosis"]["suspects"][0]
         self.assertEqual((top["kind"], top["where"]), ("host", "node2-040"), r["diagnosis"])
         self.assertGreaterEqual(top["confidence"], 0.5)
+
+
+class EmulatedRuns(TempDirTest):
+    """accept --run-report on runs emulated from the stored routes: every transfer at its planned
+    rate in its phase (its path's links shared by the phase's transfers) x the least fault factor
+    on its path x noise of 5 %."""
+
+    @classmethod
+    def setUpClass(cls):
+        import tempfile
+        cls.dir = tempfile.mkdtemp(prefix="ibroute-emulated-")
+        cls.db = f"{cls.dir}/f.db"
+        with SimFabric(TOPO, lmc=0) as sim:
+            ibroute_json("scan", "--db", cls.db, sim=sim)
+        ibroute("plan", "--db", cls.db, "--name", "p")
+        ibroute("export", "--db", cls.db, "--schedule", "p", "-o", f"{cls.dir}/p.json")
+        with open(f"{cls.dir}/p.json") as f:
+            cls.doc = json.load(f)
+        cls.routes = Routes(cls.db, 1)
+        cls.desc = dict(db_rows(cls.db, "SELECT idx, desc FROM node WHERE scan_id=1"))
+
+    @classmethod
+    def tearDownClass(cls):
+        import shutil
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def paths(self):
+        """Per phase, each transfer with its links (node, port): its own host link and the route's hops."""
+        r = self.routes
+        hosts = [r.ports[h["port_guid"]] for h in self.doc["hosts"]]
+        for phase in phases_of(self.doc):
+            load = phase_link_loads(r, hosts, phase)
+            for t in phase:
+                node, num, _, _, ingress = hosts[t["src"]]
+                hops = [(node, num)] + [tuple(map(int, h.split(":"))) for h in r.routes[(ingress, t["dlid"])][1].split()]
+                yield t, [(n, p) for n, p in hops if p not in (0, 255)], load
+
+    def report(self, faults, seed):
+        rng = random.Random(seed)
+        n = len(self.doc["hosts"])
+        mbps = [[0.0] * n for _ in range(n)]
+        for t, links, load in self.paths():
+            planned = min(self.routes.rate[l] / load[l] for l in links)
+            factor = min([faults.get(l, 1.0) for l in links])
+            mbps[t["src"]][t["dst"]] = planned * factor * rng.uniform(0.95, 1.05) * 1000
+        names = [h["name"] for h in self.doc["hosts"]]
+        planned = n * (n - 1)
+        return {"format": "ibroute-run", "version": 2, "schedule": "p", "scan_id": 1, "ranks": n, "rounds": 1, "rounds_run": 1,
+                "message_size": 1 << 20, "totals": {"planned": planned, "ok": planned, "skipped": 0, "failed": 0, "skipped_share": 0.0,
+                                                   "seconds": 0.01},
+                "nodes": [{"rank": r, "host": names[r], "port_guid": self.doc["hosts"][r]["port_guid"], "send_gbps": 20.0} for r in range(n)],
+                "clock": {"max_uncertainty_ns": 300, "ranks": []}, "missing_ranks": [], "not_ok": [], "pair_mbps": mbps}
+
+    def accept(self, report):
+        path = self.path("run.json")
+        with open(path, "w") as f:
+            json.dump(report, f)
+        expect = self.path("expect.json")
+        with open(expect, "w") as f:
+            json.dump({"hosts": 96, "min_rate_per_node": "1G"}, f)
+        r = ibroute("accept", "--db", self.db, "--expect", expect, "--run-report", path, "--json", "--report", self.path("a.html"), check=False)
+        self.assertIn(r.returncode, (0, 1), r.stderr)
+        out = json.loads(r.stdout)
+        return r.returncode, out, {c["check"]: c for c in out["checks"]}
+
+    def test_a_clean_run_is_accepted(self):
+        rc, out, checks = self.accept(self.report({}, 1))
+        self.assertEqual(checks["faults"]["result"], "pass", checks["faults"])
+        self.assertEqual([s for s in out["diagnosis"]["suspects"] if s["confidence"] >= 0.5], [], out["diagnosis"])
+        self.assertEqual(rc, 0, [c for c in out["checks"] if c["result"] == "fail"])
+
+    def test_a_cable_at_40_percent_fails_the_acceptance_naming_it(self):
+        used = collections.Counter(l for _, links, _ in self.paths() for l in links if self.routes.switch_link(*l))
+        cable = max(used, key=lambda l: (used[l], l))
+        rc, out, checks = self.accept(self.report({cable: 0.4}, 2))
+        self.assertEqual(rc, 1)
+        self.assertFalse(out["accepted"])
+        self.assertEqual(checks["rate_per_node"]["result"], "pass")  # the nodes' rates alone would accept it
+        self.assertEqual(checks["faults"]["result"], "fail", checks["faults"])
+        name = f"{self.desc[cable[0]]}[{cable[1]}] -> "
+        self.assertIn(name, checks["faults"]["detail"])
+        self.assertTrue(out["diagnosis"]["suspects"][0]["where"].startswith(name), out["diagnosis"]["suspects"][:2])
 
 
 if __name__ == "__main__":

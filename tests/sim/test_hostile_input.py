@@ -133,8 +133,8 @@ class HostileInputTest(TempDirTest):
             f = self.write("run.json", doc)
             line = self.one_line_exit_2(self.accept("--expect", self.expect_ok, "--run-report", f), needle)
             self.assertIn("run.json: ", line)
-        # The good one is read (3 hosts here, 4 ranks there: no per-pair matrix, no crash).
-        ibroute(*self.accept("--expect", self.expect_ok, "--run-report", RUN_REPORT))
+        # The good one is well formed, but of another fabric's run (schedule a2a-4, 4 ranks): refused.
+        self.one_line_exit_2(self.accept("--expect", self.expect_ok, "--run-report", RUN_REPORT), '/schedule: "a2a-4" is no schedule of this database')
 
     def regression_command(self, target, path):
         """The ibroute command that reads a `target` kind of file."""

@@ -391,7 +391,7 @@ class SchemaTest(TempDirTest):
                                  "during": {"offset_ns": -785 * r, "drift_ppm": -4.1, "resyncs": 1, "resync_failures": 0,
                                             "residual_max_ns": 35, "residual_rms_ns": 12.5}}
                                 for r in range(1, n)]},
-            "nodes": [{"rank": r, "host": hosts[r], "bytes_sent": per_node * size - (r == 2) * size,
+            "nodes": [{"rank": r, "host": hosts[r], "port_guid": doc["hosts"][r]["port_guid"], "bytes_sent": per_node * size - (r == 2) * size,
                        "bytes_received": per_node * size - (r == 0) * size, "ok": per_node - (r == 2), "skipped": int(r == 2),
                        "failed": 0, "send_gbps": 25.8, "late_p99_ns": 4100, "completion_p99_ns": 60000,
                        "completion_in_p99_ns": 61000} for r in range(n)],
@@ -467,6 +467,74 @@ class SchemaTest(TempDirTest):
                 self.assert_invalid("run-report", doc, label)
                 self.assert_refused(self.accept(expect, "--run-report", self.write("bad.json", doc)), label)
 
+    def test_run_reports_bound_to_their_run(self):
+        """A report is read only as the report of a run of this database's schedule on this fabric,
+        its numbers consistent: a foreign or self-contradicting one is refused, one line naming the
+        field (what a schema cannot state), an older one without scan_id and port GUIDs read with
+        one warning line."""
+        report = self.run_report()
+        expect = self.write("expect.json", {"lmc": 1})
+        r = self.accept(expect, "--run-report", self.write("run.json", report))
+        self.assertIn(r.returncode, (0, 1), r.stderr)
+        self.assertNotIn("warning", r.stderr)
+        ran = json.loads(r.stdout)["run_schedule"]
+        self.assertEqual((ran["schedule"], ran["planned_on_scan"], ran["hosts"], ran["bound_by"]), ("a2a", 1, 3, "scan_id and port GUIDs"))
+        older = copy.deepcopy(report)
+        del older["scan_id"]
+        for n in older["nodes"]:
+            del n["port_guid"]
+        r = self.accept(expect, "--run-report", self.write("older.json", older))
+        self.assertIn(r.returncode, (0, 1), r.stderr)
+        warnings = [line for line in r.stderr.splitlines() if "warning" in line]
+        self.assertEqual(len(warnings), 1, r.stderr)
+        self.assertIn("an older ibroute run", warnings[0])
+        self.assertEqual(json.loads(r.stdout)["run_schedule"]["bound_by"], "name and rank count (an older report)")
+
+        hosts = self.export("a2a")["hosts"]
+        ibroute("plan", "--db", self.db, "--name", "pair", "--hosts", ",".join(h["name"] for h in hosts[:2]))
+        planned = report["totals"]["planned"]
+
+        def swap_hosts(doc):
+            doc["nodes"][0]["host"], doc["nodes"][1]["host"] = doc["nodes"][1]["host"], doc["nodes"][0]["host"]
+
+        bad = [("a schedule this database lacks", setting("schedule", value="some-other-run"),
+                '/schedule: "some-other-run" is no schedule of this database'),
+               ("another schedule's ranks", setting("schedule", value="pair"), "/ranks: 3 ranks, but schedule pair has 2 hosts"),
+               ("a scan that is not the schedule's", setting("scan_id", value=42), "/scan_id: scan 42, but schedule a2a was planned on scan 1"),
+               ("a rank on another port", setting("nodes", 1, "port_guid", value="0x0000000000abcdef"),
+                "/nodes (rank 1): ran on port 0x0000000000abcdef"),
+               ("ranks of other hosts", swap_hosts, "/nodes (rank 0): host"),
+               ("skipped -1", setting("totals", "skipped", value=-1), "/totals/skipped"),
+               ("skipped 10^12", setting("totals", "skipped", value=10**12), "/totals/skipped"),
+               ("planned 0", setting("totals", "planned", value=0), "/totals/planned"),
+               ("more ended than planned", setting("totals", "ok", value=planned), "add up to more than"),
+               ("a skipped share that is not skipped / planned", setting("totals", "skipped_share", value=0.5), "/totals/skipped_share"),
+               ("rank 0 twice, rank 1 missing", setting("nodes", 1, "rank", value=0), "/nodes/1/rank: rank 0 is listed twice"),
+               ("more rounds run than asked", setting("rounds_run", value=11), "/rounds_run: 11 rounds run"),
+               ("a path row's rank outside the run", setting("paths", "rows", 0, 1, value=96), "/paths/rows/0/1: 96 is not a rank"),
+               ("a path row's DLID no unicast LID", setting("paths", "rows", 0, 2, value=65550), "/paths/rows/0/2"),
+               ("a path row's DLID of another host", setting("paths", "rows", 0, 2, value=hosts[2]["base_lid"]), "/paths/rows/0/2: DLID"),
+               ("not_ok naming no host", setting("not_ok", 0, "dst", value="nobody"), '/not_ok/0/dst: "nobody" is no host'),
+               ("not_ok's DLID of another host", setting("not_ok", 0, "dlid", value=hosts[1]["base_lid"]), "/not_ok/0/dlid: DLID")]
+        for label, edit, needle in bad:
+            with self.subTest(label):
+                doc = copy.deepcopy(report)
+                edit(doc)
+                r = self.accept(expect, "--run-report", self.write("bad.json", doc))
+                self.assert_refused(r, label)
+                self.assertIn(needle, r.stderr, label)
+                self.assertIn("bad.json: ", r.stderr, label)
+        # The judged scan is another fabric: one of the schedule's host ports is not in it.
+        with open(TOPO) as f:
+            other = self.write("other.topo", f.read().replace("2c90300a00031", "2c90300a00f31"))
+        ibroute("scan", "--db", self.db, "--topology", other, "--lfts", LFTS)
+        r = self.accept(expect, "--run-report", self.write("run.json", report))
+        self.assert_refused(r, "another fabric")
+        self.assertIn("schedule a2a was planned on scan 1, whose host n03", r.stderr)
+        self.assertIn("scan 2 does not have: another fabric", r.stderr)
+        r = self.accept(expect, "--run-report", self.path("run.json"), "--scan", "1")
+        self.assertIn(r.returncode, (0, 1), r.stderr)
+
     def test_report_without_pair_matrix(self):
         """ibroute run leaves pair_mbps out above 2048 ranks, and the schema (like the reader) has it
         optional: accept reads such a report of as many ranks as the plan has hosts (it used to index
@@ -480,12 +548,15 @@ class SchemaTest(TempDirTest):
 
     def test_fuzz_corpus_run_reports(self):
         expect = self.write("expect.json", {"lmc": 1})
-        self.corpus("run_report", "run-report", lambda p: self.accept(expect, "--run-report", p))
+        self.corpus("run_report", "run-report", lambda p: self.accept(expect, "--run-report", p),
+                    # The corpus' reports are of runs on other fabrics: read whole, then refused as such.
+                    bound_elsewhere="is no schedule of this database")
 
     # --- the fuzz corpus: the schema is never stricter than the reader --------------------------------
 
-    def corpus(self, target, schema, read):
-        """Every corpus file ibroute reads (exit 0 or 1) passes the schema (a slice: the slice's)."""
+    def corpus(self, target, schema, read, bound_elsewhere=None):
+        """Every corpus file ibroute reads (exit 0 or 1) passes the schema (a slice: the slice's).
+        `bound_elsewhere`: the refusal of a document read whole but of another database's run."""
         files = sorted(glob.glob(os.path.join(CORPUS, target, "*.json")))
         self.assertTrue(files)
         for f in files:
@@ -496,7 +567,7 @@ class SchemaTest(TempDirTest):
                     doc = None  # not JSON: the reader's business alone
                 r = read(f)
                 self.assertIn(r.returncode, (0, 1, 2), r.stderr)
-                readable = r.returncode != 2
+                readable = r.returncode != 2 or bool(bound_elsewhere and bound_elsewhere in r.stderr)
                 if os.path.basename(f).startswith("valid"):
                     self.assertTrue(readable, r.stderr)
                 # Read by ibroute => passes the schema (refused by the schema => refused by ibroute).

@@ -127,6 +127,116 @@ TEST(Diagnosis, AHostAPortAndThreeMildCablesAreTold) {
   }
 }
 
+// Parsimony, on the schedules users run (the planner's, its DLIDs chosen): the fewest parts that
+// explain the slow transfers. At LMC 0 every spine port towards a leaf carries all the transfers
+// into a few of its hosts (d-mod-k: 2 of 24 here), so a slow port and its hosts' own links are
+// equally slow, and only what each explains tells them apart. The tree of 864 hosts at LMC 0 and
+// 2, and a three-level tree at LMC 0.
+struct Planned {
+  World w;
+  Schedule s;
+  explicit Planned(Fabric f) : w(std::move(f)), s(plan_all_to_all(w.ctx, all_hosts(w.f), PlanOptions{})) {}
+};
+Fabric hft864(uint8_t lmc) {
+  FatTreeSpec t;
+  t.leaves = 36, t.hosts_per_leaf = 24, t.uplinks = 12, t.spines = 12, t.lmc = lmc, t.shuffle_names = true;
+  return build_fat_tree(t);
+}
+const Planned& planned(int which) {
+  static const Planned lmc0(hft864(0)), lmc2(hft864(2)), three([] {
+    FatTreeSpec t;
+    t.levels = 3, t.pods = 4, t.leaves = 8, t.hosts_per_leaf = 8, t.aggs = 8, t.cores = 32, t.lmc = 0, t.shuffle_names = true;
+    return build_fat_tree(t);
+  }());
+  return which == 0 ? lmc0 : which == 1 ? lmc2 : three;
+}
+int32_t host_receive_link(const World& w, const Schedule& s, size_t rank) {
+  const Port& p = w.f.nodes[s.hosts[rank].node].ports[s.hosts[rank].port];
+  return w.links.id(p.peer_node, p.peer_port);
+}
+
+class Parsimony : public ::testing::TestWithParam<int> {
+ protected:
+  const Planned& p() const { return planned(GetParam()); }
+};
+
+TEST_P(Parsimony, ACleanPlannedRunNamesNoSuspect) {
+  const Planned& x = p();
+  const RunDiagnosis d = diagnose_run(x.w.ctx, x.s, emulate(x.w, x.s, {}, 0.08, 200, 11));
+  for (const RunSuspect& r : d.suspects) EXPECT_LT(r.confidence, 0.5) << "link " << r.link << " factor " << r.factor;
+}
+
+TEST_P(Parsimony, ASpinePortAt60PercentIsNamedFirstNotTheHostsBehindIt) {
+  const Planned& x = p();
+  const int32_t port = reverse(x.w, leaf_up_link(x.w, 5, 2));
+  const RunDiagnosis d = diagnose_run(x.w.ctx, x.s, emulate(x.w, x.s, {{port, 0.6}}, 0.05, 50, 12));
+  ASSERT_FALSE(d.suspects.empty());
+  EXPECT_EQ(d.suspects[0].link, port) << "named first: link " << d.suspects[0].link << " rank " << d.suspects[0].rank;
+  EXPECT_GE(d.suspects[0].confidence, 0.5);
+  EXPECT_NEAR(d.suspects[0].factor, 0.6, 0.06);
+  for (size_t i = 1; i < d.suspects.size(); ++i) EXPECT_LT(d.suspects[i].confidence, 0.5) << "link " << d.suspects[i].link;
+}
+
+TEST_P(Parsimony, AHostReceivingAt50PercentIsNamedFirst) {
+  const Planned& x = p();
+  const size_t rank = 77;
+  const int32_t into = host_receive_link(x.w, x.s, rank);
+  const RunDiagnosis d = diagnose_run(x.w.ctx, x.s, emulate(x.w, x.s, {{into, 0.5}}, 0.05, 50, 13));
+  ASSERT_FALSE(d.suspects.empty());
+  EXPECT_EQ(d.suspects[0].link, into) << "named first: link " << d.suspects[0].link;
+  EXPECT_EQ(d.suspects[0].rank, static_cast<int32_t>(rank));
+  EXPECT_TRUE(d.suspects[0].receive);
+  EXPECT_GE(d.suspects[0].confidence, 0.5);
+  for (size_t i = 1; i < d.suspects.size(); ++i) EXPECT_LT(d.suspects[i].confidence, 0.5) << "link " << d.suspects[i].link;
+}
+
+TEST_P(Parsimony, APortAt60AndAHostAt30AreTheFirstTwo) {
+  const Planned& x = p();
+  const int32_t port = reverse(x.w, leaf_up_link(x.w, 3, 1));
+  const int32_t host = host_receive_link(x.w, x.s, 40);
+  const RunDiagnosis d = diagnose_run(x.w.ctx, x.s, emulate(x.w, x.s, {{port, 0.6}, {host, 0.3}}, 0.05, 50, 14));
+  ASSERT_GE(d.suspects.size(), 2u);
+  EXPECT_LT(place_of(d, port), 2u);
+  EXPECT_LT(place_of(d, host), 2u);
+  for (size_t i = 2; i < d.suspects.size(); ++i) EXPECT_LT(d.suspects[i].confidence, 0.5) << "link " << d.suspects[i].link;
+}
+
+INSTANTIATE_TEST_SUITE_P(Trees, Parsimony, ::testing::Values(0, 1, 2), [](const auto& i) {
+  return i.param == 0 ? "Hft864Lmc0" : i.param == 1 ? "Hft864Lmc2" : "ThreeLevel256Lmc0";
+});
+
+// A host's receiving link and the one spine port every one of its planned transfers crosses: the
+// run cannot tell them apart, the confirmation run's DLIDs can (its transfers into the host
+// avoid the port).
+TEST(Diagnosis, TheConfirmationRunTellsAHostFromThePortItsPlannedTransfersCross) {
+  const Planned& x = planned(1);
+  const size_t rank = 200;
+  const int32_t into = host_receive_link(x.w, x.s, rank);
+  PathFinder finder(x.w.f, x.w.links);
+  std::vector<int32_t> path;
+  std::map<int32_t, size_t> last_hop;  // the spine ports the planned transfers into it cross
+  for (const Phase& ph : x.s.phases)
+    for (size_t i = 0; i < ph.dst.size(); ++i)
+      if (ph.dst[i] == static_cast<int32_t>(rank) && finder.path(x.s.hosts[i].node, x.s.hosts[i].port, ph.dlid[i], path) == RouteStatus::ok &&
+          path.size() >= 3)
+        ++last_hop[path[path.size() - 2]];
+  ASSERT_FALSE(last_hop.empty());
+  const int32_t port = std::max_element(last_hop.begin(), last_hop.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
+  const Confirmation c = confirmation_schedule(x.w.ctx, x.s, {into, port}, 16);
+  size_t apart = 0;
+  for (const Phase& ph : c.schedule.phases)
+    for (size_t i = 0; i < ph.dst.size(); ++i)
+      if (ph.dst[i] == static_cast<int32_t>(rank)) {
+        ASSERT_EQ(finder.path(x.s.hosts[i].node, x.s.hosts[i].port, ph.dlid[i], path), RouteStatus::ok);
+        apart += std::find(path.begin(), path.end(), port) == path.end();
+      }
+  EXPECT_GE(apart, 16u);
+  const std::vector<Verdict> v = judge_confirmation(x.w.ctx, c, emulate(x.w, c.schedule, {{into, 0.5}}, 0.05, 0, 5));
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_TRUE(v[0].confirmed);
+  EXPECT_TRUE(v[1].cleared);
+}
+
 // The confirmation run: the suspects' transfers and controls from the same senders, one more run
 // (emulated, the fault list unseen) confirms the faulty cable and clears the innocent one.
 TEST(Diagnosis, AConfirmationRunTellsTheFaultyCableFromAnInnocentOne) {

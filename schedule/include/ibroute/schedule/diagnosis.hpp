@@ -29,6 +29,7 @@ struct RunSuspect {
   double slow_share = 0;   // of them, the share below the middle of factor and plan
   double others = 1;       // the same senders' other transfers (not over it): median share of plan
   double confidence = 0;   // 0..1
+  int32_t alternative = -1;  // another link that explains its slow transfers as well (this run cannot tell them apart)
 };
 
 struct RunDiagnosis {
