@@ -164,16 +164,19 @@ UplinkCost uplink_cost(const FabricContext& c, int32_t sw) {
   if (level == 1 && n > 1) down *= (n - hosts) / (n - 1);  // what stays on the leaf needs no up-link
   if (level < 1 || level > static_cast<int>(st.per_level.size())) return {0, "not in the tree's levels"};
   const fabric::LevelInfo& lv = st.per_level[static_cast<size_t>(level - 1)];
-  const double regular = std::max(1.0, lv.common_up > 0 ? static_cast<double>(lv.common_down) / lv.common_up : 1.0);
+  double regular = lv.common_up > 0 ? static_cast<double>(lv.common_down) / lv.common_up : 1.0;
+  if (level == 1 && n > 1) regular *= (n - std::min<double>(lv.common_down, n - 1)) / (n - 1);  // the same reckoning as `down`
+  regular = std::max(1.0, regular);
   const double need = up > 0 ? down / up : (down > 0 ? INFINITY : 0);
   UplinkCost out;
   out.share = std::isfinite(need) ? std::max(0.0, need / regular - 1) : 1.0;
   char buf[240];
   if (out.share > 0)
-    std::snprintf(buf, sizeof buf, "%d up-links carry %.2f times their rate in an all-to-all where its level's switches carry %.2f: %.0f %% more time", ups,
-                  need, regular, 100 * out.share);
+    std::snprintf(buf, sizeof buf, "its %d up-link%s %.2f times its rate in an all-to-all where its level's switches carry %.2f: %.0f %% more time",
+                  ups, ups == 1 ? " carries" : "s carry", need, regular, 100 * out.share);
   else
-    std::snprintf(buf, sizeof buf, "costs the all-to-all nothing: %d up-links carry %.2f times their rate, within its level's %.2f", ups, need, regular);
+    std::snprintf(buf, sizeof buf, "costs the all-to-all nothing: its %d up-link%s %.2f times its rate, within its level's %.2f", ups,
+                  ups == 1 ? " carries" : "s carry", need, regular);
   out.text = buf;
   return out;
 }
@@ -200,16 +203,21 @@ std::string missing_action(const FabricContext& c, int32_t a, int32_t b) {
   if (b >= 0) return "find the unplugged or dead cable between " + empty_ports(f.nodes[a]) + " and " + empty_ports(f.nodes[b]) +
                      " (ibroute diff against an earlier scan names its ports)";
   const int level = c.structure.level[static_cast<size_t>(a)];
-  std::map<int32_t, int> reached;  // upper switches: by how many switches of this level
-  int peers = 0;
-  std::set<int32_t> own;
-  for (size_t i = 0; i < f.nodes.size(); ++i) {
-    if (!f.nodes[i].is_switch() || c.structure.level[i] != level) continue;
+  auto ups_of = [&](size_t i) {
     std::set<int32_t> up;
     for (int p = 1; p <= f.nodes[i].num_ports(); ++p)
       if (const fabric::Port& port = f.nodes[i].ports[p]; port.connected() && c.structure.level[static_cast<size_t>(port.peer_node)] == level + 1)
         up.insert(port.peer_node);
-    if (static_cast<int32_t>(i) == a) own = up;
+    return up;
+  };
+  // Its peers: the switches of its level that share an upper switch with it (its pod, in a tree of pods).
+  const std::set<int32_t> own = ups_of(static_cast<size_t>(a));
+  std::map<int32_t, int> reached;  // upper switches: by how many peers
+  int peers = 0;
+  for (size_t i = 0; i < f.nodes.size(); ++i) {
+    if (!f.nodes[i].is_switch() || c.structure.level[i] != level || static_cast<int32_t>(i) == a) continue;
+    const std::set<int32_t> up = ups_of(i);
+    if (std::none_of(up.begin(), up.end(), [&](int32_t u) { return own.count(u) > 0; })) continue;
     ++peers;
     for (int32_t u : up) ++reached[u];
   }
@@ -218,7 +226,7 @@ std::string missing_action(const FabricContext& c, int32_t a, int32_t b) {
   for (const auto& [u, k] : reached)
     if (2 * k > peers && !own.count(u) && listed++ < 4) lacks += (lacks.empty() ? "" : ", ") + f.nodes[static_cast<size_t>(u)].desc;
   return "check the cabling plan at " + empty_ports(f.nodes[a]) +
-         (lacks.empty() ? std::string(": its level's switches reach no switch it lacks") : "; most switches of its level also reach " + lacks) +
+         (lacks.empty() ? std::string(": its level's switches reach no switch it lacks") : "; most of its peers (the switches of its level that share an upper switch with it) also reach " + lacks) +
          "; if the plan has it so by design, nothing to fix";
 }
 

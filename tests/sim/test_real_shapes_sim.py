@@ -100,6 +100,31 @@ class RealShapes(TempDirTest):
         m = ibroute_json("analyze", "--db", db2, "--no-fair-share", "--patterns", "rr-name", "--lids", "base")["structure"]["missing"]
         self.assertEqual(len(m), 2, m)
 
+    def test_missing_cables_are_facts_ranked_by_their_cost(self):
+        """Cables missing at the leaves of a three-level tree (2 up-links per 4 hosts): each switch
+        that lost one is one suspect, its fact stated once, with what it costs the all-to-all; a
+        suspect that costs nothing stays below 0.5, one that costs time is at 0.5 or more."""
+        args = ["three-level", "--pods", 3, "--pod-leaves", 4, "--pod-aggs", 2, "--down", 4, "--up", 2, "--core-per-agg", 2]
+        cut = gen_real(self.path("c.topo"), *args, "--seed", 4, "--missing", 3)
+        db, _ = self.scan(cut, 0, "minhop")
+        exp = write_text(self.path("e.json"), json.dumps({"topology": "three-level"}))
+        r = ibroute("accept", "--db", db, "--expect", exp, "--simulate", "--json", "--report", self.path("r.html"), check=False)
+        self.assertIn(r.returncode, (0, 1), r.stderr)
+        suspects = json.loads(r.stdout)["diagnosis"]["suspects"]
+        missing = [x for x in suspects if x["where"].endswith("(missing)")]
+        self.assertTrue(missing, suspects)
+        for x in suspects:
+            self.assertEqual(len(x["evidence"]), len(set(x["evidence"])), x)  # no fact twice
+        for x in missing:
+            self.assertIn("cost_share", x)
+            if x["cost_share"] == 0:
+                self.assertLess(x["confidence"], 0.5, x)
+                self.assertIn("costs the all-to-all nothing", x["evidence"][0])
+            else:
+                self.assertGreaterEqual(x["confidence"], 0.5, x)
+                self.assertIn("more time", x["evidence"][0])
+            self.assertIn("empty port", x["action"])
+
     def test_idle_up_links_above_the_leaves_fail_routing_balance(self):
         # Routing that leaves an aggregation->core link unused (as minhop did on a 3 456-host tree):
         # OpenSM's own tables with one aggregation switch's host traffic moved off its second
