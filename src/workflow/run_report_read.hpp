@@ -100,7 +100,8 @@ inline void read_totals(const At& r, RunReportInput& in) {
     for (const char* k : {"ok", "skipped", "timeout", "failed", "lost"}) {
       if (!t.has(k)) continue;
       const int64_t v = t[k].integer(0, planned, "a count of transfers (0 .. the planned " + std::to_string(planned) + ")");
-      if ((ended += v) > planned) fail(t[k].path, "the transfers ok, skipped, timed out, failed and lost add up to more than the " + std::to_string(planned) + " planned");
+      if (v > planned - ended) fail(t[k].path, "the transfers ok, skipped, timed out, failed and lost add up to more than the " + std::to_string(planned) + " planned");
+      ended += v;
     }
     if (t.has("skipped")) {
       const double share = static_cast<double>(t["skipped"].integer(0, planned, "a count")) / static_cast<double>(planned);
