@@ -1,6 +1,8 @@
 #include "run_binding.hpp"
 
+#include <algorithm>
 #include <map>
+#include <set>
 
 #include "fabric_store.hpp"
 #include "ibroute/fabric/error.hpp"
@@ -35,11 +37,24 @@ RunBinding bind_run_report(store::FabricStore& store, const FabricContext& c, co
   const size_t n = b.schedule.hosts.size();
   if (run.ranks != n)
     refuse(source, "/ranks", std::to_string(run.ranks) + " ranks, but schedule " + run.schedule + " has " + std::to_string(n) + " hosts");
-  if (run.scan_id && *run.scan_id != info.scan_id)
-    refuse(source, "/scan_id", "scan " + std::to_string(*run.scan_id) + ", but schedule " + run.schedule + " was planned on scan " +
-                                   std::to_string(info.scan_id) + ": the report of another fabric's run");
   const std::vector<uint64_t> guids =
       port_guids(info.scan_id == c.scan_id ? c.fabric : store.load_fabric(info.scan_id, false), b.schedule);
+  // A run reads its routes from the schedule's scan, or from the scan given (run --scan): one of
+  // this database's scans, of the same fabric.
+  if (run.scan_id && *run.scan_id != info.scan_id) {
+    const std::vector<store::ScanInfo> scans = store.scans();
+    const bool stored = std::any_of(scans.begin(), scans.end(), [&](const store::ScanInfo& x) { return x.id == *run.scan_id; });
+    if (!stored) refuse(source, "/scan_id", "scan " + std::to_string(*run.scan_id) + " is no scan of this database (schedule " + run.schedule +
+                                                " was planned on scan " + std::to_string(info.scan_id) + "): the report of another fabric's run");
+    const fabric::Fabric theirs = store.load_fabric(*run.scan_id, false);
+    std::set<uint64_t> ports;
+    for (const fabric::Node& node : theirs.nodes)
+      for (const fabric::Port& p : node.ports) ports.insert(p.guid);
+    for (size_t r = 0; r < n; ++r)
+      if (!ports.count(guids[r]))
+        refuse(source, "/scan_id", "scan " + std::to_string(*run.scan_id) + " has no port " + fabric::guid_hex(guids[r]) + " of " +
+                                       b.schedule.hosts[r].name + ", rank " + std::to_string(r) + " of schedule " + run.schedule + ": another fabric");
+  }
   for (size_t r = 0; r < n && !run.port_guids.empty(); ++r)
     if (run.port_guids[r] != guids[r])
       refuse(source, "/nodes (rank " + std::to_string(r) + ")",

@@ -500,7 +500,7 @@ class SchemaTest(TempDirTest):
         bad = [("a schedule this database lacks", setting("schedule", value="some-other-run"),
                 '/schedule: "some-other-run" is no schedule of this database'),
                ("another schedule's ranks", setting("schedule", value="pair"), "/ranks: 3 ranks, but schedule pair has 2 hosts"),
-               ("a scan that is not the schedule's", setting("scan_id", value=42), "/scan_id: scan 42, but schedule a2a was planned on scan 1"),
+               ("a scan this database lacks", setting("scan_id", value=42), "/scan_id: scan 42 is no scan of this database"),
                ("a rank on another port", setting("nodes", 1, "port_guid", value="0x0000000000abcdef"),
                 "/nodes (rank 1): ran on port 0x0000000000abcdef"),
                ("ranks of other hosts", swap_hosts, "/nodes (rank 0): host"),
@@ -534,6 +534,10 @@ class SchemaTest(TempDirTest):
         self.assertIn("scan 2 does not have: another fabric", r.stderr)
         r = self.accept(expect, "--run-report", self.path("run.json"), "--scan", "1")
         self.assertIn(r.returncode, (0, 1), r.stderr)
+        # A run that read its routes from scan 2 (run --scan 2): scan 2 lacks n03's port.
+        r = self.accept(expect, "--run-report", self.write("run2.json", dict(report, scan_id=2)), "--scan", "1")
+        self.assert_refused(r, "a run on another fabric's scan")
+        self.assertIn("/scan_id: scan 2 has no port", r.stderr)
 
     def test_report_without_pair_matrix(self):
         """ibroute run leaves pair_mbps out above 2048 ranks, and the schema (like the reader) has it
