@@ -401,14 +401,13 @@ Delivered deliver(const AcceptOptions& o, const json& e, store::FabricStore& sto
   if (o.launch.empty()) {
     // The run is judged against the schedule it ran (its ranks, phases and DLIDs), which the
     // report must prove it belongs to; the plan above stays what the plan checks judged.
-    const std::string text = read_file(o.run_report);
-    const RunReportInput head = parse_run_report(text, o.run_report, 0);
-    RunBinding bound = bind_run_report(store, *a.context, head, o.run_report);
+    // Read once, its pair matrix at its own rank count: the binding then holds it to the schedule's.
+    RunReportInput run = parse_run_report(read_file(o.run_report), o.run_report, std::nullopt);
+    RunBinding bound = bind_run_report(store, *a.context, run, o.run_report);
     if (!bound.warning.empty()) std::cerr << "accept: warning: " << bound.warning << "\n";
-    bound.schedule.name = head.schedule;
     a.chosen.load = evaluate(a.context->eval, bound.schedule.hosts, bound.schedule.phases, false);
     plan = std::move(bound.schedule);
-    Delivered d = from_run(parse_run_report(text, o.run_report, plan.hosts.size()), plan);
+    Delivered d = from_run(std::move(run), plan);
     d.ran = {{"schedule", plan.name}, {"planned_on_scan", bound.scan_id}, {"hosts", plan.hosts.size()}, {"phases", plan.phases.size()},
              {"method", plan.method}, {"bound_by", bound.warning.empty() ? "scan_id and port GUIDs" : "name and rank count (an older report)"}};
     return d;
@@ -417,9 +416,8 @@ Delivered deliver(const AcceptOptions& o, const json& e, store::FabricStore& sto
   std::optional<double> limit;
   if (e.contains("min_sustainable_rate")) limit = e.contains("max_skipped_share") ? e["max_skipped_share"].get<double>() : 0.0;
   const double tick = e.contains("xmit_wait_tick_ns") ? e["xmit_wait_tick_ns"].get<double>() : 0;
-  RunReportInput run = parse_run_report(launch_run(o, store, plan.name, plan.hosts.size(), limit, tick), "the report of the run", plan.hosts.size());
-  bind_run_report(store, *a.context, run, "the report of the run");  // the run this accept launched: checked all the same
-  return from_run(std::move(run), plan);
+  // The run this accept launched, of the schedule it just stored (found by its id): no binding to prove.
+  return from_run(parse_run_report(launch_run(o, store, plan.name, plan.hosts.size(), limit, tick), "the report of the run", plan.hosts.size()), plan);
 }
 
 int run_accept(const AcceptOptions& o) {

@@ -341,8 +341,9 @@ inline void read_links_measured(const At& r, RunReportInput& in) {
 
 }  // namespace run_report_detail
 
-// `hosts`: the plan's host count; the per-pair matrix is filled only when the run had as many ranks.
-inline RunReportInput parse_run_report(std::string_view text, const std::string& source, size_t hosts) {
+// `hosts`: the plan's host count; the per-pair matrix is filled only when the run had as many ranks
+// (nullopt: always — the caller then holds the ranks to its schedule, run_binding.hpp).
+inline RunReportInput parse_run_report(std::string_view text, const std::string& source, std::optional<size_t> hosts) {
   using namespace json_input;
   namespace d = run_report_detail;
   return read_document(text, source, "an ibroute run report", [hosts](const At& r) {
@@ -358,11 +359,11 @@ inline RunReportInput parse_run_report(std::string_view text, const std::string&
     d::read_paths(r, in);
     d::read_links_measured(r, in);
     if (ver.v == 1) {
-      d::read_transfers(r, in, in.ranks == hosts);
+      d::read_transfers(r, in, !hosts || in.ranks == *hosts);
       return in;
     }
     if (r.has("find_rate")) in.sustainable_rate = r["find_rate"]["answer"].number(0, 1e15, "a rate in bytes/s (0 or more)");
-    d::read_pairs(r, in, in.ranks == hosts);
+    d::read_pairs(r, in, !hosts || in.ranks == *hosts);
     d::read_run_diagnosis(r, in);
     return in;
   });
