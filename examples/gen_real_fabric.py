@@ -90,6 +90,12 @@ class Fabric:
                     w(f"[{p}]({self.port_guid(i, p):x}) \t\"{self.node_id(b)}\"[{pb}]{rg}\t\t# lid 0 lmc 0 \"{y['desc']}\" lid 0 {rate}\n")
 
 
+def count_of(spec, rng):
+    """N, or A-B: a number drawn from A to B."""
+    lo, _, hi = str(spec).partition("-")
+    return rng.randint(int(lo), int(hi)) if hi else int(lo)
+
+
 def directors(f, rng, a):
     """`a.directors` chassis of `a.lines` line ASICs (18 external ports, 18 to the spines) and
     `a.spine_asics` spine ASICs; `a.edges` edge switches with `a.edge_hosts` hosts each and the
@@ -106,20 +112,24 @@ def directors(f, rng, a):
         lines.append(ln)
         spines.append(sp)
     edges = [f.add("sw", "Infiniscale-IV Mellanox Technologies", 36 + (1 if a.aggregation_node else 0)) for _ in range(a.edges)]
+    spare = (2 if a.loopback else 0) + (1 if a.router else 0)  # free ports on the first edge for the extras
+    for e in edges:  # uneven where a range is given: 2 to 18 hosts, up-links to match or fewer
+        f.nodes[e]["hosts"] = count_of(a.edge_hosts, rng)
+        room = 36 - f.nodes[e]["hosts"] - spare
+        f.nodes[e]["uplinks"] = min(room, count_of(a.edge_uplinks, rng)) if a.edge_uplinks else room
     # The last `a.uncabled_lines` line ASICs of the first director take no outside cable.
     cabled = [[l for l in range(a.lines) if d != 0 or l < a.lines - a.uncabled_lines] for d in range(a.directors)]
     ext = [(d, l) for d in range(a.directors) for l in cabled[d]]
     k, nxt = 0, [0] * a.directors
     for e in edges:
-        spare = (2 if a.loopback else 0) + (1 if a.router else 0)  # free ports for the extras
-        for u in range(36 - a.edge_hosts - spare):
+        for u in range(f.nodes[e]["uplinks"]):
             if a.spread:  # up-link u to director u mod D, each director's lines in turn
                 d = u % a.directors
                 l, nxt[d] = cabled[d][nxt[d] % len(cabled[d])], nxt[d] + 1
             else:
                 d, l = ext[k % len(ext)]
                 k += 1
-            f.link(e, lines[d][l], a.edge_hosts + 1 + u, None)
+            f.link(e, lines[d][l], f.nodes[e]["hosts"] + 1 + u, None)
     return edges, [l for ln in lines for l in ln], [s for sp in spines for s in sp]
 
 
@@ -157,7 +167,8 @@ def main():
     ap.add_argument("--lines", type=int, default=4, help="line ASICs per director")
     ap.add_argument("--spine-asics", type=int, default=2, help="spine ASICs per director")
     ap.add_argument("--edges", type=int, default=4)
-    ap.add_argument("--edge-hosts", type=int, default=18)
+    ap.add_argument("--edge-hosts", default="18", help="hosts per edge switch: N, or A-B drawn per switch")
+    ap.add_argument("--edge-uplinks", default=None, help="up-links per edge switch: N or A-B (default: every free port)")
     ap.add_argument("--line-hosts", type=int, default=0, help="hosts on each line ASIC's free external ports")
     ap.add_argument("--spread", action="store_true", help="every edge switch cabled to every director in turn")
     ap.add_argument("--uncabled-lines", type=int, default=0, help="line ASICs of the first director with no outside cable")
@@ -185,7 +196,7 @@ def main():
     else:
         leaves, mids, tops = three_level(f, rng, a)
         line_asics = []
-    slots = [(l, p) for l in leaves for p in range(1, (a.edge_hosts if a.shape == "director" else a.down) + 1)]
+    slots = [(l, p) for l in leaves for p in range(1, (f.nodes[l]["hosts"] if a.shape == "director" else a.down) + 1)]
     def free_ports(n, hi, count):
         free = [p for p in range(1, hi + 1) if p not in f.nodes[n]["ports"]]
         if len(free) < count:

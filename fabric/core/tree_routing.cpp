@@ -608,6 +608,12 @@ std::vector<CaPort> tree_order(const Fabric& f, const FabricStructure& s, std::v
   return hosts;
 }
 
+void apply_tree_routing(Fabric& f, const TreeRouting& r) {
+  for (size_t i = 0; i < f.nodes.size() && i < r.lft.size(); ++i)
+    if (f.nodes[i].is_switch() && !r.lft[i].empty()) f.nodes[i].lft = r.lft[i], f.nodes[i].lft_read = true;
+  f.has_lfts = true;
+}
+
 RoutingCheck check_tree_routing(const Fabric& f, const FabricStructure& s) {
   RoutingCheck out;
   auto fail = [&](std::string line) {

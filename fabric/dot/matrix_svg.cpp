@@ -32,6 +32,12 @@ std::string load_colour(long load, long cap) {
   return buf;
 }
 
+std::vector<std::string> descs(const Fabric& f, const std::vector<int32_t>& nodes) {
+  std::vector<std::string> out;
+  for (int32_t i : nodes) out.push_back(f.nodes[static_cast<size_t>(i)].desc);
+  return out;
+}
+
 struct Cell {
   int links = 0, slow = 0, down = 0;
   long up = 0, dn = 0, cap_up = 0, cap_dn = 0;
@@ -65,6 +71,7 @@ std::string matrix_svg(const Fabric& f, const DotOptions& opt) {
     auto by_name = [&](int32_t a, int32_t b) { return natural_less(f.nodes[a].desc, f.nodes[b].desc); };
     std::sort(rows.begin(), rows.end(), by_name);
     std::sort(cols.begin(), cols.end(), by_name);
+    const std::vector<std::string> row_label = picture_labels(descs(f, rows), 34), col_label = picture_labels(descs(f, cols), 28);
     std::map<std::pair<int32_t, int32_t>, Cell> cells;
     std::map<int, int> count_hist;
     for (int32_t r : rows) {
@@ -99,7 +106,7 @@ std::string matrix_svg(const Fabric& f, const DotOptions& opt) {
     for (size_t c = 0; c < cols.size(); ++c) {
       int cx = x0 + static_cast<int>(c) * kCell + kCell / 2 + 3;
       body << "<text x=\"" << cx << "\" y=\"" << y + header << "\" font-size=\"9\" transform=\"rotate(-60 " << cx << ","
-           << y + header << ")\">" << esc(f.nodes[cols[c]].desc.substr(0, 28)) << "</text>\n";
+           << y + header << ")\">" << esc(col_label[c]) << "</text>\n";
     }
     y += header + 6;
     body << "<rect x=\"" << x0 << "\" y=\"" << y << "\" width=\"" << static_cast<int>(cols.size()) * kCell << "\" height=\""
@@ -107,7 +114,7 @@ std::string matrix_svg(const Fabric& f, const DotOptions& opt) {
     for (size_t r = 0; r < rows.size(); ++r) {
       int ry = y + static_cast<int>(r) * kCell;
       body << "<text x=\"" << x0 - 4 << "\" y=\"" << ry + kCell / 2 + 3 << "\" font-size=\"9\" text-anchor=\"end\">"
-           << esc(f.nodes[rows[r]].desc.substr(0, 34)) << "</text>\n";
+           << esc(row_label[r]) << "</text>\n";
       for (size_t c = 0; c < cols.size(); ++c) {
         int cx = x0 + static_cast<int>(c) * kCell;
         auto it = cells.find({rows[r], cols[c]});

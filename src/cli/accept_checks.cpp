@@ -149,10 +149,9 @@ void check_plan(const json& e, const PlanFacts& p, Checks& checks) {
   }
 }
 
-std::optional<double> check_delivery(const json& e, const Delivery& d, Checks& checks) {
-  std::optional<double> min_rate;
+void check_delivery(const json& e, const Delivery& d, Checks& checks) {
   if (e.contains("min_rate_per_node")) {
-    const double want = *(min_rate = parse_quantity(e["min_rate_per_node"].get<std::string>(), false, "min_rate_per_node"));
+    const double want = parse_quantity(e["min_rate_per_node"].get<std::string>(), false, "min_rate_per_node");
     checks.add("rate_per_node", d.node_rate >= want, format_rate(d.node_rate) + (d.simulated ? " (simulated)" : " (slowest node)"),
                "at least " + format_rate(want), d.node_rate < want && d.plan_over_bound ? "the plan is over the bound, " + d.why : "",
                Value{"value_gbps", d.node_rate * 8 / 1e9});
@@ -177,7 +176,6 @@ std::optional<double> check_delivery(const json& e, const Delivery& d, Checks& c
                d.clock_uncertainty_us ? std::optional<Value>(Value{"value_us", *d.clock_uncertainty_us}) : std::nullopt);
   if (!d.simulated && d.missing_ranks) checks.add("ranks_alive", *d.missing_ranks == 0, *d.missing_ranks, "none missing", "",
                                                             Value{"value_missing", static_cast<double>(*d.missing_ranks)});
-  return min_rate;
 }
 
 void check_counters(const json& e, const std::optional<CounterFacts>& c, const std::string& why, Checks& checks) {

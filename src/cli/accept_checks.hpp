@@ -46,7 +46,7 @@ struct PlanFacts {
 void check_plan(const nlohmann::json& expect, const PlanFacts& p, Checks& out);
 
 // 4. Does the fabric deliver it? From the run's report (or the simulation: what it cannot know is
-// "not measured"). Returns the rate each node must send when the expectation names one (bytes/s).
+// "not measured").
 struct Delivery {
   bool simulated = false;
   double node_rate = 0;  // bytes/s, the slowest node
@@ -55,7 +55,7 @@ struct Delivery {
   bool plan_over_bound = false;
   std::string why;  // of the plan, where it is over the bound
 };
-std::optional<double> check_delivery(const nlohmann::json& expect, const Delivery& d, Checks& out);
+void check_delivery(const nlohmann::json& expect, const Delivery& d, Checks& out);
 
 // 5. Did the links stay clean? The ports' error counters that rose between two snapshots
 // (`ibroute counters`; taken around the run by accept --launch). `facts` empty: not measured, `why`.

@@ -47,9 +47,6 @@ std::string colour(double share) {
   return hex({a.r + (b.r - a.r) * t, a.g + (b.g - a.g) * t, a.b + (b.b - a.b) * t});
 }
 
-// The full mark of the scale: the expected rate, or the highest measured when none is known.
-double full_mark(const Heatmap& h) { return h.expected_gbps > 0 ? h.expected_gbps : h.max_gbps; }
-
 // A share as the terminal prints it: "54.8 %", not 0.5482.
 std::string percent_text(const json& share) {
   if (!share.is_number()) return "—";
@@ -64,18 +61,16 @@ std::string gbps_text(double g) {
   return b;
 }
 
-// The scale under the map: the gradient with 0, 50 % and 100 % of the full mark, and grey.
-std::string legend_svg(const Heatmap& h) {
-  const double full = full_mark(h);
+// The scale under the map: the gradient from nothing to all of each pair's plan, and grey.
+std::string legend_svg() {
   std::ostringstream o;
-  o << "<svg id=\"heatmap-legend\" xmlns=\"http://www.w3.org/2000/svg\" width=\"560\" height=\"46\">"
+  o << "<svg id=\"heatmap-legend\" xmlns=\"http://www.w3.org/2000/svg\" width=\"620\" height=\"46\">"
     << "<defs><linearGradient id=\"share\"><stop offset=\"0\" stop-color=\"" << hex(kNone) << "\"/><stop offset=\"0.5\" stop-color=\""
     << hex(kHalf) << "\"/><stop offset=\"1\" stop-color=\"" << hex(kFull) << "\"/></linearGradient></defs>"
     << "<rect x=\"40\" y=\"4\" width=\"300\" height=\"16\" fill=\"url(#share)\"/>"
     << "<text x=\"40\" y=\"36\" font-size=\"11\">0</text>"
-    << "<text x=\"190\" y=\"36\" font-size=\"11\" text-anchor=\"middle\">" << gbps_text(full / 2) << "</text>"
-    << "<text x=\"340\" y=\"36\" font-size=\"11\" text-anchor=\"end\">" << gbps_text(full) << " Gb/s"
-    << (h.expected_gbps > 0 ? " (expected)" : " (highest)") << "</text>"
+    << "<text x=\"190\" y=\"36\" font-size=\"11\" text-anchor=\"middle\">50 %</text>"
+    << "<text x=\"340\" y=\"36\" font-size=\"11\" text-anchor=\"end\">100 % of its plan</text>"
     << "<rect x=\"370\" y=\"4\" width=\"16\" height=\"16\" fill=\"#eeeeee\" stroke=\"#ccc\"/>"
     << "<text x=\"392\" y=\"16\" font-size=\"11\">no transfer planned</text></svg>";
   return o.str();
@@ -89,12 +84,12 @@ std::string heatmap_svg(const Heatmap& h) {
     << "\" shape-rendering=\"crispEdges\"><g transform=\"translate(40,5)\">";
   for (size_t y = 0; y < h.cells; ++y)
     for (size_t x = 0; x < h.cells; ++x) {
-      float v = h.gbps[y * h.cells + x];
+      const float v = h.share[y * h.cells + x];
       o << "<rect x=\"" << x * px << "\" y=\"" << y * px << "\" width=\"" << px << "\" height=\"" << px << "\" fill=\""
-        << (v < 0 ? std::string("#eeeeee") : colour(full_mark(h) > 0 ? v / full_mark(h) : 0)) << "\"/>";
+        << (v < 0 ? std::string("#eeeeee") : colour(v)) << "\"/>";
       // Its figure in the cell's corner where there is room (a printed picture has no hover).
       if (px >= 24 && v >= 0 && x != y)
-        o << "<text x=\"" << x * px + 2 << "\" y=\"" << y * px + 9 << "\" font-size=\"8\">" << gbps_text(v) << "</text>";
+        o << "<text x=\"" << x * px + 2 << "\" y=\"" << y * px + 9 << "\" font-size=\"8\">" << static_cast<int>(v * 100 + 0.5) << "%</text>";
     }
   o << "<text x=\"0\" y=\"" << side + 18 << "\" font-size=\"11\">destination rank →  (0 … " << h.ranks - 1
     << ")</text><text x=\"-30\" y=\"12\" font-size=\"11\" transform=\"rotate(90,-30,12)\">source rank →</text></g></svg>";
@@ -118,7 +113,7 @@ std::string histogram_svg(const json& rr, const json& plan) {
   auto bar_height = [&](double v) { return v <= 0 ? 0 : std::max(2, static_cast<int>(height * std::log10(v + 1) / decades)); };
   const int width = static_cast<int>(keys.size()) * (2 * bw + gap) + left + 20;
   std::ostringstream o;
-  o << "<svg class=\"histogram\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << std::max(width, 620) << "\" height=\"" << height + head + 44
+  o << "<svg class=\"histogram\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height + head + 24
     << "\" font-size=\"11\"><g transform=\"translate(0," << head << ")\">";
   // The y-axis: 1, 10, 100 ... (link, phase) pairs.
   o << "<line x1=\"" << left - 6 << "\" y1=\"0\" x2=\"" << left - 6 << "\" y2=\"" << height << "\" stroke=\"#666\"/>";
@@ -143,8 +138,7 @@ std::string histogram_svg(const json& rr, const json& plan) {
     }
     o << "<text x=\"" << x + bw - 1 << "\" y=\"" << height + 14 << "\" text-anchor=\"middle\">" << key << "</text>";
   }
-  o << "<text x=\"" << left << "\" y=\"" << height + 32 << "\">transfers on a link direction at once (x); (link, phase) pairs with that "
-    << "load (y, logarithmic) — red: round-robin (name order, base LIDs), green: the plan</text></g></svg>";
+  o << "</g></svg>";
   return o.str();
 }
 
@@ -198,38 +192,33 @@ std::string table(const json& rows, const std::vector<std::string>& cols, const 
 
 }  // namespace
 
-Heatmap bin_heatmap(const std::vector<float>& pair_gbps, size_t n, double expected_gbps, size_t max_cells) {
+Heatmap bin_heatmap(const std::vector<float>& pair_gbps, const std::vector<float>& planned_gbps, size_t n, size_t max_cells) {
   Heatmap h;
   h.ranks = n;
-  h.expected_gbps = expected_gbps;
-  h.cells = pair_gbps.size() == n * n ? std::min(n, max_cells) : 0;  // no matrix: not measured
+  h.cells = pair_gbps.size() == n * n && planned_gbps.size() == n * n ? std::min(n, max_cells) : 0;  // no matrix: not measured
   if (h.cells == 0) return h;
-  // The ten slowest, kept in a sorted list of ten while the matrix is walked (not a copy of its
-  // n^2 pairs: 4 million at 2048 ranks).
+  auto planned = [&](size_t i, size_t j) { return i == j || pair_gbps[i * n + j] < 0 ? 0.f : planned_gbps[i * n + j]; };
+  // The ten furthest below their plan, kept in a sorted list of ten while the matrix is walked (not
+  // a copy of its n^2 pairs: 4 million at 2048 ranks).
   constexpr size_t kSlowest = 10;
-  auto slower = [](const Heatmap::Pair& a, const Heatmap::Pair& b) { return a.gbps < b.gbps; };
-  for (size_t i = 0; i < n; ++i)
-    for (size_t j = 0; j < n; ++j) {
-      const float v = pair_gbps[i * n + j];
-      if (i == j || v < 0 || (h.slowest.size() == kSlowest && v >= h.slowest.back().gbps)) continue;
-      const Heatmap::Pair p{i, j, v};
-      h.slowest.insert(std::upper_bound(h.slowest.begin(), h.slowest.end(), p, slower), p);
-      if (h.slowest.size() > kSlowest) h.slowest.pop_back();
-    }
+  auto share_of = [](const Heatmap::Pair& p) { return p.gbps / p.planned_gbps; };
+  auto lower = [&](const Heatmap::Pair& a, const Heatmap::Pair& b) { return share_of(a) < share_of(b); };
   std::vector<double> sum(h.cells * h.cells, 0);
   std::vector<int> count(h.cells * h.cells, 0);
   for (size_t i = 0; i < n; ++i)
     for (size_t j = 0; j < n; ++j) {
-      if (i == j || pair_gbps[i * n + j] < 0) continue;
-      size_t c = (i * h.cells / n) * h.cells + j * h.cells / n;
-      sum[c] += pair_gbps[i * n + j];
+      const float plan = planned(i, j);
+      if (!(plan > 0)) continue;
+      const Heatmap::Pair p{i, j, pair_gbps[i * n + j], plan};
+      const size_t c = (i * h.cells / n) * h.cells + j * h.cells / n;
+      sum[c] += std::min(1.f, share_of(p));
       ++count[c];
+      if (h.slowest.size() == kSlowest && !lower(p, h.slowest.back())) continue;
+      h.slowest.insert(std::upper_bound(h.slowest.begin(), h.slowest.end(), p, lower), p);
+      if (h.slowest.size() > kSlowest) h.slowest.pop_back();
     }
-  h.gbps.resize(h.cells * h.cells);
-  for (size_t c = 0; c < sum.size(); ++c) {
-    h.gbps[c] = count[c] ? static_cast<float>(sum[c] / count[c]) : -1.f;
-    h.max_gbps = std::max(h.max_gbps, static_cast<double>(h.gbps[c]));
-  }
+  h.share.resize(h.cells * h.cells);
+  for (size_t c = 0; c < sum.size(); ++c) h.share[c] = count[c] ? static_cast<float>(sum[c] / count[c]) : -1.f;
   return h;
 }
 
@@ -246,9 +235,11 @@ void html_verdict(std::ostringstream& o, const json& r) {
   o << "<h1>Acceptance test of " << esc(text_of(r["fabric"]["name"])) << "</h1>";
   const int passed = r["passed"].get<int>(), failed = r["failed"].get<int>();
   const int unmeasured = static_cast<int>(r["checks"].size()) - passed - failed;
-  o << "<p id=\"verdict-line\" class=\"" << (ok ? "pass" : "fail") << "\">" << (ok ? "ACCEPTED" : "NOT ACCEPTED") << " — " << passed
-    << " of " << r["checks"].size() << " checks pass" << (failed ? ", " + std::to_string(failed) + " fail" : "")
-    << (unmeasured ? ", " + std::to_string(unmeasured) + " not measured" : "") << "</p>";
+  // The headline is the verdict, in its words and colour, and says what it rests on.
+  o << "<p id=\"verdict-line\" class=\"" << (ok ? "pass" : "fail") << "\" style=\"color:" << (ok ? "#14532d" : "#8b0000") << "\">"
+    << (ok ? "ACCEPTED" : "NOT ACCEPTED") << " — " << passed << " of " << r["checks"].size() << " checks pass"
+    << (failed ? ", " + std::to_string(failed) + " fail" : "") << (unmeasured ? ", " + std::to_string(unmeasured) + " not measured" : "")
+    << (r["mode"] == "simulate" ? " (simulated: no hardware ran)" : "") << "</p>";
   o << "<p>scan " << r["fabric"]["scan_id"].get<int64_t>() << " (" << esc(text_of(r["fabric"]["scanned_at"])) << "), "
     << r["fabric"]["hosts"].get<size_t>() << " hosts, expectation <code>" << esc(text_of(r["expect_file"])) << "</code>, mode <b>"
     << esc(text_of(r["mode"])) << "</b>" << (r["mode"] == "simulate" ? " (the plan played on the scanned fabric by max-min fair sharing; "
@@ -273,36 +264,49 @@ void html_plan_figures(std::ostringstream& o, const json& r) {
     << (e["rate_is_estimate"].get<bool>() ? " (estimated)" : "") << ", ";
   if (e["broken"].get<size_t>()) o << "no efficiency: " << e["broken"].get<size_t>() << " transfers have no working route";
   else o << "efficiency " << gbps_text(e["value"].get<double>()) << " against the fabric (" << esc(text_of(e["limited_by"])) << ")";
-  if (e["routing_limits"].get<bool>())
+  if (e["routing_limits"].get<bool>()) {
     o << "; " << gbps_text(e["tables"]["value"].get<double>()) << " against the routing tables, which are the limit ("
-      << esc(text_of(e["tables"]["limited_by"])) << "; <code>ibroute routing</code> computes tables that reach the fabric's)";
+      << esc(text_of(e["tables"]["limited_by"])) << "; ";
+    const json& advice = e.value("routing_advice", json());
+    if (advice.is_object() && advice["command"].is_string())
+      o << "<code>" << esc(advice["command"].get<std::string>()) << "</code> computes other tables, which pass its check here)";
+    else if (advice.is_object() && advice["blocked_by"].is_string())
+      o << "<code>ibroute routing</code> cannot lift it: " << esc(advice["blocked_by"].get<std::string>()) << ")";
+    else o << "whether <code>ibroute routing</code> lifts it is not checked)";
+  }
   o << ".</p>";
 }
 
 void html_heatmap(std::ostringstream& o, const Heatmap& heat) {
-  o << "<h2>Per-pair bandwidth (Gb/s)</h2>";
-  if (heat.cells == 0)
+  o << "<h2>Per-pair bandwidth against the plan</h2>";
+  if (heat.cells == 0) {
     o << "<p id=\"heatmap\">Not measured: the run report has no per-pair matrix (a run of more than 2048 ranks leaves it out; "
          "the per-link and per-node figures are complete).</p>";
-  else
-    o << "<p>Row: source rank, column: destination rank"
-      << (heat.cells < heat.ranks ? "; " + std::to_string(heat.ranks) + " ranks binned into " + std::to_string(heat.cells) + " per side (mean)" : "")
-      << "; colour: the share of "
-      << (heat.expected_gbps > 0 ? gbps_text(heat.expected_gbps) + " Gb/s each pair is expected to reach (" + esc(heat.full_mark_source) + ")"
-                                 : "the highest measured, " + gbps_text(heat.max_gbps) + " Gb/s (no expected rate is known)")
-      << " — green all of it, yellow half, red nothing; grey: no transfer planned.</p><div class=\"fig\">" << heatmap_svg(heat)
-      << legend_svg(heat) << "</div>";
+    return;
+  }
+  o << "<p>Row: source rank, column: destination rank"
+    << (heat.cells < heat.ranks ? "; " + std::to_string(heat.ranks) + " ranks binned into " + std::to_string(heat.cells) + " per side (mean)" : "")
+    << "; colour: the share of its own planned rate each pair reached in " << esc(heat.measured_by)
+    << " (the plan's rate for a pair: its path's links shared by the transfers of its phase) — green all of it, yellow half, red "
+       "nothing; grey: no transfer planned. The rate each node must reach is judged in the verdict above.</p><div class=\"fig\">"
+    << heatmap_svg(heat) << legend_svg() << "</div>";
   if (!heat.slowest.empty()) {
     json rows = json::array();
     auto who = [&](size_t r) { return std::to_string(r) + (r < heat.names.size() ? " " + heat.names[r] : std::string()); };
-    for (const Heatmap::Pair& p : heat.slowest) rows.push_back({{"source", who(p.src)}, {"destination", who(p.dst)}, {"Gb/s", gbps_text(p.gbps)}});
-    o << "<p>The slowest pairs (rank and host):</p>" << table(rows, {"source", "destination", "Gb/s"}, "slowest-pairs");
+    for (const Heatmap::Pair& p : heat.slowest)
+      rows.push_back({{"source", who(p.src)}, {"destination", who(p.dst)}, {"Gb/s", gbps_text(p.gbps)}, {"planned Gb/s", gbps_text(p.planned_gbps)},
+                      {"share of plan", percent_text(p.gbps / p.planned_gbps)}});
+    o << "<p>The pairs furthest below their plan (rank and host):</p>"
+      << table(rows, {"source", "destination", "Gb/s", "planned Gb/s", "share of plan"}, "slowest-pairs");
   }
 }
 
 void html_plan(std::ostringstream& o, const json& r) {
+  // The caption in the page, not the picture: a picture's text is cut at its edge.
   o << "<h2>Transfers per link: round-robin against the plan</h2><div class=\"fig\">"
-    << histogram_svg(r["load"]["round_robin"]["histogram"], r["load"]["plan"]["histogram"]) << "</div>";
+    << histogram_svg(r["load"]["round_robin"]["histogram"], r["load"]["plan"]["histogram"])
+    << "<p class=\"caption\">x: transfers on a link direction at once; y: (link, phase) pairs with that load (logarithmic). "
+       "Red: round-robin (name order, base LIDs), green: the plan.</p></div>";
   const json& plan = r["load"]["plan"];
   o << table(json::array({json{{"pattern", "round-robin (name order, base LIDs)"},
                                {"worst link", r["load"]["round_robin"]["max_load"]},
@@ -364,12 +368,16 @@ void html_suspects(std::ostringstream& o, const json& r) {
   o << table(rows, {"confidence", "kind", "where", "evidence", "action"}, "diagnosis");
 }
 
+// What a run measures and a simulation does not: said per section, for the mode that ran.
 void html_run(std::ostringstream& o, const json& r) {
+  const bool simulated = r["mode"] == "simulate";
   o << "<h2>Clock synchronisation</h2>";
-  if (r["clock"].empty()) o << "<p id=\"clock\">Not measured: no run on hardware (simulated).</p>";
+  if (simulated) o << "<p id=\"clock\">Not measured: simulated, no run on hardware.</p>";
+  else if (r["clock"].empty()) o << "<p id=\"clock\">Not measured: the run's report lists no clock offsets per host.</p>";
   else o << table(r["clock"], {"host", "offset_ns", "uncertainty_ns", "min_rtt_ns", "drift_ppm"}, "clock");
   o << "<h2>Skipped and failed transfers, by link</h2>";
-  if (r["suspect_links"].empty()) o << "<p id=\"suspects\">None.</p>";
+  if (simulated) o << "<p id=\"suspects\">Not measured: simulated, no transfer can hang or fail.</p>";
+  else if (r["suspect_links"].empty()) o << "<p id=\"suspects\">None: every transfer of the run completed.</p>";
   else o << table(r["suspect_links"], {"link", "failed", "skipped", "transfers", "bad_share"}, "suspects");
   if (!r["not_ok"].empty()) o << table(r["not_ok"], {"src", "dst", "dlid", "status", "error", "path"});
   o << "<p style=\"color:#888\">ibroute accept, " << esc(text_of(r["created_at"])) << "</p></body></html>\n";

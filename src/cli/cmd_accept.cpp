@@ -240,13 +240,14 @@ json fabric_json(const AcceptOptions& o, const FabricContext& c) {
           {"transfer_bound", st.transfer_bound}};
 }
 
-json plan_json(const AcceptPlan& a, double plan_s) {
+json plan_json(const FabricContext& c, const AcceptPlan& a, double plan_s) {
   const Schedule& plan = a.chosen.schedule;
+  const std::optional<RoutingAdvice> advice = advise_if_limited(c, a.chosen.figures.efficiency, plan.hosts);
   const bool groups = !plan.all_to_all();
   return {{"name", plan.name}, {"hosts", plan.hosts.size()}, {"senders", groups ? plan.senders.size() : plan.hosts.size()},
           {"receivers", groups ? plan.receivers.size() : plan.hosts.size()}, {"order", a.order}, {"orders_tried", a.orders_tried},
           {"method", plan.method}, {"seconds", plan_s}, {"stage_seconds", a.chosen.stage_seconds()}, {"message_size", plan.timing.message_size}, {"rate", plan.timing.rate},
-          {"efficiency", efficiency_json(a.chosen.figures.efficiency)}};
+          {"efficiency", efficiency_json(a.chosen.figures.efficiency, advice ? &*advice : nullptr)}};
 }
 
 json accept_report(const AcceptOptions& o, const json& e, const FabricContext& c, const AcceptPlan& a, const Checks& checks,
@@ -261,7 +262,7 @@ json accept_report(const AcceptOptions& o, const json& e, const FabricContext& c
   return {{"format", "ibroute-accept"}, {"version", 1}, {"created_at", store::now_iso()}, {"accepted", checks.failed == 0},
           {"passed", checks.passed}, {"failed", checks.failed}, {"mode", o.simulate ? "simulate" : "run"}, {"expect_file", o.expect},
           {"expectation", e}, {"checks", checks.list}, {"fabric", fabric_json(o, c)},
-          {"plan", plan_json(a, p.plan_seconds)},
+          {"plan", plan_json(c, a, p.plan_seconds)},
           {"load", {{"plan", plan_load}, {"round_robin", rr_load}}},
           {"rate_per_node", d.node_rate},
           {"all_to_all_bound_gbps", all_to_all_bound_gbps(c.eval, p.schedule.hosts)},  // as analyze names it
@@ -339,15 +340,16 @@ void confirm(const AcceptOptions& o, store::FabricStore& store, const FabricCont
   diagnosis["confirmation"] = {{"run", true}, {"schedule", conf.schedule.name}, {"verdicts", verdicts}};
 }
 
-// The pairs' heat map, whose full mark is what each pair must deliver — the rate the expectation
-// demands of a node, else the plan's. Not the plan's alone: a plan over the bound is planned
-// slower, and its run would look good against its own low rate. Binned before the diagnosis
+// The pairs' heat map: each pair against its own planned rate (its phase's share of its path's
+// links), so that a pair at 59 % of its plan is not green because it still beats the rate the
+// expectation asks of a node (that is the verdict's rate_per_node). Binned before the diagnosis
 // turns the pair matrix into its own figures (400 MB at 10 000 hosts: not copied).
-Heatmap heat_of(const Schedule& plan, std::vector<float>& pair, std::optional<double> min_rate) {
+Heatmap heat_of(const FabricContext& c, const Schedule& plan, std::vector<float>& pair, bool simulated) {
   const size_t n = plan.hosts.size();
+  if (pair.size() != n * n) return bin_heatmap({}, {}, n);  // no matrix: not measured
   // Pairs the plan does not have are no transfer, not one that moved nothing (the diagnosis reads
   // none of them either).
-  if (!plan.all_to_all() && !pair.empty()) {
+  if (!plan.all_to_all()) {
     std::vector<char> sends(n, 0), receives(n, 0);
     for (int32_t r : plan.senders) sends[static_cast<size_t>(r)] = 1;
     for (int32_t r : plan.receivers) receives[static_cast<size_t>(r)] = 1;
@@ -355,10 +357,12 @@ Heatmap heat_of(const Schedule& plan, std::vector<float>& pair, std::optional<do
       for (size_t j = 0; j < n; ++j)
         if (!sends[i] || !receives[j]) pair[i * n + j] = -1.f;
   }
-  Heatmap heat = bin_heatmap(pair, n, plan.timing.rate * 8 / 1e9);
+  // A simulation shows a pair at most the rate the plan times a node's sending for; a run's transfer
+  // goes at what its links give it (as the diagnosis reads it).
+  const double cap_gbps = simulated ? plan.timing.rate * 8 / 1e9 : 0;
+  Heatmap heat = bin_heatmap(pair, schedule::planned_pair_gbps(c.eval, plan, cap_gbps), n);
   for (const Host& h : plan.hosts) heat.names.push_back(h.name);
-  heat.full_mark_source = "the plan's rate per node";
-  if (min_rate) heat.expected_gbps = *min_rate * 8 / 1e9, heat.full_mark_source = "min_rate_per_node of the expectation";
+  heat.measured_by = simulated ? "the simulation (max-min fair sharing on the scanned routes; no hardware)" : "the run";
   return heat;
 }
 
@@ -451,8 +455,7 @@ int run_accept(const AcceptOptions& o) {
   else progress.finish();  // the launched run prints its own lines
   Delivered d = deliver(o, e, store, a);
   stages[o.simulate ? "simulate" : "run"] = clock.lap();
-  const std::optional<double> min_rate =
-      check_delivery(e, {.simulated = o.simulate, .node_rate = d.node_rate, .skipped_share = d.skipped_share, .clock_uncertainty_us = d.clock_unc_us,
+  check_delivery(e, {.simulated = o.simulate, .node_rate = d.node_rate, .skipped_share = d.skipped_share, .clock_uncertainty_us = d.clock_unc_us,
                          .sustainable_rate = d.sustainable, .missing_ranks = d.missing_ranks, .plan_over_bound = !a.over.empty(), .why = a.why},
                      checks);
   const double tick_ns = e.contains("xmit_wait_tick_ns") ? e["xmit_wait_tick_ns"].get<double>() : 0;
@@ -460,7 +463,7 @@ int run_accept(const AcceptOptions& o) {
   check_counters(e, links.counters, links.why, checks);    // 5. Did the links stay clean?
   check_congestion(e, links.congestion, links.why, checks);  // 6. Did they wait for credits?
   progress("diagnosing", 0, 0);
-  const Heatmap heat = heat_of(p.schedule, d.pair, min_rate);
+  const Heatmap heat = heat_of(c, p.schedule, d.pair, o.simulate);
   DiagnosisInput why_slow;
   why_slow.plan = &p.schedule, why_slow.changes = &changes, why_slow.simulated = o.simulate;
   if (!o.simulate) why_slow.pair_gbps = std::move(d.pair);

@@ -87,6 +87,11 @@ struct Analysis {
   }
   // Over these tables against the fabric's own: at most this efficiency for any plan.
   double ceiling() const { return least && least->tables.time > 0 ? least->fabric.time / least->tables.time : 0; }
+  // Where the tables cost time: whether `ibroute routing` passes its check here (routing_advice.hpp).
+  std::optional<RoutingAdvice> routing_advice() const {
+    if (!least || ceiling() >= 0.995) return std::nullopt;
+    return advise_routing(c.fabric, c.structure, hosts);
+  }
 };
 
 std::vector<LidPolicy> policies_of(const AnalyzeOptions& o) {
@@ -196,10 +201,13 @@ nlohmann::json routing_json(const Analysis& a) {
   nlohmann::json idle = nlohmann::json::array();
   for (const LinkRef& l : rb.idle) idle.push_back(link_ref(f, l));
   nlohmann::json j{{"leaves", leaves}, {"top", top}, {"upper_levels", upper}, {"idle_up_links", idle}};
-  if (a.least && f.has_lfts)
+  if (a.least && f.has_lfts) {
+    const std::optional<RoutingAdvice> advice = a.routing_advice();
     j["consequence"] = {{"round_robin_least", a.rr_least}, {"bound", a.c.structure.transfer_bound},
                         {"least_time_tables", a.least->tables.time}, {"least_time_fabric", a.least->fabric.time},
-                        {"tables_limited_by", a.least->tables.limited_by}, {"efficiency_ceiling", a.ceiling()}};
+                        {"tables_limited_by", a.least->tables.limited_by}, {"efficiency_ceiling", a.ceiling()},
+                        {"routing_advice", advice ? routing_advice_json(*advice) : nlohmann::json(nullptr)}};
+  }
   return j;
 }
 
@@ -348,7 +356,8 @@ void print_routing(const Analysis& a) {
     std::printf("  consequence         round-robin cannot go below %d transfer(s) per link at once (bound %d); the least possible\n"
                 "                      all-to-all time over these tables is %.0f message-times, the fabric's %.0f: at most %.2f efficiency%s\n",
                 a.rr_least, a.c.structure.transfer_bound, a.least->tables.time, a.least->fabric.time, a.ceiling(),
-                a.ceiling() < 0.995 ? ("\n                      (" + a.least->tables.limited_by + "; ibroute routing computes tables that reach the fabric's)").c_str() : "");
+                a.ceiling() < 0.995 ? ("\n                      (" + a.least->tables.limited_by + ")\n                      " +
+                                       routing_advice_text(*a.routing_advice())).c_str() : "");
 }
 
 void print_patterns(const AnalyzeOptions& o, const Analysis& a) {

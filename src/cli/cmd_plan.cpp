@@ -46,7 +46,8 @@ std::string schedule_name(store::FabricStore& store, const PlanCliOptions& o, co
   return name;
 }
 
-nlohmann::json plan_json(const FabricContext& c, const Exchange& x, const PlanOutcome& p, int64_t id, double rate_asked) {
+nlohmann::json plan_json(const FabricContext& c, const Exchange& x, const PlanOutcome& p, int64_t id, double rate_asked,
+                         const std::optional<RoutingAdvice>& advice) {
   const Schedule& s = p.schedule;
   const LoadReport& load = p.load;
   nlohmann::json over = nlohmann::json::array();
@@ -71,7 +72,7 @@ nlohmann::json plan_json(const FabricContext& c, const Exchange& x, const PlanOu
           {"timing", {{"message_size", s.timing.message_size}, {"rate", s.timing.rate},
                       {"rate_asked", rate_asked > 0 ? nlohmann::json(rate_asked) : nlohmann::json(nullptr)}, {"slot_s", s.timing.slot_s},
                       {"round_s", planned_seconds(s)}, {"max_rate", p.fastest_rate}}},
-          {"seconds", p.plan_seconds}, {"stage_seconds", p.stage_seconds()}, {"efficiency", efficiency_json(p.figures.efficiency)},
+          {"seconds", p.plan_seconds}, {"stage_seconds", p.stage_seconds()}, {"efficiency", efficiency_json(p.figures.efficiency, advice ? &*advice : nullptr)},
           {"phase_slots", s.slots.empty() ? nlohmann::json(nullptr) : nlohmann::json(slot_histogram(s.slots))},
           {"round_robin_base", {{"max_load", p.round_robin.max_load}, {"congested_share", p.round_robin.congested_share()},
                                 {"efficiency", p.round_robin_efficiency.value}, {"planned_time", p.round_robin_efficiency.planned},
@@ -80,7 +81,8 @@ nlohmann::json plan_json(const FabricContext& c, const Exchange& x, const PlanOu
                                 {"planner_efficiency", p.planner_efficiency > 0 ? nlohmann::json(p.planner_efficiency) : nlohmann::json(nullptr)}}}};
 }
 
-void print_plan(const FabricContext& c, const Exchange& x, const PlanOutcome& p, int64_t id, double rate_asked) {
+void print_plan(const FabricContext& c, const Exchange& x, const PlanOutcome& p, int64_t id, double rate_asked,
+                const std::optional<RoutingAdvice>& advice) {
   const Schedule& s = p.schedule;
   const LoadReport& load = p.load;
   const std::string who = x.groups() ? std::to_string(x.senders.size()) + " senders to " + std::to_string(x.receivers.size()) +
@@ -92,7 +94,7 @@ void print_plan(const FabricContext& c, const Exchange& x, const PlanOutcome& p,
     std::printf("  composition      %s\n", p.stats.composition.c_str());
   if (p.planner_efficiency > 0)
     std::printf("  returned         round-robin in this order with base LIDs: the planner's own schedule reached only %.3f\n", p.planner_efficiency);
-  std::fputs(efficiency_text(p.figures.efficiency).c_str(), stdout);
+  std::fputs(efficiency_text(p.figures.efficiency, advice ? &*advice : nullptr).c_str(), stdout);
   // Where the work budget stopped the bound short, it is over the phases it reached (still a bound).
   const std::string bounded = p.least.phases < s.phases.size() && p.least.phases > 0
                                   ? " over " + std::to_string(p.least.phases) + " phases, a work budget" : "";
@@ -144,11 +146,12 @@ int run_plan(const PlanCliOptions& o) {
   progress.finish();
   p.schedule.name = schedule_name(store, o, c, x);
   const int64_t id = store.save_schedule(c.scan_id, p.schedule, p.load.max_load, static_cast<int64_t>(p.load.congested), p.plan_seconds, o.replace);
+  const std::optional<RoutingAdvice> advice = advise_if_limited(c, p.figures.efficiency, x.hosts);
   if (o.json) {
-    print_json(plan_json(c, x, p, id, req.rate));
+    print_json(plan_json(c, x, p, id, req.rate, advice));
     return kExitOk;
   }
-  print_plan(c, x, p, id, req.rate);
+  print_plan(c, x, p, id, req.rate, advice);
   std::printf("export: ibroute export --db %s --schedule %s --format json -o %s.json\n", o.db.c_str(), p.schedule.name.c_str(),
               p.schedule.name.c_str());
   return kExitOk;

@@ -86,9 +86,7 @@ Outcome route_one(const FabricContext& c, Fabric& routed, const std::vector<Host
   out.style = style;
   out.routing = route_tree(c.fabric, c.structure, port_refs(hosts), style);
   if (!o.no_refine) out.refine = refine_for_shift(c.fabric, c.structure, port_refs(hosts), out.routing, {.work = static_cast<uint64_t>(o.refine_work * 1e6)});
-  for (size_t i = 0; i < routed.nodes.size(); ++i)
-    if (routed.nodes[i].is_switch() && !out.routing.lft[i].empty()) routed.nodes[i].lft = out.routing.lft[i], routed.nodes[i].lft_read = true;
-  routed.has_lfts = true;
+  apply_tree_routing(routed, out.routing);
   const LinkIndex links(routed);
   const EvalContext eval(routed, links, c.structure);
   std::vector<Phase> rr = shift_phases(hosts.size());

@@ -41,15 +41,17 @@ int run_validate(const ValidateOptions& o) {
   const double rate = planned_rate(doc.schedule);  // bytes each node moves / planned time, as plan prints it
   // The same figures as plan's, over this scan, where the hosts matched (plan_pipeline.hpp).
   std::optional<ExchangeFigures> figures;
+  std::optional<RoutingAdvice> advice;
   std::vector<std::string> unmatched;
   if (v.load.phases) {
     const Exchange x{resolve_hosts(c.fabric, doc, unmatched), doc.schedule.senders, doc.schedule.receivers};
     if (unmatched.empty()) figures = exchange_figures(c.eval, x, v.load, &doc.schedule);
+    if (figures) advice = advise_if_limited(c, figures->efficiency, x.hosts);
   }
   if (o.json) {
     nlohmann::json j{{"file", o.file}, {"schedule", doc.schedule.name}, {"planned_for_scan", doc.fabric.scan_id},
                      {"scan_id", c.scan_id}, {"ok", v.ok()}, {"rate_per_node_gbps", rate * 8 / 1e9},
-                     {"efficiency", figures ? efficiency_json(figures->efficiency) : nlohmann::json(nullptr)},
+                     {"efficiency", figures ? efficiency_json(figures->efficiency, advice ? &*advice : nullptr) : nlohmann::json(nullptr)},
                      {"checks", nlohmann::json::array()}};
     for (const Check& ch : v.checks) j["checks"].push_back({{"check", ch.name}, {"ok", ch.ok}, {"detail", ch.detail}});
     print_json(j);
@@ -59,7 +61,7 @@ int run_validate(const ValidateOptions& o) {
     for (const Check& ch : v.checks) std::printf("  %-4s %-11s %s\n", ch.ok ? "ok" : "FAIL", ch.name.c_str(), ch.detail.c_str());
     std::printf("  rate             %s per node as timed (%llu-byte messages, a round in %.3g ms)\n", format_rate(rate).c_str(),
                 static_cast<unsigned long long>(doc.schedule.timing.message_size), planned_seconds(doc.schedule) * 1e3);
-    if (figures) std::fputs(efficiency_text(figures->efficiency).c_str(), stdout);
+    if (figures) std::fputs(efficiency_text(figures->efficiency, advice ? &*advice : nullptr).c_str(), stdout);
   }
   if (v.ok()) return kExitOk;
   for (const Check& ch : v.checks)

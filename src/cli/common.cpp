@@ -65,7 +65,7 @@ void print_json(const nlohmann::json& j) {
   std::cout << out.dump(2) << '\n';
 }
 
-std::string efficiency_text(const schedule::Efficiency& e) {
+std::string efficiency_text(const schedule::Efficiency& e, const workflow::RoutingAdvice* advice) {
   char buf[1024];
   if (e.broken) {
     std::snprintf(buf, sizeof buf, "  efficiency       none: %zu transfers have no working route, so the exchange does not complete\n", e.broken);
@@ -78,8 +78,9 @@ std::string efficiency_text(const schedule::Efficiency& e) {
   std::string out = buf;
   if (e.routing_limits()) {
     std::snprintf(buf, sizeof buf,
-                  "  over the tables  %.2f = %.0f / %.0f: the routing is the limit (%s); ibroute routing computes tables that reach the fabric's\n",
-                  e.value_tables, e.least_tables, e.planned, e.tables_limited_by.c_str());
+                  "  over the tables  %.2f = %.0f / %.0f: the routing is the limit (%s)\n                   %s\n",
+                  e.value_tables, e.least_tables, e.planned, e.tables_limited_by.c_str(),
+                  advice ? workflow::routing_advice_text(*advice).c_str() : "whether ibroute routing lifts it is not checked");
     out += buf;
   }
   return out;

@@ -9,6 +9,7 @@
 
 #include "fabric_store.hpp"
 #include "fabric_context.hpp"
+#include "routing_advice.hpp"
 #include "text_input.hpp"
 #include "ibroute/fabric/model.hpp"
 #include "ibroute/schedule/efficiency.hpp"
@@ -63,9 +64,9 @@ class Progress {
 void print_json(const nlohmann::json& j);
 
 // The efficiency lines of plan, accept and analyze: against the fabric (the headline), what limits
-// it, and against the routing tables beside it where they are the limit (naming `ibroute routing`);
-// a plan that loses transfers has none.
-std::string efficiency_text(const schedule::Efficiency& e);
+// it, and against the routing tables beside it where they are the limit, with `advice` (whether
+// `ibroute routing` passes its check here: routing_advice.hpp); a plan that loses transfers has none.
+std::string efficiency_text(const schedule::Efficiency& e, const workflow::RoutingAdvice* advice);
 
 // The command line as main() got it, for `ibroute run` to hand it on to ibroute-run.
 void remember_argv(char** argv);

@@ -1,4 +1,5 @@
 #include "fabric_context.hpp"
+#include "routing_advice.hpp"
 
 #include <cstdio>
 #include <fstream>
@@ -81,11 +82,13 @@ nlohmann::json slot_histogram(const std::vector<uint32_t>& slots) {
   return h;
 }
 
-nlohmann::json efficiency_json(const schedule::Efficiency& e) {
-  return {{"value", e.value}, {"least_time", e.least}, {"planned_time", e.planned}, {"limited_by", e.limited_by},
+nlohmann::json efficiency_json(const schedule::Efficiency& e, const RoutingAdvice* advice) {
+  nlohmann::json j{{"value", e.value}, {"least_time", e.least}, {"planned_time", e.planned}, {"limited_by", e.limited_by},
           {"rate_per_node_gbps", e.rate_gbps}, {"rate_is_estimate", !e.timed}, {"broken", e.broken}, {"complete", e.broken == 0},
           {"tables", {{"value", e.value_tables}, {"least_time", e.least_tables}, {"limited_by", e.tables_limited_by}}},
           {"routing_limits", e.routing_limits()}};
+  j["routing_advice"] = advice ? routing_advice_json(*advice) : nlohmann::json(nullptr);
+  return j;
 }
 
 }  // namespace ibroute::workflow

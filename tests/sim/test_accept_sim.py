@@ -117,17 +117,18 @@ class AcceptOnSimulatedFabrics(TempDirTest):
         heat = dom[dom.index('<svg id="heatmap"'):]
         heat = heat[:heat.index("</svg>")]
         self.assertEqual(heat.count("<rect "), 96 * 96)  # one cell per (source, destination)
-        # Painted: every pair delivers the plan's rate, so every cell is green, the diagonal grey,
-        # and the legend runs from red through yellow to green, its full mark the expected rate.
+        # Painted: every pair delivers its planned rate, so every cell is green, the diagonal grey,
+        # and the legend runs from red through yellow to green, its full mark each pair's plan.
         cells, (low, mid, high) = heatmap_colours(self, report, 96)
         self.assertEqual([k for k, c in cells.items() if k[0] != k[1] and not green(c)], [])
         self.assertEqual({c for k, c in cells.items() if k[0] == k[1]}, {(238, 238, 238)})
         self.assertTrue(low[0] > 200 and low[1] < 80, low)
         self.assertTrue(mid[0] > 230 and mid[1] > 200, mid)
         self.assertTrue(green(high), high)
-        self.assertIn("40 Gb/s (expected)", re.search(r'<svg id="heatmap-legend".*?</svg>', dom, re.S).group(0))  # 5 GB/s
-        self.assertIn("expected to reach (min_rate_per_node of the expectation)", dom)
-        self.assertIn('id="clock"', dom)
+        self.assertIn("100 % of its plan", re.search(r'<svg id="heatmap-legend".*?</svg>', dom, re.S).group(0))
+        self.assertIn("the share of its own planned rate each pair reached in the simulation", dom)
+        self.assertIn('<p id="clock">Not measured: simulated', dom)
+        self.assertIn("(simulated: no hardware ran)", re.search(r'id="verdict-line"[^>]*>([^<]*)<', dom).group(1))
         self.assertIn("<th>least possible</th>", dom)
         self.assertIn('id="plan-order"', dom)
         # The slowest pairs in print, named by rank and host (a map of 96 ranks has no room for figures).
@@ -190,12 +191,11 @@ class AcceptOnSimulatedFabrics(TempDirTest):
         self.assertEqual(named, sorted(named, reverse=True))
         self.assertEqual([w["load"] for w in j["load"]["plan"]["worst_links"]], named)
         self.assertEqual(checks["rate_per_node"]["result"], "fail", "congestion costs bandwidth")
-        # Painted against the 5 GB/s the expectation demands: each phase is timed for its own load, so
-        # pairs on no busy link run at the link rate (green), those sharing an overloaded link get a
-        # share of it below 5 GB/s (not green), and no node averages 5 GB/s (rate_per_node above).
+        # Painted against each pair's own plan (its share of its path's links in its phase): the
+        # simulation plays exactly that, so the map is green; the congestion is in the verdict, where
+        # no node reaches the 5 GB/s the expectation demands (rate_per_node above).
         cells, _ = heatmap_colours(self, self.path("report.html"), 96)
-        greens = [k for k, c in cells.items() if k[0] != k[1] and green(c)]
-        self.assertGreater(96 * 95 - len(greens), 96, "pairs that share an overloaded link are not green")
+        self.assertEqual([k for k, c in cells.items() if k[0] != k[1] and not green(c)], [])
         # By leaf and port, minhop's one path per pair spreads the shifts evenly: --order auto finds it.
         r = ibroute("accept", "--db", self.path("f.db"), "--expect", self.path("expect.json"), "--simulate", "--json",
                     "--report", self.path("auto.html"), "--shifts-only", check=False)

@@ -5,6 +5,8 @@ fault list accept never sees; a located slow cable fails the acceptance whatever
 import collections
 import json
 import random
+import re
+import subprocess
 import unittest
 
 from common import EXAMPLES, TempDirTest, db_rows, ibroute, ibroute_json
@@ -142,6 +144,31 @@ class EmulatedRuns(TempDirTest):
         name = f"{self.desc[cable[0]]}[{cable[1]}] -> "
         self.assertIn(name, checks["faults"]["detail"])
         self.assertTrue(out["diagnosis"]["suspects"][0]["where"].startswith(name), out["diagnosis"]["suspects"][:2])
+
+    def test_the_report_paints_each_pair_against_its_plan(self):
+        """A host receiving at 59 % of its plan, above the node rate asked (1 Gb/s): the verdict
+        fails on the located fault, the headline says so in red, and the painted map shows its
+        column not green while every other pair (5 % noise) is."""
+        from test_accept_sim import chromium, green, heatmap_colours
+        dst = 7
+        into = next(links[-1] for t, links, _ in self.paths() if t["dst"] == dst)  # the leaf's port to the host
+        rc, out, checks = self.accept(self.report({into: 0.59}, 3))
+        self.assertEqual((rc, out["accepted"]), (1, False), checks)
+        self.assertEqual(checks["rate_per_node"]["result"], "pass")
+        cells, _ = heatmap_colours(self, self.path("a.html"), 96)
+        self.assertEqual([i for i in range(96) if i != dst and green(cells[(i, dst)])], [], "pairs into the slow host")
+        self.assertEqual([k for k, c in cells.items() if k[0] != k[1] and k[1] != dst and not green(c)], [])
+        dom = subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", "file://" + self.path("a.html")],
+                             capture_output=True, text=True, timeout=120).stdout
+        head = re.search(r'<p id="verdict-line" class="(\w+)" style="color:(#\w+)">([^<]*)<', dom)
+        self.assertEqual(head.group(1), "fail")
+        self.assertTrue(head.group(3).startswith("NOT ACCEPTED — "), head.group(3))
+        self.assertEqual(head.group(2), "#8b0000")
+        self.assertIn("<title>ibroute acceptance: NOT ACCEPTED</title>", dom)
+        self.assertIn('<p id="clock">Not measured: the run\'s report lists no clock offsets', dom)
+        slow = dom[dom.index('id="slowest-pairs"'):]
+        slow = slow[:slow.index("</table>")]
+        self.assertEqual(re.findall(r"<tr><td>\d+ [^<]*</td><td>(\d+) ", slow), [str(dst)] * 10, "the ten furthest below plan go to it")
 
 
 if __name__ == "__main__":

@@ -46,6 +46,12 @@ class EfficiencyOnSimulatedFabrics(TempDirTest):
         self.assertGreaterEqual(tables["least_time"] + 1e-6, tables_least_time(db, scan, doc), tag)
         self.assertAlmostEqual(tables["value"], min(1.0, tables["least_time"] / t), places=9)
         self.assertEqual(e["routing_limits"], tables["least_time"] > e["least_time"] * 1.005 + 1e-9, tag)
+        # Where the tables are the limit plan names `ibroute routing` only if its check passes: run as advised, it does.
+        advice = e["routing_advice"]
+        self.assertEqual(advice is not None, e["routing_limits"], tag)
+        if advice and advice["command"]:
+            r = ibroute("routing", "--db", db, *advice["command"].split()[2:], "--json", check=False)
+            self.assertEqual((r.returncode, json.loads(r.stdout)["check"]["ok"]), (0, True), tag)
         self.assertEqual(e["broken"], 0, tag)
         self.assertGreaterEqual(least / t, at_least, f"{tag}: T {t}, T* {least}")
         # Never worse than round-robin with base LIDs in the same order (where that is better, it is

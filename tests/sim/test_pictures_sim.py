@@ -99,9 +99,9 @@ class Pictures(unittest.TestCase):
         self.assertIn("transfers at once against capacity", text)
         self.assertIn("dashed red: link down", text)
         self.assertIn("24 hosts", text)  # counted in the leaf's label
-        # Each row in name order, left to right: spines, then leaves.
+        # Each level in name order, left to right, a level of more than 12 wrapped onto rows top down.
         for prefix in ("ibspine", "ibswitch"):
-            row = sorted((t for t in r["texts"] if t["text"].startswith(prefix)), key=lambda t: t["x"])
+            row = sorted((t for t in r["texts"] if t["text"].startswith(prefix)), key=lambda t: (round(t["y"]), t["x"]))
             numbers = [int(re.match(prefix + r"(\d+)", t["text"]).group(1)) for t in row]
             self.assertEqual(numbers, sorted(numbers), f"{prefix} row out of order")
             self.assertEqual(len(numbers), len([n for n in names if n.startswith(prefix)]))
@@ -128,11 +128,60 @@ class Pictures(unittest.TestCase):
         bars = re.findall(r'height="(\d+)" fill="#(?:c44|2a7)"><title>[^:]+: ([\d.e+]+) \(link, phase\)', hist)
         self.assertGreater(len(bars), 4)
         self.assertEqual([(h, n) for h, n in bars if float(n) > 0 and int(h) < 2], [], "every bar with a count is drawn")
-        self.assertIn("logarithmic", hist)
+        self.assertIn("(logarithmic)", page[page.find('<svg class="histogram"'):])  # the caption, in the page
         self.assertIn(">1000<", hist)  # a tick of the y-axis
         # Shares as the terminal gives them.
         loads = page[page.find('id="loads"'):]
         self.assertRegex(loads[:loads.find("</table>")], r"<td>\d+\.\d %</td>")
+
+    def test_a_director_fabric_whose_edge_switches_are_described_alike(self):
+        """Three directors and 24 edge switches all described "Infiniscale-IV Mellanox Technologies",
+        2 to 18 hosts each, up-links uneven, 4 cables missing: replayed on ibsim, routed by OpenSM.
+        accept --simulate: the headline is the verdict; the level matrix's labels are distinct, inside
+        the picture, director ASICs with their /Lxx and /Sxx; nothing that costs no capacity is a
+        likely suspect and no fact repeats. topo --format svg: a director is one box, rows wrapped."""
+        topo = self.path("dir.topo")
+        subprocess.run(["python3", GEN_REAL, "director", "--directors", "3", "--lines", "6", "--spine-asics", "3", "--edges", "24",
+                        "--edge-hosts", "2-18", "--edge-uplinks", "3-16", "--spread", "--missing", "4", "--seed", "3", "-o", topo],
+                       check=True)
+        db = self.path("dir.db")
+        with SimFabric(topo, lmc=0) as sim:
+            ibroute("scan", "--db", db, sim=sim, timeout=600)
+        expect = write_text(self.path("dir.json"), json.dumps({"topology": 3}))
+        report = self.path("dir.html")
+        r = ibroute("accept", "--db", db, "--expect", expect, "--simulate", "--report", report, "--json", check=False, timeout=600)
+        self.assertIn(r.returncode, (0, 1), r.stderr)
+        out = json.loads(r.stdout)
+        for x in out["diagnosis"]["suspects"]:
+            self.assertEqual(len(x["evidence"]), len(set(x["evidence"])), x)
+            if x.get("cost_share", 1) == 0:
+                self.assertLess(x["confidence"], 0.5, x)
+        with open(report) as f:
+            page = f.read()
+        result = probe(self.browser, page, "#fabric svg", self.path("dir-report.html"))
+        texts = [t for t in result["texts"] if t["text"].strip()]
+        self.assertEqual([t["text"] for t in texts if min(t["left"], t["right"], t["top"], t["bottom"]) < -0.5], [], "cut off")
+        edges = [t["text"] for t in texts if t["text"].startswith("Infiniscale-IV")]
+        self.assertEqual(len(edges), 24, edges)  # a row each, level 1 to level 2
+        self.assertEqual(len(set(edges)), 24, edges)
+        asics = [t["text"] for t in texts if t["text"].startswith("MF0;")]  # line ASICs: columns, then rows
+        self.assertTrue(asics and all(re.search(r"IS5600/[LS]\d\d/U1$", a) for a in asics), asics)
+        self.assertEqual(len(asics), 18 + 18 + 9)
+        self.assertEqual({a for a in asics if "/L" in a}, {f"MF0;director{d}:IS5600/L0{n}/U1" for d in (1, 2, 3) for n in range(1, 7)})
+        dom = subprocess.run([self.browser, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", "file://" + report],
+                             capture_output=True, text=True, timeout=180).stdout
+        head = re.search(r'<p id="verdict-line" class="(\w+)"[^>]*>([^<]*)<', dom)
+        self.assertEqual(head.group(1), "pass" if out["accepted"] else "fail")
+        self.assertTrue(head.group(2).startswith("ACCEPTED — " if out["accepted"] else "NOT ACCEPTED — "), head.group(2))
+        # The drawing: three director boxes (their 27 ASICs not drawn one by one), rows of at most 12.
+        svg, drawn = self.graph(db)
+        boxes = [t["text"] for t in drawn["texts"] if re.match(r"director\d IS5600$", t["text"])]
+        self.assertEqual(sorted(boxes), ["director1 IS5600", "director2 IS5600", "director3 IS5600"])
+        self.assertNotIn("/L01/U1", svg)
+        self.assertIn("9 ASICs (6 line, 3 spine)", svg)
+        self.assertLess(drawn["width"], 4000, "rows wrapped (px: 3 000 pt)")
+        labels = [t["text"] for t in drawn["texts"] if t["text"].startswith("Infiniscale-IV")]
+        self.assertEqual(len(set(labels)), 24, labels)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@
 #include "ibroute/schedule/hosts.hpp"
 #include "ibroute/schedule/patterns.hpp"
 #include "ibroute/schedule/planner.hpp"
+#include "routing_advice.hpp"
 
 using namespace ibroute::fabric;
 using namespace ibroute::schedule;
@@ -479,4 +480,42 @@ TEST(TreeRouting, LocalSearchStopsOnItsWorkBudgetTheSameWayEveryTime) {
     tables.push_back(r.lft);
   }
   EXPECT_EQ(tables[0], tables[1]);
+}
+
+// plan's advice: `ibroute routing` is named only where both its constructions pass the check the
+// command runs before writing; else what blocks it is said (workflow/routing_advice).
+TEST(TreeRouting, AdviceNamesTheCommandOnlyWhereItsCheckPasses) {
+  Fabric f = build_fat_tree(half_fat_tree(0));
+  const std::vector<Host> hosts = all_hosts(f);
+  const auto ok = ibroute::workflow::advise_routing(f, analyze_structure(f), hosts);
+  EXPECT_EQ(ok.command, "ibroute routing");
+  EXPECT_EQ(ok.blocked_by, "");
+  // leaf001 keeps only its cable to one spine, leaf002 only to another: no up*/down* route joins them.
+  Fabric cut = f;
+  const int l1 = node_named(cut, "leaf001"), l2 = node_named(cut, "leaf002");
+  std::set<int> spines_of_l1;
+  for (int p = 1; p <= cut.nodes[l1].num_ports(); ++p)
+    if (cut.nodes[l1].ports[p].connected() && cut.nodes[cut.nodes[l1].ports[p].peer_node].is_switch()) spines_of_l1.insert(p);
+  const int keep1 = *spines_of_l1.begin();
+  const int spine1 = cut.nodes[l1].ports[keep1].peer_node;
+  for (int p : spines_of_l1)
+    if (p != keep1) unlink(cut, l1, p);
+  for (int p = 1; p <= cut.nodes[l2].num_ports(); ++p)
+    if (cut.nodes[l2].ports[p].connected() && cut.nodes[cut.nodes[l2].ports[p].peer_node].is_switch() && cut.nodes[l2].ports[p].peer_node == spine1)
+      unlink(cut, l2, p);
+  bool first = true;  // of leaf002's other spines, keep one
+  for (int p = 1; p <= cut.nodes[l2].num_ports(); ++p)
+    if (cut.nodes[l2].ports[p].connected() && cut.nodes[cut.nodes[l2].ports[p].peer_node].is_switch() && !std::exchange(first, false))
+      unlink(cut, l2, p);
+  const auto blocked = ibroute::workflow::advise_routing(cut, analyze_structure(cut), all_hosts(cut));
+  EXPECT_EQ(blocked.command, "");
+  EXPECT_NE(blocked.blocked_by.find("fail their own check"), std::string::npos) << blocked.blocked_by;
+  // No LIDs: it cannot route at all, and says why.
+  Fabric none = f;
+  for (Node& n : none.nodes)
+    for (Port& p : n.ports) p.base_lid = 0;
+  const auto no_lids = ibroute::workflow::advise_routing(none, analyze_structure(none), hosts);
+  EXPECT_EQ(no_lids.command, "");
+  EXPECT_NE(no_lids.blocked_by.find("cannot route this fabric: "), std::string::npos) << no_lids.blocked_by;
+  EXPECT_NE(no_lids.blocked_by.find("has no LID"), std::string::npos) << no_lids.blocked_by;
 }

@@ -51,6 +51,9 @@ enum class TreeStyle { hubs, spread };
 TreeRouting route_tree(const Fabric& f, const FabricStructure& s, const std::vector<CaPort>& order,
                        TreeStyle style = TreeStyle::hubs);
 
+// The tables of `r` written into `f` (its switches' LFTs, read): the fabric as OpenSM would route it.
+void apply_tree_routing(Fabric& f, const TreeRouting& r);
+
 // Local search on `r` for the round-robin (shift) all-to-all among `order` with base LIDs: the
 // first hop of each (ingress switch, destination) pair moves where that lowers the transfers
 // above capacity, counted exactly per switch link and phase. Entries above the ingress switches

@@ -37,6 +37,11 @@ std::string to_dot(const Fabric& f, const DotOptions& opt = {});
 // usual count (missing, extra and slow links stand out). Self-contained SVG, no Graphviz.
 std::string matrix_svg(const Fabric& f, const DotOptions& opt = {});
 
+// Labels for names drawn side by side, each at most `max_chars` characters and all distinct: a
+// long name keeps what sets it apart from the others ("…/L05/U1", "…0x…0123)") and loses part of
+// the head it shares with them; names still alike are numbered ("#2").
+std::vector<std::string> picture_labels(const std::vector<std::string>& names, size_t max_chars);
+
 // Lay out and render DOT text as SVG with Graphviz's libgvc. Throws std::runtime_error.
 std::string render_svg(const std::string& dot);
 
