@@ -10,6 +10,7 @@
 namespace ibroute::cli {
 
 using nlohmann::json;
+using workflow::Heatmap;
 
 namespace {
 
@@ -191,36 +192,6 @@ std::string table(const json& rows, const std::vector<std::string>& cols, const 
 }
 
 }  // namespace
-
-Heatmap bin_heatmap(const std::vector<float>& pair_gbps, const std::vector<float>& planned_gbps, size_t n, size_t max_cells) {
-  Heatmap h;
-  h.ranks = n;
-  h.cells = pair_gbps.size() == n * n && planned_gbps.size() == n * n ? std::min(n, max_cells) : 0;  // no matrix: not measured
-  if (h.cells == 0) return h;
-  auto planned = [&](size_t i, size_t j) { return i == j || pair_gbps[i * n + j] < 0 ? 0.f : planned_gbps[i * n + j]; };
-  // The ten furthest below their plan, kept in a sorted list of ten while the matrix is walked (not
-  // a copy of its n^2 pairs: 4 million at 2048 ranks).
-  constexpr size_t kSlowest = 10;
-  auto share_of = [](const Heatmap::Pair& p) { return p.gbps / p.planned_gbps; };
-  auto lower = [&](const Heatmap::Pair& a, const Heatmap::Pair& b) { return share_of(a) < share_of(b); };
-  std::vector<double> sum(h.cells * h.cells, 0);
-  std::vector<int> count(h.cells * h.cells, 0);
-  for (size_t i = 0; i < n; ++i)
-    for (size_t j = 0; j < n; ++j) {
-      const float plan = planned(i, j);
-      if (!(plan > 0)) continue;
-      const Heatmap::Pair p{i, j, pair_gbps[i * n + j], plan};
-      const size_t c = (i * h.cells / n) * h.cells + j * h.cells / n;
-      sum[c] += std::min(1.f, share_of(p));
-      ++count[c];
-      if (h.slowest.size() == kSlowest && !lower(p, h.slowest.back())) continue;
-      h.slowest.insert(std::upper_bound(h.slowest.begin(), h.slowest.end(), p, lower), p);
-      if (h.slowest.size() > kSlowest) h.slowest.pop_back();
-    }
-  h.share.resize(h.cells * h.cells);
-  for (size_t c = 0; c < sum.size(); ++c) h.share[c] = count[c] ? static_cast<float>(sum[c] / count[c]) : -1.f;
-  return h;
-}
 
 namespace {
 

@@ -10,31 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "pair_heatmap.hpp"
+
 namespace ibroute::cli {
 
-struct Heatmap {
-  size_t cells = 0;          // cells per side (ranks binned when there are many)
-  size_t ranks = 0;
-  // cells x cells: the mean share of their planned rate the cell's pairs reached; < 0: no transfer.
-  // Each pair against its own plan (its phase's share of its path's links), not one rate for all:
-  // against a node's expected rate a pair at 59 % of its plan can look green.
-  std::vector<float> share;
-  std::string measured_by;   // "the run" or "the simulation", for the caption
-  // The pairs furthest below their plan, by rank: their figures in print, where a map of many
-  // ranks has no room for numbers.
-  struct Pair {
-    size_t src, dst;
-    float gbps, planned_gbps;
-  };
-  std::vector<Pair> slowest;
-  std::vector<std::string> names;  // per rank, to name the slowest pairs' hosts (empty: ranks only)
-};
-
 // `report` is the JSON the command also prints; fabric_svg the rendered fabric picture.
-std::string accept_html(const nlohmann::json& report, const std::string& fabric_svg, const Heatmap& heat);
+std::string accept_html(const nlohmann::json& report, const std::string& fabric_svg, const workflow::Heatmap& heat);
 
-// Bins an n x n per-pair matrix (row = source) against the planned one into at most `max_cells`
-// per side; pairs the plan does not have (planned <= 0, measured < 0, i == j) count for nothing.
-Heatmap bin_heatmap(const std::vector<float>& pair_gbps, const std::vector<float>& planned_gbps, size_t n, size_t max_cells = 128);
+// The terminal summary of a finished report (what --json prints whole).
+std::string accept_text(const nlohmann::json& report);
 
 }  // namespace ibroute::cli

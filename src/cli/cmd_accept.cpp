@@ -2,45 +2,18 @@
 // scan, a congestion-free plan, then the plan played (--simulate) or run on the hardware
 // (--launch, or the report of an earlier `ibroute run`), each check against the expectation file
 // (docs/acceptance.md); a self-contained HTML report and the same data as JSON.
-#include <algorithm>
-#include <cmath>
-#include <cstdlib>
-#include <cstdio>
-#include <ctime>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <map>
 #include <set>
-#include <tuple>
 
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include "accept_checks.hpp"
-#include "ibroute/fabric/counters.hpp"
-#include "ibroute/fabric/link_measures.hpp"
 #include "accept_html.hpp"
-#include "expectation.hpp"
-#include "run_report_read.hpp"
-#include "counter_window.hpp"
+#include "accept_run.hpp"
 #include "commands.hpp"
 #include "common.hpp"
 #include "options.hpp"
-#include "accept_plan.hpp"
-#include "diagnosis_report.hpp"
-#include "run_binding.hpp"
 #include "ibroute/fabric/dot.hpp"
 #include "ibroute/fabric/error.hpp"
-#include "ibroute/schedule/admission.hpp"
-#include "ibroute/schedule/diagnosis.hpp"
-#include "ibroute/schedule/hosts.hpp"
-#include "ibroute/schedule/efficiency.hpp"
-#include "ibroute/schedule/lower_bound.hpp"
-#include "ibroute/schedule/patterns.hpp"
-#include "ibroute/schedule/planner.hpp"
-#include "ibroute/schedule/simulate.hpp"
 
 namespace ibroute::cli {
 
@@ -71,207 +44,18 @@ struct AcceptOptions {
   bool json = false;
 };
 
-std::string fmt_share(const char* f, const Verdict& v) {
-  char buf[200];
-  std::snprintf(buf, sizeof buf, f, v.controls > 0 ? 100 * v.share / v.controls : 100.0);
-  return buf;
-}
-
-json load_json(const LoadReport& l) {
-  json h = json::object();
-  for (auto [load, n] : l.histogram) h[std::to_string(load)] = n;
-  return {{"max_load", l.max_load}, {"congested_share", l.congested_share()}, {"histogram", h},
-          {"phase_max", phase_max_histogram(l.phase_max)}, {"broken", l.broken}};
-}
-
-std::string quoted(const std::string& s) {
-  std::string q = "'";
-  for (char ch : s) q += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return q + "'";
-}
-
 // --rescan: the fabric as it is now, through `ibroute scan` (same options, same database).
 void rescan(const AcceptOptions& o) {
-  std::string cmd = quoted(own_executable()) + " scan --db " + quoted(o.db);
-  for (const std::string& a : o.scan_args) cmd += " " + quoted(a);
+  std::string cmd = workflow::shell_quoted(workflow::own_executable()) + " scan --db " + workflow::shell_quoted(o.db);
+  for (const std::string& a : o.scan_args) cmd += " " + workflow::shell_quoted(a);
   cmd += " 1>&2";
   std::cerr << "accept: " << cmd << "\n";
-  int rc = std::system(cmd.c_str());
-  if (rc != 0) throw InputError("the scan failed (exit status " + std::to_string(WEXITSTATUS(rc)) + "): " + cmd);
-}
-
-// Runs `LAUNCH ibroute run ...` and returns the text of its report (the launcher starts one rank per host).
-// With `find_rate_limit`, the run searches the rate it can hold (--find-rate) within that skipped share.
-// The run reads the ports' counters around itself (its links_measured), once; the tick makes its
-// PortXmitWait a share of the time. The report comes back through the database, where rank 0
-// stores every run: under srun or a multi-host mpirun rank 0 runs on another node.
-std::string launch_run(const AcceptOptions& o, store::FabricStore& store, const std::string& schedule, size_t ranks,
-                       std::optional<double> find_rate_limit, double tick_ns) {
-  const int64_t before = store.last_run_id(), schedule_id = store.schedule_info(schedule).id;
-  std::string launch = o.launch;
-  for (size_t p; (p = launch.find("{ranks}")) != std::string::npos;) launch.replace(p, 7, std::to_string(ranks));
-  std::string cmd = launch + " " + quoted(own_executable()) + " run --db " + quoted(std::filesystem::absolute(o.db).string()) +
-                    " --schedule " + quoted(schedule);
-  if (tick_ns > 0) cmd += " --xmit-wait-tick " + std::to_string(tick_ns);
-  for (const std::string& a : o.run_args) cmd += " " + quoted(a);
-  if (find_rate_limit) cmd += " --find-rate --max-skipped " + std::to_string(*find_rate_limit);
-  cmd += " 1>&2";  // the run's summary is progress here; accept's own output stays parseable
-  std::cerr << "accept: " << cmd << "\n";
-  const int rc = std::system(cmd.c_str());
-  const std::optional<store::RunRow> row = store.newest_run_of(schedule_id, before);
-  if (!row)
-    throw std::runtime_error("the run stored no report in " + o.db + " (exit status " + std::to_string(rc) +
-                             "; rank 0 stores it there: the database must be on a file system every node reaches): " + cmd);
-  return row->report_json;
-}
-
-std::optional<CounterWindow> stored_window(store::FabricStore& store, const FabricContext& c, std::string& why) {
-  const std::vector<store::CounterSnapshotInfo> snaps = store.counter_snapshots(c.scan_id);
-  if (snaps.size() < 2) {
-    why = std::to_string(snaps.size()) + " counter snapshot(s) of scan " + std::to_string(c.scan_id) +
-          "; take 'ibroute counters' before and after the traffic";
-    return std::nullopt;
-  }
-  const auto& a = snaps[snaps.size() - 2];
-  const auto& b = snaps.back();
-  return CounterWindow{"snapshots " + std::to_string(a.id) + " and " + std::to_string(b.id) + " of scan " + std::to_string(c.scan_id) + ", " +
-                           a.taken_at + " to " + b.taken_at,
-                       counter_deltas(store.load_counters(a.id), store.load_counters(b.id))};
-}
-
-// What accept judges the delivery and the links by: a simulation, or a run's report.
-struct Delivered {
-  std::vector<float> pair;       // Gb/s per (sender, receiver); empty: no heat map
-  double node_rate = 0;          // bytes/s, the slowest node (sender)
-  std::optional<double> skipped_share, clock_unc_us, sustainable;
-  std::optional<size_t> missing_ranks;
-  json clock = json::array(), suspects = json::array(), not_ok = json::array();
-  uint64_t rounds = 1;           // of the plan, for the planned bytes per link
-  double seconds = 0;            // of the run; a simulation: one round of the plan
-  std::optional<RunReportInput> run;
-  json ran;                      // --run-report: the stored schedule the run ran, which it is judged against
-};
-
-Delivered simulated(const FabricContext& c, const Schedule& plan, const LoadReport& load) {
-  Delivered d;
-  Simulation sim = simulate(c.eval, plan, plan.timing.message_size, &load);
-  d.pair = std::move(sim.pair_gbps);
-  d.node_rate = sim.node_bytes_per_s;
-  d.seconds = planned_seconds(plan);
-  return d;
-}
-
-// The run's report (from --launch or --run-report), checked value by value (run_report_read.hpp).
-Delivered from_run(RunReportInput run, const Schedule& plan) {
-  Delivered d;
-  const size_t n = plan.hosts.size();
-  d.node_rate = run.node_rate;
-  if (!plan.all_to_all() && run.node_rates.size() == n) {  // receivers need not send: the slowest sender
-    d.node_rate = INFINITY;
-    for (int32_t r : plan.senders) d.node_rate = std::min(d.node_rate, run.node_rates[static_cast<size_t>(r)]);
-  }
-  d.rounds = run.rounds_run ? run.rounds_run : 1;
-  d.seconds = run.seconds;
-  d.skipped_share = run.skipped_share;
-  d.clock_unc_us = run.max_uncertainty_ns / 1000;
-  d.clock = std::move(run.clock), d.suspects = std::move(run.suspects), d.not_ok = std::move(run.not_ok);
-  d.missing_ranks = run.missing_ranks;
-  d.sustainable = run.sustainable_rate;
-  // Above 2048 ranks the report carries no per-pair matrix: no heatmap then, not zeros.
-  if (run.ranks == n && run.pair_gbps.size() == n * n) d.pair = std::move(run.pair_gbps);
-  d.run = std::move(run);
-  return d;
-}
-
-// 5 and 6: what the links did. A run's own reading of the counters (read once, by the run); for
-// an earlier run's report without one, or with --counters snapshots, the scan's last two
-// snapshots (`ibroute counters` taken around the traffic); a simulation sent nothing.
-struct LinkFacts {
-  std::optional<CounterFacts> counters;
-  std::optional<CongestionFacts> congestion;
-  json measured;
-  std::string why;
-};
-
-LinkFacts link_facts(store::FabricStore& store, const FabricContext& c, const PlanOutcome& p, const Delivered& d, double tick_ns,
-                     const AcceptOptions& o) {
-  LinkFacts out;
-  auto none = [&](const std::string& why) {
-    out.why = why;
-    out.measured = {{"measured", false}, {"why", why}};
-    return out;
-  };
-  if (o.counters == "off") return none("not asked for (--counters off)");
-  if (o.counters == "auto" && !o.simulate && d.run && d.run->measured()) {
-    const std::string between = d.run->links_measured.value("between", std::string("around the run"));
-    out.counters = CounterFacts{between, {}};
-    for (const auto& e : d.run->error_links) out.counters->links.push_back({e.link, e.what, e.errors, e.guid, e.port});
-    out.congestion = CongestionFacts{between, d.run->waiting};
-    out.measured = d.run->links_measured;
-    return out;
-  }
-  // A run this accept launched read the counters itself (or said why it could not): snapshots in
-  // the database are older than that run and say nothing about it. A simulation sent nothing.
-  if (o.counters == "auto" && !o.launch.empty()) {
-    const std::string why = d.run && d.run->links_measured.is_object() ? d.run->links_measured.value("why", std::string()) : std::string();
-    return none(why.empty() ? "the run did not read the ports' counters" : why);
-  }
-  if (o.counters == "auto" && o.simulate)
-    return none("a simulation sends no traffic (--counters snapshots: judge the scan's last two snapshots, taken around traffic that ran outside ibroute)");
-  const std::optional<CounterWindow> window = stored_window(store, c, out.why);
-  if (!window) {
-    out.measured = {{"measured", false}, {"why", out.why}};
-    return out;
-  }
-  const uint64_t size = p.schedule.timing.message_size;
-  const fabric::LinkMeasures m = fabric::measure_links(window->deltas, c.links, fabric::planned_bytes(p.load.link_total, size * d.rounds), d.seconds, tick_ns);
-  out.measured = links_measured_json(c.fabric, c.links, &*window, &m, out.why, d.rounds, d.seconds, tick_ns);
-  out.counters = CounterFacts{window->between, {}};
-  for (const json& e : out.measured["errors"]) out.counters->links.push_back({e["link"], e["what"], e["errors"], e["guid"], e["port"]});
-  out.congestion = CongestionFacts{window->between, {}};
-  for (const json& w : out.measured["waiting"]) out.congestion->links.emplace_back(w["link"], w["wait_share"]);
-  return out;
-}
-
-json fabric_json(const AcceptOptions& o, const FabricContext& c) {
-  const fabric::FabricStructure& st = c.structure;
-  return {{"name", o.db}, {"scan_id", c.scan_id}, {"scanned_at", c.info.started_at}, {"hosts", st.hosts.size()}, {"levels", st.levels},
-          {"leaves", st.leaves.size()}, {"top_switches", st.top.size()}, {"oversubscription", st.oversubscription},
-          {"transfer_bound", st.transfer_bound}};
-}
-
-json plan_json(const FabricContext& c, const AcceptPlan& a, double plan_s) {
-  const Schedule& plan = a.chosen.schedule;
-  const std::optional<RoutingAdvice> advice = advise_if_limited(c, a.chosen.figures.efficiency, plan.hosts);
-  const bool groups = !plan.all_to_all();
-  return {{"name", plan.name}, {"hosts", plan.hosts.size()}, {"senders", groups ? plan.senders.size() : plan.hosts.size()},
-          {"receivers", groups ? plan.receivers.size() : plan.hosts.size()}, {"order", a.order}, {"orders_tried", a.orders_tried},
-          {"method", plan.method}, {"seconds", plan_s}, {"stage_seconds", a.chosen.stage_seconds()}, {"message_size", plan.timing.message_size}, {"rate", plan.timing.rate},
-          {"efficiency", efficiency_json(a.chosen.figures.efficiency, advice ? &*advice : nullptr)}};
-}
-
-json accept_report(const AcceptOptions& o, const json& e, const FabricContext& c, const AcceptPlan& a, const Checks& checks,
-                   const Delivered& d, const LinkFacts& links) {
-  const PlanOutcome& p = a.chosen;
-  json plan_load = load_json(p.load);
-  plan_load["lower_bound"] = {{"worst", p.least.worst}, {"phase", p.least.phase}, {"where", p.least.where}};
-  plan_load["links_over"] = a.over.size();
-  plan_load["worst_links"] = a.worst_links;
-  json rr_load = load_json(p.round_robin);
-  if (p.round_robin_sampled) rr_load["sampled_phases"] = p.round_robin_sampled, rr_load["of_phases"] = p.round_robin_phases;
-  return {{"format", "ibroute-accept"}, {"version", 1}, {"created_at", store::now_iso()}, {"accepted", checks.failed == 0},
-          {"passed", checks.passed}, {"failed", checks.failed}, {"mode", o.simulate ? "simulate" : "run"}, {"expect_file", o.expect},
-          {"expectation", e}, {"checks", checks.list}, {"fabric", fabric_json(o, c)},
-          {"plan", plan_json(c, a, p.plan_seconds)},
-          {"load", {{"plan", plan_load}, {"round_robin", rr_load}}},
-          {"rate_per_node", d.node_rate},
-          {"all_to_all_bound_gbps", all_to_all_bound_gbps(c.eval, p.schedule.hosts)},  // as analyze names it
-          {"clock", d.clock}, {"suspect_links", d.suspects}, {"not_ok", d.not_ok}, {"links_measured", links.measured},
-          {"run_schedule", d.ran}};
+  const int rc = workflow::run_shell(cmd);
+  if (rc != 0) throw InputError("the scan failed (exit status " + std::to_string(rc) + "): " + cmd);
 }
 
 // The link directions the repair list names with confidence, as (node, port), for the picture.
-std::set<std::pair<int, int>> suspect_ports(const FabricContext& c, const json& report) {
+std::set<std::pair<int, int>> suspect_ports(const workflow::FabricContext& c, const json& report) {
   std::set<std::pair<int, int>> out;
   if (!report.contains("diagnosis")) return out;
   std::map<std::string, int> node_of;
@@ -282,93 +66,9 @@ std::set<std::pair<int, int>> suspect_ports(const FabricContext& c, const json& 
   return out;
 }
 
-// The suspects a confirmation run can test: links (by GUID and port) and hosts (their own link,
-// sending), confidence 0.3 or more, at most three.
-std::vector<int32_t> suspect_links(const FabricContext& c, const Schedule& plan, const json& suspects) {
-  std::map<std::string, int32_t> node_of;
-  for (size_t i = 0; i < c.fabric.nodes.size(); ++i) node_of.emplace(fabric::guid_hex(c.fabric.nodes[i].guid), static_cast<int32_t>(i));
-  std::vector<int32_t> out;
-  for (const json& s : suspects) {
-    if (out.size() >= 3 || s["confidence"].get<double>() < 0.3) break;
-    if (s["kind"] == "host" && s.value("rank", json()).is_number_integer()) {
-      const Host& h = plan.hosts[static_cast<size_t>(s["rank"].get<int>())];
-      out.push_back(c.links.id(h.node, h.port));
-    } else if (s.value("guid", json()).is_string() && s.value("port", json()).is_number_integer()) {
-      if (auto it = node_of.find(s["guid"].get<std::string>()); it != node_of.end()) out.push_back(c.links.id(it->second, s["port"].get<int>()));
-    }
-  }
-  return out;
-}
-
-// Whether suspect `s` is link `link`: a link by its transmitting port, a host by its own link.
-bool names_link(const FabricContext& c, const Schedule& plan, const json& s, int32_t link) {
-  if (s["kind"] == "host" && s.value("rank", json()).is_number_integer()) {
-    const Host& h = plan.hosts[static_cast<size_t>(s["rank"].get<int>())];
-    return c.links.id(h.node, h.port) == link;
-  }
-  return s.value("guid", json()) == fabric::guid_hex(c.fabric.nodes[c.links.node(link)].guid) && s.value("port", json()) == c.links.port(link);
-}
-
-// accept --confirm: the suspects' transfers and controls from the same senders run once more; a
-// suspect whose transfers are slow again while the controls are not is confirmed, one whose
-// transfers run as the controls do is cleared. The list is re-ranked by what the run showed.
-void confirm(const AcceptOptions& o, store::FabricStore& store, const FabricContext& c, const PlanOutcome& p, json& diagnosis) {
-  const std::vector<int32_t> links = suspect_links(c, p.schedule, diagnosis["suspects"]);
-  if (links.empty()) {
-    diagnosis["confirmation"] = {{"run", false}, {"why", "no suspect of confidence 0.3 or more to confirm"}};
-    return;
-  }
-  Confirmation conf = confirmation_schedule(c.eval, p.schedule, links);
-  time_schedule(c.eval, evaluate(c.eval, conf.schedule.hosts, conf.schedule.phases, false), p.schedule.timing.message_size,
-                o.rate.empty() ? 0 : parse_quantity(o.rate, false, "--rate"), conf.schedule);
-  store.save_schedule(c.scan_id, conf.schedule, 0, 0, 0, true);
-  RunReportInput run = parse_run_report(launch_run(o, store, conf.schedule.name, conf.schedule.hosts.size(), std::nullopt, 0),
-                                        "the report of the confirmation run", conf.schedule.hosts.size());
-  json verdicts = json::array();
-  for (const Verdict& v : judge_confirmation(c.eval, conf, run.pair_gbps)) {
-    const std::string where = link_name(c, v.link);
-    const std::string verdict = v.confirmed ? "confirmed" : v.cleared ? "cleared" : "unclear";
-    verdicts.push_back({{"link", where}, {"share", v.share}, {"controls", v.controls}, {"verdict", verdict}});
-    for (json& s : diagnosis["suspects"])
-      if (names_link(c, p.schedule, s, v.link)) {
-        s["evidence"].push_back(fmt_share("confirmation run: its transfers at %.0f %% of the controls' rate", v) + " (" + verdict + ")");
-        s["confidence"] = v.confirmed ? std::max(0.95, s["confidence"].get<double>()) : v.cleared ? 0.3 * s["confidence"].get<double>() : s["confidence"].get<double>();
-      }
-  }
-  std::stable_sort(diagnosis["suspects"].begin(), diagnosis["suspects"].end(),
-                   [](const json& a, const json& b) { return a["confidence"].get<double>() > b["confidence"].get<double>(); });
-  diagnosis["confirmation"] = {{"run", true}, {"schedule", conf.schedule.name}, {"verdicts", verdicts}};
-}
-
-// The pairs' heat map: each pair against its own planned rate (its phase's share of its path's
-// links), so that a pair at 59 % of its plan is not green because it still beats the rate the
-// expectation asks of a node (that is the verdict's rate_per_node). Binned before the diagnosis
-// turns the pair matrix into its own figures (400 MB at 10 000 hosts: not copied).
-Heatmap heat_of(const FabricContext& c, const Schedule& plan, std::vector<float>& pair, bool simulated) {
-  const size_t n = plan.hosts.size();
-  if (pair.size() != n * n) return bin_heatmap({}, {}, n);  // no matrix: not measured
-  // Pairs the plan does not have are no transfer, not one that moved nothing (the diagnosis reads
-  // none of them either).
-  if (!plan.all_to_all()) {
-    std::vector<char> sends(n, 0), receives(n, 0);
-    for (int32_t r : plan.senders) sends[static_cast<size_t>(r)] = 1;
-    for (int32_t r : plan.receivers) receives[static_cast<size_t>(r)] = 1;
-    for (size_t i = 0; i < n; ++i)
-      for (size_t j = 0; j < n; ++j)
-        if (!sends[i] || !receives[j]) pair[i * n + j] = -1.f;
-  }
-  // A simulation shows a pair at most the rate the plan times a node's sending for; a run's transfer
-  // goes at what its links give it (as the diagnosis reads it).
-  const double cap_gbps = simulated ? plan.timing.rate * 8 / 1e9 : 0;
-  Heatmap heat = bin_heatmap(pair, schedule::planned_pair_gbps(c.eval, plan, cap_gbps), n);
-  for (const Host& h : plan.hosts) heat.names.push_back(h.name);
-  heat.measured_by = simulated ? "the simulation (max-min fair sharing on the scanned routes; no hardware)" : "the run";
-  return heat;
-}
-
 // The self-contained page: the plan's picture (every link coloured by its worst concurrent load)
 // and the pairs' heat map.
-void write_html(const AcceptOptions& o, const FabricContext& c, const PlanOutcome& p, const json& report, const Heatmap& heat) {
+void write_html(const AcceptOptions& o, const workflow::FabricContext& c, const PlanOutcome& p, const json& report, const workflow::Heatmap& heat) {
   const Schedule& plan = p.schedule;
   fabric::DotOptions d;
   d.title = "plan " + plan.name + ": worst concurrent transfers per link direction";
@@ -388,111 +88,33 @@ void write_html(const AcceptOptions& o, const FabricContext& c, const PlanOutcom
   if (!(html << accept_html(report, svg, heat))) throw InputError("cannot write " + o.report);
 }
 
-AcceptPlanRequest plan_request(const AcceptOptions& o, const json& e) {
-  if ((!o.senders.empty() || !o.receivers.empty()) && !o.hosts.empty()) throw InputError("--senders/--receivers exclude --hosts");
-  AcceptPlanRequest r{o.hosts, o.senders, o.receivers, o.order, {}};
-  if (!method_from(o.method, r.plan.method)) throw InputError("--method takes auto, free or structure");
-  r.plan.packing = !o.shifts_only;
-  r.plan.message_size = static_cast<uint64_t>(parse_quantity(e.contains("message_size") ? e["message_size"].get<std::string>() : o.message_size, true, "message size"));
-  r.plan.rate = o.rate.empty() ? 0 : parse_quantity(o.rate, false, "--rate");
+workflow::AcceptRequest request_of(const AcceptOptions& o) {
+  workflow::AcceptRequest r;
+  r.db = o.db, r.scan = o.scan, r.expect_file = o.expect;
+  r.hosts = o.hosts, r.senders = o.senders, r.receivers = o.receivers, r.order = o.order, r.method = o.method;
+  r.shifts_only = o.shifts_only, r.simulate = o.simulate, r.launch = o.launch, r.run_args = o.run_args, r.run_report = o.run_report;
+  r.message_size = o.message_size, r.rate = o.rate, r.counters = o.counters, r.confirm = o.confirm;
+  workflow::check_accept_modes(r);
+  r.expect = workflow::read_expectation(o.expect);
   return r;
 }
 
-// 4. Does the fabric deliver it? Played, launched, or read from an earlier run's report.
-Delivered deliver(const AcceptOptions& o, const json& e, store::FabricStore& store, AcceptPlan& a) {
-  Schedule& plan = a.chosen.schedule;
-  if (o.simulate) return simulated(*a.context, plan, a.chosen.load);
-  if (o.launch.empty()) {
-    // The run is judged against the schedule it ran (its ranks, phases and DLIDs), which the
-    // report must prove it belongs to; the plan above stays what the plan checks judged.
-    // Read once, its pair matrix at its own rank count: the binding then holds it to the schedule's.
-    RunReportInput run = parse_run_report(read_file(o.run_report), o.run_report, std::nullopt);
-    RunBinding bound = bind_run_report(store, *a.context, run, o.run_report);
-    if (!bound.warning.empty()) std::cerr << "accept: warning: " << bound.warning << "\n";
-    a.chosen.load = evaluate(a.context->eval, bound.schedule.hosts, bound.schedule.phases, false);
-    plan = std::move(bound.schedule);
-    Delivered d = from_run(std::move(run), plan);
-    d.ran = {{"schedule", plan.name}, {"planned_on_scan", bound.scan_id}, {"hosts", plan.hosts.size()}, {"phases", plan.phases.size()},
-             {"method", plan.method}, {"bound_by", bound.warning.empty() ? "scan_id and port GUIDs" : "name and rank count (an older report)"}};
-    return d;
-  }
-  store.save_schedule(a.context->scan_id, plan, a.chosen.load.max_load, static_cast<int64_t>(a.chosen.load.congested), a.chosen.plan_seconds, true);
-  std::optional<double> limit;
-  if (e.contains("min_sustainable_rate")) limit = e.contains("max_skipped_share") ? e["max_skipped_share"].get<double>() : 0.0;
-  const double tick = e.contains("xmit_wait_tick_ns") ? e["xmit_wait_tick_ns"].get<double>() : 0;
-  // The run this accept launched, of the schedule it just stored (found by its id): no binding to prove.
-  return from_run(parse_run_report(launch_run(o, store, plan.name, plan.hosts.size(), limit, tick), "the report of the run", plan.hosts.size()), plan);
-}
-
 int run_accept(const AcceptOptions& o) {
-  if (int(o.simulate) + int(!o.launch.empty()) + int(!o.run_report.empty()) != 1)
-    throw InputError("give exactly one of --simulate, --launch CMD, --run-report FILE");
-  if (o.confirm && o.launch.empty()) throw InputError("--confirm runs the suspects' transfers once more: it needs --launch");
-  const Expectation ex = read_expectation(o.expect);
-  const json& e = ex.doc;
+  const workflow::AcceptRequest r = request_of(o);  // the expectation read and checked before anything runs
   if (o.rescan) rescan(o);
-  Stopwatch clock;
-  json stages = json::object();  // each stage's seconds: where an accept at 10 000 hosts spends them
   Progress progress;
-  progress("reading the scan", 0, 0);
-  store::FabricStore store(o.db, false);
-  FabricContext c(store, o.scan);
-  c.require_routes("the acceptance test");
-  Checks checks;
-  const ScanChanges changes = changes_since_previous(store, c);
-  check_fabric(e, c.fabric, c.structure, changes, checks);  // 1. Is the fabric what was ordered?
-  check_routing(e, c.fabric, c.structure, checks);  // 2. Is the routing balanced?
-  stages["read"] = clock.lap();
-  AcceptPlanRequest req = plan_request(o, e);
-  req.plan.progress = std::ref(progress);
-  AcceptPlan a = plan_for_acceptance(c, req);       // 3. Does a congestion-free all-to-all exist?
-  stages["plan"] = clock.lap();
-  const PlanOutcome& p = a.chosen;
-  check_plan(e, {.max_load = p.load.max_load, .least_worst = p.least.worst, .bound = p.schedule.bound, .phases_over = p.stats.phases_over,
-                 .phases = p.schedule.phases.size(), .why = a.why, .efficiency = p.figures.efficiency},
-             checks);
-  if (o.launch.empty()) progress(o.simulate ? "simulating the plan" : "reading the run's report", 0, 0);
-  else progress.finish();  // the launched run prints its own lines
-  Delivered d = deliver(o, e, store, a);
-  stages[o.simulate ? "simulate" : "run"] = clock.lap();
-  check_delivery(e, {.simulated = o.simulate, .node_rate = d.node_rate, .skipped_share = d.skipped_share, .clock_uncertainty_us = d.clock_unc_us,
-                         .sustainable_rate = d.sustainable, .missing_ranks = d.missing_ranks, .plan_over_bound = !a.over.empty(), .why = a.why},
-                     checks);
-  const double tick_ns = e.contains("xmit_wait_tick_ns") ? e["xmit_wait_tick_ns"].get<double>() : 0;
-  const LinkFacts links = link_facts(store, c, p, d, tick_ns, o);
-  check_counters(e, links.counters, links.why, checks);    // 5. Did the links stay clean?
-  check_congestion(e, links.congestion, links.why, checks);  // 6. Did they wait for credits?
-  progress("diagnosing", 0, 0);
-  const Heatmap heat = heat_of(c, p.schedule, d.pair, o.simulate);
-  DiagnosisInput why_slow;
-  why_slow.plan = &p.schedule, why_slow.changes = &changes, why_slow.simulated = o.simulate;
-  if (!o.simulate) why_slow.pair_gbps = std::move(d.pair);
-  if (why_slow.pair_gbps.empty() && d.run && d.run->run_diagnosis && d.run->ranks == p.schedule.hosts.size())
-    why_slow.run = run_diagnosis_of(c, *d.run->run_diagnosis, o.launch.empty() ? o.run_report : "the run's report");
-  if (links.counters)
-    for (const CounterFacts::Link& l : links.counters->links) why_slow.errors.push_back({l.link, l.what, l.errors, l.guid, l.port});
-  for (const json& l : d.suspects)
-    why_slow.bad.push_back({l["link"], l["transfers"], l["skipped"], l["failed"]});
-  if (d.run && d.run->node_rates.size() == p.schedule.hosts.size())
-    for (double bytes_per_s : d.run->node_rates) why_slow.node_send_gbps.push_back(bytes_per_s * 8 / 1e9);
-  json diagnosis = diagnosis_json(c, std::move(why_slow));
-  if (o.confirm) {
-    progress.finish();  // the confirmation run prints its own lines
-    confirm(o, store, c, p, diagnosis);
-  }
-  check_faults(e, diagnosis, o.simulate, checks);  // 7. Is a slow part located?
-  json report = accept_report(o, e, c, a, checks, d, links);
-  report["diagnosis"] = std::move(diagnosis);
-  stages["diagnose"] = clock.lap();
+  const workflow::AcceptOutcome out = workflow::run_acceptance(
+      r, {.progress = std::ref(progress), .hand_over = [&] { progress.finish(); }, .note = [](const std::string& line) { std::cerr << line << "\n"; }});
+  Stopwatch clock;
   progress("writing the report", 0, 0);
-  write_html(o, c, p, report, heat);
+  write_html(o, *out.context, out.plan.chosen, out.report, out.heat);
   progress.finish();
-  stages["report"] = clock.lap();
+  json report = out.report;
+  report["stage_seconds"]["report"] = clock.lap();
   report["report"] = o.report;
-  report["stage_seconds"] = stages;
   if (o.json) print_json(report);
   else std::fputs(accept_text(report).c_str(), stdout);
-  return checks.failed == 0 ? kExitOk : kExitFailure;
+  return out.accepted() ? kExitOk : kExitFailure;
 }
 
 }  // namespace

@@ -93,14 +93,6 @@ char** g_argv = nullptr;
 void remember_argv(char** argv) { g_argv = argv; }
 char** remembered_argv() { return g_argv; }
 
-std::string own_executable() {
-  char self[4096];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) throw std::runtime_error("cannot find the ibroute executable (/proc/self/exe)");
-  self[n] = 0;
-  return self;
-}
-
 std::string own_directory() {
   std::string p = own_executable();
   return p.substr(0, p.rfind('/'));

@@ -9,6 +9,8 @@
 
 #include "fabric_store.hpp"
 #include "fabric_context.hpp"
+#include "launch.hpp"
+#include "stopwatch.hpp"
 #include "routing_advice.hpp"
 #include "text_input.hpp"
 #include "ibroute/fabric/model.hpp"
@@ -71,22 +73,9 @@ std::string efficiency_text(const schedule::Efficiency& e, const workflow::Routi
 // The command line as main() got it, for `ibroute run` to hand it on to ibroute-run.
 void remember_argv(char** argv);
 char** remembered_argv();
-// This executable's path, and its directory.
-std::string own_executable();
+// This executable's directory (its path: own_executable, launch.hpp).
 std::string own_directory();
 
-class Stopwatch {
- public:
-  double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count(); }
-  double lap() {
-    auto now = std::chrono::steady_clock::now();
-    double s = std::chrono::duration<double>(now - last_).count();
-    last_ = now;
-    return s;
-  }
-
- private:
-  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now(), last_ = t0_;
-};
+using workflow::Stopwatch;
 
 }  // namespace ibroute::cli

@@ -26,8 +26,29 @@ namespace json_input = ibroute::json_input;
 // The expectation file: what "accepted" means (docs/acceptance.md). Every key optional; an
 // unknown key is an error (a typo must not silently drop a check). After parsing, every key
 // present has the type and range the checks read it with.
+inline constexpr double kFaultConfidence = 0.5, kFaultMaxShare = 0.75;  // the faults check's defaults
+
 struct Expectation {
-  nlohmann::json doc;
+  nlohmann::json doc;  // as written, for the report
+  // Typed, each checked once by parse_expectation: what the checks read (empty: no such check).
+  std::optional<int> levels;                 // "topology", in switch levels
+  std::optional<size_t> hosts;
+  std::optional<int> link_width, lmc;
+  std::optional<std::string> link_speed;
+  size_t max_broken_links = 0;
+  std::optional<double> max_routing_imbalance;
+  bool congestion_free = true;
+  std::optional<double> min_efficiency;
+  std::optional<double> min_rate_per_node, min_sustainable_rate;  // bytes/s
+  std::optional<double> max_skipped_share, max_clock_uncertainty_us, max_congestion;
+  std::optional<uint64_t> message_size, max_link_errors;
+  double xmit_wait_tick_ns = 0;  // 0: not given (no PortXmitWait share)
+  double fault_confidence = kFaultConfidence, fault_max_share = kFaultMaxShare;
+  // A value as the file wrote it ("0.001", "5G"), for the report's "expected" column.
+  std::string text(const char* key) const {
+    const nlohmann::json& v = doc.at(key);
+    return v.is_string() ? v.get<std::string>() : v.dump();
+  }
   static constexpr const char* kKeys[] = {"topology",        "hosts",
                                           "link_width",      "link_speed",
                                           "lmc",             "max_broken_links",
@@ -59,6 +80,8 @@ inline int topology_levels(const std::string& t) {
 inline Expectation parse_expectation(std::string_view text, const std::string& source) {
   using namespace json_input;
   return read_document(text, source, "an expectation file", [](const At& e) {
+    Expectation x;
+    x.doc = e.v;
     for (auto it = e.v.begin(); it != e.v.end(); ++it) {
       bool known = false;
       for (const char* k : Expectation::kKeys) known = known || it.key() == k;
@@ -69,56 +92,62 @@ inline Expectation parse_expectation(std::string_view text, const std::string& s
     }
     if (e.has("topology")) {
       if (e["topology"].v.is_number()) {
-        e["topology"].integer(1, 16, "a number of switch levels (1..16)");
+        x.levels = static_cast<int>(e["topology"].integer(1, 16, "a number of switch levels (1..16)"));
       } else if (topology_levels(e["topology"].text()) < 1) {
         fail("/topology", "topology must be \"two-level\", \"three-level\", \"N-level\" or a number of switch levels");
+      } else {
+        x.levels = topology_levels(e["topology"].text());
       }
     }
-    if (e.has("hosts")) e["hosts"].integer(1, int64_t{1} << 24, "a number of hosts (1 or more)");
+    if (e.has("hosts")) x.hosts = static_cast<size_t>(e["hosts"].integer(1, int64_t{1} << 24, "a number of hosts (1 or more)"));
     if (e.has("link_width")) {
       const int64_t w = e["link_width"].integer(1, 12, "a link width (1, 2, 4, 8 or 12 lanes)");
       if (!fabric::is_link_width(w)) fail("/link_width", std::to_string(w) + " is not a link width (1, 2, 4, 8 or 12 lanes)");
+      x.link_width = static_cast<int>(w);
     }
     if (e.has("link_speed")) {
       const std::string s = e["link_speed"].text();
       if (fabric::lane_gbps(s) == 0)
         fail("/link_speed", shown(e["link_speed"].v) + " is not a lane speed (SDR DDR QDR FDR10 FDR EDR HDR NDR XDR)");
+      x.link_speed = s;
     }
-    if (e.has("lmc")) e["lmc"].integer(0, 7, "an LMC (0..7)");
-    if (e.has("max_broken_links")) e["max_broken_links"].integer(0, INT32_MAX, "a number of links (0 or more)");
-    if (e.has("max_routing_imbalance")) e["max_routing_imbalance"].number(1, 1e9, "a ratio max/min (1 or more)");
-    if (e.has("congestion_free")) e["congestion_free"].boolean();
-    if (e.has("min_efficiency")) e["min_efficiency"].number(0, 1, "an efficiency (0..1)");
-    if (e.has("max_link_errors")) e["max_link_errors"].integer(0, INT64_MAX, "a number of errors (0 or more)");
-    if (e.has("max_congestion")) e["max_congestion"].number(0, 1, "a share of the run's time (0..1)");
-    if (e.has("fault_confidence")) e["fault_confidence"].number(0, 1, "a confidence (0..1)");
-    if (e.has("fault_max_share")) e["fault_max_share"].number(0, 1, "a share of the planned rate (0..1)");
+    if (e.has("lmc")) x.lmc = static_cast<int>(e["lmc"].integer(0, 7, "an LMC (0..7)"));
+    if (e.has("max_broken_links")) x.max_broken_links = static_cast<size_t>(e["max_broken_links"].integer(0, INT32_MAX, "a number of links (0 or more)"));
+    if (e.has("max_routing_imbalance")) x.max_routing_imbalance = e["max_routing_imbalance"].number(1, 1e9, "a ratio max/min (1 or more)");
+    if (e.has("congestion_free")) x.congestion_free = e["congestion_free"].boolean();
+    if (e.has("min_efficiency")) x.min_efficiency = e["min_efficiency"].number(0, 1, "an efficiency (0..1)");
+    if (e.has("max_link_errors")) x.max_link_errors = static_cast<uint64_t>(e["max_link_errors"].integer(0, INT64_MAX, "a number of errors (0 or more)"));
+    if (e.has("max_congestion")) x.max_congestion = e["max_congestion"].number(0, 1, "a share of the run's time (0..1)");
+    if (e.has("fault_confidence")) x.fault_confidence = e["fault_confidence"].number(0, 1, "a confidence (0..1)");
+    if (e.has("fault_max_share")) x.fault_max_share = e["fault_max_share"].number(0, 1, "a share of the planned rate (0..1)");
     if (e.has("xmit_wait_tick_ns")) {
       const double tick = e["xmit_wait_tick_ns"].number(0, 1e9, "nanoseconds per PortXmitWait tick (above 0)");
       if (!(tick > 0)) fail("/xmit_wait_tick_ns", "0 is not a tick: give the switch's PortXmitWait tick in nanoseconds (above 0)");
+      x.xmit_wait_tick_ns = tick;
     }
-    for (const char* key : {"min_rate_per_node", "min_sustainable_rate"}) {
+    for (auto [key, into] : {std::pair{"min_rate_per_node", &x.min_rate_per_node}, std::pair{"min_sustainable_rate", &x.min_sustainable_rate}}) {
       if (!e.has(key)) continue;
       const At r = e[key];
       try {
-        parse_quantity(r.text(), false, key);
-      } catch (const InputError& x) {
-        fail(r.path, x.what());
+        *into = parse_quantity(r.text(), false, key);
+      } catch (const InputError& err) {
+        fail(r.path, err.what());
       }
     }
-    if (e.has("max_skipped_share")) e["max_skipped_share"].number(0, 1, "a share (0..1)");
-    if (e.has("max_clock_uncertainty_us")) e["max_clock_uncertainty_us"].number(0, 1e12, "microseconds (0 or more)");
+    if (e.has("max_skipped_share")) x.max_skipped_share = e["max_skipped_share"].number(0, 1, "a share (0..1)");
+    if (e.has("max_clock_uncertainty_us")) x.max_clock_uncertainty_us = e["max_clock_uncertainty_us"].number(0, 1e12, "microseconds (0 or more)");
     if (e.has("message_size")) {
       const At m = e["message_size"];
       double bytes = 0;
       try {
         bytes = parse_quantity(m.text(), true, "message_size");
-      } catch (const InputError& x) {
-        fail(m.path, x.what());
+      } catch (const InputError& err) {
+        fail(m.path, err.what());
       }
       if (!(bytes >= 1 && bytes <= static_cast<double>(kMaxMessageSize))) fail(m.path, shown(m.v) + " is not a message size (1 B .. 1 TiB)");
+      x.message_size = static_cast<uint64_t>(bytes);
     }
-    return Expectation{e.v};
+    return x;
   });
 }
 

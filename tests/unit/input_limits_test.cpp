@@ -163,6 +163,31 @@ TEST(ExpectationInput, RangesAreCheckedWhereRead) {
   EXPECT_NE(expectation_error("{nope").find("not JSON"), std::string::npos);
 }
 
+// Read once into typed values: what the checks compare with, in their units (bytes, bytes/s).
+TEST(ExpectationInput, ValuesAreTypedOnceRead) {
+  const workflow::Expectation e = workflow::parse_expectation(
+      R"({"topology": "three-level", "hosts": 96, "link_width": 4, "link_speed": "EDR", "lmc": 2, "max_broken_links": 1,
+          "min_rate_per_node": "5G", "message_size": "1MiB", "max_skipped_share": 0.001, "fault_max_share": 0.6,
+          "congestion_free": false, "xmit_wait_tick_ns": 4.5})", "expect.json");
+  EXPECT_EQ(e.levels, 3);
+  EXPECT_EQ(e.hosts, 96u);
+  EXPECT_EQ(e.link_width, 4);
+  EXPECT_EQ(e.link_speed, "EDR");
+  EXPECT_EQ(e.lmc, 2);
+  EXPECT_EQ(e.max_broken_links, 1u);
+  EXPECT_EQ(e.min_rate_per_node, workflow::parse_quantity("5G", false, "rate"));
+  EXPECT_EQ(e.message_size, 1u << 20);
+  EXPECT_EQ(e.max_skipped_share, 0.001);
+  EXPECT_EQ(e.text("max_skipped_share"), "0.001");  // as written, for the report
+  EXPECT_FALSE(e.congestion_free);
+  EXPECT_EQ(e.fault_max_share, 0.6);
+  EXPECT_EQ(e.fault_confidence, workflow::kFaultConfidence);  // not given: the default
+  EXPECT_EQ(e.xmit_wait_tick_ns, 4.5);
+  EXPECT_FALSE(e.max_link_errors);
+  EXPECT_EQ(workflow::parse_expectation(R"({"topology": 2})", "e.json").levels, 2);
+  EXPECT_TRUE(workflow::parse_expectation("{}", "e.json").congestion_free);
+}
+
 json run_report4() {
   std::ifstream in(std::string(IBROUTE_FUZZ_CORPUS) + "/run_report/valid-4.json");
   return json::parse(in);

@@ -7,20 +7,20 @@
 #include <string>
 #include <vector>
 
-#include "common.hpp"
+#include "fabric_context.hpp"
 #include "plan_pipeline.hpp"
 
-namespace ibroute::cli {
+namespace ibroute::workflow {
 
 struct AcceptPlanRequest {
   std::string hosts, senders, receivers;
   std::string order = "auto";  // name | topology | auto (name; topology where name leaves a link over the bound)
-  workflow::PlanRequest plan;
+  PlanRequest plan;
 };
 
 struct AcceptPlan {
-  workflow::Exchange given;         // in the order given: the round-robin baseline's ranks
-  workflow::PlanOutcome chosen;
+  Exchange given;         // in the order given: the round-robin baseline's ranks
+  PlanOutcome chosen;
   std::string order;                // of the chosen plan
   nlohmann::json orders_tried = nlohmann::json::array();
   std::vector<int32_t> over;        // links above capacity in some phase, worst first
@@ -31,4 +31,4 @@ struct AcceptPlan {
 
 AcceptPlan plan_for_acceptance(const FabricContext& c, const AcceptPlanRequest& r);
 
-}  // namespace ibroute::cli
+}  // namespace ibroute::workflow

@@ -7,16 +7,14 @@
 
 #include "expectation.hpp"
 #include "run_report_read.hpp"
-#include "common.hpp"
 #include "fabric_context.hpp"
 
-namespace ibroute::cli {
+namespace ibroute::workflow {
 
 using nlohmann::json;
 
 namespace {
 using Value = Checks::Value;
-std::string text_or(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 std::string percent(double share) {
   char b[32];
   std::snprintf(b, sizeof b, share < 0.001 && share > 0 ? "%.4f %%" : "%.1f %%", share * 100);
@@ -36,29 +34,27 @@ void Checks::add(const std::string& name, std::optional<bool> ok, json measured,
   list.push_back(c);
 }
 
-void check_fabric(const json& e, const fabric::Fabric& f, const fabric::FabricStructure& st, const workflow::ScanChanges& changes,
+void check_fabric(const Expectation& e, const fabric::Fabric& f, const fabric::FabricStructure& st, const ScanChanges& changes,
                   Checks& checks) {
   const std::vector<std::string>& gone = changes.hosts_gone;
-  if (e.contains("topology")) {
+  if (e.levels) {
     // "two-level", "three-level", "4-level" or a number: the switch levels counted from the hosts up.
-    const json& want = e["topology"];
-    int want_levels = -1;
-    if (want.is_number_integer()) want_levels = want.get<int>();
-    else if (want.is_string()) want_levels = topology_levels(want.get<std::string>());
+    const json& want = e.doc["topology"];
+    const int want_levels = *e.levels;
     std::string got = st.levels == 2 ? "two-level" : st.levels == 3 ? "three-level" : std::to_string(st.levels) + "-level";
     checks.add("topology", st.levels == want_levels && st.tree, got + (st.tree ? "" : ", not a tree"), want,
                fabric::describe_chassis(st) + "; " + std::to_string(st.leaves.size()) + " leaves, " + std::to_string(st.top.size()) +
                    " top switches", Value{"value_levels", static_cast<double>(st.levels)});
   }
-  if (e.contains("hosts")) {
+  if (e.hosts) {
     // The hosts an earlier scan had and this one has not, by name: the ones to go and look at.
     std::string detail;
     for (size_t i = 0; i < gone.size() && i < 10; ++i) detail += (i ? ", " : "not in this scan, in the one before: ") + gone[i];
     if (gone.size() > 10) detail += " and " + std::to_string(gone.size() - 10) + " more";
-    checks.add("hosts", st.hosts.size() == e["hosts"].get<size_t>(), st.hosts.size(), e["hosts"], detail,
+    checks.add("hosts", st.hosts.size() == *e.hosts, st.hosts.size(), *e.hosts, detail,
                Value{"value_count", static_cast<double>(st.hosts.size())});
   }
-  if (e.contains("link_width") || e.contains("link_speed")) {
+  if (e.link_width || e.link_speed) {
     size_t narrow = 0, slow = 0, links = 0;
     std::string first_narrow, first_slow;
     for (size_t a = 0; a < f.nodes.size(); ++a)
@@ -67,25 +63,25 @@ void check_fabric(const json& e, const fabric::Fabric& f, const fabric::FabricSt
         if (!x.connected() || static_cast<size_t>(x.peer_node) < a || (static_cast<size_t>(x.peer_node) == a && x.peer_port < p)) continue;
         ++links;
         std::string name = port_name(f, static_cast<int32_t>(a), static_cast<int>(p)) + " - " + port_name(f, x.peer_node, x.peer_port);
-        if (e.contains("link_width") && x.width < e["link_width"].get<int>()) {
+        if (e.link_width && x.width < *e.link_width) {
           if (!narrow++) first_narrow = name + " at " + std::to_string(x.width) + "x";
         }
-        if (e.contains("link_speed") && x.speed != e["link_speed"].get<std::string>()) {
+        if (e.link_speed && x.speed != *e.link_speed) {
           if (!slow++) first_slow = name + " at " + x.speed;
         }
       }
-    if (e.contains("link_width"))
+    if (e.link_width)
       checks.add("link_width", narrow == 0, std::to_string(narrow) + " of " + std::to_string(links) + " links narrower",
-                 std::to_string(e["link_width"].get<int>()) + "x everywhere", first_narrow, Value{"value_count", static_cast<double>(narrow)});
-    if (e.contains("link_speed"))
+                 std::to_string(*e.link_width) + "x everywhere", first_narrow, Value{"value_count", static_cast<double>(narrow)});
+    if (e.link_speed)
       checks.add("link_speed", slow == 0, std::to_string(slow) + " of " + std::to_string(links) + " links at another speed",
-                 e["link_speed"].get<std::string>() + " everywhere", first_slow, Value{"value_count", static_cast<double>(slow)});
+                 *e.link_speed + " everywhere", first_slow, Value{"value_count", static_cast<double>(slow)});
   }
   {
     size_t broken = st.missing.size() + st.inactive.size();
     std::string detail;
     if (!changes.cables_gone.empty()) {
-      detail = "down since scan " + std::to_string(changes.previous) + ": " + workflow::cable_name(f, changes.cables_gone[0]);
+      detail = "down since scan " + std::to_string(changes.previous) + ": " + cable_name(f, changes.cables_gone[0]);
     } else if (!st.missing.empty()) {
       const fabric::LinkRef& m = st.missing[0];
       detail = m.b_node < 0    ? "missing: an up-link of " + f.nodes[m.a_node].desc
@@ -94,16 +90,16 @@ void check_fabric(const json& e, const fabric::Fabric& f, const fabric::FabricSt
     } else if (!st.inactive.empty()) {
       detail = "not active: " + port_name(f, st.inactive[0].a_node, st.inactive[0].a_port);
     }
-    const size_t allowed = e.value("max_broken_links", 0);
+    const size_t allowed = e.max_broken_links;
     checks.add("broken_links", broken <= allowed, broken, "at most " + std::to_string(allowed),
                detail.empty() ? "" : detail + (broken > 1 ? " and " + std::to_string(broken - 1) + " more" : ""),
                Value{"value_count", static_cast<double>(broken)});
   }
-  if (e.contains("lmc")) checks.add("lmc", f.max_lmc() == e["lmc"].get<int>(), f.max_lmc(), e["lmc"], "", Value{"value_lmc", static_cast<double>(f.max_lmc())});
+  if (e.lmc) checks.add("lmc", f.max_lmc() == *e.lmc, f.max_lmc(), *e.lmc, "", Value{"value_lmc", static_cast<double>(f.max_lmc())});
 }
 
-void check_routing(const json& e, const fabric::Fabric& f, const fabric::FabricStructure& st, Checks& checks) {
-  if (e.contains("max_routing_imbalance")) {
+void check_routing(const Expectation& e, const fabric::Fabric& f, const fabric::FabricStructure& st, Checks& checks) {
+  if (e.max_routing_imbalance) {
     // At every level below the top: host-to-host routes per up-port (walked through the LFTs, not
     // LFT entries: above the leaves only the destinations the level below sends arrive), max/min;
     // an up-link no route uses at all (while its switch routes up) is unbounded imbalance.
@@ -124,22 +120,22 @@ void check_routing(const json& e, const fabric::Fabric& f, const fabric::FabricS
       for (size_t l = 0; l < b.idle_per_level.size(); ++l)
         if (b.idle_per_level[l]) where += "; level " + std::to_string(l + 1) + ": " + std::to_string(b.idle_per_level[l]);
     }
-    checks.add("routing_balance", worst <= e["max_routing_imbalance"].get<double>(), std::isinf(worst) ? json("unbounded") : json(worst),
-               "max/min host-to-host routes per up-port <= " + text_or(e["max_routing_imbalance"]) + " at every level", where,
+    checks.add("routing_balance", worst <= *e.max_routing_imbalance, std::isinf(worst) ? json("unbounded") : json(worst),
+               "max/min host-to-host routes per up-port <= " + e.text("max_routing_imbalance") + " at every level", where,
                Value{"value_ratio", worst});
   }
 
 }
 
-void check_plan(const json& e, const PlanFacts& p, Checks& checks) {
-  if (e.value("congestion_free", true))
+void check_plan(const Expectation& e, const PlanFacts& p, Checks& checks) {
+  if (e.congestion_free)
     checks.add("congestion_free", p.phases_over == 0,
                "worst link " + std::to_string(p.max_load) + ", least possible " + std::to_string(p.least_worst) + ", " +
                    std::to_string(p.phases_over) + " of " + std::to_string(p.phases) + " phases over",
                "at most " + std::to_string(p.bound) + " transfers per link direction in every phase", p.why,
                Value{"value_phases_over", static_cast<double>(p.phases_over)});
-  if (e.contains("min_efficiency")) {
-    const double want = e["min_efficiency"].get<double>();
+  if (e.min_efficiency) {
+    const double want = *e.min_efficiency;
     const schedule::Efficiency& eff = p.efficiency;
     char got[160];
     std::snprintf(got, sizeof got, "%.3f (least possible time %.0f / planned %.0f message-times)", eff.value, eff.least, eff.planned);
@@ -149,38 +145,38 @@ void check_plan(const json& e, const PlanFacts& p, Checks& checks) {
   }
 }
 
-void check_delivery(const json& e, const Delivery& d, Checks& checks) {
-  if (e.contains("min_rate_per_node")) {
-    const double want = parse_quantity(e["min_rate_per_node"].get<std::string>(), false, "min_rate_per_node");
+void check_delivery(const Expectation& e, const Delivery& d, Checks& checks) {
+  if (e.min_rate_per_node) {
+    const double want = *e.min_rate_per_node;
     checks.add("rate_per_node", d.node_rate >= want, format_rate(d.node_rate) + (d.simulated ? " (simulated)" : " (slowest node)"),
                "at least " + format_rate(want), d.node_rate < want && d.plan_over_bound ? "the plan is over the bound, " + d.why : "",
                Value{"value_gbps", d.node_rate * 8 / 1e9});
   }
-  if (e.contains("min_sustainable_rate")) {
-    const double want = parse_quantity(e["min_sustainable_rate"].get<std::string>(), false, "min_sustainable_rate");
+  if (e.min_sustainable_rate) {
+    const double want = *e.min_sustainable_rate;
     checks.add("sustainable_rate", d.sustainable_rate ? std::optional<bool>(*d.sustainable_rate >= want) : std::nullopt,
                d.sustainable_rate ? json(format_rate(*d.sustainable_rate) + " (the highest rate that held)")
                                   : json(d.simulated ? "simulated: not measured" : "not measured: the run was not a rate search (run --find-rate)"),
                "at least " + format_rate(want), "",
                d.sustainable_rate ? std::optional<Value>(Value{"value_gbps", *d.sustainable_rate * 8 / 1e9}) : std::nullopt);
   }
-  if (e.contains("max_skipped_share"))
-    checks.add("skipped_transfers", d.skipped_share ? std::optional<bool>(*d.skipped_share <= e["max_skipped_share"].get<double>()) : std::nullopt,
-               d.skipped_share ? json(*d.skipped_share) : json("simulated: none"), "at most " + text_or(e["max_skipped_share"]), "",
+  if (e.max_skipped_share)
+    checks.add("skipped_transfers", d.skipped_share ? std::optional<bool>(*d.skipped_share <= *e.max_skipped_share) : std::nullopt,
+               d.skipped_share ? json(*d.skipped_share) : json("simulated: none"), "at most " + e.text("max_skipped_share"), "",
                d.skipped_share ? std::optional<Value>(Value{"value_share", *d.skipped_share}) : std::nullopt);
-  if (e.contains("max_clock_uncertainty_us"))
+  if (e.max_clock_uncertainty_us)
     checks.add("clock_sync",
-               d.clock_uncertainty_us ? std::optional<bool>(*d.clock_uncertainty_us <= e["max_clock_uncertainty_us"].get<double>()) : std::nullopt,
+               d.clock_uncertainty_us ? std::optional<bool>(*d.clock_uncertainty_us <= *e.max_clock_uncertainty_us) : std::nullopt,
                d.clock_uncertainty_us ? json(std::to_string(*d.clock_uncertainty_us) + " us") : json("simulated: no clocks"),
-               "at most " + text_or(e["max_clock_uncertainty_us"]) + " us", "",
+               "at most " + e.text("max_clock_uncertainty_us") + " us", "",
                d.clock_uncertainty_us ? std::optional<Value>(Value{"value_us", *d.clock_uncertainty_us}) : std::nullopt);
   if (!d.simulated && d.missing_ranks) checks.add("ranks_alive", *d.missing_ranks == 0, *d.missing_ranks, "none missing", "",
                                                             Value{"value_missing", static_cast<double>(*d.missing_ranks)});
 }
 
-void check_counters(const json& e, const std::optional<CounterFacts>& c, const std::string& why, Checks& checks) {
-  if (!e.contains("max_link_errors")) return;
-  const auto limit = e["max_link_errors"].get<uint64_t>();
+void check_counters(const Expectation& e, const std::optional<CounterFacts>& c, const std::string& why, Checks& checks) {
+  if (!e.max_link_errors) return;
+  const uint64_t limit = *e.max_link_errors;
   const std::string expected = "at most " + std::to_string(limit) + " errors per link";
   if (!c) {
     checks.add("link_errors", std::nullopt, "not measured: " + why, expected);
@@ -195,11 +191,11 @@ void check_counters(const json& e, const std::optional<CounterFacts>& c, const s
              detail, Value{"value_errors", static_cast<double>(worst)});
 }
 
-void check_congestion(const json& e, const std::optional<CongestionFacts>& c, const std::string& why, Checks& checks) {
-  if (!e.contains("max_congestion")) return;
-  const double limit = e["max_congestion"].get<double>();
+void check_congestion(const Expectation& e, const std::optional<CongestionFacts>& c, const std::string& why, Checks& checks) {
+  if (!e.max_congestion) return;
+  const double limit = *e.max_congestion;
   const std::string expected = "PortXmitWait at most " + percent(limit) + " of the run on any link";
-  if (!e.contains("xmit_wait_tick_ns")) {
+  if (!(e.xmit_wait_tick_ns > 0)) {
     checks.add("congestion", std::nullopt, "not measured: give xmit_wait_tick_ns (the switches' PortXmitWait tick, device-specific)", expected);
     return;
   }
@@ -215,8 +211,8 @@ void check_congestion(const json& e, const std::optional<CongestionFacts>& c, co
              Value{"value_share", worst});
 }
 
-void check_faults(const json& e, const json& diagnosis, bool simulated, Checks& checks) {
-  const double confidence = e.value("fault_confidence", kFaultConfidence), share = e.value("fault_max_share", kFaultMaxShare);
+void check_faults(const Expectation& e, const json& diagnosis, bool simulated, Checks& checks) {
+  const double confidence = e.fault_confidence, share = e.fault_max_share;
   char want[160];
   std::snprintf(want, sizeof want, "no part at confidence %.2f or more whose traffic ran at %s or less of its plan", confidence, percent(share).c_str());
   if (simulated) {
@@ -241,40 +237,4 @@ void check_faults(const json& e, const json& diagnosis, bool simulated, Checks& 
              want, detail, Value{"value_parts", static_cast<double>(located)});
 }
 
-std::string accept_text(const json& r) {
-  std::string out;
-  char line[512];
-  const json& checks = r["checks"];
-  const size_t unmeasured = checks.size() - static_cast<size_t>(r["passed"].get<int>() + r["failed"].get<int>());
-  std::snprintf(line, sizeof line, "%s: %d of %zu checks pass, %d fail, %zu not measured (report: %s)\n",
-                r["accepted"].get<bool>() ? "ACCEPTED" : "NOT ACCEPTED", r["passed"].get<int>(), checks.size(), r["failed"].get<int>(),
-                unmeasured, r.value("report", std::string()).c_str());
-  out += line;
-  const json& plan = r["plan"];
-  const json& load = r["load"]["plan"];
-  std::string other;
-  for (const json& a : plan["orders_tried"])
-    if (a["order"] != plan["order"]) other = " (" + a["order"].get<std::string>() + " order: worst link " + std::to_string(a["max_load"].get<int>()) + ")";
-  std::snprintf(line, sizeof line, "  plan: %zu hosts in %s order%s, worst link %d, least possible %d (bound %d), efficiency %.2f (limited by %s)\n",
-                plan["hosts"].get<size_t>(), plan["order"].get<std::string>().c_str(), other.c_str(), load["max_load"].get<int>(),
-                load["lower_bound"]["worst"].get<int>(), r["fabric"]["transfer_bound"].get<int>(), plan["efficiency"]["value"].get<double>(),
-                plan["efficiency"]["limited_by"].get<std::string>().c_str());
-  out += line;
-  if (const json& lm = r["links_measured"]; lm.value("measured", false)) {
-    std::snprintf(line, sizeof line, "  links: the ports' counters saw %.3g of %.3g planned bytes (ratio %.3f), %zu of %zu planned links off by >1.25x%s\n",
-                  lm["measured_bytes"].get<double>(), lm["planned_bytes"].get<double>(), lm["ratio"].is_null() ? 0.0 : lm["ratio"].get<double>(),
-                  lm["off_links"].get<size_t>(), lm["planned_links"].get<size_t>(),
-                  lm["rows"].empty() ? "" : (", worst " + lm["rows"][0]["link"].get<std::string>()).c_str());
-    out += line;
-  }
-  auto padded = [](std::string t, size_t width) { return t.size() < width ? t + std::string(width - t.size(), ' ') : t; };
-  for (const json& ch : checks)
-    out += "  " + padded(ch["result"].get<std::string>(), 12) + " " + padded(ch["check"].get<std::string>(), 18) + " " +
-           text_or(ch["measured"]) + "   (expected " + text_or(ch["expected"]) + ")\n";
-  for (const json& ch : checks)  // what made a check fail, e.g. the worst links
-    if (ch["result"] == "fail" && ch.contains("detail")) out += ch["check"].get<std::string>() + ": " + ch["detail"].get<std::string>() + "\n";
-  if (r.contains("diagnosis")) out += workflow::diagnosis_text(r["diagnosis"]);
-  return out;
-}
-
-}  // namespace ibroute::cli
+}  // namespace ibroute::workflow

@@ -1,6 +1,6 @@
-// The checks of `ibroute accept`: the expectation and what was found or measured in, verdicts out.
-// No I/O: cmd_accept gathers the facts (scan, plan, run or simulation); accept_text renders the
-// terminal summary from the report, accept_html the page, the report itself is the JSON.
+// The checks of `ibroute accept`: the typed expectation and what was found or measured in,
+// verdicts out. No I/O: accept_run gathers the facts (scan, plan, run or simulation); the command
+// line renders the report (src/cli: accept_text, accept_html).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -11,9 +11,10 @@
 #include "ibroute/fabric/model.hpp"
 #include "ibroute/fabric/structure.hpp"
 #include "ibroute/schedule/efficiency.hpp"
+#include "expectation.hpp"
 #include "scan_changes.hpp"
 
-namespace ibroute::cli {
+namespace ibroute::workflow {
 
 struct Checks {
   nlohmann::json list = nlohmann::json::array();
@@ -30,11 +31,11 @@ struct Checks {
 
 // 1. Is the fabric what was ordered? topology, hosts, link width and speed, broken links, LMC.
 // `changes`: the hosts and cables the scan before had and this one lacks (named where they fail).
-void check_fabric(const nlohmann::json& expect, const fabric::Fabric& f, const fabric::FabricStructure& st,
-                  const workflow::ScanChanges& changes, Checks& out);
+void check_fabric(const Expectation& expect, const fabric::Fabric& f, const fabric::FabricStructure& st,
+                  const ScanChanges& changes, Checks& out);
 
 // 2. Is the routing balanced? Host-to-host routes per up-port at every level (idle up-links fail).
-void check_routing(const nlohmann::json& expect, const fabric::Fabric& f, const fabric::FabricStructure& st, Checks& out);
+void check_routing(const Expectation& expect, const fabric::Fabric& f, const fabric::FabricStructure& st, Checks& out);
 
 // 3. Does a congestion-free all-to-all exist, and how close does the plan come to the least time?
 struct PlanFacts {
@@ -43,7 +44,7 @@ struct PlanFacts {
   std::string why;  // the worst links, and what no DLID choice can avoid
   schedule::Efficiency efficiency;
 };
-void check_plan(const nlohmann::json& expect, const PlanFacts& p, Checks& out);
+void check_plan(const Expectation& expect, const PlanFacts& p, Checks& out);
 
 // 4. Does the fabric deliver it? From the run's report (or the simulation: what it cannot know is
 // "not measured").
@@ -55,7 +56,7 @@ struct Delivery {
   bool plan_over_bound = false;
   std::string why;  // of the plan, where it is over the bound
 };
-void check_delivery(const nlohmann::json& expect, const Delivery& d, Checks& out);
+void check_delivery(const Expectation& expect, const Delivery& d, Checks& out);
 
 // 5. Did the links stay clean? The ports' error counters that rose between two snapshots
 // (`ibroute counters`; taken around the run by accept --launch). `facts` empty: not measured, `why`.
@@ -69,7 +70,7 @@ struct CounterFacts {
   };
   std::vector<Link> links;  // with errors that rose, worst first
 };
-void check_counters(const nlohmann::json& expect, const std::optional<CounterFacts>& facts, const std::string& why, Checks& out);
+void check_counters(const Expectation& expect, const std::optional<CounterFacts>& facts, const std::string& why, Checks& out);
 
 // 6. Did any link wait for credits? PortXmitWait as a share of the run's time (the tick is the
 // switch's, from the expectation: xmit_wait_tick_ns). `links`: name and share, worst first.
@@ -77,15 +78,11 @@ struct CongestionFacts {
   std::string between;
   std::vector<std::pair<std::string, double>> links;
 };
-void check_congestion(const nlohmann::json& expect, const std::optional<CongestionFacts>& facts, const std::string& why, Checks& out);
+void check_congestion(const Expectation& expect, const std::optional<CongestionFacts>& facts, const std::string& why, Checks& out);
 
 // 7. Is a part of the fabric located as slow? A suspect of the repair list (diagnosis.suspects[])
 // at `fault_confidence` or more whose traffic ran at `fault_max_share` or less of its plan fails
 // acceptance, naming the part, whatever the nodes' rates. A simulation locates nothing: not measured.
-inline constexpr double kFaultConfidence = 0.5, kFaultMaxShare = 0.75;
-void check_faults(const nlohmann::json& expect, const nlohmann::json& diagnosis, bool simulated, Checks& out);
+void check_faults(const Expectation& expect, const nlohmann::json& diagnosis, bool simulated, Checks& out);
 
-// The terminal summary of a finished report (what --json prints whole).
-std::string accept_text(const nlohmann::json& report);
-
-}  // namespace ibroute::cli
+}  // namespace ibroute::workflow

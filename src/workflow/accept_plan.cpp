@@ -5,7 +5,7 @@
 
 #include "ibroute/fabric/error.hpp"
 
-namespace ibroute::cli {
+namespace ibroute::workflow {
 
 using namespace ibroute::schedule;
 using nlohmann::json;
@@ -79,4 +79,4 @@ AcceptPlan plan_for_acceptance(const FabricContext& c, const AcceptPlanRequest& 
   return a;
 }
 
-}  // namespace ibroute::cli
+}  // namespace ibroute::workflow
