@@ -63,9 +63,12 @@ std::string chassis_label(const Chassis& c, const Fabric& f, const std::vector<s
 }
 
 // The rows of the drawing, level by level: each in name order (invisible edges along it, or dot
-// would reorder it to cut crossings); in a large drawing a level of more than kRowWidth switches
-// is wrapped onto several rows, the first on top, each held below the one before by an invisible edge.
+// would reorder it to cut crossings). In a large drawing (`wrap`) a level of more than kRowWidth
+// switches is wrapped onto several rows, the first on top, each held below the one before by an
+// invisible edge, and the levels are stacked by invisible edges too: the cables there do not
+// constrain the layout (each one spanning several rows made dot spread every row out).
 void write_rows(std::ostringstream& o, const std::vector<std::vector<std::string>>& in_rank, bool wrap) {
+  std::string below;  // the first node of the top row of the last level written
   for (size_t r = 0; r < in_rank.size(); ++r) {
     const std::vector<std::string>& row = in_rank[r];
     const size_t width = wrap && r > 0 ? kRowWidth : std::max<size_t>(row.size(), 1);
@@ -82,6 +85,10 @@ void write_rows(std::ostringstream& o, const std::vector<std::vector<std::string
       o << "}\n";
       if (at > 0) o << "  " << row[at] << " -- " << previous_first << " [style=invis];\n";  // the next row below
       previous_first = row[at];
+    }
+    if (wrap && r > 0 && !row.empty()) {
+      if (!below.empty()) o << "  " << below << " -- " << previous_first << " [style=invis];\n";  // this level's bottom row above
+      below = row.front();
     }
   }
 }
@@ -236,7 +243,7 @@ std::string to_dot(const Fabric& f, const DotOptions& opt) {
     // xlabel: placed after the layout (a label would be a node of its own, widening the rows).
     if (per_pair) o << "xlabel=\"" << (e.links > 1 ? "x" + std::to_string(e.links) : std::string()) << "\", fontsize=7";
     else o << "taillabel=\"" << e.pa << "\", headlabel=\"" << e.pb << "\", fontsize=7";
-    if (level[e.a] == level[e.b]) o << ", constraint=false";
+    if (level[e.a] == level[e.b] || per_pair) o << ", constraint=false";  // per pair: the rows stack by invisible edges
     const bool down = e.down == e.links;
     if (!opt.load.empty() && !down) {
       bool over = (e.ca && e.la > e.ca) || (e.cb && e.lb > e.cb);

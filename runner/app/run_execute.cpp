@@ -240,8 +240,9 @@ std::optional<fabric::CounterSnapshot> counters_before_run(const RunOptions& o, 
 
 // The ports' counters after the run beside the first reading: measured against what the run
 // sent over each link by the scan's routes, as the report's links_measured.
-void measure_run(const RunOptions& o, Inputs& in, const RunSummary& sum, const RunOutcome& out,
-                 const std::optional<fabric::CounterSnapshot>& counters_before, std::string& counters_why, nlohmann::json& report) {
+std::optional<CounterWindow> measure_run(const RunOptions& o, Inputs& in, const RunSummary& sum, const RunOutcome& out,
+                                         const std::optional<fabric::CounterSnapshot>& counters_before, std::string& counters_why,
+                                         nlohmann::json& report) {
   // Measured against what the run sent over each link by the scan's routes.
   std::optional<CounterWindow> window;
   std::optional<fabric::LinkMeasures> measures;
@@ -256,23 +257,23 @@ void measure_run(const RunOptions& o, Inputs& in, const RunSummary& sum, const R
     }
   if (in.fabric) report["links_measured"] = links_measured_json(in.fabric->fabric, in.fabric->links, window ? &*window : nullptr, measures ? &*measures : nullptr,
                                                                 counters_why, out.rounds_run, sum.seconds, o.xmit_wait_tick_ns);
+  return measures ? window : std::nullopt;  // a window whose links could not be measured: none
 }
 
 // The repair list of the run (diagnosis_report.hpp): its pairs over their paths, the scan, the
-// ports whose error counters rose.
-nlohmann::json diagnose(const FabricContext& c, const Schedule& s, const RunOutcome& out, const nlohmann::json& report) {
-  const size_t n = s.hosts.size();
+// ports whose error counters rose — from the run's own figures, not its report read back.
+nlohmann::json diagnose(const RunJsonContext& jc, const RunOutcome& out, const std::optional<CounterWindow>& window) {
+  const workflow::FabricContext& c = *jc.fabric;
+  const size_t n = jc.schedule.hosts.size();
   DiagnosisInput in;
-  in.plan = &s;
+  in.plan = &jc.schedule;
   in.pair_gbps = pair_gbps_of(out, n);  // at any size: the report lists it only up to 2048 ranks
   for (float& g : in.pair_gbps) g = std::max(g, 0.f);  // none arrived: 0, as the report's matrix says it
-  if (const nlohmann::json& lm = report["links_measured"]; lm.value("measured", false))
-    for (const nlohmann::json& e : lm["errors"]) in.errors.push_back({e["link"], e["what"], e["errors"], e["guid"], e["port"]});
+  if (window) in.errors = error_ports(c.fabric, c.links, *window);
   in.node_send_gbps.assign(n, -1);
-  for (const nlohmann::json& x : report["nodes"])
-    if (const size_t r = x["rank"].get<size_t>(); r < n) in.node_send_gbps[r] = x["send_gbps"].get<double>();
-  if (report.contains("suspect_links"))
-    for (const nlohmann::json& l : report["suspect_links"]) in.bad.push_back({l["link"], l["transfers"], l["skipped"], l["failed"]});
+  for (const NodeStat& ns : jc.summary.nodes)
+    if (ns.rank >= 0 && static_cast<size_t>(ns.rank) < n) in.node_send_gbps[static_cast<size_t>(ns.rank)] = ns.send_gbps;
+  in.bad = bad_links(jc);
   return diagnosis_json(c, std::move(in));
 }
 
@@ -286,8 +287,8 @@ int report_run(const RunOptions& o, Inputs& in, const RunConfig& cfg, const RunO
   RunJsonContext jc{s, cfg.message_size, out.slot_ns, cfg.find_rate ? out.rounds_run : cfg.rounds, cfg.skip_after, cfg.sl, out, sum, in.fabric.get(),
                     cfg.resync_interval_ns, cfg.max_skipped_share, cfg.unreliable, cfg.slot_per_message, wc_status_name};
   nlohmann::json report = run_report_json(jc);
-  measure_run(o, in, sum, out, counters_before, counters_why, report);
-  if (in.fabric) report["diagnosis"] = diagnose(*in.fabric, s, out, report);
+  const std::optional<CounterWindow> window = measure_run(o, in, sum, out, counters_before, counters_why, report);
+  if (in.fabric) report["diagnosis"] = diagnose(jc, out, window);
   if (in.store && !o.no_store) {
     store::RunRow row;
     row.schedule_id = in.schedule_id;

@@ -107,7 +107,7 @@ int run_accept(const AcceptOptions& o) {
       r, {.progress = std::ref(progress), .hand_over = [&] { progress.finish(); }, .note = [](const std::string& line) { std::cerr << line << "\n"; }});
   Stopwatch clock;
   progress("writing the report", 0, 0);
-  write_html(o, *out.context, out.plan.chosen, out.report, out.heat);
+  write_html(o, *out.context, out.judged(), out.report, out.heat);
   progress.finish();
   json report = out.report;
   report["stage_seconds"]["report"] = clock.lap();

@@ -12,6 +12,7 @@
 #include "ibroute/fabric/structure.hpp"
 #include "ibroute/schedule/efficiency.hpp"
 #include "expectation.hpp"
+#include "run_facts.hpp"
 #include "scan_changes.hpp"
 
 namespace ibroute::workflow {
@@ -62,13 +63,7 @@ void check_delivery(const Expectation& expect, const Delivery& d, Checks& out);
 // (`ibroute counters`; taken around the run by accept --launch). `facts` empty: not measured, `why`.
 struct CounterFacts {
   std::string between;  // "snapshots 3 and 4 of scan 1 (around the run)"
-  struct Link {
-    std::string link, what;  // "ibswitch12[3] -> node3-011[1]", "SymbolErrorCounter +7"
-    uint64_t errors = 0;
-    std::string guid;        // the port's node GUID (hex); "" unknown
-    int port = -1;
-  };
-  std::vector<Link> links;  // with errors that rose, worst first
+  std::vector<ErrorPort> links;  // with errors that rose, worst first
 };
 void check_counters(const Expectation& expect, const std::optional<CounterFacts>& facts, const std::string& why, Checks& out);
 

@@ -149,7 +149,7 @@ LinkFacts link_facts(store::FabricStore& store, const FabricContext& c, const Pl
   if (o.counters == "auto" && !o.simulate && d.run && d.run->measured()) {
     const std::string between = d.run->links_measured.value("between", std::string("around the run"));
     out.counters = CounterFacts{between, {}};
-    for (const auto& e : d.run->error_links) out.counters->links.push_back({e.link, e.what, e.errors, e.guid, e.port});
+    out.counters->links = d.run->error_links;
     out.congestion = CongestionFacts{between, d.run->waiting};
     out.measured = d.run->links_measured;
     return out;
@@ -171,9 +171,8 @@ LinkFacts link_facts(store::FabricStore& store, const FabricContext& c, const Pl
   const fabric::LinkMeasures m = fabric::measure_links(window->deltas, c.links, fabric::planned_bytes(p.load.link_total, size * d.rounds), d.seconds, tick_ns);
   out.measured = links_measured_json(c.fabric, c.links, &*window, &m, out.why, d.rounds, d.seconds, tick_ns);
   out.counters = CounterFacts{window->between, {}};
-  for (const json& e : out.measured["errors"]) out.counters->links.push_back({e["link"], e["what"], e["errors"], e["guid"], e["port"]});
-  out.congestion = CongestionFacts{window->between, {}};
-  for (const json& w : out.measured["waiting"]) out.congestion->links.emplace_back(w["link"], w["wait_share"]);
+  out.counters->links = error_ports(c.fabric, c.links, *window);
+  out.congestion = CongestionFacts{window->between, waiting_shares(c.fabric, c.links, m)};
   return out;
 }
 
@@ -283,23 +282,31 @@ AcceptPlanRequest plan_request(const AcceptRequest& o) {
 }
 
 // 4. Does the fabric deliver it? Played, launched, or read from an earlier run's report.
-Delivered deliver(const AcceptRequest& o, const AcceptHooks& h, store::FabricStore& store, AcceptPlan& a) {
+// --run-report: the run is judged against the schedule it ran (its ranks, phases and DLIDs), which
+// the report must prove it belongs to, measured here as a plan (its load and figures, its timing as
+// it ran); the plan made above stays what the plan checks judged, and the report's "plan".
+Delivered delivered_by_report(const AcceptRequest& o, const AcceptHooks& h, store::FabricStore& store, const FabricContext& c,
+                              std::optional<PlanOutcome>& ran) {
+  // Read once, its pair matrix at its own rank count: the binding then holds it to the schedule's.
+  RunReportInput run = parse_run_report(read_file(o.run_report), o.run_report, std::nullopt);
+  RunBinding bound = bind_run_report(store, c, run, o.run_report);
+  if (!bound.warning.empty() && h.note) h.note("accept: warning: " + bound.warning);
+  ran.emplace();
+  ran->schedule = std::move(bound.schedule);
+  const Schedule& plan = ran->schedule;
+  ran->load = evaluate(c.eval, plan.hosts, plan.phases, false);
+  ran->figures = exchange_figures(c.eval, Exchange{plan.hosts, plan.senders, plan.receivers}, ran->load, &plan);
+  Delivered d = from_run(std::move(run), plan);
+  d.ran = {{"schedule", plan.name}, {"planned_on_scan", bound.scan_id}, {"hosts", plan.hosts.size()}, {"phases", plan.phases.size()},
+           {"method", plan.method}, {"max_load", ran->load.max_load}, {"efficiency", efficiency_json(ran->figures.efficiency)},
+           {"bound_by", bound.warning.empty() ? "scan_id and port GUIDs" : "name and rank count (an older report)"}};
+  return d;
+}
+
+Delivered deliver(const AcceptRequest& o, const AcceptHooks& h, store::FabricStore& store, AcceptPlan& a, std::optional<PlanOutcome>& ran) {
   Schedule& plan = a.chosen.schedule;
   if (o.simulate) return simulated(*a.context, plan, a.chosen.load);
-  if (o.launch.empty()) {
-    // The run is judged against the schedule it ran (its ranks, phases and DLIDs), which the
-    // report must prove it belongs to; the plan above stays what the plan checks judged.
-    // Read once, its pair matrix at its own rank count: the binding then holds it to the schedule's.
-    RunReportInput run = parse_run_report(read_file(o.run_report), o.run_report, std::nullopt);
-    RunBinding bound = bind_run_report(store, *a.context, run, o.run_report);
-    if (!bound.warning.empty() && h.note) h.note("accept: warning: " + bound.warning);
-    a.chosen.load = evaluate(a.context->eval, bound.schedule.hosts, bound.schedule.phases, false);
-    plan = std::move(bound.schedule);
-    Delivered d = from_run(std::move(run), plan);
-    d.ran = {{"schedule", plan.name}, {"planned_on_scan", bound.scan_id}, {"hosts", plan.hosts.size()}, {"phases", plan.phases.size()},
-             {"method", plan.method}, {"bound_by", bound.warning.empty() ? "scan_id and port GUIDs" : "name and rank count (an older report)"}};
-    return d;
-  }
+  if (o.launch.empty()) return delivered_by_report(o, h, store, *a.context, ran);
   store.save_schedule(a.context->scan_id, plan, a.chosen.load.max_load, static_cast<int64_t>(a.chosen.load.congested), a.chosen.plan_seconds, true);
   std::optional<double> limit;
   if (o.expect.min_sustainable_rate) limit = o.expect.max_skipped_share.value_or(0.0);
@@ -351,26 +358,27 @@ AcceptOutcome run_acceptance(const AcceptRequest& o, const AcceptHooks& h) {
              checks);
   if (o.launch.empty()) progress(o.simulate ? "simulating the plan" : "reading the run's report");
   else hand_over();  // the launched run prints its own lines
-  Delivered d = deliver(o, h, store, a);
+  Delivered d = deliver(o, h, store, a, out.ran);
+  const PlanOutcome& judged = out.judged();  // what the delivery is judged against: the schedule that ran
   stages[o.simulate ? "simulate" : "run"] = clock.lap();
   check_delivery(e, {.simulated = o.simulate, .node_rate = d.node_rate, .skipped_share = d.skipped_share, .clock_uncertainty_us = d.clock_unc_us,
                          .sustainable_rate = d.sustainable, .missing_ranks = d.missing_ranks, .plan_over_bound = !a.over.empty(), .why = a.why},
                      checks);
-  const LinkFacts links = link_facts(store, c, p, d, e.xmit_wait_tick_ns, o);
+  const LinkFacts links = link_facts(store, c, judged, d, e.xmit_wait_tick_ns, o);
   check_counters(e, links.counters, links.why, checks);    // 5. Did the links stay clean?
   check_congestion(e, links.congestion, links.why, checks);  // 6. Did they wait for credits?
   progress("diagnosing");
-  out.heat = heat_of(c, p.schedule, d.pair, o.simulate);
+  out.heat = heat_of(c, judged.schedule, d.pair, o.simulate);
   DiagnosisInput why_slow;
-  why_slow.plan = &p.schedule, why_slow.changes = &changes, why_slow.simulated = o.simulate;
+  why_slow.plan = &judged.schedule, why_slow.changes = &changes, why_slow.simulated = o.simulate;
   if (!o.simulate) why_slow.pair_gbps = std::move(d.pair);
-  if (why_slow.pair_gbps.empty() && d.run && d.run->run_diagnosis && d.run->ranks == p.schedule.hosts.size())
+  if (why_slow.pair_gbps.empty() && d.run && d.run->run_diagnosis && d.run->ranks == judged.schedule.hosts.size())
     why_slow.run = run_diagnosis_of(c, *d.run->run_diagnosis, o.launch.empty() ? o.run_report : "the run's report");
   if (links.counters)
-    for (const CounterFacts::Link& l : links.counters->links) why_slow.errors.push_back({l.link, l.what, l.errors, l.guid, l.port});
+    why_slow.errors = links.counters->links;
   for (const json& l : d.suspects)
     why_slow.bad.push_back({l["link"], l["transfers"], l["skipped"], l["failed"]});
-  if (d.run && d.run->node_rates.size() == p.schedule.hosts.size())
+  if (d.run && d.run->node_rates.size() == judged.schedule.hosts.size())
     for (double bytes_per_s : d.run->node_rates) why_slow.node_send_gbps.push_back(bytes_per_s * 8 / 1e9);
   json diagnosis = diagnosis_json(c, std::move(why_slow));
   if (o.confirm) {

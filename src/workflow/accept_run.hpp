@@ -48,7 +48,10 @@ struct AcceptHooks {
 
 struct AcceptOutcome {
   std::unique_ptr<FabricContext> context;  // the judged scan
-  AcceptPlan plan;                         // its chosen schedule: the one the delivery was judged against
+  AcceptPlan plan;                         // the plan made for this scan (what the plan checks judged)
+  std::optional<PlanOutcome> ran;          // --run-report: the stored schedule the run ran, measured as a plan
+  // What the delivery was judged against: the schedule that ran (the plan itself, where accept ran it).
+  const PlanOutcome& judged() const { return ran ? *ran : plan.chosen; }
   nlohmann::json report;                   // the report's data: checks, plan, loads, delivery, diagnosis, stage seconds
   Heatmap heat;
   bool accepted() const { return report["accepted"].get<bool>(); }

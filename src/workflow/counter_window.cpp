@@ -22,35 +22,46 @@ std::optional<fabric::CounterSnapshot> live_counters(store::FabricStore* store, 
 }
 
 namespace {
-
 constexpr size_t kRows = 500;
+}  // namespace
 
-// The ports whose error counters rose, worst first: "SymbolErrorCounter +7, LinkDownedCounter +1".
-json error_links(const fabric::Fabric& f, const fabric::LinkIndex& links, const CounterWindow& w) {
-  std::vector<std::pair<uint64_t, json>> out;
+std::vector<ErrorPort> error_ports(const fabric::Fabric& f, const fabric::LinkIndex& links, const CounterWindow& w) {
+  std::vector<ErrorPort> out;
   for (const fabric::PortDelta& d : w.deltas) {
     if (!d.errors()) continue;
     std::string what;
     for (size_t i = 0; i < fabric::kCounters; ++i)
       if (fabric::counter_info(i).error && d.delta[i])
         what += (what.empty() ? "" : ", ") + std::string(fabric::counter_info(i).ib) + " +" + std::to_string(d.delta[i]);
-    out.emplace_back(d.errors(), json{{"link", schedule::describe_link(f, links, links.id(d.node, d.port))}, {"what", what}, {"errors", d.errors()},
-                                      {"guid", fabric::guid_hex(f.nodes[d.node].guid)}, {"port", d.port}});
+    out.push_back({schedule::describe_link(f, links, links.id(d.node, d.port)), what, d.errors(), fabric::guid_hex(f.nodes[d.node].guid), d.port});
   }
-  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-  json list = json::array();
-  for (size_t i = 0; i < out.size() && i < kRows; ++i) list.push_back(std::move(out[i].second));
-  return list;
+  std::stable_sort(out.begin(), out.end(), [](const ErrorPort& a, const ErrorPort& b) { return a.errors > b.errors; });
+  if (out.size() > kRows) out.resize(kRows);
+  return out;
 }
 
-// The links that waited for credits, the largest share of the time first.
-json waiting_links(const fabric::Fabric& f, const fabric::LinkIndex& links, const fabric::LinkMeasures& m) {
+std::vector<std::pair<std::string, double>> waiting_shares(const fabric::Fabric& f, const fabric::LinkIndex& links, const fabric::LinkMeasures& m) {
   std::vector<const fabric::LinkMeasure*> w;
   for (const fabric::LinkMeasure& x : m.rows)
     if (x.wait_share && *x.wait_share > 0) w.push_back(&x);
   std::stable_sort(w.begin(), w.end(), [](auto* a, auto* b) { return *a->wait_share > *b->wait_share; });
+  std::vector<std::pair<std::string, double>> out;
+  for (size_t i = 0; i < w.size() && i < kRows; ++i) out.emplace_back(schedule::describe_link(f, links, w[i]->link), *w[i]->wait_share);
+  return out;
+}
+
+namespace {
+
+json error_links(const fabric::Fabric& f, const fabric::LinkIndex& links, const CounterWindow& w) {
   json list = json::array();
-  for (size_t i = 0; i < w.size() && i < kRows; ++i) list.push_back({{"link", schedule::describe_link(f, links, w[i]->link)}, {"wait_share", *w[i]->wait_share}});
+  for (const ErrorPort& e : error_ports(f, links, w))
+    list.push_back({{"link", e.link}, {"what", e.what}, {"errors", e.errors}, {"guid", e.guid}, {"port", e.port}});
+  return list;
+}
+
+json waiting_links(const fabric::Fabric& f, const fabric::LinkIndex& links, const fabric::LinkMeasures& m) {
+  json list = json::array();
+  for (const auto& [link, share] : waiting_shares(f, links, m)) list.push_back({{"link", link}, {"wait_share", share}});
   return list;
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fabric_context.hpp"
+#include "run_facts.hpp"
 #include "run_report_read.hpp"
 #include "scan_changes.hpp"
 #include "ibroute/schedule/diagnosis.hpp"
@@ -21,19 +22,6 @@
 namespace ibroute::workflow {
 
 // A port whose error counters rose over the run's window, as counter_window names it.
-struct ErrorPort {
-  std::string link, what;  // "L1[3] -> S1[1]", "SymbolErrorCounter +7"
-  uint64_t errors = 0;
-  std::string guid;        // the port's node GUID (hex); "" unknown
-  int port = -1;
-};
-
-// A link whose transfers were skipped, failed or timed out in the run (the run's suspect_links).
-struct BadLink {
-  std::string link;
-  uint64_t transfers = 0, skipped = 0, failed = 0;  // transfers: those that arrived
-};
-
 struct DiagnosisInput {
   const schedule::Schedule* plan = nullptr;  // the schedule the run (or simulation) played
   std::vector<float> pair_gbps;  // measured per pair, n x n (moved in: the diagnosis works on it in place); empty: none

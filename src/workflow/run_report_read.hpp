@@ -16,6 +16,7 @@
 
 #include "expectation.hpp"
 #include "json_input.hpp"
+#include "run_facts.hpp"
 
 namespace ibroute::workflow {
 
@@ -50,13 +51,7 @@ struct RunReportInput {
   // The ports' counters around the run, as the run read them ("links_measured", checked and
   // rebuilt from the checked values); absent or {"measured": false, "why"} when it could not.
   nlohmann::json links_measured;
-  struct ErrorLink {
-    std::string link, what;
-    uint64_t errors = 0;
-    std::string guid;  // the port's node GUID (hex), "" where the report does not say
-    int port = -1;
-  };
-  std::vector<ErrorLink> error_links;                     // worst first
+  std::vector<ErrorPort> error_links;                     // worst first
   std::vector<std::pair<std::string, double>> waiting;   // link, share of the run's time; worst first
   bool measured() const { return links_measured.is_object() && links_measured.value("measured", false); }
   // The run's own diagnosis of its pairs ("diagnosis.evidence.run"), read where the report has no

@@ -59,6 +59,13 @@ json link_json(const RunJsonContext& c, const LinkStat& l) {
 
 }  // namespace
 
+std::vector<BadLink> bad_links(const RunJsonContext& c) {
+  std::vector<BadLink> out;
+  if (!c.fabric) return out;
+  for (const LinkStat& l : suspects(c.summary)) out.push_back({link_name(*c.fabric, l.link), l.transfers, l.skipped, l.failed});
+  return out;
+}
+
 namespace {
 
 void write_header(const RunJsonContext& c, json& j) {

@@ -9,6 +9,7 @@
 
 #include "ibroute/runner/run_outcome.hpp"
 #include "fabric_context.hpp"
+#include "run_facts.hpp"
 #include "ibroute/runner/run_report.hpp"
 
 namespace ibroute::workflow {
@@ -36,6 +37,8 @@ inline constexpr size_t kAllPathsUpTo = 4096;
 inline constexpr size_t kPairMatrixUpTo = 2048;
 
 nlohmann::json run_report_json(const RunJsonContext& c);
+// The links whose transfers were skipped or failed, worst first (the report's suspect_links).
+std::vector<BadLink> bad_links(const RunJsonContext& c);
 // Gb/s of each pair (row: sender) while its transfers were on the wire — bytes over the sum of
 // their times; -1 where none completed. At any size (the diagnosis reads it), though the report
 // lists it only up to kPairMatrixUpTo ranks.

@@ -129,6 +129,13 @@ class EmulatedRuns(TempDirTest):
 
     def test_a_clean_run_is_accepted(self):
         rc, out, checks = self.accept(self.report({}, 1))
+        # Judged against the schedule that ran, measured as a plan: its worst link recomputed here
+        # from the stored routes.
+        ran = out["run_schedule"]
+        self.assertEqual((ran["schedule"], ran["hosts"], ran["bound_by"]), ("p", 96, "scan_id and port GUIDs"))
+        worst = max(max(load.values()) for _, _, load in self.paths())
+        self.assertEqual(ran["max_load"], worst)
+        self.assertGreater(ran["efficiency"]["value"], 0)
         self.assertEqual(checks["faults"]["result"], "pass", checks["faults"])
         self.assertEqual([s for s in out["diagnosis"]["suspects"] if s["confidence"] >= 0.5], [], out["diagnosis"])
         self.assertEqual(rc, 0, [c for c in out["checks"] if c["result"] == "fail"])
