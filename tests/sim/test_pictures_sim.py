@@ -183,6 +183,52 @@ class Pictures(unittest.TestCase):
         labels = [t["text"] for t in drawn["texts"] if t["text"].startswith("Infiniscale-IV")]
         self.assertEqual(len(set(labels)), 24, labels)
 
+    def test_a_real_director_dump_replayed_with_cables_missing(self):
+        """avakas (../shared/realdata: a QLogic 12800-180 director, 25 ASICs all described "QLogic
+        12800-180 GUID=0x00066a00e8001310 Lxxx/Sxxx", 281 hosts on its line ASICs), three cables
+        between ASICs left out, replayed on ibsim, routed by OpenSM: accept --simulate names them
+        as broken; nothing that costs no capacity is a likely suspect and no fact repeats; the
+        headline is the verdict; every ASIC's label is its own, in the report's drawing and in the
+        level matrix, which shortens the common head and keeps the L1xx or S2xx."""
+        from realdata import dump, ports_report_to_topology
+        with open(dump("hwloc-netloc", "avakas", "ib-raw", "ib-subnet-fe80:0000:0000:0000.txt")) as f:
+            text, dropped = ports_report_to_topology(f.read(), drop=3)
+        topo = write_text(self.path("avakas.topo"), text)
+        db = self.path("avakas.db")
+        with SimFabric(topo, lmc=0) as sim:
+            ibroute("scan", "--db", db, sim=sim, timeout=600)
+        expect = write_text(self.path("avakas.json"), json.dumps({"topology": "two-level"}))
+        report = self.path("avakas.html")
+        r = ibroute("accept", "--db", db, "--expect", expect, "--simulate", "--report", report, "--json", check=False, timeout=600)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        out = json.loads(r.stdout)
+        checks = {c["check"]: c for c in out["checks"]}
+        self.assertEqual((checks["broken_links"]["result"], checks["broken_links"]["measured"]), ("fail", len(dropped)), checks["broken_links"])
+        for x in out["diagnosis"]["suspects"]:
+            self.assertEqual(len(x["evidence"]), len(set(x["evidence"])), x)
+            if x.get("cost_share", 1) == 0:
+                self.assertLess(x["confidence"], 0.5, x)
+        names = self.switches(db)
+        self.assertEqual(len(names), 25)
+        result = probe(self.browser, open(report).read(), "#fabric svg", self.path("avakas-report.html"))
+        shown = [t["text"] for t in result["texts"] if t["text"].startswith("QLogic")]
+        self.assertEqual(sorted(set(shown)), sorted(names), "each ASIC once, its whole name")
+        self.assertEqual([t["text"] for t in result["texts"] if t["text"].strip() and min(t["left"], t["right"], t["top"], t["bottom"]) < -0.5], [])
+        dom = subprocess.run([self.browser, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", "file://" + report],
+                             capture_output=True, text=True, timeout=180).stdout
+        head = re.search(r'<p id="verdict-line" class="(\w+)"[^>]*>([^<]*)<', dom)
+        self.assertEqual(head.group(1), "fail")
+        self.assertTrue(head.group(2).startswith("NOT ACCEPTED — "), head.group(2))
+        matrix = self.path("avakas-matrix.svg")
+        ibroute("topo", "--db", db, "--format", "matrix", "-o", matrix)
+        with open(matrix) as f:
+            svg = f.read()
+        labels = [html.unescape(x) for x in re.findall(r'font-size="9"[^>]*>([^<]+)</text>', svg)]
+        asics = {re.search(r"([LS]\d{3}[AB]?)$", n).group(1) for n in names}
+        self.assertEqual({re.search(r"([LS]\d{3}[AB]?)$", x).group(1) for x in labels}, asics, labels)
+        self.assertEqual((len(labels), len(set(labels))), (25, 25), labels)  # rows L1xx, columns S2xx: each once
+        self.assertTrue(all(len(x) <= 34 for x in labels), labels)
+
 
 if __name__ == "__main__":
     unittest.main()
