@@ -14,7 +14,11 @@
 //     0x0001 : 003  : 01   : yes
 //     0x0002 : UNREACHABLE
 // A table without its trailer, or interrupted by a tool's error line ("iberror: ... linear
-// forwarding table get failed"), was cut: that switch is marked unread and the scan incomplete.
+// forwarding table get failed"), was cut: that switch is marked unread and the scan incomplete —
+// unless its rows reached the top LID of its header's range (QLogic directors' dumps print that
+// error after the last row of every table): then every LID has its row, the table is kept and
+// the line noted.
+#include <algorithm>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -66,7 +70,7 @@ class LftDumpReader {
   Section section_ = Section::none;
   int cur_ = -1;  // node of the table being read
   size_t header_line_ = 0;
-  uint64_t entries_ = 0, top_ = 0;
+  uint64_t entries_ = 0, top_ = 0, last_lid_ = 0;
   size_t sections_ = 0;
   bool cut_line_ = false;
 
@@ -137,7 +141,7 @@ class LftDumpReader {
   void start(Node& sw, Section kind, uint64_t size) {
     section_ = kind;
     header_line_ = r_.lineno();
-    entries_ = 0;
+    entries_ = 0, last_lid_ = 0;
     ++sections_;
     if (cur_ < 0) return;
     sw.lft.assign(size, kNoRoute);
@@ -154,7 +158,11 @@ class LftDumpReader {
     if (section_ == Section::fdbs && lid >= sw.lft.size()) sw.lft.resize(lid + 1, kNoRoute);
     if (lid >= sw.lft.size()) r_.fail("LID " + std::to_string(lid) + " outside the table's range");
     sw.lft[lid] = static_cast<uint8_t>(port);
+    last_lid_ = std::max(last_lid_, lid);
   }
+
+  // A unicast table whose rows reached its header's top LID: nothing after them is missing.
+  bool rows_complete() const { return section_ == Section::unicast && cur_ >= 0 && entries_ > 0 && last_lid_ == top_; }
 
   void unicast_row(std::string_view lid_text, std::string_view rest) {
     if (section_ != Section::unicast) r_.fail("LFT entry outside a switch table");
@@ -181,6 +189,13 @@ class LftDumpReader {
   }
 
   void tool_message(std::string_view line) {
+    if (rows_complete()) {  // after the last row: the table stands, the line is noted
+      f_.problems.push_back({"tool_message", f_.nodes[cur_].guid, -1,
+                             r_.where() + ": after the last row of " + f_.nodes[cur_].desc + "'s table (kept): " + excerpt(line, 200)});
+      section_ = Section::none;
+      cur_ = -1;
+      return;
+    }
     f_.complete = false;
     if (section_ == Section::unicast && cur_ >= 0) {
       cut(r_.where() + ": " + excerpt(line, 240));
@@ -194,8 +209,12 @@ class LftDumpReader {
   // The open table ended without its trailer (or at the end of the file).
   void close_section(bool at_end) {
     if (section_ == Section::fdbs && cur_ >= 0 && cut_line_ && at_end) cut(r_.where() + ": the file ends in the middle of a line");
-    if (section_ == Section::unicast && cur_ >= 0)
-      cut(r_.where(header_line_) + ": the table has no 'lids dumped' line" + (at_end ? " (the file ends)" : " (the next table starts)"));
+    const std::string why = ": the table has no 'lids dumped' line" + std::string(at_end ? " (the file ends)" : " (the next table starts)");
+    if (rows_complete())
+      f_.problems.push_back({"lft_unterminated", f_.nodes[cur_].guid, -1,
+                             r_.where(header_line_) + why + "; its rows reach its top LID: kept"});
+    else if (section_ == Section::unicast && cur_ >= 0)
+      cut(r_.where(header_line_) + why);
     section_ = Section::none;
     cur_ = -1;
   }

@@ -132,6 +132,35 @@ class ImportFormats(TempDirTest):
         self.assertEqual(r.returncode, 3, r.stderr)
         self.assertIn("is cut", r.stdout)
 
+    def test_a_real_directors_dumps_whose_tables_end_in_an_error_line(self):
+        """avakas (../shared/realdata, netloc's gather of 2016: a QLogic 12800-180 director, its port
+        report and 25 `ibroute` table dumps, each ending with ibroute's "linear forwarding table
+        get failed" after the row of its top LID): every table whole, every route known and
+        working, counted here from the dumps themselves."""
+        from realdata import dump
+        raw = dump("hwloc-netloc", "avakas", "ib-raw")
+        tables = os.path.join(raw, "ibroutes-fe80:0000:0000:0000")
+        text = "".join(read_text(os.path.join(tables, n)) for n in sorted(os.listdir(tables)))
+        lfts = write_text(self.path("avakas.lfts"), text)
+        r = ibroute("scan", "--db", self.path("avakas.db"), "--topology", os.path.join(raw, "ib-subnet-fe80:0000:0000:0000.txt"),
+                    "--lfts", lfts, "--json")
+        import json
+        s = json.loads(r.stdout)
+        switches = len(re.findall(r"^Unicast lids", text, re.M))
+        self.assertEqual(switches, 25)
+        self.assertEqual(text.count("linear forwarding table get failed"), switches)
+        # Every route: each LID (a CA's or a switch's) from every switch a CA hangs off — the rows
+        # say which LIDs there are; the port report says which switches have CAs.
+        lids = len(set(re.findall(r"^(0x[0-9a-f]{4}) \d{3} : \((?:Channel Adapter|Switch)", text, re.M)))
+        with open(os.path.join(raw, "ib-subnet-fe80:0000:0000:0000.txt")) as f:
+            leaves = {m.group(1) for m in re.finditer(r"^CA\s+\d+\s+\d+\s+0x[0-9a-f]+\s+\S+\s+\S+\s+-\s+SW\s+\d+\s+\d+\s+(0x[0-9a-f]+)", f.read(), re.M)}
+        self.assertTrue(s["complete"], s["problems"][:3])
+        self.assertEqual(s["routes"]["unknown"], 0)
+        self.assertEqual(s["routes"]["ok"], s["routes"]["total"])
+        self.assertEqual(s["routes"]["total"], lids * len(leaves), (lids, len(leaves)))
+        self.assertFalse(any(p["kind"] == "lft_cut" for p in s["problems"]))
+        self.assertEqual(sum(p["kind"] == "tool_message" and "kept" in p["detail"] for p in s["problems"]), switches)
+
     def test_mad_error_lines_in_a_topology_are_problems_not_failures(self):
         text = read_text(self.files["plain"])
         lines = text.splitlines()

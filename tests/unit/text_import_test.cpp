@@ -133,13 +133,26 @@ TEST(LftDumpParser, RejectsBadInput) {
   fails(lid_too_big, "LID 0x10004 out of range");
 }
 
-// A table without its trailer was cut (dump_lfts.sh files end so when ibroute fails): that switch
-// is unread and the scan incomplete, the others are kept.
+// A table cut before its top LID (dump_lfts.sh files end so when ibroute fails): that switch is
+// unread and the scan incomplete, the others are kept. One whose rows reach the top LID of its
+// header's range is whole whatever follows (QLogic directors' dumps end every table with
+// ibroute's error line): kept, the line noted, the scan complete.
 TEST(LftDumpParser, CutTablesAreUnreadNotRejected) {
   std::string good = lfts();
-  for (const std::string& text : {good.substr(0, good.find("10 valid")) + good.substr(good.find("Unicast", 10)),
-                                   good.substr(0, good.find("0x0009")) + "ibroute: iberror: [pid 77] main: linear forwarding table get failed\n" +
-                                       good.substr(good.find("Unicast", 10))}) {
+  const std::string error = "ibroute: iberror: [pid 77] main: linear forwarding table get failed\n";
+  for (const std::string& text : {good.substr(0, good.find("10 valid")) + error + good.substr(good.find("Unicast", 10)),
+                                  good.substr(0, good.find("10 valid")) + good.substr(good.find("Unicast", 10))}) {
+    Fabric f = parse_ibnetdiscover(kTopo);
+    apply_lft_dump(f, text, "dump");
+    EXPECT_TRUE(f.complete);
+    EXPECT_TRUE(f.nodes[0].lft_read);
+    EXPECT_EQ(f.nodes[0].lft[0xb], 2);
+    ASSERT_EQ(f.problems.size(), 1u);
+    EXPECT_TRUE(f.problems[0].kind == "tool_message" || f.problems[0].kind == "lft_unterminated") << f.problems[0].kind;
+    EXPECT_NE(f.problems[0].detail.find("kept"), std::string::npos) << f.problems[0].detail;
+  }
+  for (const std::string& text : {good.substr(0, good.find("0x000b")) + good.substr(good.find("Unicast", 10)),
+                                   good.substr(0, good.find("0x0009")) + error + good.substr(good.find("Unicast", 10))}) {
     Fabric f = parse_ibnetdiscover(kTopo);
     apply_lft_dump(f, text, "dump");
     EXPECT_FALSE(f.complete);
