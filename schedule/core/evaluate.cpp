@@ -127,7 +127,7 @@ struct Worker {
   std::vector<uint32_t> link_total;
   std::vector<int> link_worst, load;
   std::vector<size_t> histogram;  // by load
-  size_t transfers = 0, broken = 0, congested = 0, over_count = 0, load_samples = 0;
+  size_t transfers = 0, broken = 0, unknown = 0, congested = 0, over_count = 0, load_samples = 0;
   double load_sum = 0;
   std::vector<int32_t> used, flat, path;
   std::vector<uint32_t> begin;
@@ -149,10 +149,11 @@ void evaluate_phase(const EvalContext& ctx, const SwitchPaths* table, const std:
     if (ph.dst[i] < 0) continue;
     ++w.transfers;
     const size_t at = w.flat.size();  // the path goes straight to the phase's list
-    if (transfer_path(table, sources, finder, hosts[i], i, ph.dlid[i], w.path, w.flat) != RouteStatus::ok) {
+    if (const RouteStatus st = transfer_path(table, sources, finder, hosts[i], i, ph.dlid[i], w.path, w.flat); st != RouteStatus::ok) {
       // A lost transfer still loads the links up to where its route ends (once each, a loop
       // included); it delivers nothing, so it is no flow and no congested transfer.
       ++w.broken;
+      w.unknown += st == RouteStatus::unknown;
       const int32_t* p = w.flat.data() + at;
       for (size_t x = 0; x < w.flat.size() - at; ++x)
         if (std::find(p, p + x, p[x]) == p + x && w.load[p[x]]++ == 0) w.used.push_back(p[x]);
@@ -255,7 +256,7 @@ LoadReport evaluate(const EvalContext& ctx, const std::vector<Host>& hosts, cons
     for (size_t l = 0; l < nl; ++l) r.link_total[l] += w.link_total[l], r.link_worst[l] = std::max(r.link_worst[l], w.link_worst[l]);
     for (size_t k = 0; k < w.histogram.size(); ++k)
       if (w.histogram[k]) r.histogram[static_cast<int>(k)] += w.histogram[k];
-    r.transfers += w.transfers, r.broken += w.broken, r.congested += w.congested, r.over_count += w.over_count;
+    r.transfers += w.transfers, r.broken += w.broken, r.unknown += w.unknown, r.congested += w.congested, r.over_count += w.over_count;
     load_samples += w.load_samples, load_sum += w.load_sum;
   }
   double sum_rate = 0, min_rate = std::numeric_limits<double>::infinity();

@@ -219,7 +219,7 @@ nlohmann::json patterns_json(const Analysis& a) {
     nlohmann::json x{{"pattern", r.pattern}, {"lids", r.lids}, {"phases", r.load.phases}, {"transfers", r.load.transfers},
                      {"phase_max_histogram", phase_max_histogram(r.load.phase_max)},
                      {"mean_load", r.load.mean_load}, {"max_load", r.load.max_load}, {"congested", r.load.congested},
-                     {"congested_share", r.load.congested_share()}, {"broken", r.load.broken}, {"histogram", hist},
+                     {"congested_share", r.load.congested_share()}, {"broken", r.load.broken}, {"unknown", r.load.unknown}, {"histogram", hist},
                      {"lower_bound", {{"worst", r.least.worst}, {"phase", r.least.phase}, {"where", r.least.where}, {"phases", r.least.phases}}}};
     if (r.load.fair_share)
       x["fair_share"] = {{"mean_gbps", r.load.mean_gbps}, {"min_gbps", r.load.min_gbps},
@@ -374,7 +374,8 @@ void print_patterns(const AnalyzeOptions& o, const Analysis& a) {
       // Against the host link, a true ceiling: the all-to-all bound averages the leaves' cuts over a
       // whole exchange, and a phase's fair share may lie above it (it read as "102 % of bound").
       std::printf("  %6.1f Gb/s (%3.0f%% of a host link)", r.load.mean_gbps, a.c.structure.host_gbps > 0 ? 100 * r.load.mean_gbps / a.c.structure.host_gbps : 0);
-    if (r.load.broken) std::printf("  %zu broken (no working route: lost)", r.load.broken);
+    if (r.load.broken > r.load.unknown) std::printf("  %zu broken (no working route: lost)", r.load.broken - r.load.unknown);
+    if (r.load.unknown) std::printf("  %zu unknown (a table on the way was not read)", r.load.unknown);
     std::printf("\n");
   }
   std::printf("(mean/max: transfers per switch link direction per phase, broken ones up to where their route ends; least: no choice\n"

@@ -67,7 +67,7 @@ nlohmann::json plan_json(const FabricContext& c, const Exchange& x, const PlanOu
                        {"budget", p.stats.packing_budget}, {"phases_compacted", p.stats.phases_compacted},
                        {"compaction_work", p.stats.compaction_work}}},
           {"solver", {{"greedy_start", p.stats.greedy_start}, {"repair_skipped", p.stats.repair_skipped}}}, {"congested", load.congested}, {"congested_share", load.congested_share()},
-          {"unroutable", p.stats.unroutable}, {"broken", load.broken}, {"over", over},
+          {"unroutable", p.stats.unroutable}, {"broken", load.broken}, {"unknown", load.unknown}, {"over", over},
           {"fair_share", {{"mean_gbps", fair}, {"min_gbps", load.min_gbps}, {"bound_gbps", p.bound_gbps}, {"estimate", true}}},
           {"timing", {{"message_size", s.timing.message_size}, {"rate", s.timing.rate},
                       {"rate_asked", rate_asked > 0 ? nlohmann::json(rate_asked) : nlohmann::json(nullptr)}, {"slot_s", s.timing.slot_s},
@@ -144,6 +144,10 @@ int run_plan(const PlanCliOptions& o) {
   req.progress = std::ref(progress);
   PlanOutcome p = plan_exchange(c.eval, x, req);
   progress.finish();
+  // Unknown is not lost, nor planned: no rate is printed for transfers whose routes nobody read.
+  if (p.load.unknown)
+    throw InputError(std::to_string(p.load.unknown) + " of the plan's transfers cross " + unread_tables(c.fabric) +
+                     " (ibroute scans --problems " + std::to_string(c.scan_id) + "): their routes are unknown; rescan, or leave those hosts out (--hosts)");
   p.schedule.name = schedule_name(store, o, c, x);
   const int64_t id = store.save_schedule(c.scan_id, p.schedule, p.load.max_load, static_cast<int64_t>(p.load.congested), p.plan_seconds, o.replace);
   const std::optional<RoutingAdvice> advice = advise_if_limited(c, p.figures.efficiency, x.hosts);

@@ -82,6 +82,15 @@ nlohmann::json slot_histogram(const std::vector<uint32_t>& slots) {
   return h;
 }
 
+std::string unread_tables(const fabric::Fabric& f) {
+  std::vector<const fabric::Node*> unread;
+  for (const fabric::Node& n : f.nodes)
+    if (n.is_switch() && !n.lft_read) unread.push_back(&n);
+  if (unread.empty()) return "no switch whose forwarding table was not read";
+  return unread.front()->desc + (unread.size() > 1 ? " (and " + std::to_string(unread.size() - 1) + " more switches)" : std::string()) +
+         (unread.size() > 1 ? ", whose forwarding tables were not read" : ", whose forwarding table was not read");
+}
+
 nlohmann::json efficiency_json(const schedule::Efficiency& e, const RoutingAdvice* advice) {
   nlohmann::json j{{"value", e.value}, {"least_time", e.least}, {"planned_time", e.planned}, {"limited_by", e.limited_by},
           {"rate_per_node_gbps", e.rate_gbps}, {"rate_is_estimate", !e.timed}, {"broken", e.broken}, {"complete", e.broken == 0},

@@ -57,6 +57,10 @@ nlohmann::json phase_max_histogram(const std::vector<int>& phase_max);
 nlohmann::json slot_histogram(const std::vector<uint32_t>& slots);
 // The efficiency measure as every --json names it (least and planned time in message-times at the
 // host link rate, what limits it, the rate per node it gives).
+// Where routes are unknown: "QLogic … S205A (and 2 more switches) whose forwarding table was not
+// read" — the switches of the tree with no table, for a one-line refusal.
+std::string unread_tables(const fabric::Fabric& f);
+
 struct RoutingAdvice;
 // `advice`: what routing_advice.hpp says where the tables limit the exchange (null in the JSON when none).
 nlohmann::json efficiency_json(const schedule::Efficiency& e, const RoutingAdvice* advice = nullptr);

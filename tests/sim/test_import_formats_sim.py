@@ -160,6 +160,29 @@ class ImportFormats(TempDirTest):
         self.assertEqual(s["routes"]["total"], lids * len(leaves), (lids, len(leaves)))
         self.assertFalse(any(p["kind"] == "lft_cut" for p in s["problems"]))
         self.assertEqual(sum(p["kind"] == "tool_message" and "kept" in p["detail"] for p in s["problems"]), switches)
+        # One spine ASIC's table cut after 100 of its rows: its routes are unknown, not lost —
+        # analyze says so, plan refuses naming it, and prints no rate.
+        headers = [m.start() for m in re.finditer(r"^Unicast lids", text, re.M)]
+        spine = next(k for k, h in enumerate(headers) if re.search(r"S2\d\d[AB]\)", text[h:text.index("\n", h)]))
+        end = headers[spine + 1] if spine + 1 < len(headers) else len(text)
+        rows = text[headers[spine]:end].splitlines()
+        name = re.search(r"\((QLogic[^)]*)\):", rows[0]).group(1)
+        cut = text[:headers[spine]] + "\n".join(rows[:100]) + "\n/usr/sbin/ibroute: iberror: failed: dump tables: linear forwarding table get failed\n" + text[end:]
+        db = self.path("avakas-cut.db")
+        r = ibroute("scan", "--db", db, "--topology", os.path.join(raw, "ib-subnet-fe80:0000:0000:0000.txt"),
+                    "--lfts", write_text(self.path("cut.lfts"), cut), "--json", check=False)
+        self.assertEqual(r.returncode, 3, r.stderr)
+        self.assertGreater(json.loads(r.stdout)["routes"]["unknown"], 0)
+        a = ibroute_json("analyze", "--db", db, "--patterns", "rr-name", "--lids", "base", "--no-fair-share")
+        rr = a["patterns"][0]
+        self.assertGreater(rr["unknown"], 0)
+        self.assertEqual(rr["broken"], rr["unknown"], "every transfer not delivered is unknown, none lost")
+        p = ibroute("plan", "--db", db, "--name", "p", check=False)
+        self.assertEqual(p.returncode, 2, p.stdout)
+        self.assertEqual(p.stdout, "")
+        self.assertEqual(len([x for x in p.stderr.splitlines() if not x.startswith("ibroute: warning:")]), 1, p.stderr)
+        self.assertIn(f"cross {name}, whose forwarding table was not read", p.stderr)
+        self.assertIn("their routes are unknown", p.stderr)
 
     def test_mad_error_lines_in_a_topology_are_problems_not_failures(self):
         text = read_text(self.files["plain"])

@@ -25,6 +25,7 @@ struct OverLink {
 
 struct LoadReport {
   size_t phases = 0, transfers = 0, congested = 0, broken = 0;  // broken: route not ok (its links up to the end loaded)
+  size_t unknown = 0;  // of the broken: routes that reach a switch whose table was not read (not known lost)
   int max_load = 0;
   double mean_load = 0;          // over link directions in use, per phase (switch links only)
   std::map<int, size_t> histogram;  // load -> number of (switch link direction, phase) pairs
