@@ -299,7 +299,7 @@ void read_meta(const At& root, int64_t version, ScheduleDoc& doc) {
   const At tim = root["timing"];
   s.timing.message_size = static_cast<uint64_t>(tim["message_size"].integer(0, INT64_MAX, "a message size in bytes (0 or more)"));
   s.timing.rate = tim["rate"].number(0, 1e15, "a rate in bytes per second (0..1e15)");
-  s.timing.slot_s = tim["slot_s"].number(0, 1e6, "a slot in seconds (0..1e6)");
+  s.timing.slot_s = tim["slot_s"].number(0, kMaxSlotSeconds, "a slot in seconds (0..1e6)");
   if (version >= 3 && tim.has("phase_slots")) {  // its length is checked against the phases once they are read
     const At slots = tim["phase_slots"].list();
     s.slots.reserve(slots.size());

@@ -294,7 +294,7 @@ Runner setup_routing(CLI::App& app) {
   c->add_flag("--no-refine", o->no_refine, "skip the local search on the first hops (construction only)");
   c->add_option("--refine-work", o->refine_work,
                 "work budget of the local search, in millions of transfer-hops weighed (not a time: the same tables on any machine)")
-      ->check(CLI::Range(0.0, 1e6))
+      ->check(decimal_in(0.0, 1e6))
       ->capture_default_str();
   add_json_flag(c, o->json);
   return [o] { return run_routing(*o); };

@@ -1,5 +1,6 @@
 // ibroute run: the options. The execution is in runner/app/run_execute.cpp (executable ibroute-run).
 #include "commands.hpp"
+#include "options.hpp"
 #include "run_options.hpp"
 
 namespace ibroute::cli {
@@ -12,9 +13,9 @@ void add_search_trace_and_test_options(CLI::App* c, RunOptions& r) {
   c->add_flag("--find-rate", o->find_rate,
               "search the highest rate per node whose skipped share stays within --max-skipped: short runs (steps),\n"
               "doubling from --rate while it holds, then bisecting; reports each step and the answer");
-  c->add_option("--max-skipped", o->max_skipped, "--find-rate: the skipped share a rate may have and still hold (0..1)")->capture_default_str();
+  c->add_option("--max-skipped", o->max_skipped, "--find-rate: the skipped share a rate may have and still hold (0..1)")->capture_default_str()->check(decimal_in(0, 1));
   c->add_option("--find-rate-steps", o->find_rate_steps, "--find-rate: at most this many steps")->capture_default_str();
-  c->add_option("--step-duration", o->step_s, "--find-rate: seconds of sending per step")->capture_default_str();
+  c->add_option("--step-duration", o->step_s, "--find-rate: seconds of sending per step")->capture_default_str()->check(decimal_in(0.001, 3600));
   c->add_option("--trace", o->trace_dir,
                 "directory (on each node) where every rank writes each of its transfers to trace-RANK.csv (docs/run-report.md)");
   c->add_option("--device", o->device, "RDMA device (default: the first with an active port)");
@@ -59,7 +60,7 @@ std::function<int()> setup_run_options(CLI::App& app, int (*execute)(const RunOp
                 "(docs/epochs.md)");
   c->add_option("--dead-after", o->dead_after_s, "with --follow: seconds of silence after which a rank is dropped as dead")
       ->capture_default_str()
-      ->check(CLI::Range(0.5, 3600.0));
+      ->check(decimal_in(0.5, 3600.0));
   c->add_option("--scan", o->scan, "scan whose routes give per-link figures (default: the schedule's, or the newest)");
   c->add_option("--placement", o->placement,
                  "file: one host per line, line i = MPI rank i; a host as --hosts names it (hostname, node description, host/HCA-2, "
@@ -67,7 +68,7 @@ std::function<int()> setup_run_options(CLI::App& app, int (*execute)(const RunOp
   c->add_option("--rate", o->rate, "per-node rate: 5G or 5GB/s (bytes), 5GiB/s, or 40Gb/s (bits); default: the schedule's");
   c->add_option("--message-size", o->message_size, "bytes per transfer (default: the schedule's); e.g. 1M");
   c->add_option("--rounds", o->rounds, "times the schedule is repeated (default 1)");
-  c->add_option("--duration", o->duration, "seconds to run instead of --rounds");
+  c->add_option("--duration", o->duration, "seconds to run instead of --rounds")->check(decimal_in(0, 1e7));
   c->add_option("--sl", o->sl,
                 "service level of every queue pair (0..15): on a fabric with adaptive routing, the SL whose traffic follows the "
                 "LFTs (docs/adaptive-routing.md)")
@@ -88,17 +89,19 @@ std::function<int()> setup_run_options(CLI::App& app, int (*execute)(const RunOp
   c->add_option("--xmit-wait-tick", o->xmit_wait_tick_ns,
                 "nanoseconds per PortXmitWait tick of the switches: the counters' waits as a share of the run's time "
                 "(links_measured; accept passes its expectation's xmit_wait_tick_ns)")
-      ->check(CLI::Range(0.0, 1e9));
+      ->check(decimal_in(0.0, 1e9));
   c->add_option("--skip-after", o->skip_after, "unfinished transfers to one destination before the next is skipped")->capture_default_str();
-  c->add_option("--drain", o->drain_s, "seconds to wait for completions after the last start")->capture_default_str();
+  c->add_option("--drain", o->drain_s, "seconds to wait for completions after the last start")->capture_default_str()->check(decimal_in(0, 3600));
   c->add_option("--finish-timeout", o->finish_timeout_s, "seconds rank 0 waits for every rank's end before naming it missing")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(decimal_in(0, 86400));
   c->add_option("--sync-samples", o->sync_samples, "clock round trips per rank before and after the run")->capture_default_str();
   c->add_option("--resync", o->resync_s,
                 "seconds between each rank's clock re-measurements during the run (0: never; clocks drift 10-50 ppm)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(decimal_in(0, 86400));
   c->add_option("--resync-samples", o->resync_samples, "round trips per re-measurement")->capture_default_str();
-  c->add_option("--progress", o->progress_s, "seconds between rank 0's progress lines on stderr (0: none)")->capture_default_str();
+  c->add_option("--progress", o->progress_s, "seconds between rank 0's progress lines on stderr (0: none)")->capture_default_str()->check(decimal_in(0, 86400));
   c->add_option("--max-anomalies", o->max_anomalies,
                 "transfers kept one by one per rank (skipped, failed, late, corrupt); the rest are counted")
       ->capture_default_str();

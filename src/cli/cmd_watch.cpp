@@ -389,10 +389,10 @@ Runner setup_watch(CLI::App& app) {
   add_db_option(c, o->db);
   c->add_option("--schedule", o->schedule, "the stored schedule whose hosts to follow")->required();
   c->add_option("--export", o->dir, "directory of the epochs (created)")->required();
-  c->add_option("--interval", o->interval, "seconds between reads of the fabric")->capture_default_str()->check(CLI::Range(0.05, 86400.0));
+  c->add_option("--interval", o->interval, "seconds between reads of the fabric")->capture_default_str()->check(decimal_in(0.05, 86400.0));
   c->add_option("--handover", o->handover, "seconds from writing an epoch to the time it holds from (peers must have read it by then)")
       ->capture_default_str()
-      ->check(CLI::Range(0.0, 3600.0));
+      ->check(decimal_in(0.0, 3600.0));
   c->add_option("--keep", o->keep, "epochs kept on disk (at least 2)")->capture_default_str()->check(CLI::Range(2, 100000));
   c->add_option("--scans", o->scans, "stop after this many reads (0: until stopped)")->capture_default_str()->check(CLI::Range(0, 1 << 30));
   c->add_option("-C,--Ca", o->scan.ca, "CA name to scan from (live)");

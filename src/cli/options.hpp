@@ -23,4 +23,8 @@ void add_rate_options(CLI::App* c, std::string& rate, std::string& message_size,
 // --json
 CLI::Option* add_json_flag(CLI::App* c, bool& json);
 
+// A number of seconds, a share or a budget: decimal only (no nan, inf or hex, which CLI11's own
+// conversion takes and its Range lets through) and within [lo, hi].
+CLI::Validator decimal_in(double lo, double hi);
+
 }  // namespace ibroute::cli

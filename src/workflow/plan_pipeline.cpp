@@ -1,5 +1,7 @@
 #include "plan_pipeline.hpp"
 
+#include <cstdio>
+
 #include <chrono>
 #include <limits>
 #include <unordered_map>
@@ -146,6 +148,14 @@ PlanOutcome plan_exchange(const EvalContext& ctx, const Exchange& x, const PlanR
   o.schedule = plan_groups(ctx, x.hosts, x.senders, x.receivers, {.method = r.method, .packing = r.packing, .progress = r.progress}, &o.stats);
   o.plan_seconds = since(t0);
   measure_plan(ctx, r, o);
+  // Refused before it is stored: a file with such a slot no reader takes (validate, the peers).
+  if (!(o.schedule.timing.slot_s <= kMaxSlotSeconds))
+  {
+    char why[200];
+    std::snprintf(why, sizeof why, "a rate of %g B/s is too slow for %llu-byte messages: a phase would last %.3g s (at most 1e6 s)", r.rate,
+                  static_cast<unsigned long long>(r.message_size), o.schedule.timing.slot_s);
+    throw InputError(why);
+  }
   o.bound_gbps = x.groups() ? 0 : all_to_all_bound_gbps(ctx, x.hosts);  // the bisection bound is an all-to-all's
   if (!r.baseline) return o;
   t0 = std::chrono::steady_clock::now();

@@ -17,16 +17,35 @@ namespace ibroute::workflow {
 // One convention for sizes and rates alike (docs/units.md): K, M, G, T are powers of 1000, Ki,
 // Mi, Gi, Ti powers of 1024; B is bytes, b (b/s, bit/s, bps) bits. A size may be a bare count of
 // bytes; a rate needs a unit, since "40" could be bytes, bits or Gb/s.
+namespace {
+
+// The number that starts `t`: decimal digits with an optional fraction and exponent. No sign, no
+// hex ("0x10G"), no "nan" or "inf", no leading blank — what strtod would also have taken. 0: none.
+size_t decimal_prefix(const std::string& t) {
+  auto digit = [&](size_t i) { return i < t.size() && std::isdigit(static_cast<unsigned char>(t[i])); };
+  size_t i = 0, digits = 0;
+  for (; digit(i); ++i) ++digits;
+  if (i < t.size() && t[i] == '.')
+    for (++i; digit(i); ++i) ++digits;
+  if (digits == 0) return 0;
+  if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+    size_t j = i + 1;
+    if (j < t.size() && (t[j] == '+' || t[j] == '-')) ++j;
+    size_t k = j;
+    while (digit(k)) ++k;
+    if (k > j) i = k;
+  }
+  return i;
+}
+
+}  // namespace
+
 double parse_quantity(const std::string& text, bool size, const char* what) {
   const std::string forms = size ? "sizes: 1048576, 64KiB, 1MiB, 1GiB (1024^n), 64K, 1MB (1000^n)"
                                  : "rates: 5G or 5GB/s (bytes, 1000^n), 5GiB/s (1024^n), 40Gb/s or 40Gbit/s (bits)";
-  size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    throw InputError(std::string(what) + " '" + text + "' is not a number (" + forms + ")");
-  }
+  const size_t used = decimal_prefix(text);
+  if (used == 0) throw InputError(std::string(what) + " '" + text + "' is not a decimal number (" + forms + ")");
+  const double v = std::strtod(text.substr(0, used).c_str(), nullptr);
   std::string unit = text.substr(used);
   if (unit.starts_with(' ')) unit.erase(0, 1);  // "40 Gb/s"
   if (!size && unit.empty()) throw InputError(std::string(what) + " '" + text + "' has no unit (" + forms + ")");
@@ -45,10 +64,12 @@ double parse_quantity(const std::string& text, bool size, const char* what) {
     if (!bytes && !bits) throw InputError(std::string(what) + " '" + text + "': unknown unit '" + text.substr(used) + "' (" + forms + ")");
     if (bits) mult /= 8;
   }
-  if (!(v > 0) || !std::isfinite(v)) throw InputError(std::string(what) + " must be more than 0");
-  // Callers turn sizes into 64-bit integers: anything near that is a typo, not a message size or rate.
-  if (v * mult > 1e18) throw InputError(std::string(what) + " '" + text + "' is beyond any size or rate (at most 1e18)");
-  return v * mult;
+  // What every reader downstream holds (the database, a schedule file, a peer): a message of 1 B
+  // to 1 TiB, a rate of 1 B/s to 1 PB/s; beyond them a typo, refused before anything is stored.
+  const double q = v * mult, lo = 1, hi = size ? static_cast<double>(uint64_t{1} << 40) : 1e15;
+  if (!(q >= lo && q <= hi))
+    throw InputError(std::string(what) + " '" + text + "' is out of range (" + (size ? "1 B .. 1 TiB" : "1 B/s .. 1 PB/s") + ")");
+  return q;
 }
 
 std::string read_file(const std::string& path) {

@@ -114,6 +114,18 @@ class NewUser(TempDirTest):
         self.assertIn("Gb/s", err)
         # A rate above what the fabric carries is echoed plainly (no "1e+03"), in bytes and bits.
         err = self.one_line_error("plan", "--db", self.db, "--hosts", "node1-[001-004]", "--rate", "1T", "--name", "t", needle="8000 Gb/s (1000 GB/s)")
+        # Decimal only, and within what the database and the peers hold: refused before anything is
+        # stored (hex, nan, a size of 1e16, a rate of 5e-300G, a slot of years), the schedules unchanged.
+        before = len(ibroute_json("schedules", "--db", self.db)["schedules"])
+        for args, needle in ((["--rate", "0x10G"], "unknown unit 'x10G'"), (["--rate", "0x1p3G"], "unknown unit"),
+                             (["--message-size", "0x100"], "unknown unit 'x100'"), (["--rate", "nanG"], "not a decimal number"),
+                             (["--rate", "infG"], "not a decimal number"), (["--message-size", "1e16"], "out of range (1 B .. 1 TiB)"),
+                             (["--message-size", "999999999999999999"], "out of range"), (["--rate", "5e-300G"], "out of range (1 B/s .. 1 PB/s)"),
+                             (["--rate", "1B/s", "--message-size", "1GiB"], "is too slow for 1073741824-byte messages")):
+            self.one_line_error("plan", "--db", self.db, "--hosts", "node1-[001-004]", "--name", "refused", *args, needle=needle)
+        self.assertEqual(len(ibroute_json("schedules", "--db", self.db)["schedules"]), before)
+        self.one_line_error("routing", "--db", self.db, "--refine-work", "nan", needle="--refine-work: 'nan' is not a decimal number")
+        self.one_line_error("run", "--db", self.db, "--schedule", "t", "--drain", "-1", needle="--drain: '-1' is not a decimal number from 0 to 3600")
 
     def test_routes_to_a_lid_that_is_not_the_base(self):
         # LMC 1: every port owns two LIDs; --to with the second answers for that one.

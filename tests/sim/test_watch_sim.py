@@ -238,7 +238,12 @@ class Watch(TempDirTest):
 
     def test_bad_input_is_one_line(self):
         for args, text in ((["--db", self.path("none.db"), "--schedule", "daq"], "none.db"),
-                           (["--db", self.path("none.db"), "--schedule", "daq", "--interval", "0"], "--interval")):
+                           (["--db", self.path("none.db"), "--schedule", "daq", "--interval", "0"], "--interval"),
+                           # nan, inf and hex, which CLI11 converts and its Range lets through: refused by name
+                           (["--db", self.path("none.db"), "--schedule", "daq", "--interval", "nan"], "--interval: 'nan' is not a decimal number"),
+                           (["--db", self.path("none.db"), "--schedule", "daq", "--handover", "nan"], "--handover: 'nan' is not a decimal number"),
+                           (["--db", self.path("none.db"), "--schedule", "daq", "--handover", "inf"], "from 0 to 3600"),
+                           (["--db", self.path("none.db"), "--schedule", "daq", "--interval", "0x10"], "--interval: '0x10'")):
             r = ibroute("watch", *args, "--export", self.path("e"), check=False)
             self.assertEqual(r.returncode, 2, r.stderr)
             self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)

@@ -163,6 +163,34 @@ TEST(ExpectationInput, RangesAreCheckedWhereRead) {
   EXPECT_NE(expectation_error("{nope").find("not JSON"), std::string::npos);
 }
 
+// One parser for every quantity (options, expectation files): decimal only, in range, or refused
+// naming the option.
+TEST(QuantityInput, DecimalOnlyAndWithinWhatReadersHold) {
+  EXPECT_EQ(workflow::parse_quantity("1MiB", true, "--message-size"), 1048576.0);
+  EXPECT_EQ(workflow::parse_quantity("1.5K", true, "--message-size"), 1500.0);
+  EXPECT_EQ(workflow::parse_quantity("40Gb/s", false, "--rate"), 5e9);
+  EXPECT_EQ(workflow::parse_quantity("5e3G", false, "--rate"), 5e12);
+  EXPECT_EQ(workflow::parse_quantity("1TiB", true, "--message-size"), static_cast<double>(uint64_t{1} << 40));
+  auto refused = [](const std::string& text, bool size, const std::string& needle) {
+    const std::string e = error_of([&] { workflow::parse_quantity(text, size, size ? "--message-size" : "--rate"); });
+    EXPECT_NE(e.find(needle), std::string::npos) << text << ": " << e;
+    EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+  };
+  refused("0x10G", false, "unknown unit 'x10G'");
+  refused("0x100", true, "unknown unit 'x100'");
+  refused("0x1p3G", false, "unknown unit 'x1p3G'");
+  refused("nan", true, "'nan' is not a decimal number");
+  refused("infG", false, "'infG' is not a decimal number");
+  refused("-5G", false, "'-5G' is not a decimal number");
+  refused(" 5G", false, "not a decimal number");
+  refused("1e16", true, "--message-size '1e16' is out of range (1 B .. 1 TiB)");
+  refused("999999999999999999", true, "out of range");
+  refused("0.5", true, "out of range");
+  refused("5e-300G", false, "--rate '5e-300G' is out of range (1 B/s .. 1 PB/s)");
+  refused("1e300G", false, "out of range");
+  refused("5e", false, "unknown unit 'e'");
+}
+
 // Read once into typed values: what the checks compare with, in their units (bytes, bytes/s).
 TEST(ExpectationInput, ValuesAreTypedOnceRead) {
   const workflow::Expectation e = workflow::parse_expectation(

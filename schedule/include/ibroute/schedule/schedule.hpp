@@ -49,6 +49,8 @@ struct Schedule {
 
 // The most slots a phase may last, and the most a whole schedule may take (a reader refuses more).
 constexpr uint32_t kMaxPhaseSlots = 1u << 16;
+// The longest slot a schedule file holds (seconds): a rate so slow that a phase lasts longer is a typo.
+constexpr double kMaxSlotSeconds = 1e6;
 // How many slots a phase of `time` message-times (at the rate of one slot) takes: at least one.
 uint32_t phase_slot_count(double time);
 // Where each phase starts, in slots from the schedule's start, and (last element) the total:
