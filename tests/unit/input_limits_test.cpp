@@ -2,6 +2,8 @@
 // one InputError naming the JSON pointer, memory bounded by what the file holds.
 #include <algorithm>
 #include <gtest/gtest.h>
+
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 #include <fstream>
@@ -176,19 +178,21 @@ TEST(QuantityInput, DecimalOnlyAndWithinWhatReadersHold) {
     EXPECT_NE(e.find(needle), std::string::npos) << text << ": " << e;
     EXPECT_EQ(e.find('\n'), std::string::npos) << e;
   };
-  refused("0x10G", false, "unknown unit 'x10G'");
-  refused("0x100", true, "unknown unit 'x100'");
-  refused("0x1p3G", false, "unknown unit 'x1p3G'");
-  refused("nan", true, "'nan' is not a decimal number");
-  refused("infG", false, "'infG' is not a decimal number");
-  refused("-5G", false, "'-5G' is not a decimal number");
-  refused(" 5G", false, "not a decimal number");
-  refused("1e16", true, "--message-size '1e16' is out of range (1 B .. 1 TiB)");
-  refused("999999999999999999", true, "out of range");
-  refused("0.5", true, "out of range");
-  refused("5e-300G", false, "--rate '5e-300G' is out of range (1 B/s .. 1 PB/s)");
-  refused("1e300G", false, "out of range");
-  refused("5e", false, "unknown unit 'e'");
+  const std::vector<std::tuple<std::string, bool, std::string>> cases = {
+      {"0x10G", false, "unknown unit 'x10G'"},
+      {"0x100", true, "unknown unit 'x100'"},
+      {"0x1p3G", false, "unknown unit 'x1p3G'"},
+      {"nan", true, "'nan' is not a decimal number"},
+      {"infG", false, "'infG' is not a decimal number"},
+      {"-5G", false, "'-5G' is not a decimal number"},
+      {" 5G", false, "not a decimal number"},
+      {"1e16", true, "--message-size '1e16' is out of range (1 B .. 1 TiB)"},
+      {"999999999999999999", true, "out of range"},
+      {"0.5", true, "out of range"},
+      {"5e-300G", false, "--rate '5e-300G' is out of range (1 B/s .. 1 PB/s)"},
+      {"1e300G", false, "out of range"},
+      {"5e", false, "unknown unit 'e'"}};
+  for (const auto& [text, size, needle] : cases) refused(text, size, needle);
 }
 
 // Read once into typed values: what the checks compare with, in their units (bytes, bytes/s).
