@@ -176,7 +176,7 @@ Runner setup_counters(CLI::App& app) {
       "Exit 3 when some port did not answer (named; the rest is stored).");
   add_db_option(c, o->db);
   c->add_option("--scan", o->scan, "scan whose ports are read (default: the newest)");
-  c->add_option("--label", o->label, "a word kept with the snapshot (e.g. before-run)");
+  c->add_option("--label", o->label, "a word kept with the snapshot (e.g. before-run)")->check(printable_name());
   c->add_option("--top", o->top, "ports listed (text)")->capture_default_str()->check(CLI::Range(1, 1000000));
   c->add_option("-C,--Ca", o->ca, "CA name to read from");
   c->add_option("-P,--Port", o->port, "CA port number to read from")->check(CLI::Range(0, 254));

@@ -196,7 +196,7 @@ Runner setup_plan(CLI::App& app) {
       ->check(CLI::IsMember({"name", "topology"}))->capture_default_str();
   add_rate_options(c, o->rate, o->message_size, "as fast as the links allow");
   c->add_option("--method", o->method, "auto, free or structure")->capture_default_str();
-  c->add_option("--name", o->name, "schedule name (default: a2a-N-scanID)");
+  c->add_option("--name", o->name, "schedule name (default: a2a-N-scanID)")->check(printable_name());
   c->add_flag("--replace", o->replace, "replace a schedule of the same name");
   c->add_flag("--shifts-only", o->shifts_only,
               "only the shifts of the rank order as phases (N-1 for an all-to-all; a version-2 file), never packed");

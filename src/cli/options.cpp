@@ -69,4 +69,16 @@ CLI::Validator decimal_in(double lo, double hi) {
       }());
 }
 
+CLI::Validator printable_name() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (text.empty()) return "an empty name";
+        if (text.size() > 200) return "a name of " + std::to_string(text.size()) + " bytes (at most 200)";
+        for (unsigned char ch : text)
+          if (ch < 0x20 || ch == 0x7f) return "a control character (byte " + std::to_string(ch) + ") in the name";
+        return {};
+      },
+      "NAME");
+}
+
 }  // namespace ibroute::cli

@@ -27,4 +27,8 @@ CLI::Option* add_json_flag(CLI::App* c, bool& json);
 // conversion takes and its Range lets through) and within [lo, hi].
 CLI::Validator decimal_in(double lo, double hi);
 
+// A name kept in the database and shown everywhere (a schedule, a snapshot's label): printable,
+// at most 200 bytes — no newline or escape sequence that would break a line or a terminal.
+CLI::Validator printable_name();
+
 }  // namespace ibroute::cli

@@ -125,6 +125,10 @@ class NewUser(TempDirTest):
             self.one_line_error("plan", "--db", self.db, "--hosts", "node1-[001-004]", "--name", "refused", *args, needle=needle)
         self.assertEqual(len(ibroute_json("schedules", "--db", self.db)["schedules"]), before)
         self.one_line_error("routing", "--db", self.db, "--refine-work", "nan", needle="--refine-work: 'nan' is not a decimal number")
+        # A name stored and shown everywhere: no newline, no escape sequence.
+        for name, byte in (("a\nb", 10), ("x\x1b[31m", 27)):
+            self.one_line_error("plan", "--db", self.db, "--hosts", "node1-[001-004]", "--name", name, needle=f"a control character (byte {byte})")
+        self.assertEqual(len(ibroute_json("schedules", "--db", self.db)["schedules"]), before)
         self.one_line_error("run", "--db", self.db, "--schedule", "t", "--drain", "-1", needle="--drain: '-1' is not a decimal number from 0 to 3600")
 
     def test_routes_to_a_lid_that_is_not_the_base(self):
