@@ -5,6 +5,9 @@
 #include <cmath>
 #include <ctime>
 #include <filesystem>
+#include <unistd.h>
+#include <cstring>
+#include <cerrno>
 #include <span>
 
 #include "ibroute/fabric/error.hpp"
@@ -121,11 +124,45 @@ std::string now_iso() {
   return buf;
 }
 
+namespace {
+
+// The database path, checked before SQLite opens it: a FIFO would hang every command, a directory or
+// device give "disk I/O error", "" a database in memory that vanishes, a read-only file a message
+// without its name. One line naming the file and the reason instead.
+void check_db_path(const std::string& path, Access access) {
+  namespace fs = std::filesystem;
+  if (path.empty()) throw InputError("--db: an empty path (give the database file)");
+  if (path.size() > 4096) throw InputError("--db: a path of " + std::to_string(path.size()) + " bytes (at most 4096)");
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory) throw InputError(path + ": " + ec.message());
+  if (!fs::exists(st)) {
+    if (access != Access::create) throw InputError("no database at " + path + " (run 'ibroute scan' first)");
+    const fs::path dir = fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path();
+    if (!fs::is_directory(dir, ec)) throw InputError(path + ": its directory " + dir.string() + " does not exist");
+    if (::access(dir.c_str(), W_OK) != 0) throw InputError(path + ": its directory is not writable (" + std::strerror(errno) + ")");
+    return;
+  }
+  if (!fs::is_regular_file(st)) {
+    const char* kind = fs::is_directory(st) ? "a directory" : fs::is_fifo(st) ? "a FIFO" : fs::is_socket(st) ? "a socket"
+                       : fs::is_block_file(st) || fs::is_character_file(st) ? "a device" : "not a regular file";
+    throw InputError(path + " is " + kind + ", not a database file");
+  }
+  if (access != Access::read_only) {
+    // SQLite writes its journal beside the file: both must be writable.
+    const fs::path dir = fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path();
+    if (::access(path.c_str(), W_OK) != 0) throw InputError(path + " is read-only (" + std::strerror(errno) + "); this command writes to it");
+    if (::access(dir.c_str(), W_OK) != 0)
+      throw InputError(path + ": its directory is not writable (" + std::strerror(errno) + "); SQLite writes its journal there");
+  }
+}
+
+}  // namespace
+
 FabricStore::FabricStore(const std::string& path, Access access)
     : path_(path),
       db_([&] {
-        if (access != Access::create && !std::filesystem::exists(path))
-          throw InputError("no database at " + path + " (run 'ibroute scan' first)");
+        check_db_path(path, access);
         int flags = access == Access::read_only ? SQLITE_OPEN_READONLY
                                                 : SQLITE_OPEN_READWRITE | (access == Access::create ? SQLITE_OPEN_CREATE : 0);
         return Db(path, flags);
@@ -147,7 +184,17 @@ void FabricStore::check_or_create_schema(Access access) {
   }
   if (tables == 0) {
     if (access != Access::create) throw InputError(path_ + " is an empty database (run 'ibroute scan' first)");
-    Transaction t(db_);
+    Transaction t(db_);  // BEGIN IMMEDIATE: one creator at a time
+    int64_t now = 0;
+    {
+      Stmt again(db_, "SELECT count(*) FROM sqlite_master");
+      again.step();
+      now = again.i64(0);
+    }
+    if (now > 0) {  // another ibroute created it meanwhile: read it as it is
+      t.commit();
+      return check_or_create_schema(access);
+    }
     db_.exec(kSchema);
     db_.exec(kSchemaV2);
     db_.exec(kSchemaV3);

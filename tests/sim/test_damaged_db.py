@@ -104,6 +104,7 @@ class DamagedDatabase(TempDirTest):
             t = write_text(os.path.join(d, "topo.txt"), sim.run(["timeout", "60", "ibnetdiscover"]).stdout)
             l = write_text(os.path.join(d, "lfts.txt"), sim.run(["timeout", "60", "dump_fts"]).stdout)
         cls.good = os.path.join(d, "good.db")
+        cls.topo = t
         for _ in range(2):  # two scans: diff compares them
             ibroute("scan", "--db", cls.good, "--topology", t, "--lfts", l)
         ibroute("plan", "--db", cls.good, "--name", "daq", "--shifts-only")  # compact rows, whose damage is tested
@@ -164,6 +165,38 @@ class DamagedDatabase(TempDirTest):
                                   f"errors: {failed}")
         self.assertTrue(failed, f"{db}: no command noticed the damage")
         return failed
+
+    def test_the_path_is_checked_before_sqlite_opens_it(self):
+        """A FIFO (which hung every command), a directory, a device, a symlink loop, "" and a path of
+        6 000 bytes: every command stops at once with exit 2 and one line naming the file and why."""
+        fifo = self.path("fifo.db")
+        os.mkfifo(fifo)
+        os.symlink("loop-b.db", self.path("loop-a.db"))
+        os.symlink("loop-a.db", self.path("loop-b.db"))
+        for db, needle in ((fifo, "is a FIFO, not a database file"), (self.tmp, "is a directory, not a database file"),
+                           ("/dev/null", "/dev/null is a device"), (self.path("loop-a.db"), "loop-a.db: Too many levels of symbolic links"),
+                           ("", "--db: an empty path"), ("x" * 6000, "--db: a path of 6000 bytes (at most 4096)")):
+            for name, args in self.commands(db).items():
+                r = ibroute(*args, check=False, timeout=30)
+                self.assertEqual(r.returncode, 2, f"{name} on {db[:40]!r}: {r.stderr}")
+                self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+                self.assertIn(needle, r.stderr, name)
+                self.assertLess(len(r.stderr), 400, "the path is not echoed whole")
+        r = ibroute("scan", "--db", "", "--topology", self.topo, check=False)
+        self.assertEqual((r.returncode, len(r.stderr.splitlines())), (2, 1), r.stderr)
+
+    def test_two_scans_creating_one_database_both_stored(self):
+        """Both create the schema at once: one waits for the other's (BEGIN IMMEDIATE, counted again)."""
+        import subprocess
+        from common import IBROUTE
+        for attempt in range(6):
+            db = self.path(f"race{attempt}.db")
+            procs = [subprocess.Popen([IBROUTE, "scan", "--db", db, "--topology", self.topo], stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.PIPE, text=True) for _ in range(2)]
+            errors = [p.communicate(timeout=120)[1] for p in procs]
+            self.assertEqual([p.returncode for p in procs], [0, 0], errors)
+            with sqlite3.connect(db) as c:
+                self.assertEqual(c.execute("SELECT count(*) FROM scan").fetchone()[0], 2)
 
     def test_good_database_reads(self):
         db = self.copy("good")
