@@ -104,7 +104,7 @@ void load_inputs(const RunOptions& o, int world, bool first_rank, Inputs& in) {
   if (!o.placement.empty()) {
     std::vector<int32_t> seen(n, -1);
     const HostNames names(in.doc.identities);
-    for (const ListedHost& h : host_lines(read_file(o.placement))) {
+    for (const ListedHost& h : host_lines(read_file(o.placement, kMaxHostList))) {
       const std::string& line = h.name;
       const auto r = static_cast<int32_t>(names.rank(printable(line), o.placement + " line " + std::to_string(h.line)));
       if (seen[static_cast<size_t>(r)] >= 0)

@@ -1,5 +1,6 @@
 #include "fabric_context.hpp"
 #include "routing_advice.hpp"
+#include "text_input.hpp"
 
 #include <cstdio>
 #include <fstream>
@@ -45,10 +46,7 @@ std::vector<schedule::Host> select_hosts(const fabric::Fabric& f, const std::str
   if (spec.empty()) return all;
   std::vector<std::string> names;
   if (spec[0] == '@') {
-    std::ifstream in(spec.substr(1));
-    std::stringstream text;
-    if (!in || !(text << in.rdbuf())) throw InputError("cannot read host list " + spec.substr(1));
-    for (schedule::ListedHost& h : schedule::host_lines(text.str())) names.push_back(std::move(h.name));
+    for (schedule::ListedHost& h : schedule::host_lines(read_file(spec.substr(1), kMaxHostList))) names.push_back(std::move(h.name));
   } else {
     names = schedule::host_commas(spec);
   }

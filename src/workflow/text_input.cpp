@@ -72,12 +72,20 @@ double parse_quantity(const std::string& text, bool size, const char* what) {
   return q;
 }
 
-std::string read_file(const std::string& path) {
+std::string read_file(const std::string& path, size_t max_bytes) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError("cannot read " + path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  // Read in chunks up to the cap: /dev/zero or a 200 MB file given by mistake is refused at the
+  // cap, not after the process has grown to gigabytes.
+  std::string text;
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    text.append(chunk, static_cast<size_t>(in.gcount()));
+    if (text.size() > max_bytes)
+      throw InputError(path + " is larger than " + std::to_string(max_bytes >> 20) + " MiB (not the file meant?)");
+  }
+  if (in.bad()) throw InputError("cannot read " + path);
+  return text;
 }
 
 }  // namespace ibroute::workflow

@@ -125,6 +125,8 @@ class NewUser(TempDirTest):
             self.one_line_error("plan", "--db", self.db, "--hosts", "node1-[001-004]", "--name", "refused", *args, needle=needle)
         self.assertEqual(len(ibroute_json("schedules", "--db", self.db)["schedules"]), before)
         self.one_line_error("routing", "--db", self.db, "--refine-work", "nan", needle="--refine-work: 'nan' is not a decimal number")
+        # A host list read with a cap: /dev/zero is refused at 64 MiB, not after growing to gigabytes.
+        self.one_line_error("plan", "--db", self.db, "--hosts", "@/dev/zero", "--name", "z", needle="/dev/zero is larger than 64 MiB")
         # A name stored and shown everywhere: no newline, no escape sequence.
         for name, byte in (("a\nb", 10), ("x\x1b[31m", 27)):
             self.one_line_error("plan", "--db", self.db, "--hosts", "node1-[001-004]", "--name", name, needle=f"a control character (byte {byte})")
