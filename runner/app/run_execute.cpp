@@ -9,6 +9,7 @@
 
 #include "run_options.hpp"
 #include "common.hpp"
+#include "whole_file.hpp"
 #include "data_plane.hpp"
 #include "fabric_context.hpp"
 #include "ibroute/fabric/dot.hpp"
@@ -300,8 +301,7 @@ int report_run(const RunOptions& o, Inputs& in, const RunConfig& cfg, const RunO
     report["run_id"] = in.store->save_run(row);
   }
   if (!o.output.empty()) {
-    std::ofstream file(o.output);
-    if (!(file << report.dump(1) << "\n")) throw InputError("cannot write " + o.output);
+    write_whole_file(o.output, report.dump(1) + "\n");
   }
   if (!o.svg.empty()) {
     if (!in.fabric) throw InputError("--svg needs --db: the picture shows the scan's links");
@@ -309,8 +309,7 @@ int report_run(const RunOptions& o, Inputs& in, const RunConfig& cfg, const RunO
     d.title = "run of " + s.name + ": transfers per link";
     for (const LinkStat& l : sum.links)
       d.load[{in.fabric->links.node(l.link), in.fabric->links.port(l.link)}] = {static_cast<long>(l.transfers), 0};
-    std::ofstream file(o.svg);
-    if (!(file << fabric::render_svg(fabric::to_dot(in.fabric->fabric, d)))) throw InputError("cannot write " + o.svg);
+    write_whole_file(o.svg, fabric::render_svg(fabric::to_dot(in.fabric->fabric, d)));
   }
   if (o.json) print_json(report);
   else {

@@ -11,6 +11,7 @@
 #include "accept_run.hpp"
 #include "commands.hpp"
 #include "common.hpp"
+#include "whole_file.hpp"
 #include "options.hpp"
 #include "ibroute/fabric/dot.hpp"
 #include "ibroute/fabric/error.hpp"
@@ -84,8 +85,7 @@ void write_html(const AcceptOptions& o, const workflow::FabricContext& c, const 
   for (const fabric::Node& n : c.fabric.nodes) switches += n.is_switch();
   std::string svg = switches > fabric::DotOptions::kLargeFabric ? fabric::matrix_svg(c.fabric, d) : fabric::render_svg(fabric::to_dot(c.fabric, d));
   if (auto at = svg.find("<svg"); at != std::string::npos) svg = svg.substr(at);  // inline: no XML prolog
-  std::ofstream html(o.report);
-  if (!(html << accept_html(report, svg, heat))) throw InputError("cannot write " + o.report);
+  write_whole_file(o.report, accept_html(report, svg, heat));
 }
 
 workflow::AcceptRequest request_of(const AcceptOptions& o) {

@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "export_files.hpp"
 #include "common.hpp"
+#include "whole_file.hpp"
 #include "options.hpp"
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/schedule/format.hpp"
@@ -96,9 +97,9 @@ int run_export(const ExportOptions& o) {
     write(std::cout);
     if (!std::cout.flush()) throw InputError("cannot write the standard output");
   } else {
-    std::ofstream out(o.output, std::ios::binary);
-    write(out);
-    if (!out.flush()) throw InputError("cannot write " + o.output);
+    WholeFile out(o.output);  // an interrupted export leaves the old file whole
+    write(out.out());
+    out.commit();
   }
   return kExitOk;
 }

@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "whole_file.hpp"
 #include "options.hpp"
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/fabric/text_export.hpp"
@@ -36,18 +37,6 @@ struct RoutingCliOptions {
   double refine_work = 8192;  // millions of units (RefineLimits::work)
   bool json = false;
 };
-
-// Written next to the target and renamed over it: OpenSM never reads half a table.
-void write_whole(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!(out << text) || !out.flush()) throw InputError("cannot write " + path);
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw InputError("cannot write " + path + ": " + ec.message());
-}
 
 std::vector<CaPort> port_refs(const std::vector<Host>& hosts) {
   std::vector<CaPort> out;
@@ -169,13 +158,13 @@ void write_outputs(const FabricContext& c, const RoutingCliOptions& o, Routed& r
     const std::string info = "ibroute routing: scan " + std::to_string(c.scan_id) + ", " + std::to_string(r.best.hosts.size()) +
                              " hosts in " + r.order + " order, round-robin worst link " + std::to_string(r.best.load.max_load) +
                              " (bound " + std::to_string(c.structure.transfer_bound) + ")";
-    write_whole(o.output, write_lft_dump(r.fabric, r.best.routing.lft, {info, "load with: opensm -R file -U " + o.output}));
+    write_whole_file(o.output, write_lft_dump(r.fabric, r.best.routing.lft, {info, "load with: opensm -R file -U " + o.output}));
     r.wrote = true;
   }
   if (!o.ranks.empty()) {
     std::string text;
     for (const Host& h : r.best.hosts) text += h.name + "\n";
-    write_whole(o.ranks, text);
+    write_whole_file(o.ranks, text);
   }
 }
 

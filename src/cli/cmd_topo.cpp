@@ -4,6 +4,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "whole_file.hpp"
 #include "options.hpp"
 #include "ibroute/fabric/dot.hpp"
 #include "fabric_context.hpp"
@@ -67,8 +68,7 @@ int run_topo(const TopoOptions& o) {
   if (o.output.empty() || o.output == "-") {
     std::cout << text;
   } else {
-    std::ofstream out(o.output, std::ios::binary);
-    if (!(out << text)) throw InputError("cannot write " + o.output);
+    write_whole_file(o.output, text);
   }
   return kExitOk;
 }

@@ -133,6 +133,50 @@ class NewUser(TempDirTest):
         self.assertEqual(len(ibroute_json("schedules", "--db", self.db)["schedules"]), before)
         self.one_line_error("run", "--db", self.db, "--schedule", "t", "--drain", "-1", needle="--drain: '-1' is not a decimal number from 0 to 3600")
 
+    def test_files_are_replaced_whole(self):
+        """An export killed while it writes leaves the old file, or the new one whole; a temporary
+        name planted as a symlink is not followed (routing -o, --ranks)."""
+        import signal
+        import time
+        from common import IBROUTE
+        ibroute("plan", "--db", self.db, "--name", "whole")
+        out = os.path.join(self.root, "whole.csv")
+        full = os.path.join(self.root, "full.csv")
+        ibroute("export", "--db", self.db, "--schedule", "whole", "--format", "csv", "-o", full)
+        with open(full) as f:
+            new = f.read()
+        outcomes = set()
+        for delay in (0.0, 0.005, 0.01, 0.02, 0.05, 0.1):
+            with open(out, "w") as f:
+                f.write("old\n")
+            p = subprocess.Popen([IBROUTE, "export", "--db", self.db, "--schedule", "whole", "--format", "csv", "-o", out],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(delay)
+            p.send_signal(signal.SIGKILL)
+            p.wait()
+            with open(out) as f:
+                got = f.read()
+            self.assertIn(got, ("old\n", new), f"killed after {delay} s: a mix of {len(got)} bytes")
+            outcomes.add(got == new)
+        # Not killed: whole, and no temporary of its own left beside it (a killed one may leave its own).
+        temporaries = lambda: {n for n in os.listdir(self.root) if n.startswith(".whole.csv.")}
+        before = temporaries()
+        ibroute("export", "--db", self.db, "--schedule", "whole", "--format", "csv", "-o", out)
+        with open(out) as f:
+            self.assertEqual(f.read(), new)
+        self.assertEqual(temporaries(), before)
+        planted = os.path.join(self.root, "victim.txt")
+        with open(planted, "w") as f:
+            f.write("keep\n")
+        tables = os.path.join(self.root, "tables.dump")
+        for name in (tables + ".tmp", tables + ".ranks.tmp"):
+            os.symlink(planted, name)
+        ibroute("routing", "--db", self.db, "-o", tables, "--ranks", tables + ".ranks")
+        with open(planted) as f:
+            self.assertEqual(f.read(), "keep\n")
+        with open(tables) as f:
+            self.assertTrue(f.read().startswith("# ibroute routing: scan"))
+
     def test_routes_to_a_lid_that_is_not_the_base(self):
         # LMC 1: every port owns two LIDs; --to with the second answers for that one.
         frm = ibroute_json("routes", "--db", self.db, "--from", "node1-001", "--to", "node1-002")
