@@ -1,4 +1,5 @@
 #include "options.hpp"
+#include "text_input.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -43,21 +44,9 @@ CLI::Option* add_json_flag(CLI::App* c, bool& json) { return c->add_flag("--json
 CLI::Validator decimal_in(double lo, double hi) {
   return CLI::Validator(
       [lo, hi](std::string& text) -> std::string {
-        // digits, a fraction, an exponent: what a person writes for seconds or a share
-        size_t i = 0, digits = 0;
-        auto digit = [&](size_t k) { return k < text.size() && text[k] >= '0' && text[k] <= '9'; };
-        for (; digit(i); ++i) ++digits;
-        if (i < text.size() && text[i] == '.')
-          for (++i; digit(i); ++i) ++digits;
-        if (digits && i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
-          size_t j = i + 1 + (i + 1 < text.size() && (text[i + 1] == '+' || text[i + 1] == '-'));
-          size_t k = j;
-          while (digit(k)) ++k;
-          if (k > j) i = k;
-        }
         char range[96];
         std::snprintf(range, sizeof range, "a decimal number from %g to %g", lo, hi);
-        if (digits == 0 || i != text.size()) return "'" + text + "' is not " + range;
+        if (text.empty() || workflow::decimal_prefix(text) != text.size()) return "'" + text + "' is not " + range;
         const double v = std::strtod(text.c_str(), nullptr);
         if (!(v >= lo && v <= hi)) return "'" + text + "' is not " + range;
         return {};

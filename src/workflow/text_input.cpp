@@ -17,8 +17,6 @@ namespace ibroute::workflow {
 // One convention for sizes and rates alike (docs/units.md): K, M, G, T are powers of 1000, Ki,
 // Mi, Gi, Ti powers of 1024; B is bytes, b (b/s, bit/s, bps) bits. A size may be a bare count of
 // bytes; a rate needs a unit, since "40" could be bytes, bits or Gb/s.
-namespace {
-
 // The number that starts `t`: decimal digits with an optional fraction and exponent. No sign, no
 // hex ("0x10G"), no "nan" or "inf", no leading blank — what strtod would also have taken. 0: none.
 size_t decimal_prefix(const std::string& t) {
@@ -37,8 +35,6 @@ size_t decimal_prefix(const std::string& t) {
   }
   return i;
 }
-
-}  // namespace
 
 double parse_quantity(const std::string& text, bool size, const char* what) {
   const std::string forms = size ? "sizes: 1048576, 64KiB, 1MiB, 1GiB (1024^n), 64K, 1MB (1000^n)"

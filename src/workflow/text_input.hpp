@@ -18,5 +18,8 @@ inline constexpr size_t kMaxHostList = size_t{64} << 20;
 // Decimal only (no hex, nan or inf); a size 1 B .. 1 TiB, a rate 1 B/s .. 1 PB/s. Throws
 // InputError naming `what` and the accepted forms or range.
 double parse_quantity(const std::string& text, bool size, const char* what);
+// The length of the decimal number (digits, fraction, exponent; no sign, hex, nan or inf) that
+// starts `t`; 0 where none does.
+size_t decimal_prefix(const std::string& t);
 
 }  // namespace ibroute::workflow
