@@ -36,7 +36,9 @@ class OptionTable {
 
   // `threads`: 0 for every core. The destinations are cut into one run per thread, each built
   // apart and then appended in order: the table is the same for any number of threads.
-  OptionTable(const EvalContext& ctx, const std::vector<Host>& hosts, unsigned threads = 0) : n_(hosts.size()) {
+  // `max_lids`: each destination's first LIDs alone (1: its base LID, as at LMC 0).
+  OptionTable(const EvalContext& ctx, const std::vector<Host>& hosts, unsigned threads = 0, uint32_t max_lids = UINT32_MAX)
+      : n_(hosts.size()), max_lids_(max_lids) {
     using namespace ibroute::fabric;
     std::unordered_map<int32_t, int> slot;
     for (size_t i = 0; i < n_; ++i) {
@@ -127,11 +129,11 @@ class OptionTable {
       const Port& d = ctx.fabric.nodes[hosts[j].node].ports[hosts[j].port];
       for (size_t g = 0; g < rep_.size(); ++g) {
         if (paths && g + 8 < rep_.size() && paths->has(ingress[g + 8]))  // each group's cell is in another row
-          for (uint32_t o = 0; o < d.lid_count(); ++o) paths->prefetch(ingress[g + 8], static_cast<uint16_t>(d.base_lid + o));
+          for (uint32_t o = 0; o < std::min(d.lid_count(), max_lids_); ++o) paths->prefetch(ingress[g + 8], static_cast<uint16_t>(d.base_lid + o));
         out.begin.push_back(static_cast<uint32_t>(out.opts.size()));
         if (d.base_lid == 0 || ingress[g] < 0) continue;
         const auto first = static_cast<uint32_t>(out.opts.size());
-        for (uint32_t o = 0; o < d.lid_count(); ++o) {
+        for (uint32_t o = 0; o < std::min(d.lid_count(), max_lids_); ++o) {
           const auto dlid = static_cast<uint16_t>(d.base_lid + o);
           // From the ingress switch on: every host behind it shares these links.
           path.clear();
@@ -148,6 +150,7 @@ class OptionTable {
   }
 
   size_t n_;
+  uint32_t max_lids_;
   std::vector<int32_t> rep_;   // a representative rank per ingress group
   std::vector<int> group_;     // per rank: its ingress group
   std::vector<int32_t> src_link_;

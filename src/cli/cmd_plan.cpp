@@ -33,6 +33,7 @@ struct PlanCliOptions {
   std::string name;
   bool replace = false;
   bool shifts_only = false;
+  std::string lids = "all";
   bool json = false;
 };
 
@@ -44,6 +45,17 @@ std::string schedule_name(store::FabricStore& store, const PlanCliOptions& o, co
   std::string name = stem;
   for (int k = 2; store.schedule_exists(name); ++k) name = stem + "-" + std::to_string(k);
   return name;
+}
+
+// How the planner found its plan: the probe's shortcuts and every entry of its strategy table
+// (docs/planner.md#the-strategy-table) with its result, work and why it stopped.
+nlohmann::json solver_json(const PlanStats& st) {
+  nlohmann::json tried = nlohmann::json::array();
+  for (const StrategyOutcome& o : st.tried)
+    tried.push_back({{"name", o.name}, {"outcome", o.outcome}, {"why", o.why}, {"slots", o.slots > 0 ? nlohmann::json(o.slots) : nlohmann::json(nullptr)},
+                     {"unroutable", o.unroutable}, {"work", o.work}, {"seconds", o.seconds}});
+  return {{"greedy_start", st.greedy_start}, {"repair_skipped", st.repair_skipped}, {"tried", std::move(tried)},
+          {"work_budget", st.work_budget}, {"work_spent", st.work_spent}};
 }
 
 nlohmann::json plan_json(const FabricContext& c, const Exchange& x, const PlanOutcome& p, int64_t id, double rate_asked,
@@ -66,7 +78,7 @@ nlohmann::json plan_json(const FabricContext& c, const Exchange& x, const PlanOu
           {"packing", {{"tried", p.stats.packings}, {"over_budget", p.stats.packings_over_budget}, {"work", p.stats.packing_work},
                        {"budget", p.stats.packing_budget}, {"phases_compacted", p.stats.phases_compacted},
                        {"compaction_work", p.stats.compaction_work}}},
-          {"solver", {{"greedy_start", p.stats.greedy_start}, {"repair_skipped", p.stats.repair_skipped}}}, {"congested", load.congested}, {"congested_share", load.congested_share()},
+          {"solver", solver_json(p.stats)}, {"congested", load.congested}, {"congested_share", load.congested_share()},
           {"unroutable", p.stats.unroutable}, {"broken", load.broken}, {"unknown", load.unknown}, {"over", over},
           {"fair_share", {{"mean_gbps", fair}, {"min_gbps", load.min_gbps}, {"bound_gbps", p.bound_gbps}, {"estimate", true}}},
           {"timing", {{"message_size", s.timing.message_size}, {"rate", s.timing.rate},
@@ -130,6 +142,7 @@ int run_plan(const PlanCliOptions& o) {
   PlanRequest req;
   if (!method_from(o.method, req.method)) throw InputError("--method takes auto, free or structure");
   req.packing = !o.shifts_only;
+  req.base_lids = o.lids == "base";
   req.message_size = static_cast<uint64_t>(parse_quantity(o.message_size, true, "--message-size"));
   req.rate = o.rate.empty() ? 0 : parse_quantity(o.rate, false, "--rate");
 
@@ -200,6 +213,10 @@ Runner setup_plan(CLI::App& app) {
   c->add_flag("--replace", o->replace, "replace a schedule of the same name");
   c->add_flag("--shifts-only", o->shifts_only,
               "only the shifts of the rank order as phases (N-1 for an all-to-all; a version-2 file), never packed");
+  c->add_option("--lids", o->lids,
+                "all: each transfer to whichever of its destination's 2^LMC LIDs (paths) plans best; base: the base LIDs alone, as at "
+                "LMC 0 (for peers that address base LIDs only, or to compare)")
+      ->check(CLI::IsMember({"all", "base"}))->capture_default_str();
   add_json_flag(c, o->json);
   return [o] { return run_plan(*o); };
 }

@@ -145,7 +145,7 @@ PlanOutcome plan_exchange(const EvalContext& ctx, const Exchange& x, const PlanR
   if (x.hosts.size() < 2) throw InputError("a plan needs at least two hosts");
   PlanOutcome o;
   auto t0 = std::chrono::steady_clock::now();
-  o.schedule = plan_groups(ctx, x.hosts, x.senders, x.receivers, {.method = r.method, .packing = r.packing, .progress = r.progress}, &o.stats);
+  o.schedule = plan_groups(ctx, x.hosts, x.senders, x.receivers, {.method = r.method, .packing = r.packing, .max_lids = r.base_lids ? 1u : 0u, .progress = r.progress}, &o.stats);
   o.plan_seconds = since(t0);
   measure_plan(ctx, r, o);
   // Refused before it is stored: a file with such a slot no reader takes (validate, the peers).

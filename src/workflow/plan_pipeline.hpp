@@ -47,6 +47,7 @@ ExchangeFigures exchange_figures(const schedule::EvalContext& ctx, const Exchang
 struct PlanRequest {
   schedule::Method method = schedule::Method::automatic;
   bool packing = true;        // false: only the shifts of the rank order (--shifts-only)
+  bool base_lids = false;     // every transfer to its destination's base LID (--lids base)
   uint64_t message_size = 1 << 20;
   double rate = 0;            // bytes/s per node; 0: as fast as the links allow
   bool fair_share = true;     // the max-min fair estimate of a phase's rates (costs an evaluation)

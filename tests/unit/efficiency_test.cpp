@@ -219,7 +219,9 @@ TEST(Efficiency, TheFullRegularFabricStaysAtTheBound) {
   PlanStats st;
   const Schedule s = plan_all_to_all(w.ctx, all_hosts(w.f), {}, &st);
   EXPECT_EQ(s.phases.size(), 863u);
-  EXPECT_EQ(st.method, "structure");
+  // Over LMC 4's sixteen LIDs the shifts take 1 726 slots; over the base LIDs, d-mod-k's own
+  // alignment on the ring of their LID order, 1 702 (the least time: 1 680).
+  EXPECT_EQ(st.method.rfind("structure", 0), 0u) << st.method;
   EXPECT_EQ(evaluate(w.ctx, s.hosts, s.phases, false).max_load, 2);
   EXPECT_GE(measured(w, s).value, 0.97);
 }

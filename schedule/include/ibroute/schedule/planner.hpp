@@ -43,6 +43,8 @@ struct PlanOptions {
   // Where a leaf has more hosts than up-links and the shifts miss the least time: the leaves paired
   // (in blocks, or as an open shop) before the shifts are packed; false: the shifts and packing alone.
   bool leaf_pairs = true;
+  // Each destination's first LIDs alone (1: its base LID, as at LMC 0; 0: all 2^LMC of them).
+  uint32_t max_lids = 0;
   fabric::ProgressFn progress;  // ("plan", phases done, phases)
   // Packing's work budget: base + per transfer waiting, in links of options looked at (a unit is
   // some nanoseconds): a packing that goes or is projected beyond it is abandoned, whatever the
@@ -59,6 +61,21 @@ struct PlanOptions {
   // LMC 0 from 0.83 to 0.91, 150 M to 0.87).
   bool compaction = true;
   uint64_t compaction_work_per_transfer = 1'000, compaction_work_max = 700'000'000;
+  // The one budget every strategy's packing and compaction draw from, in the same units: once
+  // spent, the strategies still to come are skipped (PlanStats::tried says so). Three full
+  // packings and a compaction.
+  uint64_t work_max = 3'700'000'000;
+};
+
+// One entry of the planner's strategy table (docs/planner.md#the-strategy-table), as it went.
+struct StrategyOutcome {
+  std::string name;
+  std::string outcome;  // "chosen", "lost" (a plan, not the best), "stopped" (no plan), "skipped"
+  std::string why;      // why it was skipped or stopped, or what it lost to
+  double slots = 0;     // its plan's time in message-times (0: no plan)
+  size_t unroutable = 0;  // its transfers without a working route (a plan with more never wins)
+  uint64_t work = 0;      // packing and compaction work it spent (PlanOptions::work_max's units)
+  double seconds = 0;
 };
 
 struct PlanStats {
@@ -80,6 +97,9 @@ struct PlanStats {
   // The repair lowered the worst link of at most one in eight probed phases it searched (the
   // tables, not the choices, set it): the other phases kept their start without a search.
   bool repair_skipped = false;
+  // The strategy table in the order tried, and the work budget they shared.
+  std::vector<StrategyOutcome> tried;
+  uint64_t work_budget = 0, work_spent = 0;
 };
 
 // Plans all-to-all among `hosts` in the given rank order.

@@ -1,0 +1,111 @@
+// Packing and compaction as the strategies use them, each within the search's one work budget.
+#include <algorithm>
+#include <cstdint>
+#include <cmath>
+#include <numeric>
+
+#include "phase_compaction.hpp"
+#include "strategies.hpp"
+
+namespace ibroute::schedule {
+
+namespace {
+
+// A packing's budget: base + per transfer waiting, at most packing_work_max and the work left.
+PackWork pack_work(const PlanSearch& search, size_t waiting) {
+  const PlanOptions& opt = search.in.opt;
+  PackWork work;
+  work.budget = std::min({opt.packing_work_max, opt.packing_work_base + opt.packing_work_per_transfer * static_cast<uint64_t>(waiting),
+                          search.work_left()});
+  if (opt.progress) work.progress = [&opt](size_t placed, size_t total) { opt.progress("pack", placed, total); };
+  return work;
+}
+
+void tally_packing(PlanSearch& search, const PackWork& work) {
+  search.work_spent += work.work;
+  search.tally.packing_work += work.work, search.tally.packing_budget += work.budget;
+  ++search.tally.packings, search.tally.packings_over_budget += work.over;
+}
+
+// `waiting` packed into `phases` (those there, then new ones) within the work left, in fewer
+// than `beat` slots; false with `why` where it stopped short.
+bool pack(PlanSearch& search, std::vector<Transfer> waiting, std::vector<Phase>& phases, double beat, std::string& why) {
+  const PlanInputs& in = search.in;
+  PackWork work = pack_work(search, waiting.size());
+  const bool done = pack_phases(in.ctx, in.table, in.hosts, in.leaves, unit_capacities(in.ctx), std::move(waiting), phases,
+                                beat < 1e18 ? static_cast<size_t>(beat) : SIZE_MAX, &work);
+  tally_packing(search, work);
+  if (work.over) why = "packing over its work budget (" + std::to_string(work.work) + " of " + std::to_string(work.budget) + ")";
+  else if (!done) why = "packing could not take fewer than " + std::to_string(static_cast<long long>(beat)) + " slots (the best so far)";
+  return done;
+}
+
+// A packing's phases compacted where they are more than compaction_from over the least time (closer,
+// the work would buy little): the emptiest emptied into the others while that works, within a
+// budget per transfer of the exchange and the work left. Returns the phases removed.
+size_t compact(PlanSearch& search, std::vector<Phase>& phases) {
+  const PlanInputs& in = search.in;
+  const PlanOptions& opt = in.opt;
+  if (!opt.compaction || static_cast<double>(phases.size()) <= in.least * in.policy.compaction_from) return 0;
+  CompactWork work;
+  work.budget = std::min({opt.compaction_work_max, opt.compaction_work_per_transfer * in.transfers, search.work_left()});
+  const size_t before = phases.size();
+  if (opt.progress) work.progress = [&](size_t removed, size_t) { opt.progress("compact", removed, before - static_cast<size_t>(in.least)); };
+  const size_t removed = compact_phases(in.table, unit_capacities(in.ctx), phases, static_cast<size_t>(std::ceil(in.least - 1e-9)), work);
+  search.tally.phases_compacted += removed, search.tally.compaction_work += work.work;
+  search.work_spent += work.work;
+  return removed;
+}
+
+// The packed phases as a plan: the empty ones dropped, compacted, each phase's time and the
+// tallies from its routes (the solve's no longer hold: packing moved transfers between phases).
+Candidate finish_packed(PlanSearch& search, std::vector<Phase> phases, Planned solved) {
+  const PlanInputs& in = search.in;
+  std::erase_if(phases, [](const Phase& ph) { return std::all_of(ph.dst.begin(), ph.dst.end(), [](int32_t d) { return d < 0; }); });
+  const size_t removed = compact(search, phases);
+  const LoadReport load = evaluate(in.ctx, in.hosts, phases, false, in.opt.progress);
+  Candidate c;
+  c.plan.methods_used[0] = solved.methods_used[0], c.plan.methods_used[1] = solved.methods_used[1];
+  c.plan.phases = std::move(phases);
+  c.plan.time = load.phase_time;
+  c.plan.st.unroutable = load.broken;
+  for (int worst : load.phase_max) {
+    c.plan.st.phases_over += worst > in.ctx.structure.transfer_bound;
+    c.plan.st.worst_overflow = std::max(c.plan.st.worst_overflow, worst - in.ctx.structure.transfer_bound);
+  }
+  c.uncompacted = c.plan.total() + static_cast<double>(removed);
+  c.senders = in.senders, c.receivers = in.receivers;
+  return c;
+}
+
+}  // namespace
+
+std::optional<Candidate> packed_plan(PlanSearch& search, std::vector<Phase> phases, std::vector<Transfer> extra, const Ring* visit,
+                                     double beat, std::string& why) {
+  const PlanInputs& in = search.in;
+  // The composition, each phase at one transfer per host-link rate: what does not fit waits
+  // (first every leaf's excess), then is packed into phases of its own.
+  std::vector<Transfer> waiting;
+  Planned solved = solve_phases(in.ctx, in.table, in.hosts, in.leaves, std::move(phases), in.opt, in.primary, in.secondary, 0,
+                                0, &waiting, visit);
+  waiting.insert(waiting.end(), extra.begin(), extra.end());
+  std::vector<Phase> out = std::move(solved.phases);
+  if (!pack(search, std::move(waiting), out, beat, why)) return std::nullopt;
+  return finish_packed(search, std::move(out), std::move(solved));
+}
+
+std::optional<Candidate> packed_whole_plan(PlanSearch& search, double beat, std::string& why) {
+  const PlanInputs& in = search.in;
+  std::vector<int32_t> from = in.senders, to = in.receivers;
+  if (in.all_to_all()) from.resize(in.n), std::iota(from.begin(), from.end(), 0), to = from;
+  std::vector<Transfer> all;
+  all.reserve(from.size() * to.size());
+  for (size_t a = 0; a < from.size(); ++a)  // each sender's receivers from its own place on: no two start alike
+    for (size_t k = 0; k < to.size(); ++k)
+      if (const int32_t d = to[(a + k) % to.size()]; d != from[a]) all.push_back({from[a], d});
+  std::vector<Phase> phases;
+  if (!pack(search, std::move(all), phases, beat, why)) return std::nullopt;
+  return finish_packed(search, std::move(phases), Planned{});
+}
+
+}  // namespace ibroute::schedule

@@ -1,0 +1,324 @@
+// The strategy table: each entry's conditions and its plan. What each does, when it applies and
+// what it was measured to buy: docs/planner.md#the-strategy-table.
+#include "strategies.hpp"
+
+#include <chrono>
+#include <cmath>
+
+#include "ibroute/schedule/efficiency.hpp"
+
+namespace ibroute::schedule {
+
+namespace {
+
+std::string percent(double factor) { return std::to_string(static_cast<int>(std::lround((factor - 1) * 100))) + " %"; }
+
+const Ring* visit_of(const PlanInputs& in, const NamedRing& over) { return over.name != in.given.name ? &over.ring : nullptr; }
+
+// The composition's phases solved, each at its least load.
+Candidate solved(PlanSearch& s, std::vector<Phase> phases, const Ring* visit) {
+  const PlanInputs& in = s.in;
+  Candidate c;
+  c.plan = solve_phases(in.ctx, in.table, in.hosts, in.leaves, std::move(phases), in.opt, in.primary, in.secondary, 0, 0, nullptr, visit);
+  c.uncompacted = c.plan.total();
+  c.senders = in.senders, c.receivers = in.receivers;
+  return c;
+}
+
+// The shifts' order and how the composition text names it.
+const NamedRing& shifts_order(const PlanInputs& in) { return in.on_ring() ? in.ring : in.given; }
+std::string shifts_text(const PlanInputs& in) {
+  if (!in.on_ring()) return "";
+  return "shifts over " + in.ring.name + (in.ring.ring.size > in.n ? " (" + std::to_string(in.ring.ring.size - in.n) + " empty: their senders idle)" : "");
+}
+
+std::string within(const PlanSearch& s, double factor, const char* what) {
+  return s.best_time() <= s.in.least * factor ? std::string(what) + " within " + percent(factor) + " of the least time" : "";
+}
+std::string no_packing(const PlanInputs& in) {
+  if (!in.opt.packing) return "packing turned off";
+  if (!in.may_pack) return "more than " + std::to_string(in.policy.max_packing_hosts) + " hosts (packing holds every transfer)";
+  return "";
+}
+
+// --- shifts: N-1 phases, rank i to rank i+k (over the ring where one was chosen) ---
+std::string shifts_skip(const PlanSearch&) { return ""; }
+std::optional<Candidate> shifts_build(PlanSearch& s, std::string&) {
+  const NamedRing& over = shifts_order(s.in);
+  Candidate c = solved(s, composition_phases(s, over, false), visit_of(s.in, over));
+  c.how = s.in.on_ring() ? "ring" : "";
+  c.composition = shifts_text(s.in);
+  return c;
+}
+
+// --- leaf pairs: every pair of leaves in blocks or as an open shop (leaf_blocks.hpp) ---
+// Over the ring, else the topology order: the pairs' windows take consecutive receivers of their
+// leaf, which in the given (name) order share nothing the routing spreads by.
+NamedRing pairs_order(const PlanInputs& in) {
+  if (in.on_ring()) return in.ring;
+  for (NamedRing& r : candidate_rings(in.ctx, in.hosts, in.leaves, in.n))
+    if (r.name.rfind("topology order", 0) == 0) return std::move(r);
+  return in.given;
+}
+std::string pairs_skip(const PlanSearch& s) {
+  const PlanInputs& in = s.in;
+  if (!in.opt.leaf_pairs) return "turned off";
+  if (!in.all_to_all()) return "two groups: the pairs are an all-to-all's";
+  if (std::string why = no_packing(in); !why.empty()) return why;
+  if (std::string why = within(s, in.policy.gain, "the best so far is"); !why.empty()) return why;
+  if (!leaf_blocks_may_help(in.leaves)) return "no leaf has more hosts than up-links";
+  // Where the tables leave the up-links unevenly used (OpenSM's minhop over three levels: 0.83 of
+  // the fabric), the blocks lost and took 7 s.
+  if (in.least > least_time(in.ctx, in.hosts, in.senders, in.receivers, false).time * in.policy.pairs_tables_slack)
+    return "the tables' least time is more than " + percent(in.policy.pairs_tables_slack) + " above the fabric's";
+  // Blocks whose leaves hold unequal host counts last as long as their largest pairs.
+  const size_t count = leaf_block_phase_count(pairs_order(in).ring, in.leaves, &in.slots);
+  if (static_cast<double>(count) > in.least * in.policy.gain)
+    return "their " + std::to_string(count) + " phases miss the least time by more than " + percent(in.policy.gain);
+  return "";
+}
+std::string pairs_how(const PlanInputs& in, const NamedRing& over, std::string* text) {
+  const LeafPairsWay way = leaf_pairs_plan(over.ring, in.leaves, &in.slots).way;
+  *text = way == LeafPairsWay::open_shop ? "leaf pairs as an open shop, each phase's receivers taken where their paths have room"
+          : way == LeafPairsWay::blocks  ? "leaf pairs in blocks, as many transfers per phase as their up-links carry"
+                                         : "leaf pairs in blocks over the leaves' host ports (those not planned: empty slots), as many "
+                                           "transfers per phase as their up-links carry";
+  *text += " (" + over.name + ")";
+  return way == LeafPairsWay::open_shop ? "leaf-shop" : "leaf-blocks";
+}
+std::optional<Candidate> pairs_build(PlanSearch& s, std::string&) {
+  const NamedRing over = pairs_order(s.in);
+  Candidate c = solved(s, composition_phases(s, over, true), visit_of(s.in, over));
+  c.how = pairs_how(s.in, over, &c.composition);
+  if (s.pairs_enough(c.plan.total())) s.pairs = {};  // not packed: their phases no longer needed
+  return c;
+}
+
+// --- leaf pairs packed: the pairs at one transfer per link, the rest and the leftovers packed ---
+std::string pairs_packed_skip(const PlanSearch& s) {
+  const double pairs = s.time_of("leaf pairs");
+  if (pairs == HUGE_VAL) return "no leaf pairs";
+  if (s.pairs_enough()) return "the leaf pairs are close enough to the least time";
+  return "";
+}
+std::optional<Candidate> pairs_packed_build(PlanSearch& s, std::string& why) {
+  const NamedRing over = s.pairs.over;
+  std::vector<Transfer> leftover;
+  std::vector<Phase> phases = composition_phases(s, over, true, &leftover);
+  std::optional<Candidate> c = packed_plan(s, std::move(phases), std::move(leftover), visit_of(s.in, over), s.beat(), why);
+  if (c) c->how = pairs_how(s.in, over, &c->composition) + "+packed";
+  return c;
+}
+
+// --- interleaved: two groups, each leaf's ranks spread evenly over the lists ---
+// Two groups pair the k-th sender with the (k + shift)-th receiver: where a leaf's receivers
+// (senders) stand together in the list, a shift brings it more than its up-links carry.
+std::string interleave_skip(const PlanSearch& s) {
+  if (s.in.all_to_all()) return "an all-to-all: no groups to interleave";
+  if (!s.in.opt.packing) return "packing turned off";
+  if (s.time_of("shifts") <= s.in.least * s.in.policy.gain) return "the shifts are within " + percent(s.in.policy.gain) + " of the least time";
+  return "";
+}
+std::optional<Candidate> interleave_build(PlanSearch& s, std::string&) {
+  const PlanInputs& in = s.in;
+  std::vector<int32_t> snd = in.leaves.interleave(in.senders), rcv = in.leaves.interleave(in.receivers);
+  Candidate c = solved(s, group_phases(in.n, snd, rcv), nullptr);
+  c.how = "interleaved";
+  c.senders = std::move(snd), c.receivers = std::move(rcv);
+  return c;
+}
+
+// --- shifts packed: each leaf's excess waits and is packed into phases of its own ---
+std::string shifts_packed_skip(const PlanSearch& s) {
+  if (std::string why = no_packing(s.in); !why.empty()) return why;
+  if (s.pairs_enough()) return "the leaf pairs are close enough to the least time";
+  if (std::min(s.time_of("shifts"), s.time_of("interleaved")) <= s.in.least * s.in.policy.gain)
+    return "the shifts are within " + percent(s.in.policy.gain) + " of the least time";
+  return "";
+}
+std::optional<Candidate> shifts_packed_build(PlanSearch& s, std::string& why) {
+  const NamedRing& over = shifts_order(s.in);
+  std::optional<Candidate> c = packed_plan(s, composition_phases(s, over, false), {}, visit_of(s.in, over), s.beat(), why);
+  if (c) c->how = s.in.on_ring() ? "ring+packed" : "packed", c->composition = shifts_text(s.in);
+  return c;
+}
+
+// --- the given order: where the ring misses the least time, the shifts of the ranks as given
+// (their packing may do better where a leaf, not the alignment, is the bottleneck) ---
+std::string given_skip(const PlanSearch& s) {
+  if (!s.in.on_ring()) return "the shifts ran in the given order";
+  if (std::string why = no_packing(s.in); !why.empty()) return why;
+  if (s.pairs_enough()) return "the leaf pairs are close enough to the least time";
+  return within(s, s.in.policy.gain, "the best so far is");
+}
+std::optional<Candidate> given_build(PlanSearch& s, std::string&) { return solved(s, composition_phases(s, s.in.given, false), nullptr); }
+std::string given_packed_skip(const PlanSearch& s) {
+  const double given = s.time_of("given order");
+  if (given == HUGE_VAL) return "the given order was not tried";
+  if (given <= s.in.least * s.in.policy.gain) return "the given order's shifts are within " + percent(s.in.policy.gain) + " of the least time";
+  return "";
+}
+std::optional<Candidate> given_packed_build(PlanSearch& s, std::string& why) {
+  std::optional<Candidate> c = packed_plan(s, composition_phases(s, s.in.given, false), {}, nullptr, s.beat(), why);
+  if (c) c->how = "packed";
+  return c;
+}
+
+// --- packed whole: every transfer packed from no phases. Where a leaf's up-links or the hosts'
+// own links bound the exchange, the shifts send from every host at once and leave the leaf's
+// excess for later; packing keeps the bottleneck busy in every phase ---
+std::string whole_skip(const PlanSearch& s) {
+  const PlanInputs& in = s.in;
+  if (std::string why = no_packing(in); !why.empty()) return why;
+  if (!in.opt.whole_packing) return "turned off";
+  if (in.n > in.policy.max_whole_packing_hosts) return "more than " + std::to_string(in.policy.max_whole_packing_hosts) + " hosts";
+  const double gain = in.n < in.policy.whole_large_from ? in.policy.whole_gain : in.policy.whole_gain_large;
+  if (s.best && s.best->uncompacted <= in.least * gain) return "the best so far is within " + percent(gain) + " of the least time";
+  return "";
+}
+std::optional<Candidate> whole_build(PlanSearch& s, std::string& why) {
+  std::optional<Candidate> c = packed_whole_plan(s, s.beat(), why);
+  if (c) c->how = "packed-whole", c->composition = "every transfer packed into phases (no shifts)";
+  return c;
+}
+
+// --- base LIDs: over 2^LMC LIDs, the whole table again over each port's base LID alone. More
+// paths per transfer change every strategy's choices and its work, not always for the better
+// (docs/planner.md#base-lids); with this entry a plan over 2^LMC LIDs is never worse than over
+// the base LIDs ---
+bool several_lids(const PlanInputs& in) {
+  for (const Host& h : in.hosts)
+    if (in.ctx.fabric.nodes[h.node].ports[h.port].lid_count() > 1) return true;
+  return false;
+}
+std::string base_skip(const PlanSearch& s) {
+  const PlanInputs& in = s.in;
+  if (in.opt.max_lids == 1) return "planned over the base LIDs alone";
+  if (!several_lids(in)) return "one LID per port (LMC 0)";
+  if (in.n > in.policy.max_base_lid_hosts) return "more than " + std::to_string(in.policy.max_base_lid_hosts) + " hosts";
+  if (s.best_time() <= std::ceil(in.least - 1e-9)) return "the best so far is at the least time";
+  return "";
+}
+std::optional<Candidate> base_build(PlanSearch& s, std::string& why);
+
+const std::vector<Strategy>& strategies_over_one_table() {
+  static const std::vector<Strategy> table{
+      {"shifts", shifts_skip, shifts_build, false},
+      {"leaf pairs", pairs_skip, pairs_build, false},
+      {"leaf pairs packed", pairs_packed_skip, pairs_packed_build, true},
+      {"interleaved", interleave_skip, interleave_build, false},
+      {"shifts packed", shifts_packed_skip, shifts_packed_build, true},
+      {"given order", given_skip, given_build, false},
+      {"given order packed", given_packed_skip, given_packed_build, true},
+      {"packed whole", whole_skip, whole_build, true},
+  };
+  return table;
+}
+
+std::optional<Candidate> base_build(PlanSearch& s, std::string& why) {
+  const PlanInputs& in = s.in;
+  const OptionTable base(in.ctx, in.hosts, in.opt.threads, 1);
+  PlanInputs inputs(in.ctx, base, in.hosts, in.leaves, in.senders, in.receivers, in.opt, in.policy);
+  PlanSearch inner(inputs, s.work_left());
+  inner.outer_best = s.beat();
+  Candidate c = run_strategies(inner, strategies_over_one_table(), "base LIDs: ");
+  s.work_spent += inner.work_spent;
+  PlanStats& t = s.tally;
+  t.packing_work += inner.tally.packing_work, t.packing_budget += inner.tally.packing_budget;
+  t.packings += inner.tally.packings, t.packings_over_budget += inner.tally.packings_over_budget;
+  t.phases_compacted += inner.tally.phases_compacted, t.compaction_work += inner.tally.compaction_work;
+  for (StrategyOutcome& o : inner.tried) {  // listed under this entry; only the outer search chooses
+    if (o.outcome == "chosen") o.outcome = "lost", o.why = "the best over the base LIDs (see \"base LIDs\")";
+    s.tried.push_back(std::move(o));
+  }
+  c.how = c.how.empty() ? "base-lids" : "base-lids+" + c.how;
+  (void)why;
+  return c;
+}
+
+}  // namespace
+
+bool Candidate::beats(const Candidate& o) const {
+  if (plan.st.unroutable != o.plan.st.unroutable) return plan.st.unroutable < o.plan.st.unroutable;
+  return plan.total() < o.plan.total();
+}
+
+double PlanSearch::best_time() const { return best ? best->plan.total() : HUGE_VAL; }
+
+double PlanSearch::time_of(const std::string& name) const {
+  for (const StrategyOutcome& o : tried)
+    if (o.name == prefix + name && o.slots > 0) return o.slots;
+  return HUGE_VAL;
+}
+
+bool PlanSearch::pairs_enough() const { return pairs_enough(std::min(time_of("leaf pairs"), time_of("leaf pairs packed"))); }
+
+bool PlanSearch::pairs_enough(double pairs) const {
+  return pairs <= in.least * (in.n > in.policy.max_whole_packing_hosts ? in.policy.pairs_enough : in.policy.pairs_enough_small);
+}
+
+const std::vector<Strategy>& strategy_table() {
+  static const std::vector<Strategy> table = [] {
+    std::vector<Strategy> t = strategies_over_one_table();
+    t.push_back({"base LIDs", base_skip, base_build, false});
+    return t;
+  }();
+  return table;
+}
+
+std::vector<Phase> composition_phases(PlanSearch& s, const NamedRing& over, bool blocks, std::vector<Transfer>* leftover) {
+  const PlanInputs& in = s.in;
+  if (!blocks) {
+    if (!in.all_to_all()) return group_phases(in.n, in.senders, in.receivers);
+    return over.name != in.given.name ? ring_phases(over.ring) : shift_phases(in.n);
+  }
+  auto& cache = s.pairs;
+  if (!cache.built || cache.over.name != over.name) {
+    cache.built = true, cache.over = over, cache.leftover.clear();
+    cache.phases = leaf_block_phases(over.ring, in.leaves, in.period, &in.slots, &in.leaf_paths, &cache.leftover);
+  }
+  if (leftover) {  // the last use: handed over
+    *leftover = std::move(cache.leftover);
+    std::vector<Phase> phases = std::move(cache.phases);
+    cache = {};
+    return phases;
+  }
+  std::vector<Phase> phases = cache.phases;
+  append_leftover_phases(cache.leftover, in.n, phases);
+  return phases;
+}
+
+Candidate run_strategies(PlanSearch& s, const std::vector<Strategy>& table, const std::string& prefix) {
+  std::optional<size_t> chosen;  // into s.tried
+  s.prefix = prefix;
+  for (const Strategy& st : table) {
+    StrategyOutcome o{.name = prefix + st.name};
+    const auto t0 = std::chrono::steady_clock::now();
+    const uint64_t w0 = s.work_spent;
+    std::string why = st.skip(s);
+    if (why.empty() && st.spends_work && s.work_left() == 0) why = "the work budget is spent";
+    if (!why.empty()) {
+      o.outcome = "skipped", o.why = std::move(why);
+      s.tried.push_back(std::move(o));
+      continue;
+    }
+    std::optional<Candidate> c = st.build(s, why);
+    o.work = s.work_spent - w0;
+    o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!c) {
+      o.outcome = "stopped", o.why = std::move(why);
+    } else {
+      o.slots = c->plan.total(), o.unroutable = c->plan.st.unroutable;
+      if (!s.best || c->beats(*s.best)) {
+        if (chosen) s.tried[*chosen].outcome = "lost", s.tried[*chosen].why = "beaten by " + o.name;
+        s.best = std::move(*c), o.outcome = "chosen", chosen = s.tried.size();
+      } else {
+        o.outcome = "lost", o.why = "the best so far takes " + std::to_string(static_cast<long long>(s.best_time())) + " slots";
+      }
+    }
+    s.tried.push_back(std::move(o));
+  }
+  return std::move(*s.best);
+}
+
+}  // namespace ibroute::schedule
