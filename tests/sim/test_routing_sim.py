@@ -9,7 +9,7 @@ import re
 import unittest
 
 from common import EXAMPLES, TempDirTest, ibroute, ibroute_json
-from schedule_check import check_all_to_all, efficiency, link_loads, load_schedule, worst_link_total
+from schedule_check import check_all_to_all, efficiency, link_loads, load_schedule, phases_of, worst_link_total
 from simfabric import SimFabric, generate, read_text, write_text
 
 
@@ -215,6 +215,38 @@ class RoutingTables(TempDirTest):
         # minhop's LMC 2 paths plan well here too: both packed and compacted, a phase apart (0.956
         # and 0.960 of 215 slots).
         self.assertGreaterEqual(result["ours"], result["minhop"] - 0.01, result)
+
+    def test_uneven_directors_never_plan_below_their_base_lids(self):
+        # Three directors with edge switches as real ones come: 4 to 18 hosts and 3 to 18 up-links
+        # each, cabled to all three, cables missing. More paths per transfer (LMC 2) once planned
+        # worse than the base LIDs alone (0.955 against 0.980 on a 928-host variant): the plan over
+        # 2^LMC LIDs is never longer than `plan --lids base` over the same tables, both timed from
+        # the stored routes of the exported files; and both LMCs reach the fabric's capacity.
+        topo = gen_real(self.path("uneven.topo"), "director", "--directors", 3, "--lines", 12, "--spine-asics", 9, "--edges", 30,
+                        "--edge-hosts", "4-18", "--edge-uplinks", "3-18", "--spread", "--missing", 4, "--seed", 11)
+        ranks = "@" + self.path("lmc2ranks.txt")
+        _, _, _, db2 = self.route_reload_check(topo, lmc=2)
+        slots, eff = {}, {}
+        for lids in ("all", "base"):
+            plan = ibroute_json("plan", "--db", db2, "--hosts", ranks, "--name", lids, "--lids", lids)
+            out = self.path(lids + ".json")
+            ibroute("export", "--db", db2, "--schedule", lids, "--format", "json", "-o", out)
+            doc = load_schedule(out)
+            check_all_to_all(doc)
+            T, least, _ = efficiency(db2, plan["scan_id"], doc)
+            slots[lids], eff[lids] = T, least / T
+            tried = plan["solver"]["tried"]
+            self.assertEqual([t["outcome"] for t in tried].count("chosen"), 1, tried)
+            if lids == "base":
+                dlids = [(t["dlid"], doc["hosts"][t["dst"]]["base_lid"]) for ph in phases_of(doc) for t in ph]
+                self.assertTrue(dlids and all(d == b for d, b in dlids), "--lids base: every transfer to its base LID")
+                self.assertIn("planned over the base LIDs alone", [t["why"] for t in tried if t["name"] == "base LIDs"])
+        print(f"\nuneven directors, LMC 2: slots {slots}, efficiency {eff}")
+        self.assertLessEqual(slots["all"], slots["base"])
+        self.assertGreaterEqual(eff["all"], 0.95, eff)
+        _, _, _, db0 = self.route_reload_check(topo, lmc=0)
+        lmc0 = self.plan_efficiencies(db0, 0)
+        self.assertGreaterEqual(lmc0["ours"], 0.9, lmc0)
 
     def test_director_with_hosts_on_line_cards_planned_at_lmc2(self):
         # One director, 8 edge switches of 20 hosts on 16 up-links each and 2 hosts on every line
