@@ -102,10 +102,14 @@ def directors(f, rng, a):
     rest of their ports up to line ASICs, spread over the directors."""
     lines, spines = [], []
     for d in range(a.directors):
-        sysimg = 0x0002C90200F00000 + d
+        # --anonymous-chassis: every ASIC of every director with one placeholder system image GUID
+        # and one description, as some vendors ship them; only the cabling tells the chassis apart.
+        sysimg = 0x0002C90200F00000 + (0 if a.anonymous_chassis else d)
         name = f"director{d + 1}"
-        sp = [f.add("sw", f"MF0;{name}:IS5600/S{s + 1:02d}/U1", 36, sysimg, name) for s in range(a.spine_asics)]
-        ln = [f.add("sw", f"MF0;{name}:IS5600/L{l + 1:02d}/U1", 36, sysimg, name) for l in range(a.lines)]
+        desc = (lambda role, k: "Infiniscale-IV Mellanox Technologies") if a.anonymous_chassis else \
+            (lambda role, k: f"MF0;{name}:IS5600/{role}{k:02d}/U1")
+        sp = [f.add("sw", desc("S", s + 1), 36, sysimg, name) for s in range(a.spine_asics)]
+        ln = [f.add("sw", desc("L", l + 1), 36, sysimg, name) for l in range(a.lines)]
         for l in ln:
             for k in range(18):
                 f.link(l, sp[k % len(sp)], 19 + k)
@@ -171,6 +175,8 @@ def main():
     ap.add_argument("--edge-uplinks", default=None, help="up-links per edge switch: N or A-B (default: every free port)")
     ap.add_argument("--line-hosts", type=int, default=0, help="hosts on each line ASIC's free external ports")
     ap.add_argument("--spread", action="store_true", help="every edge switch cabled to every director in turn")
+    ap.add_argument("--anonymous-chassis", action="store_true",
+                    help="every director ASIC with one placeholder system image GUID and one description")
     ap.add_argument("--uncabled-lines", type=int, default=0, help="line ASICs of the first director with no outside cable")
     # three-level
     ap.add_argument("--pods", type=int, default=2)
@@ -182,6 +188,9 @@ def main():
     ap.add_argument("--core-links", type=int, default=1)
     # extras
     ap.add_argument("--hosts-on-spine", type=int, default=0, help="hosts on the first top-level switch")
+    ap.add_argument("--agg-hosts", type=int, default=0,
+                    help="three-level: hosts on every aggregation switch's free ports (the leaves then blade-chassis "
+                         "switch modules, the aggregation switches the cluster's own, with login or storage nodes)")
     ap.add_argument("--loopback", action="store_true", help="a cable from one port of a leaf to another")
     ap.add_argument("--aggregation-node", action="store_true", help="a SHARP aggregation node on the first leaf")
     ap.add_argument("--router", action="store_true", help="a router on the first leaf")
@@ -206,6 +215,9 @@ def main():
         slots += free_ports(l, 18, a.line_hosts)
     if a.hosts_on_spine:
         slots += free_ports(tops[0], f.nodes[tops[0]]["nports"], a.hosts_on_spine)
+    if a.agg_hosts and a.shape == "three-level":
+        for g in mids:
+            slots += free_ports(g, f.nodes[g]["nports"], a.agg_hosts)
     names = [f"node{i // 100 + 1}-{i % 100 + 1:03d}" for i in range(len(slots))]
     rng.shuffle(names)
     for (sw, p), name in zip(slots, names):

@@ -101,9 +101,9 @@ FabricDiff diff_without_routes(const Fabric& a, const GuidIndex& ga, const Fabri
       if (pa.base_lid != pb.base_lid || pa.lmc != pb.lmc)
         d.lids_changed.push_back({{na.guid, na.desc, static_cast<int>(p)}, pa.base_lid, pb.base_lid, pa.lmc, pb.lmc});
     }
-    if (tables_read_alike && na.is_switch() && na.lft_read != nb.lft_read) *tables_read_alike = false;
-    if (na.is_switch() && na.lft_read && nb.lft_read) {
-      size_t changed = 0, n = std::max(na.lft.size(), nb.lft.size());
+    if (tables_read_alike && na.is_switch() && (na.lft_read != nb.lft_read || na.lft_rows_to != nb.lft_rows_to)) *tables_read_alike = false;
+    if (na.is_switch() && na.lft_read && nb.lft_read) {  // the LIDs both tables have rows for
+      size_t changed = 0, n = std::min<size_t>(std::max(na.lft.size(), nb.lft.size()), std::min(na.lft_rows_to, nb.lft_rows_to));
       for (size_t l = 0; l < n; ++l) {
         uint8_t x = l < na.lft.size() ? na.lft[l] : kNoRoute, y = l < nb.lft.size() ? nb.lft[l] : kNoRoute;
         changed += x != y;

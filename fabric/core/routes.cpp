@@ -24,7 +24,7 @@ RouteStatus LftWalker::walk(int32_t start, uint16_t dlid, std::vector<Hop>& hops
   mark[cur] = gen;
   for (;;) {
     const Node& n = f.nodes[cur];
-    if (!n.lft_read) {
+    if (!n.lft_known(dlid)) {
       hops.push_back({cur, kNoRoute});
       return RouteStatus::unknown;
     }

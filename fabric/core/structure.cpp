@@ -1,6 +1,7 @@
 #include "ibroute/fabric/structure.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <deque>
 #include <map>
@@ -52,27 +53,42 @@ std::vector<int> bfs(const Adjacency& adj, const std::vector<int32_t>& sources) 
   return d;
 }
 
-// Mellanox director ASICs describe themselves "MF0;NAME:MODEL/L05/U1" (line) or ".../S12/U1" (spine).
+// Director ASICs name their chassis and role in their descriptions: Mellanox "MF0;NAME:MODEL/L05/U1"
+// (line) or ".../S12/U1" (spine); QLogic "QLogic 12800-180 GUID=0x00066a00e8001310 L112" (leaf
+// ASIC) or "... S205B" (spine), the chassis' GUID inside (a port report carries no system image GUID).
 struct AsicName {
   std::string name, model;
   char role = 0;  // 'L', 'S' or 0
+  uint64_t chassis_guid = 0;  // QLogic's GUID=
 };
+AsicName qlogic_name(const std::string& desc) {
+  AsicName a;
+  const size_t at = desc.find(" GUID=0x"), last = desc.rfind(' ');
+  if (desc.rfind("QLogic ", 0) != 0 || at == std::string::npos || last <= at) return a;
+  const std::string hex = desc.substr(at + 8, last - at - 8), role = desc.substr(last + 1);
+  if (hex.empty() || hex.size() > 16 || hex.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) return a;
+  if (role.size() < 2 || (role[0] != 'L' && role[0] != 'S') || !std::isdigit(static_cast<unsigned char>(role[1]))) return a;
+  a.chassis_guid = std::stoull(hex, nullptr, 16);
+  a.model = desc.substr(7, at - 7);
+  a.role = role[0];
+  return a;
+}
 AsicName asic_name(const std::string& desc) {
   AsicName a;
   size_t semi = desc.find(';'), colon = desc.find(':'), slash = desc.find('/');
   if (semi == std::string::npos || colon == std::string::npos || slash == std::string::npos || !(semi < colon && colon < slash))
-    return a;
+    return qlogic_name(desc);
   a.name = desc.substr(semi + 1, colon - semi - 1);
   a.model = desc.substr(colon + 1, slash - colon - 1);
   if (slash + 1 < desc.size() && (desc[slash + 1] == 'L' || desc[slash + 1] == 'S')) a.role = desc[slash + 1];
   return a;
 }
 
-// Switch levels as fat-tree routers rank them: leaves are the switches that carry hosts, level =
-// 1 + distance from the nearest leaf. A switch whose hosts are fewer than those of a neighbouring
-// host-carrying switch is not a leaf: a spine with a few hosts, or a director's line card with a
-// few hosts between edge switches, stays where its cabling puts it (its hosts are "above level 1").
-void rank_levels(const Fabric& f, const Adjacency& adj, const std::vector<int>& host_ports, FabricStructure& s) {
+// Switch levels ranked upwards: leaves are the switches that carry hosts, level = 1 + distance from
+// the nearest leaf. A switch whose hosts are fewer than those of a neighbouring host-carrying
+// switch is not a leaf: a spine with a few hosts, or a director's line card with a few hosts
+// between edge switches, stays where its cabling puts it (its hosts are "above level 1").
+std::vector<int> levels_from_leaves(const Fabric& f, const Adjacency& adj, const std::vector<int>& host_ports) {
   std::vector<int32_t> leaves, switches;
   for (size_t i = 0; i < f.nodes.size(); ++i) {
     if (!f.nodes[i].is_switch()) continue;
@@ -83,8 +99,72 @@ void rank_levels(const Fabric& f, const Adjacency& adj, const std::vector<int>& 
     if (!outranked) leaves.push_back(i);
   }
   if (leaves.empty()) leaves = switches;  // no hosts at all: one level
-  std::vector<int> d = bfs(adj, leaves);
-  for (int32_t sw : switches) s.level[sw] = d[sw] < 0 ? -1 : d[sw] + 1;
+  return bfs(adj, leaves);
+}
+
+// Switch levels ranked downwards, as fat-tree routers rank them from their roots: the top is the
+// switches without hosts farthest from every host-carrying switch, the lowest level the farthest
+// from the top. Hosts on the levels between (a cluster's own switches above blade-chassis switch
+// modules, with login or storage nodes) do not turn those into leaves. Empty where no switch is
+// without hosts.
+std::vector<int> levels_from_top(const Fabric& f, const Adjacency& adj, const std::vector<int>& host_ports) {
+  std::vector<int32_t> carrying;
+  for (size_t i = 0; i < f.nodes.size(); ++i)
+    if (f.nodes[i].is_switch() && host_ports[i] > 0) carrying.push_back(static_cast<int32_t>(i));
+  const std::vector<int> from_hosts = bfs(adj, carrying);
+  int far = 0;
+  for (size_t i = 0; i < f.nodes.size(); ++i)
+    if (f.nodes[i].is_switch() && host_ports[i] == 0) far = std::max(far, from_hosts[i]);
+  std::vector<int32_t> top;
+  for (size_t i = 0; i < f.nodes.size(); ++i)
+    if (f.nodes[i].is_switch() && host_ports[i] == 0 && far > 0 && from_hosts[i] == far) top.push_back(static_cast<int32_t>(i));
+  if (top.empty()) return {};
+  std::vector<int> d = bfs(adj, top);
+  int deepest = 0;
+  for (int x : d) deepest = std::max(deepest, x);
+  for (int& x : d)
+    if (x >= 0) x = deepest - x;  // distance above the lowest level, as levels_from_leaves gives it
+  return d;
+}
+
+// Host-carrying switch pairs whose every shortest path goes down and then up again (or along a
+// level) under `dist` (levels - 1 per switch): a ranking under which the routes a subnet
+// manager takes are not up*/down* is not the fabric's. O(host switches x links).
+long valleys(const Fabric& f, const Adjacency& adj, const std::vector<int>& host_ports, const std::vector<int>& dist) {
+  long count = 0;
+  std::vector<char> up(f.nodes.size()), updown(f.nodes.size());
+  std::vector<int32_t> order;
+  for (size_t a = 0; a < f.nodes.size(); ++a) {
+    if (!f.nodes[a].is_switch() || host_ports[a] == 0 || dist[a] < 0) continue;
+    const std::vector<int> d = bfs(adj, {static_cast<int32_t>(a)});
+    order.clear();
+    for (size_t x = 0; x < d.size(); ++x)
+      if (d[x] >= 0) order.push_back(static_cast<int32_t>(x));
+    std::sort(order.begin(), order.end(), [&](int32_t x, int32_t y) { return d[x] < d[y]; });
+    for (int32_t x : order) {
+      up[x] = static_cast<int32_t>(a) == x, updown[x] = up[x];
+      for (int32_t y : adj[x]) {
+        if (d[y] != d[x] - 1 || dist[x] < 0 || dist[y] < 0) continue;
+        if (up[y] && dist[x] == dist[y] + 1) up[x] = 1;
+        if ((up[y] || updown[y]) && dist[x] == dist[y] - 1) updown[x] = 1;
+      }
+      updown[x] |= up[x];
+      count += host_ports[x] > 0 && !updown[x];
+    }
+  }
+  return count;
+}
+
+// The levels: ranked from the leaves, unless that leaves host switches with no up*/down* shortest
+// path between them where the ranking from the top leaves fewer.
+void rank_levels(const Fabric& f, const Adjacency& adj, const std::vector<int>& host_ports, FabricStructure& s) {
+  std::vector<int> d = levels_from_leaves(f, adj, host_ports);
+  if (const long v = valleys(f, adj, host_ports, d); v > 0) {
+    std::vector<int> top = levels_from_top(f, adj, host_ports);
+    if (!top.empty() && valleys(f, adj, host_ports, top) < v) d = std::move(top);
+  }
+  for (size_t i = 0; i < f.nodes.size(); ++i)
+    if (f.nodes[i].is_switch()) s.level[i] = d[i] < 0 ? -1 : d[i] + 1;
 }
 
 // A switch that host traffic can cross lies on a shortest path between two host-carrying switches
@@ -141,26 +221,65 @@ void drop_uncrossed(const Fabric& f, const Adjacency& adj, const std::vector<int
     }
 }
 
-void find_chassis(const Fabric& f, FabricStructure& s) {
+// The ASICs of one system image GUID, split by their cabling: a chassis is the ASICs joined by
+// links among themselves (line to spine ASICs inside). Where a vendor ships one placeholder GUID
+// for every chip (and one description), the chassis of a multi-director fabric share it; only
+// their internal cabling tells them apart (their outside cables go to edge switches).
+std::vector<std::vector<int32_t>> cabled_groups(const Adjacency& adj, const std::vector<int32_t>& asics) {
+  std::map<int32_t, int> group;
+  for (int32_t a : asics) group[a] = -1;
+  std::vector<std::vector<int32_t>> out;
+  for (int32_t a : asics) {
+    if (group[a] >= 0) continue;
+    group[a] = static_cast<int>(out.size());
+    out.push_back({a});
+    for (size_t k = 0; k < out.back().size(); ++k)
+      for (int32_t y : adj[out.back()[k]])
+        if (auto it = group.find(y); it != group.end() && it->second < 0) it->second = group[a], out.back().push_back(y);
+  }
+  for (auto& g : out) std::sort(g.begin(), g.end());
+  return out;
+}
+
+bool cabled_out_of(const Fabric& f, int32_t asic, const std::vector<int32_t>& chassis) {
+  for (const Port& p : f.nodes[asic].ports)
+    if (p.connected() && p.peer_node != asic && !std::binary_search(chassis.begin(), chassis.end(), p.peer_node)) return true;
+  return false;
+}
+
+void find_chassis(const Fabric& f, const Adjacency& adj, FabricStructure& s) {
   std::map<uint64_t, std::vector<int32_t>> by_sysimg;
-  for (size_t i = 0; i < f.nodes.size(); ++i)
-    if (f.nodes[i].is_switch() && f.nodes[i].sysimg_guid) by_sysimg[f.nodes[i].sysimg_guid].push_back(i);
+  for (size_t i = 0; i < f.nodes.size(); ++i) {
+    if (!f.nodes[i].is_switch()) continue;
+    const uint64_t guid = f.nodes[i].sysimg_guid ? f.nodes[i].sysimg_guid : asic_name(f.nodes[i].reported_desc()).chassis_guid;
+    if (guid) by_sysimg[guid].push_back(i);
+  }
   int in_chassis = 0, switches = 0;
   for (const Node& n : f.nodes) switches += n.is_switch();
-  for (auto& [guid, asics] : by_sysimg) {
-    if (asics.size() < 2) continue;
-    Chassis c;
-    c.sysimg_guid = guid;
-    c.asics = asics;
-    for (int32_t a : asics) {
-      AsicName an = asic_name(f.nodes[a].reported_desc());
-      if (c.name.empty()) c.name = an.name, c.model = an.model;
-      c.line_asics += an.role == 'L';
-      c.spine_asics += an.role == 'S';
+  for (auto& [guid, all] : by_sysimg) {
+    if (all.size() < 2) continue;
+    const std::vector<std::vector<int32_t>> groups = cabled_groups(adj, all);
+    int k = 0;
+    for (const std::vector<int32_t>& asics : groups) {
+      if (asics.size() < 2) continue;
+      ++k;
+      Chassis c;
+      c.sysimg_guid = guid;
+      c.asics = asics;
+      for (int32_t a : asics) {
+        AsicName an = asic_name(f.nodes[a].reported_desc());
+        if (c.name.empty()) c.name = an.name, c.model = an.model;
+        // Where the description does not say: a line ASIC has cables out of the chassis (to an
+        // edge switch or a host), a spine ASIC only inside. (An uncabled line ASIC counts as a spine.)
+        if (!an.role) an.role = cabled_out_of(f, a, asics) ? 'L' : 'S';
+        c.line_asics += an.role == 'L';
+        c.spine_asics += an.role == 'S';
+      }
+      // Chassis sharing a GUID and no name in their descriptions: numbered in the order of their ASICs.
+      if (c.name.empty()) c.name = guid_hex(guid) + (groups.size() > 1 ? "#" + std::to_string(k) : "");
+      in_chassis += static_cast<int>(asics.size());
+      s.chassis.push_back(std::move(c));
     }
-    if (c.name.empty()) c.name = guid_hex(guid);
-    in_chassis += static_cast<int>(asics.size());
-    s.chassis.push_back(std::move(c));
   }
   s.standalone_switches = switches - in_chassis;
 }
@@ -197,7 +316,7 @@ FabricStructure analyze_structure(const Fabric& f) {
   }
   rank_levels(f, adj, host_ports, s);
   drop_uncrossed(f, adj, host_ports, s);
-  find_chassis(f, s);
+  find_chassis(f, adj, s);
   for (size_t i = 0; i < n; ++i) {
     s.levels = std::max(s.levels, s.level[i]);
     if (f.nodes[i].is_switch() && s.level[i] == 1) s.leaves.push_back(i);
@@ -345,8 +464,8 @@ std::string describe_chassis(const FabricStructure& s) {
   }
   std::string out;
   for (auto& [model, m] : models)
-    out += (out.empty() ? "" : " + ") + std::to_string(m.first) + " " + model + (model == "chassis" ? "" : " director") +
-           (m.first > 1 ? "s" : "") + " (" + std::to_string(m.second) + " ASICs)";
+    out += (out.empty() ? "" : " + ") + std::to_string(m.first) + " " + model + (model == "chassis" ? "" : m.first > 1 ? " directors" : " director") +
+           " (" + std::to_string(m.second) + " ASICs)";
   if (s.standalone_switches)
     out += (out.empty() ? "" : " + ") + std::to_string(s.standalone_switches) + (s.chassis.empty() ? " switch" : " edge switch") +
            (s.standalone_switches > 1 ? "es" : "");
@@ -377,7 +496,7 @@ std::vector<std::vector<long>> routes_per_port(const Fabric& f, const FabricStru
       int32_t sw = static_cast<int32_t>(src);
       for (int hop = 0; hop < 64; ++hop) {
         const Node& n = f.nodes[sw];
-        if (!n.lft_read || lid >= n.lft.size()) break;
+        if (!n.lft_known(lid) || lid >= n.lft.size()) break;
         const int port = n.lft[lid];
         if (port <= 0 || port > n.num_ports() || !port_usable(n.ports[port])) break;
         ++out[sw][port];

@@ -14,11 +14,13 @@
 //     0x0001 : 003  : 01   : yes
 //     0x0002 : UNREACHABLE
 // A table without its trailer, or interrupted by a tool's error line ("iberror: ... linear
-// forwarding table get failed"), was cut: that switch is marked unread and the scan incomplete —
-// unless its rows reached the top LID of its header's range (QLogic directors' dumps print that
-// error after the last row of every table): then every LID has its row, the table is kept and
-// the line noted.
+// forwarding table get failed"), was cut: the scan is incomplete, the rows read are kept and the
+// LIDs after the last of them unknown (the tools write rows in LID order; a table whose rows were
+// not in order, or that has none, is unread) — unless its rows reached the top LID of its
+// header's range (QLogic directors' dumps print that error after the last row of every table):
+// then every LID has its row, the table is kept whole and the line noted.
 #include <algorithm>
+#include <cstdio>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -71,6 +73,7 @@ class LftDumpReader {
   int cur_ = -1;  // node of the table being read
   size_t header_line_ = 0;
   uint64_t entries_ = 0, top_ = 0, last_lid_ = 0;
+  bool ordered_ = true;  // the open table's rows in ascending LID order
   size_t sections_ = 0;
   bool cut_line_ = false;
 
@@ -141,7 +144,7 @@ class LftDumpReader {
   void start(Node& sw, Section kind, uint64_t size) {
     section_ = kind;
     header_line_ = r_.lineno();
-    entries_ = 0, last_lid_ = 0;
+    entries_ = 0, last_lid_ = 0, ordered_ = true;
     ++sections_;
     if (cur_ < 0) return;
     sw.lft.assign(size, kNoRoute);
@@ -150,6 +153,12 @@ class LftDumpReader {
 
   void set_entry(uint64_t lid, uint64_t port) {
     if (cur_ == -1) r_.fail("LFT entry outside a switch table");
+    // A last line without its end broke off: its port may have lost digits ("001" read as "0").
+    // Not taken; the table is cut before it.
+    if (r_.unterminated()) {
+      cut_line_ = true;
+      return;
+    }
     ++entries_;
     if (cur_ < 0) return;
     Node& sw = f_.nodes[cur_];
@@ -158,6 +167,7 @@ class LftDumpReader {
     if (section_ == Section::fdbs && lid >= sw.lft.size()) sw.lft.resize(lid + 1, kNoRoute);
     if (lid >= sw.lft.size()) r_.fail("LID " + std::to_string(lid) + " outside the table's range");
     sw.lft[lid] = static_cast<uint8_t>(port);
+    if (entries_ > 1 && lid <= last_lid_) ordered_ = false;
     last_lid_ = std::max(last_lid_, lid);
   }
 
@@ -221,10 +231,19 @@ class LftDumpReader {
 
   void cut(const std::string& why) {
     Node& sw = f_.nodes[cur_];
-    sw.lft.clear();
-    sw.lft_read = false;
     cut_[cur_] = 1;
     f_.complete = false;
+    if (entries_ > 0 && ordered_) {  // the rows read stand; the LIDs after the last one are unknown
+      sw.lft_rows_to = static_cast<uint32_t>(last_lid_ + 1);
+      char lid[8];
+      std::snprintf(lid, sizeof lid, "0x%04x", static_cast<unsigned>(last_lid_ + 1));
+      f_.problems.push_back({"lft_cut", sw.guid, -1,
+                             "forwarding table of " + sw.desc + " is cut after " + std::to_string(entries_) + " rows (routes to LID " + lid +
+                                 " and above unknown): " + why});
+      return;
+    }
+    sw.lft.clear();
+    sw.lft_read = false;
     f_.problems.push_back({"lft_cut", sw.guid, -1, "forwarding table of " + sw.desc + " is cut: " + why});
   }
 };

@@ -107,7 +107,7 @@ void cut_bounds(const EvalContext& ctx, const std::vector<Host>& hosts, const Ro
 // Transfers that every LID of their destination routes over one link: that link carries them all.
 // Returns, per link, whether any route among the hosts uses it.
 std::vector<char> forced_links(const EvalContext& ctx, const std::vector<Host>& hosts, const Roles& roles, double host_gbps,
-                               LeastTime& best) {
+                               LeastTime& best, uint32_t max_lids) {
   const Fabric& f = ctx.fabric;
   std::vector<int32_t> group_switch;  // ingress switches, and per switch its senders
   std::vector<size_t> senders_at;
@@ -136,7 +136,7 @@ std::vector<char> forced_links(const EvalContext& ctx, const std::vector<Host>& 
         if (m == 0) continue;
         common.clear();
         bool first = true;
-        for (uint32_t o = 0; o < d.lid_count(); ++o) {
+        for (uint32_t o = 0; o < std::min(d.lid_count(), max_lids); ++o) {
           path.clear();
           if (switch_path(paths, finder, group_switch[g], static_cast<uint16_t>(d.base_lid + o), path) != RouteStatus::ok) continue;
           for (int32_t l : path) used[t][l] = 1;
@@ -174,7 +174,7 @@ void host_links(const EvalContext& ctx, const std::vector<Host>& hosts, const Ro
 }
 
 LeastTimes least_times_of(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<int32_t>& senders,
-                          const std::vector<int32_t>& receivers, bool over_tables) {
+                          const std::vector<int32_t>& receivers, bool over_tables, uint32_t max_lids = UINT32_MAX) {
   LeastTimes out;
   if (hosts.size() < 2) return out;
   const Roles roles = roles_of(hosts.size(), senders, receivers);
@@ -183,7 +183,7 @@ LeastTimes least_times_of(const EvalContext& ctx, const std::vector<Host>& hosts
   out.tables = out.fabric;
   cut_bounds(ctx, hosts, roles, host_gbps, nullptr, out.fabric);
   if (!over_tables) return out;
-  const std::vector<char> used = forced_links(ctx, hosts, roles, host_gbps, out.tables);
+  const std::vector<char> used = forced_links(ctx, hosts, roles, host_gbps, out.tables, max_lids);
   cut_bounds(ctx, hosts, roles, host_gbps, &used, out.tables);
   // The tables cannot do better than the fabric; where they do no worse, the fabric's reason stands.
   if (out.tables.time <= out.fabric.time + 1e-9) out.tables = out.fabric;
@@ -198,8 +198,8 @@ LeastTimes least_times(const EvalContext& ctx, const std::vector<Host>& hosts, c
 }
 
 LeastTime least_time(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<int32_t>& senders,
-                     const std::vector<int32_t>& receivers, bool over_tables) {
-  LeastTimes t = least_times_of(ctx, hosts, senders, receivers, over_tables);
+                     const std::vector<int32_t>& receivers, bool over_tables, uint32_t max_lids) {
+  LeastTimes t = least_times_of(ctx, hosts, senders, receivers, over_tables, max_lids);
   return over_tables ? t.tables : t.fabric;
 }
 

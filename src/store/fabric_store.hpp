@@ -18,10 +18,11 @@ namespace ibroute::store {
 
 // 1: scans; 2: + schedules; 3: + runs; 4: + node.sysimg_guid, node.node_desc, scan.has_lfts;
 // 5: + two-group schedules (schedule.senders/receivers) and compact phases (schedule_phase.shift);
-// 6: + phases of different lengths (schedule_phase.slots); 7: + counter snapshots.
+// 6: + phases of different lengths (schedule_phase.slots); 7: + counter snapshots;
+// 8: + lft.rows_to (a table read only up to a LID: the routes to the LIDs after it unknown).
 // Older databases are migrated by the commands that write (and by `ibroute migrate`), never by those
 // that only read.
-constexpr int kSchemaVersion = 7;
+constexpr int kSchemaVersion = 8;
 
 // How a command opens the database. read_only: SQLITE_OPEN_READONLY, the file is never changed (an
 // older schema is refused, naming `ibroute migrate`); read_write: an older schema is migrated;

@@ -127,7 +127,7 @@ int64_t FabricStore::insert_scan(ScanInfo info, const Fabric& f, int64_t routes)
   Stmt n(db_, "INSERT INTO node(scan_id, idx, guid, type, desc, nports, lft_read, sysimg_guid, node_desc) VALUES (?,?,?,?,?,?,?,?,?)");
   Stmt p(db_, "INSERT INTO port(scan_id, node_idx, num, guid, base_lid, lmc, state, width, speed, peer_node, peer_port)"
               " VALUES (?,?,?,?,?,?,?,?,?,?,?)");
-  Stmt l(db_, "INSERT INTO lft(scan_id, node_idx, top, ports) VALUES (?,?,?,?)");
+  Stmt l(db_, "INSERT INTO lft(scan_id, node_idx, top, ports, rows_to) VALUES (?,?,?,?,?)");
   for (size_t i = 0; i < f.nodes.size(); ++i) {
     const Node& node = f.nodes[i];
     n.bind(1, id).bind(2, int64_t(i)).bind(3, guid_hex(node.guid)).bind(4, to_string(node.type)).bind(5, node.desc)
@@ -142,8 +142,12 @@ int64_t FabricStore::insert_scan(ScanInfo info, const Fabric& f, int64_t routes)
       if (port.connected()) p.bind(10, int64_t{port.peer_node}).bind(11, int64_t{port.peer_port});
       p.run();
     }
-    if (node.is_switch() && node.lft_read && !node.lft.empty())
-      l.bind(1, id).bind(2, int64_t(i)).bind(3, int64_t(node.lft.size()) - 1).bind_blob(4, node.lft).run();
+    if (node.is_switch() && node.lft_read && !node.lft.empty()) {
+      l.bind(1, id).bind(2, int64_t(i)).bind(3, int64_t(node.lft.size()) - 1).bind_blob(4, node.lft);
+      if (node.lft_rows_to != Node::kAllRows) l.bind(5, int64_t{node.lft_rows_to});
+      else l.bind_null(5);
+      l.run();
+    }
   }
   Stmt li(db_, "INSERT INTO lid(scan_id, lid, node_idx, port) VALUES (?,?,?,?)");
   for (uint16_t lid : lids.lids()) {
@@ -295,7 +299,7 @@ Fabric FabricStore::load_fabric(int64_t scan_id, bool with_lfts) {
     }
 
   if (with_lfts) {
-    Stmt l(db_, "SELECT node_idx, top, ports FROM lft WHERE scan_id = ? ORDER BY node_idx");
+    Stmt l(db_, "SELECT node_idx, top, ports, rows_to FROM lft WHERE scan_id = ? ORDER BY node_idx");
     l.bind(1, scan_id);
     for (int64_t row = 1; l.step(); ++row) {
       std::string where = scan_where + ", LFT row " + std::to_string(row);
@@ -314,6 +318,8 @@ Fabric FabricStore::load_fabric(int64_t scan_id, bool with_lfts) {
       if (static_cast<int64_t>(b.size()) != top + 1)
         damaged(where, "top LID " + std::to_string(top) + " but a table of " + std::to_string(b.size()) + " LIDs");
       node.lft.assign(b.begin(), b.end());
+      // Rows read up to a LID of the table (a dump cut after it): the LIDs from there on unknown.
+      if (!l.is_null(3)) node.lft_rows_to = static_cast<uint32_t>(int_col(l, 3, 1, top, where, "rows_to"));
     }
   }
   Stmt pr(db_, "SELECT kind, node_guid, port, detail FROM problem WHERE scan_id = ?");

@@ -48,7 +48,7 @@ CREATE TABLE lid(
   scan_id INTEGER NOT NULL, lid INTEGER NOT NULL, node_idx INTEGER NOT NULL, port INTEGER NOT NULL,
   PRIMARY KEY (scan_id, lid)) WITHOUT ROWID;
 CREATE TABLE lft(
-  scan_id INTEGER NOT NULL, node_idx INTEGER NOT NULL, top INTEGER NOT NULL, ports BLOB NOT NULL,
+  scan_id INTEGER NOT NULL, node_idx INTEGER NOT NULL, top INTEGER NOT NULL, ports BLOB NOT NULL, rows_to INTEGER,
   PRIMARY KEY (scan_id, node_idx)) WITHOUT ROWID;
 CREATE TABLE route_status(code INTEGER PRIMARY KEY, name TEXT NOT NULL);
 CREATE TABLE route(
@@ -113,6 +113,10 @@ constexpr AddedColumn kSchemaV5[] = {
 // Version 6: phases of different lengths (`slots`: how many slots the phase lasts; NULL: one).
 constexpr AddedColumn kSchemaV6[] = {
     {"schedule_phase", "slots", "ALTER TABLE schedule_phase ADD COLUMN slots INTEGER"},
+};
+// Version 8: a table read only up to a LID (`rows_to`: the first LID without a row; NULL: every LID).
+constexpr AddedColumn kSchemaV8[] = {
+    {"lft", "rows_to", "ALTER TABLE lft ADD COLUMN rows_to INTEGER"},
 };
 
 }  // namespace
@@ -255,7 +259,8 @@ bool FabricStore::migrate_from(int version) {
   if (version <= 1) db_.exec(kSchemaV2);
   if (version <= 2) db_.exec(kSchemaV3);
   for (std::span<const AddedColumn> added :
-       {std::span<const AddedColumn>(kSchemaV4), std::span<const AddedColumn>(kSchemaV5), std::span<const AddedColumn>(kSchemaV6)})
+       {std::span<const AddedColumn>(kSchemaV4), std::span<const AddedColumn>(kSchemaV5), std::span<const AddedColumn>(kSchemaV6),
+        std::span<const AddedColumn>(kSchemaV8)})
     for (const AddedColumn& c : added)
       if (!has_column(c.table, c.column)) db_.exec(c.sql);
   if (version <= 6) {  // version 7: counter snapshots (a database may have them already, see above)

@@ -81,12 +81,18 @@ nlohmann::json slot_histogram(const std::vector<uint32_t>& slots) {
 }
 
 std::string unread_tables(const fabric::Fabric& f) {
-  std::vector<const fabric::Node*> unread;
+  std::vector<const fabric::Node*> unread;  // no table, or one read only up to a LID
   for (const fabric::Node& n : f.nodes)
-    if (n.is_switch() && !n.lft_read) unread.push_back(&n);
+    if (n.is_switch() && (!n.lft_read || n.lft_rows_to != fabric::Node::kAllRows)) unread.push_back(&n);
   if (unread.empty()) return "no switch whose forwarding table was not read";
-  return unread.front()->desc + (unread.size() > 1 ? " (and " + std::to_string(unread.size() - 1) + " more switches)" : std::string()) +
-         (unread.size() > 1 ? ", whose forwarding tables were not read" : ", whose forwarding table was not read");
+  const fabric::Node& first = *unread.front();
+  std::string why = unread.size() > 1 ? ", whose forwarding tables were not read whole" : ", whose forwarding table was not read";
+  if (unread.size() == 1 && first.lft_read) {
+    char lid[8];
+    std::snprintf(lid, sizeof lid, "0x%04x", first.lft_rows_to);
+    why = ", whose forwarding table was read only below LID " + std::string(lid);
+  }
+  return first.desc + (unread.size() > 1 ? " (and " + std::to_string(unread.size() - 1) + " more switches)" : std::string()) + why;
 }
 
 nlohmann::json efficiency_json(const schedule::Efficiency& e, const RoutingAdvice* advice) {

@@ -295,19 +295,19 @@ class DamagedDatabase(TempDirTest):
             c.execute("ALTER TABLE scan DROP COLUMN has_lfts")
             c.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
         c.close()
-        want = f"ibroute: {db} has schema version 3; run 'ibroute migrate --db {db}' (this ibroute reads version 7)"
+        want = f"ibroute: {db} has schema version 3; run 'ibroute migrate --db {db}' (this ibroute reads version 8)"
         failed = self.read_all(db, self.READERS)
         for name, line in failed.items():
             self.assertEqual(line, want, name)
         r = ibroute("migrate", "--db", db)
-        self.assertEqual(r.stdout, f"migrated {db} from version 3 to 7\n")
+        self.assertEqual(r.stdout, f"migrated {db} from version 3 to 8\n")
         self.assertEqual(r.stderr, "")
         r = ibroute("migrate", "--db", db)
-        self.assertEqual(r.stdout, f"{db} is already at version 7\n")
+        self.assertEqual(r.stdout, f"{db} is already at version 8\n")
         import json
         migrated = json.loads(ibroute("migrate", "--db", db, "--json").stdout)
         self.assertEqual(migrated.pop("ibroute_version"), ibroute("--version").stdout.split()[1], "the version that wrote it")
-        self.assertEqual(migrated, {"db": db, "from_version": 7, "version": 7, "migrated": False})
+        self.assertEqual(migrated, {"db": db, "from_version": 8, "version": 8, "migrated": False})
         before = digest(db)
         for name, args in self.commands(db).items():
             r = ibroute(*args, check=False)
@@ -364,7 +364,7 @@ os._exit(0)
         c.close()
         ibroute("plan", "--db", db, "--name", "again", "--shifts-only")
         with sqlite3.connect(db) as c:
-            self.assertEqual(c.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0], "7")
+            self.assertEqual(c.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0], "8")
             self.assertEqual(c.execute("SELECT count(shift), count(*) FROM schedule_phase").fetchone(), (15, 15))  # compact
             self.assertEqual(c.execute("SELECT count(*) FROM scan WHERE has_lfts = 1").fetchone()[0], 2)
         c.close()

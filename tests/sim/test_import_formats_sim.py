@@ -172,7 +172,19 @@ class ImportFormats(TempDirTest):
         r = ibroute("scan", "--db", db, "--topology", os.path.join(raw, "ib-subnet-fe80:0000:0000:0000.txt"),
                     "--lfts", write_text(self.path("cut.lfts"), cut), "--json", check=False)
         self.assertEqual(r.returncode, 3, r.stderr)
-        self.assertGreater(json.loads(r.stdout)["routes"]["unknown"], 0)
+        cut_scan = json.loads(r.stdout)
+        # The rows read stand: unknown are exactly the routes that, in the whole dumps' scan, cross
+        # that ASIC towards a LID after the last of its 100 lines kept — counted from the stored hops.
+        last = max(int(m.group(1), 16) for m in (re.match(r"(0x[0-9a-f]{4}) \d{3} ", x) for x in rows[:100]) if m)
+        full = self.path("avakas.db")
+        ((idx,),) = db_rows(full, "SELECT idx FROM node WHERE scan_id = ? AND (desc = ? OR node_desc = ?)", 1, name, name)
+        crossing = sum(1 for dlid, hops in db_rows(full, "SELECT dlid, hops FROM route WHERE scan_id = ?", 1)
+                       if dlid > last and any(int(h.split(":")[0]) == idx for h in hops.split()))
+        self.assertGreater(crossing, 0)
+        self.assertEqual(cut_scan["routes"]["unknown"], crossing)
+        self.assertEqual(cut_scan["routes"]["ok"], s["routes"]["ok"] - crossing)
+        self.assertTrue(any(p["kind"] == "lft_cut" and name in p["detail"] and f"LID 0x{last + 1:04x} and above unknown" in p["detail"]
+                            for p in cut_scan["problems"]), cut_scan["problems"])
         a = ibroute_json("analyze", "--db", db, "--patterns", "rr-name", "--lids", "base", "--no-fair-share")
         rr = a["patterns"][0]
         self.assertGreater(rr["unknown"], 0)
@@ -181,7 +193,7 @@ class ImportFormats(TempDirTest):
         self.assertEqual(p.returncode, 2, p.stdout)
         self.assertEqual(p.stdout, "")
         self.assertEqual(len([x for x in p.stderr.splitlines() if not x.startswith("ibroute: warning:")]), 1, p.stderr)
-        self.assertIn(f"cross {name}, whose forwarding table was not read", p.stderr)
+        self.assertIn(f"cross {name}, whose forwarding table was read only below LID 0x{last + 1:04x}", p.stderr)
         self.assertIn("their routes are unknown", p.stderr)
 
     def test_mad_error_lines_in_a_topology_are_problems_not_failures(self):

@@ -120,14 +120,14 @@ TEST(FabricStore, RefusesForeignFiles) {
   {
     sqlite3* db = nullptr;
     sqlite3_open(tmp.path.c_str(), &db);
-    sqlite3_exec(db, "UPDATE meta SET value='8' WHERE key='schema_version'", nullptr, nullptr, nullptr);
+    sqlite3_exec(db, "UPDATE meta SET value='9' WHERE key='schema_version'", nullptr, nullptr, nullptr);
     sqlite3_close(db);
   }
   try {
     FabricStore s(tmp.path, true);
     ADD_FAILURE();
   } catch (const ibroute::InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("schema version 8"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("schema version 9"), std::string::npos);
   }
   FabricStore fresh(tmp.path + "2", true);
   EXPECT_THROW(fresh.latest_scan(), ibroute::InputError);

@@ -137,7 +137,7 @@ TEST(LftDumpParser, RejectsBadInput) {
 // unread and the scan incomplete, the others are kept. One whose rows reach the top LID of its
 // header's range is whole whatever follows (QLogic directors' dumps end every table with
 // ibroute's error line): kept, the line noted, the scan complete.
-TEST(LftDumpParser, CutTablesAreUnreadNotRejected) {
+TEST(LftDumpParser, CutTablesKeepTheirRowsAndNothingMore) {
   std::string good = lfts();
   const std::string error = "ibroute: iberror: [pid 77] main: linear forwarding table get failed\n";
   for (const std::string& text : {good.substr(0, good.find("10 valid")) + error + good.substr(good.find("Unicast", 10)),
@@ -151,23 +151,50 @@ TEST(LftDumpParser, CutTablesAreUnreadNotRejected) {
     EXPECT_TRUE(f.problems[0].kind == "tool_message" || f.problems[0].kind == "lft_unterminated") << f.problems[0].kind;
     EXPECT_NE(f.problems[0].detail.find("kept"), std::string::npos) << f.problems[0].detail;
   }
-  for (const std::string& text : {good.substr(0, good.find("0x000b")) + good.substr(good.find("Unicast", 10)),
-                                   good.substr(0, good.find("0x0009")) + error + good.substr(good.find("Unicast", 10))}) {
+  // Cut before its last rows (the next table starts, or the tool's error line): the rows read
+  // stand, the LIDs after the last of them are unknown, those before known.
+  for (const auto& [text, rows_to] : {std::pair{good.substr(0, good.find("0x000b")) + good.substr(good.find("Unicast", 10)), 0xbu},
+                                      std::pair{good.substr(0, good.find("0x0009")) + error + good.substr(good.find("Unicast", 10)), 0x9u}}) {
     Fabric f = parse_ibnetdiscover(kTopo);
     apply_lft_dump(f, text, "dump");
     EXPECT_FALSE(f.complete);
-    EXPECT_FALSE(f.nodes[0].lft_read);
+    EXPECT_TRUE(f.nodes[0].lft_read);
+    EXPECT_EQ(f.nodes[0].lft_rows_to, rows_to);
+    EXPECT_TRUE(f.nodes[0].lft_known(rows_to - 1));
+    EXPECT_FALSE(f.nodes[0].lft_known(rows_to));
     EXPECT_TRUE(f.nodes[1].lft_read);
+    EXPECT_EQ(f.nodes[1].lft_rows_to, Node::kAllRows);
     ASSERT_FALSE(f.problems.empty());
     EXPECT_EQ(f.problems[0].kind, "lft_cut");
     EXPECT_NE(f.problems[0].detail.find("leaf01"), std::string::npos) << f.problems[0].detail;
+    // hostB -> hostA's LIDs 8..b cross leaf01: below the cut a working route, from it on unknown.
+    const RouteSet r = resolve_routes(f);
+    for (uint16_t lid = 8; lid < 12; ++lid)
+      EXPECT_EQ(route_from_port(f, r, 2, 1, lid).status, lid < rows_to ? RouteStatus::ok : RouteStatus::unknown) << lid;
   }
-  // The last table stops mid-line.
+  // A table cut before its first row: unread.
+  {
+    Fabric f = parse_ibnetdiscover(kTopo);
+    apply_lft_dump(f, good.substr(0, good.find("0x0001")) + error + good.substr(good.find("Unicast", 10)), "dump");
+    EXPECT_FALSE(f.nodes[0].lft_read);
+  }
+  // Rows out of LID order: which LIDs are missing is not known, the table unread.
+  {
+    std::string swapped = good;
+    const size_t a = swapped.find("0x0004 001"), b = swapped.find("0x0005 001");
+    std::swap_ranges(swapped.begin() + static_cast<std::ptrdiff_t>(a), swapped.begin() + static_cast<std::ptrdiff_t>(a + 6),
+                     swapped.begin() + static_cast<std::ptrdiff_t>(b));
+    Fabric f = parse_ibnetdiscover(kTopo);
+    apply_lft_dump(f, swapped.substr(0, swapped.find("0x0009")) + error + swapped.substr(swapped.find("Unicast", 10)), "dump");
+    EXPECT_FALSE(f.nodes[0].lft_read);
+  }
+  // The last table stops mid-line: its rows before the broken line stand.
   Fabric f = parse_ibnetdiscover(kTopo);
   apply_lft_dump(f, good.substr(0, good.rfind("0x0004 0") + 8), "dump");
   EXPECT_FALSE(f.complete);
   EXPECT_TRUE(f.nodes[0].lft_read);
-  EXPECT_FALSE(f.nodes[1].lft_read);
+  EXPECT_TRUE(f.nodes[1].lft_read);
+  EXPECT_EQ(f.nodes[1].lft_rows_to, 3u);
 }
 
 TEST(IbnetdiscoverParser, RejectsBadInput) {

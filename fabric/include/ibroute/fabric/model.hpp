@@ -51,6 +51,12 @@ struct Node {
   std::vector<Port> ports;   // indexed by port number; ports[0] is the switch management port
   std::vector<uint8_t> lft;  // switches: out port by DLID (index = LID), kNoRoute where none
   bool lft_read = false;     // switches: false when the LFT could not be read (scan incomplete)
+  // Switches: the LIDs from here on have no row read (a dump cut after the row of LID
+  // lft_rows_to - 1): their routes are unknown, the LIDs below known. kAllRows: every LID.
+  static constexpr uint32_t kAllRows = UINT32_MAX;
+  uint32_t lft_rows_to = kAllRows;
+  // Whether the table says where `lid` goes (a row read, or known to have none).
+  bool lft_known(uint32_t lid) const { return lft_read && lid < lft_rows_to; }
 
   bool is_switch() const { return type == NodeType::sw; }
   const std::string& reported_desc() const { return node_desc.empty() ? desc : node_desc; }

@@ -36,9 +36,11 @@ struct LeastTimes {
 LeastTimes least_times(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<int32_t>& senders,
                        const std::vector<int32_t>& receivers);
 
-// One of them: the tables' (walks every route of the hosts) or, cheaper, the fabric's.
+// One of them: the tables' (walks every route of the hosts) or, cheaper, the fabric's. `max_lids`:
+// the tables' over each destination's first LIDs alone (1: its base LID, what a plan over the base
+// LIDs can reach at best).
 LeastTime least_time(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<int32_t>& senders,
-                     const std::vector<int32_t>& receivers, bool over_tables = true);
+                     const std::vector<int32_t>& receivers, bool over_tables = true, uint32_t max_lids = UINT32_MAX);
 
 // T of phases as evaluated: the sum of their times in whole message-times (phase_slot_count), each
 // phase with a transfer at least one.
