@@ -155,13 +155,33 @@ long valleys(const Fabric& f, const Adjacency& adj, const std::vector<int>& host
   return count;
 }
 
-// The levels: ranked from the leaves, unless that leaves host switches with no up*/down* shortest
-// path between them where the ranking from the top leaves fewer.
+// Whether every switch link joins adjacent levels under `dist`.
+bool adjacent_levels_only(const Adjacency& adj, const std::vector<int>& dist) {
+  for (size_t x = 0; x < adj.size(); ++x)
+    for (int32_t y : adj[x])
+      if (dist[x] >= 0 && dist[y] >= 0 && std::abs(dist[x] - dist[y]) != 1) return false;
+  return true;
+}
+
+// Hosts on the switches of the lowest level under `dist`.
+long lowest_level_hosts(const std::vector<int>& host_ports, const std::vector<int>& dist) {
+  long n = 0;
+  for (size_t x = 0; x < dist.size(); ++x) n += dist[x] == 0 ? host_ports[x] : 0;
+  return n;
+}
+
+// The levels: ranked from the leaves, unless that leaves pairs of host switches with no
+// up*/down* shortest path between them while the ranking from the top leaves fewer, joins only
+// adjacent levels and keeps at least as many hosts on its lowest level (blade switch modules
+// below switches that carry login or storage hosts). Fabrics cabled ad hoc, whose ranking from
+// the top would lift most hosts off the lowest level, keep the ranking from the leaves.
 void rank_levels(const Fabric& f, const Adjacency& adj, const std::vector<int>& host_ports, FabricStructure& s) {
   std::vector<int> d = levels_from_leaves(f, adj, host_ports);
   if (const long v = valleys(f, adj, host_ports, d); v > 0) {
     std::vector<int> top = levels_from_top(f, adj, host_ports);
-    if (!top.empty() && valleys(f, adj, host_ports, top) < v) d = std::move(top);
+    if (!top.empty() && adjacent_levels_only(adj, top) && lowest_level_hosts(host_ports, top) >= lowest_level_hosts(host_ports, d) &&
+        valleys(f, adj, host_ports, top) < v)
+      d = std::move(top);
   }
   for (size_t i = 0; i < f.nodes.size(); ++i)
     if (f.nodes[i].is_switch()) s.level[i] = d[i] < 0 ? -1 : d[i] + 1;

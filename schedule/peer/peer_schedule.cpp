@@ -206,6 +206,38 @@ std::optional<Epoch> newest_epoch(const std::string& dir) {
   return Epoch{k, (std::filesystem::path(dir) / name).string()};
 }
 
+namespace {
+
+// A slice is the one its file name promises: rank r's, for the port the host table gives rank r,
+// its hosts as the table has them, each send to a LID of its destination and no destination
+// twice. Anything else is another host's or a damaged slice: a node must never send on it.
+void check_epoch_slice(const Schedule& s, const std::vector<sch::HostIdentity>& table, size_t r, const std::string& path) {
+  const std::optional<std::uint32_t> own = s.own_rank();
+  if (!own || *own != r)
+    throw Error(path + ": holds " + (own ? "rank " + std::to_string(*own) + "'s slice" : std::string("no slice")) + ", not rank " + std::to_string(r) + "'s");
+  const std::vector<Host>& hosts = s.hosts();
+  if (hosts.size() != table.size())
+    throw Error(path + ": " + std::to_string(hosts.size()) + " hosts where the host table has " + std::to_string(table.size()));
+  for (size_t k = 0; k < hosts.size(); ++k) {
+    const sch::HostIdentity& t = table[k];
+    const Host& h = hosts[k];
+    if ((h.port_guid && h.port_guid != t.port_guid) || h.base_lid != t.base_lid || h.lmc != t.lmc)
+      throw Error(path + ": /hosts/" + std::to_string(k) + " (" + h.name + ") differs from the host table's rank " + std::to_string(k) +
+                  " (port GUID, base LID or LMC)");
+  }
+  std::vector<char> seen(hosts.size(), 0);
+  for (const Transfer& t : s.sends(static_cast<std::uint32_t>(r))) {
+    if (t.peer >= hosts.size()) throw Error(path + ": a send to rank " + std::to_string(t.peer) + " of " + std::to_string(hosts.size()));
+    const Host& d = hosts[t.peer];
+    if (t.dlid < d.base_lid || t.dlid >= d.base_lid + (1u << d.lmc))
+      throw Error(path + ": phase " + std::to_string(t.phase) + ": DLID " + std::to_string(t.dlid) + " is no LID of rank " +
+                  std::to_string(t.peer) + " (" + std::to_string(d.base_lid) + " .. " + std::to_string(d.base_lid + (1u << d.lmc) - 1) + ")");
+    if (seen[t.peer]++) throw Error(path + ": rank " + std::to_string(t.peer) + " is a destination twice");
+  }
+}
+
+}  // namespace
+
 std::optional<Schedule> load_epoch(const Epoch& e, std::uint64_t port_guid) {
   const std::filesystem::path table = std::filesystem::path(e.dir) / sch::kHostsFile;
   sch::ScheduleDoc hosts;
@@ -223,6 +255,7 @@ std::optional<Schedule> load_epoch(const Epoch& e, std::uint64_t port_guid) {
       if (f.path().filename().string().rfind(prefix, 0) == 0) {
         Schedule s = Schedule::load(f.path().string());
         if (s.epoch() != e.number) throw Error(f.path().string() + ": epoch " + std::to_string(s.epoch()) + ", not " + std::to_string(e.number));
+        check_epoch_slice(s, hosts.identities, r, f.path().string());
         return s;
       }
     throw Error(e.dir + ": no slice of rank " + std::to_string(r) + " (" + hosts.identities[r].name + ")");
@@ -231,12 +264,16 @@ std::optional<Schedule> load_epoch(const Epoch& e, std::uint64_t port_guid) {
 }
 
 std::uint64_t handover_round(std::int64_t from_unix_ns, std::int64_t start_unix_ns, double round_s) {
-  if (!(round_s > 0)) throw Error("handover_round: a round of " + std::to_string(round_s) + " s");
+  // A round of less than a nanosecond (or not a number, or endless) names no round on the clock.
+  if (!(round_s >= 1e-9) || !std::isfinite(round_s)) throw Error("handover_round: a round of " + std::to_string(round_s) + " s (1 ns or more)");
   if (from_unix_ns <= start_unix_ns) return 0;
-  const double rounds = static_cast<double>(from_unix_ns - start_unix_ns) / (round_s * 1e9);
+  // The distance in unsigned arithmetic: from - start may exceed INT64_MAX (start near INT64_MIN).
+  const std::uint64_t ns = static_cast<std::uint64_t>(from_unix_ns) - static_cast<std::uint64_t>(start_unix_ns);
+  const long double rounds = static_cast<long double>(ns) / (static_cast<long double>(round_s) * 1e9L);
   // Whole nanoseconds on both sides: a round that starts exactly at `from` is the one.
-  auto k = static_cast<std::uint64_t>(std::ceil(rounds - 1e-12));
-  return k;
+  const long double k = std::ceil(rounds - 1e-12L);
+  if (k >= 18446744073709551615.0L) throw Error("handover_round: round " + std::to_string(static_cast<double>(k)) + " is beyond 2^64");
+  return static_cast<std::uint64_t>(k);
 }
 
 }  // namespace ibroute::peer

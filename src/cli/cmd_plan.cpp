@@ -197,7 +197,9 @@ Runner setup_plan(CLI::App& app) {
       "leaf and the busy leaves' excess transfers wait, packed into phases of their own (--shifts-only: not).\n"
       "Where that still misses the least time by 3 % (5 % from 1 000 hosts; up to 2 500: a director's edge switches with\n"
       "fewer up-links than hosts, LMC 0 tables), every transfer is packed into phases from none, the\n"
-      "bottleneck busy in each, and kept where shorter. Efficiency = least possible time / planned time, in message-times\n"
+      "bottleneck busy in each, and kept where shorter. At LMC > 0 the same is tried over the base LIDs\n"
+      "alone and kept where shorter: more paths never plan worse. --json lists every strategy tried, its\n"
+      "time, work and why it stopped (solver.tried; docs/planner.md). Efficiency = least possible time / planned time, in message-times\n"
       "at the host link rate; 'limited by' names the bottleneck: a host link, a leaf's up-links, a link.\n"
       "Exit: 0 planned and stored, 1 planning failed, 2 bad input (hosts, units, a rate above what the fabric carries).");
   add_db_option(c, o->db);

@@ -227,7 +227,7 @@ void FabricStore::check_or_create_schema(Access access) {
     found_version_ = kSchemaVersion;
     return;
   }
-  if (version == "1" || version == "2" || version == "3" || version == "4" || version == "5" || version == "6") {
+  if (version.size() == 1 && version[0] >= '1' && version[0] < '0' + kSchemaVersion) {  // every older version
     found_version_ = version[0] - '0';
     if (access == Access::read_only)
       throw InputError(path_ + " has schema version " + version + "; run 'ibroute migrate --db " + path_ +

@@ -2,11 +2,14 @@
 // from version-1 and list-encoded files — the same transfers, in order, timed by the schedule.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <numeric>
 
 #include "export_files.hpp"
@@ -282,12 +285,42 @@ TEST(Peer, EpochsAreFoundByTheirLinkAndEachNodeTakesItsOwnSlice) {
     EXPECT_EQ(mine->sends(rank).size(), e.identities.size() - 1);
     EXPECT_EQ(mine->epoch(), 2u);
   }
+  // A slice file that holds another rank's slice (rank 0's name, rank 1's content): refused, not
+  // sent on.
+  {
+    auto file_of = [&](const char* prefix) {
+      for (const auto& f : std::filesystem::directory_iterator(newest->dir))
+        if (f.path().filename().string().rfind(prefix, 0) == 0) return f.path();
+      return std::filesystem::path();
+    };
+    const std::filesystem::path r0 = file_of("rank00000-"), r1 = file_of("rank00001-");
+    ASSERT_FALSE(r0.empty() || r1.empty());
+    std::ostringstream old;
+    old << std::ifstream(r0).rdbuf();
+    const std::string keep = old.str();
+    std::filesystem::copy_file(r1, r0, std::filesystem::copy_options::overwrite_existing);
+    std::string msg;
+    try {
+      (void)peer::load_epoch(*newest, e.identities[0].port_guid);
+    } catch (const peer::Error& x) {
+      msg = x.what();
+    }
+    EXPECT_NE(msg.find("holds rank 1's slice, not rank 0's"), std::string::npos) << msg;
+    std::ofstream(r0) << keep;
+    EXPECT_TRUE(peer::load_epoch(*newest, e.identities[0].port_guid));
+  }
   // The handover: the first round that starts at or after the epoch's time.
   const int64_t t0 = d.epoch_from_unix_ns;
   EXPECT_EQ(peer::handover_round(e.epoch_from_unix_ns, t0, 0.5), 10u);
   EXPECT_EQ(peer::handover_round(e.epoch_from_unix_ns + 1, t0, 0.5), 11u);
   EXPECT_EQ(peer::handover_round(t0 - 7, t0, 0.5), 0u);
   EXPECT_THROW(peer::handover_round(t0, t0, 0), peer::Error);
+  // Values operators have given: no wrapped or zero round, one error each.
+  EXPECT_EQ(peer::handover_round(0, INT64_MIN, 1.0), 9223372037u);  // 2^63 ns later, in whole seconds rounded up
+  EXPECT_EQ(peer::handover_round(INT64_MAX, INT64_MIN, 1.0), 18446744074u);
+  for (double bad : {1e-20, 1e-300, 0.0, -1.0, std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()})
+    EXPECT_THROW(peer::handover_round(t0 + 1, t0, bad), peer::Error) << bad;
+  EXPECT_GE(peer::handover_round(INT64_MAX, INT64_MIN, 1e-9), 18'446'744'073'709'000'000u);  // the whole clock in nanoseconds
   // Older epochs go; the newest `keep` stay.
   for (uint64_t k = 3; k <= 6; ++k) {
     e.epoch = k;

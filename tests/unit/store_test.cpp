@@ -113,6 +113,34 @@ TEST(FabricStore, KeepsSeveralScans) {
   EXPECT_THROW(s.scan(99), ibroute::InputError);
 }
 
+// The version before this one (7: no lft.rows_to) is refused read-only, naming migrate, and
+// migrated by a writer; a cut table then keeps its rows_to.
+TEST(FabricStore, MigratesTheVersionBefore) {
+  TempDb tmp;
+  { FabricStore s(tmp.path, true); }
+  {
+    sqlite3* db = nullptr;
+    sqlite3_open(tmp.path.c_str(), &db);
+    ASSERT_EQ(sqlite3_exec(db, "ALTER TABLE lft DROP COLUMN rows_to; UPDATE meta SET value='7' WHERE key='schema_version'", nullptr, nullptr,
+                           nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  try {
+    FabricStore s(tmp.path, ibroute::store::Access::read_only);
+    ADD_FAILURE();
+  } catch (const ibroute::InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("has schema version 7; run 'ibroute migrate"), std::string::npos) << e.what();
+  }
+  FabricStore s(tmp.path, true);
+  EXPECT_EQ(s.found_version(), 7);
+  EXPECT_TRUE(s.migrated());
+  TwoLeaves t;
+  t.f.nodes[t.s1].lft_rows_to = 3;
+  const int64_t id = s.save_scan({.source = "offline", .origin = "x"}, t.f, resolve_routes(t.f));
+  EXPECT_EQ(s.load_fabric(id, true).nodes[t.s1].lft_rows_to, 3u);
+}
+
 TEST(FabricStore, RefusesForeignFiles) {
   TempDb tmp;
   EXPECT_THROW(FabricStore(tmp.path, false), ibroute::InputError);  // absent

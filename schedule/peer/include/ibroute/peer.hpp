@@ -118,7 +118,8 @@ std::optional<Epoch> newest_epoch(const std::string& dir);
 // when the epoch has no such host (it was dropped: gone from the fabric). Error for damaged files.
 std::optional<Schedule> load_epoch(const Epoch& e, std::uint64_t port_guid);
 // The first round that starts at or after `from_unix_ns` on a timeline whose round k starts at
-// start_unix_ns + k x round_s (0 when `from` is not after the start). round_s > 0.
+// start_unix_ns + k x round_s (0 when `from` is not after the start). Error where round_s is not
+// a finite 1 ns or more, or the round is beyond 2^64.
 std::uint64_t handover_round(std::int64_t from_unix_ns, std::int64_t start_unix_ns, double round_s);
 
 // The version of the library (that of the ibroute it came with), e.g. "0.1.0".
