@@ -1,6 +1,7 @@
 // ibroute-run: executes a schedule on the fabric, one process per host under srun or mpirun.
 // Every rank loads the schedule; rank 0 measures the clocks, gathers the results and reports.
 #include <cmath>
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -107,7 +108,12 @@ void load_inputs(const RunOptions& o, int world, bool first_rank, Inputs& in) {
     const HostNames names(in.doc.identities);
     for (const ListedHost& h : host_lines(read_file(o.placement, kMaxHostList))) {
       const std::string& line = h.name;
-      const auto r = static_cast<int32_t>(names.rank(printable(line), o.placement + " line " + std::to_string(h.line)));
+      // Resolved by the name itself (a node description is up to 64 bytes: an FQDN and " mlx5_0"),
+      // never by its quoted form, which is cut for messages.
+      const std::string where = o.placement + " line " + std::to_string(h.line);
+      if (line.size() > 256 || std::any_of(line.begin(), line.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }))
+        throw InputError(where + ": '" + printable(line) + "' is no host name (control characters, or longer than 256 bytes)");
+      const auto r = static_cast<int32_t>(names.rank(line, where));
       if (seen[static_cast<size_t>(r)] >= 0)
         throw InputError(o.placement + ": '" + printable(line) + "' given for ranks " + std::to_string(seen[static_cast<size_t>(r)]) + " and " +
                          std::to_string(in.placement.size()));
