@@ -32,7 +32,7 @@ void tally_packing(PlanSearch& search, const PackWork& work) {
 bool pack(PlanSearch& search, std::vector<Transfer> waiting, std::vector<Phase>& phases, double beat, std::string& why) {
   const PlanInputs& in = search.in;
   PackWork work = pack_work(search, waiting.size());
-  const bool done = pack_phases(in.ctx, in.table, in.hosts, in.leaves, unit_capacities(in.ctx), std::move(waiting), phases,
+  const bool done = pack_phases(in.ctx, in.table, in.hosts, in.leaves, in.leaf_paths.cap, std::move(waiting), phases,
                                 beat < 1e18 ? static_cast<size_t>(beat) : SIZE_MAX, &work);
   tally_packing(search, work);
   if (work.over) why = "packing over its work budget (" + std::to_string(work.work) + " of " + std::to_string(work.budget) + ")";
@@ -51,7 +51,7 @@ size_t compact(PlanSearch& search, std::vector<Phase>& phases) {
   work.budget = std::min({opt.compaction_work_max, opt.compaction_work_per_transfer * in.transfers, search.work_left()});
   const size_t before = phases.size();
   if (opt.progress) work.progress = [&](size_t removed, size_t) { opt.progress("compact", removed, before - static_cast<size_t>(in.least)); };
-  const size_t removed = compact_phases(in.table, unit_capacities(in.ctx), phases, static_cast<size_t>(std::ceil(in.least - 1e-9)), work);
+  const size_t removed = compact_phases(in.table, in.leaf_paths.cap, phases, static_cast<size_t>(std::ceil(in.least - 1e-9)), work);
   search.tally.phases_compacted += removed, search.tally.compaction_work += work.work;
   search.work_spent += work.work;
   return removed;

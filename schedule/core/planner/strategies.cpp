@@ -52,14 +52,6 @@ std::optional<Candidate> shifts_build(PlanSearch& s, std::string&) {
 }
 
 // --- leaf pairs: every pair of leaves in blocks or as an open shop (leaf_blocks.hpp) ---
-// Over the ring, else the topology order: the pairs' windows take consecutive receivers of their
-// leaf, which in the given (name) order share nothing the routing spreads by.
-NamedRing pairs_order(const PlanInputs& in) {
-  if (in.on_ring()) return in.ring;
-  for (NamedRing& r : candidate_rings(in.ctx, in.hosts, in.leaves, in.n))
-    if (r.name.rfind("topology order", 0) == 0) return std::move(r);
-  return in.given;
-}
 std::string pairs_skip(const PlanSearch& s) {
   const PlanInputs& in = s.in;
   if (!in.opt.leaf_pairs) return "turned off";
@@ -72,7 +64,7 @@ std::string pairs_skip(const PlanSearch& s) {
   if (in.least > least_time(in.ctx, in.hosts, in.senders, in.receivers, false).time * in.policy.pairs_tables_slack)
     return "the tables' least time is more than " + percent(in.policy.pairs_tables_slack) + " above the fabric's";
   // Blocks whose leaves hold unequal host counts last as long as their largest pairs.
-  const size_t count = leaf_block_phase_count(pairs_order(in).ring, in.leaves, &in.slots);
+  const size_t count = leaf_block_phase_count(in.pairs_ring().ring, in.leaves, &in.slots);
   if (static_cast<double>(count) > in.least * in.policy.gain)
     return "their " + std::to_string(count) + " phases miss the least time by more than " + percent(in.policy.gain);
   return "";
@@ -87,7 +79,7 @@ std::string pairs_how(const PlanInputs& in, const NamedRing& over, std::string* 
   return way == LeafPairsWay::open_shop ? "leaf-shop" : "leaf-blocks";
 }
 std::optional<Candidate> pairs_build(PlanSearch& s, std::string&) {
-  const NamedRing over = pairs_order(s.in);
+  const NamedRing& over = s.in.pairs_ring();
   Candidate c = solved(s, composition_phases(s, over, true), visit_of(s.in, over));
   c.how = pairs_how(s.in, over, &c.composition);
   if (s.pairs_enough(c.plan.total())) s.pairs = {};  // not packed: their phases no longer needed
@@ -243,6 +235,16 @@ std::optional<Candidate> base_build(PlanSearch& s, std::string& why) {
 }
 
 }  // namespace
+
+// Over the ring, else the topology order: the pairs' windows take consecutive receivers of their
+// leaf, which in the given (name) order share nothing the routing spreads by.
+const NamedRing& PlanInputs::pairs_ring() const {
+  if (pairs_ring_) return *pairs_ring_;
+  if (on_ring()) return *(pairs_ring_ = ring);
+  for (NamedRing& r : candidate_rings(ctx, hosts, leaves, n))
+    if (r.name.rfind("topology order", 0) == 0) return *(pairs_ring_ = std::move(r));
+  return *(pairs_ring_ = given);
+}
 
 bool Candidate::beats(const Candidate& o) const {
   if (plan.st.unroutable != o.plan.st.unroutable) return plan.st.unroutable < o.plan.st.unroutable;

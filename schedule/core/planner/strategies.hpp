@@ -41,11 +41,16 @@ struct PlanInputs {
   NamedRing given;  // the ranks as given
   NamedRing ring;   // the shifts' order: `given` unless a sample of another order was shorter
   size_t period = 1;  // d-mod-k's: the product of the up-link counts below the top level
-  LeafPaths leaf_paths;
+  LeafPaths leaf_paths;  // and its `cap`: every link's capacity (unit_capacities), for packing too
   LeafSlots slots;
+  // The leaf pairs' order, made once where first asked for (their conditions and their build).
+  const NamedRing& pairs_ring() const;
 
   bool all_to_all() const { return senders.empty() && receivers.empty(); }
   bool on_ring() const { return ring.name != given.name; }
+
+ private:
+  mutable std::optional<NamedRing> pairs_ring_;
 };
 
 // One strategy's plan.
