@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <thread>
 
 #include "ibroute/fabric/parallel.hpp"
@@ -104,6 +105,66 @@ void cut_bounds(const EvalContext& ctx, const std::vector<Host>& hosts, const Ro
   }
 }
 
+// Transfers whose every route passes one switch but leaves (enters) it by one of several links:
+// those links carry them all between them. Keyed by (direction, switch, the links sorted), with
+// the transfers counted; at a switch, a set's load is its own transfers', those of the sets within
+// it and those the tables send over one of its links alone (forced_links' counts), over what the
+// set's links carry (issue 53: plafrim's tables at LMC 2 send 2 976 transfers out of one switch
+// by two DDR links whatever the DLID, where the cuts and single links gave 2 646).
+class LinkSets {
+ public:
+  void add(const LinkIndex& links, const std::vector<std::vector<int32_t>>& routes, double m) {
+    // A route's links leave switch node(l); each but the last enters node(next). Switches on
+    // every route, by direction: the links leaving (entering) them.
+    const std::vector<int32_t>& first = routes.front();
+    for (int dir = 0; dir < 2; ++dir)
+      for (size_t x = 0; x + static_cast<size_t>(dir) < first.size(); ++x) {
+        const int32_t sw = dir == 0 ? links.node(first[x]) : links.node(first[x + 1]);
+        key_.assign({dir, sw});
+        bool everywhere = true;
+        for (const auto& r : routes) {
+          int32_t at = -1;
+          for (size_t y = 0; y + static_cast<size_t>(dir) < r.size() && at < 0; ++y)
+            if ((dir == 0 ? links.node(r[y]) : links.node(r[y + 1])) == sw) at = r[y];
+          if (at < 0) { everywhere = false; break; }
+          if (std::find(key_.begin() + 2, key_.end(), at) == key_.end()) key_.push_back(at);
+        }
+        if (!everywhere || key_.size() < 4) continue;  // one link alone: forced_links counts it
+        std::sort(key_.begin() + 2, key_.end());
+        load_[key_] += m;
+      }
+  }
+  void merge(const LinkSets& o) {
+    for (const auto& [k, m] : o.load_) load_[k] += m;
+  }
+  // The largest load over capacity of any set, at host link rate.
+  void bound(const EvalContext& ctx, const std::vector<double>& forced, double host_gbps, LeastTime& best) const {
+    constexpr size_t kMaxSets = 2048;  // per switch and direction: sets within a set counted up to this many
+    std::vector<const std::pair<const std::vector<int32_t>, double>*> at;
+    for (auto it = load_.begin(); it != load_.end();) {
+      at.clear();
+      for (auto e = it; e != load_.end() && e->first[0] == it->first[0] && e->first[1] == it->first[1]; ++e) at.push_back(&*e);
+      it = std::next(it, static_cast<long>(at.size()));
+      for (const auto* c : at) {
+        const std::vector<int32_t>& k = c->first;
+        double demand = 0, cap = 0;
+        for (size_t y = 2; y < k.size(); ++y) demand += forced[k[y]], cap += ctx.gbps[k[y]] / host_gbps;
+        for (const auto* w : at.size() <= kMaxSets ? at : decltype(at){c})
+          if (std::includes(k.begin() + 2, k.end(), w->first.begin() + 2, w->first.end())) demand += w->second;
+        if (cap <= 0) continue;
+        const int32_t sw = k[1];
+        consider(best, demand / cap,
+                 ctx.fabric.nodes[sw].desc + fmt(": %.0f transfers ", demand) + (k[0] == 0 ? "leave it" : "enter it") +
+                     fmt(" by %.0f links (worth %.4g host links) that every route of theirs uses there", static_cast<double>(k.size() - 2), cap));
+      }
+    }
+  }
+
+ private:
+  std::map<std::vector<int32_t>, double> load_;  // ordered: a switch's sets are neighbours
+  std::vector<int32_t> key_;
+};
+
 // Transfers that every LID of their destination routes over one link: that link carries them all.
 // Returns, per link, whether any route among the hosts uses it.
 std::vector<char> forced_links(const EvalContext& ctx, const std::vector<Host>& hosts, const Roles& roles, double host_gbps,
@@ -123,10 +184,12 @@ std::vector<char> forced_links(const EvalContext& ctx, const std::vector<Host>& 
   const unsigned threads = static_cast<unsigned>(std::clamp<size_t>(hosts.size() / 256, 1, std::max(1u, std::thread::hardware_concurrency())));
   std::vector<std::vector<double>> counts(threads, std::vector<double>(ctx.links.size(), 0));
   std::vector<std::vector<char>> used(threads, std::vector<char>(ctx.links.size(), 0));
+  std::vector<LinkSets> sets(threads);
   const SwitchPaths* paths = ctx.switch_paths_for(hosts.size());  // what from_switch walks, read
   run_parallel(threads, [&](unsigned t) {
     PathFinder finder(f, ctx.links);
     std::vector<int32_t> path, common;
+    std::vector<std::vector<int32_t>> routes;
     for (size_t j = hosts.size() * t / threads; j < hosts.size() * (t + 1) / threads; ++j) {
       if (!roles.receives[j]) continue;
       const Port& d = f.nodes[hosts[j].node].ports[hosts[j].port];
@@ -135,25 +198,30 @@ std::vector<char> forced_links(const EvalContext& ctx, const std::vector<Host>& 
         size_t m = senders_at[g] - (group_of[j] == static_cast<int>(g) && roles.sends[j] ? 1 : 0);
         if (m == 0) continue;
         common.clear();
+        routes.clear();
         bool first = true;
         for (uint32_t o = 0; o < std::min(d.lid_count(), max_lids); ++o) {
           path.clear();
           if (switch_path(paths, finder, group_switch[g], static_cast<uint16_t>(d.base_lid + o), path) != RouteStatus::ok) continue;
           for (int32_t l : path) used[t][l] = 1;
+          routes.push_back(path);
           if (first) common = path, first = false;
           else common.erase(std::remove_if(common.begin(), common.end(),
                                            [&](int32_t l) { return std::find(path.begin(), path.end(), l) == path.end(); }),
                             common.end());
         }
         for (int32_t l : common) counts[t][l] += static_cast<double>(m);
+        if (routes.size() > 1) sets[t].add(ctx.links, routes, static_cast<double>(m));
       }
     }
   });
-  for (size_t t = 1; t < threads; ++t)
-    for (size_t l = 0; l < ctx.links.size(); ++l) used[0][l] |= used[t][l];
+  for (size_t t = 1; t < threads; ++t) {
+    for (size_t l = 0; l < ctx.links.size(); ++l) used[0][l] |= used[t][l], counts[0][l] += counts[t][l];
+    sets[0].merge(sets[t]);
+  }
+  sets[0].bound(ctx, counts[0], host_gbps, best);
   for (size_t l = 0; l < ctx.links.size(); ++l) {
-    double c = 0;
-    for (const auto& per : counts) c += per[l];
+    const double c = counts[0][l];
     if (c <= 0 || !ctx.switch_link(static_cast<int32_t>(l)) || ctx.gbps[l] <= 0) continue;
     consider(best, c * host_gbps / ctx.gbps[l],
              describe_link(f, ctx.links, static_cast<int32_t>(l)) + fmt(": %.0f transfers have no other path", c));

@@ -8,15 +8,25 @@ namespace ibroute::schedule {
 
 using namespace ibroute::fabric;
 
-std::vector<int> unit_capacities(const EvalContext& ctx) {
+std::vector<int> unit_capacities(const EvalContext& ctx, int slots) {
   const double host = ctx.structure.host_gbps > 0 ? ctx.structure.host_gbps : 0;
-  std::vector<int> cap(ctx.links.size(), 1);
+  std::vector<int> cap(ctx.links.size(), slots);
   if (host <= 0) return cap;
-  for (size_t l = 0; l < cap.size(); ++l) cap[l] = static_cast<int>(std::floor(ctx.gbps[l] / host + 1e-9));
+  for (size_t l = 0; l < cap.size(); ++l) cap[l] = static_cast<int>(std::floor(slots * ctx.gbps[l] / host + 1e-9));
   return cap;
 }
 
-Leaves::Leaves(const EvalContext& ctx, const std::vector<Host>& hosts) {
+int slowest_host_slots(const EvalContext& ctx, const std::vector<Host>& hosts) {
+  const double host = ctx.structure.host_gbps;
+  int slots = 1;
+  for (const Host& h : hosts) {
+    const double g = ctx.links.gbps(ctx.links.id(h.node, h.port));
+    if (host > 0 && g > 0 && g < host) slots = std::max(slots, static_cast<int>(std::ceil(host / g - 1e-9)));
+  }
+  return std::min(slots, 8);
+}
+
+Leaves::Leaves(const EvalContext& ctx, const std::vector<Host>& hosts, int slots) {
   const Fabric& f = ctx.fabric;
   const auto& level = ctx.structure.level;
   const double host = ctx.structure.host_gbps > 0 ? ctx.structure.host_gbps : 0;
@@ -35,7 +45,7 @@ Leaves::Leaves(const EvalContext& ctx, const std::vector<Host>& hosts) {
         if (!port_usable(port) || !f.nodes[port.peer_node].is_switch()) continue;
         if (level[sw] >= 1 && level[port.peer_node] <= level[sw]) continue;  // not up
         const double g = ctx.links.gbps(ctx.links.id(sw, q));
-        units += host > 0 ? static_cast<int>(std::floor(g / host + 1e-9)) : 1;  // a slower link: none in a one-slot phase
+        units += host > 0 ? static_cast<int>(std::floor(slots * g / host + 1e-9)) : slots;  // a slower link: none in a one-slot phase
       }
       up.push_back(units);
     }

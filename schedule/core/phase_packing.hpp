@@ -22,14 +22,20 @@ struct Transfer {
 
 // Per directed link: how many transfers at the host link rate it carries at once (a link twice as
 // fast carries two; one slower than a host link none: even one transfer makes its phase longer).
-std::vector<int> unit_capacities(const EvalContext& ctx);
+// With `slots` > 1, in a phase of that many slots (a link of half the host rate carries one in two).
+std::vector<int> unit_capacities(const EvalContext& ctx, int slots = 1);
+
+// The slots a phase lasts at the least where a host link of the set is slower than the host link
+// rate (every phase that holds one of its transfers lasts as long): 1 where none is; at most 8.
+int slowest_host_slots(const EvalContext& ctx, const std::vector<Host>& hosts);
 
 // The hosts' leaves: per rank its leaf (the switch it is cabled to, numbered; -1 none), and per
 // leaf the transfers at the host link rate its up-links carry at once.
 struct Leaves {
   std::vector<int> of_rank;
   std::vector<int> up;
-  Leaves(const EvalContext& ctx, const std::vector<Host>& hosts);
+  // `slots`: the up-links' transfers counted in phases of that many slots (unit_capacities).
+  Leaves(const EvalContext& ctx, const std::vector<Host>& hosts, int slots = 1);
   // The least worst load of a phase: transfers leaving (entering) a leaf over its up-links.
   int phase_bound(const Phase& ph) const;
   // Takes transfers out of `ph` until no leaf sends or receives more than its up-links carry at

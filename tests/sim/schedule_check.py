@@ -371,3 +371,50 @@ def phase_group_bound(r, hosts, phase, groups):
                 if peer in aggs and n not in pod and pod[peer] == pod[dst_leaf] != pod[src_leaf]:
                     crossing[(("pod", pod[dst_leaf]), "in")][1].add((n, p))
     return max((-(-count // len(links)) for count, links in crossing.values() if links), default=0)
+
+
+def tables_route_bound(db, scan, doc):
+    """The least time the stored routes allow an exchange, recomputed here from the `route` table
+    for every transfer and every LID of its destination: each host's messages over its own link,
+    and per switch and direction every set of links the transfers whose every route passes that
+    switch leave (enter) it by — the transfers whose set lies within it, over what its links carry
+    at the host rate. Returns (bound, what sets it)."""
+    r = Routes(db, scan)
+    hosts = [r.ports[h["port_guid"]] for h in doc["hosts"]]
+    host_rate = sorted(r.rate[(n, p)] for n, p, _, _, _ in hosts)[len(hosts) // 2]
+    senders, receivers = groups_of(doc)
+    S, R = set(senders), set(receivers)
+    best = (0.0, "")
+    for i, (n, p, _, _, _) in enumerate(hosts):
+        msgs = max(len(R - {i}) if i in S else 0, len(S - {i}) if i in R else 0)
+        best = max(best, (msgs * host_rate / r.rate[(n, p)], f"host link {n}:{p}"))
+    sets = collections.Counter()  # (switch, direction, frozenset of links) -> transfers
+    for i in S:
+        ingress = hosts[i][4]
+        for j in R - {i}:
+            _, _, base, lmc, _ = hosts[j]
+            routes = []
+            for o in range(1 << (lmc or 0)):
+                status, hops = r.routes.get((ingress, base + o), (None, ""))
+                if status != 0:
+                    continue
+                links = [tuple(map(int, h.split(":"))) for h in (hops or "").split()]
+                links = [lk for lk in links if lk[1] not in (0, 255)]
+                leave = {lk[0]: lk for lk in links}
+                enter = {r.peer[lk][0]: lk for lk in links[:-1]}
+                routes.append((leave, enter))
+            if not routes:
+                continue
+            for d in (0, 1):
+                for sw in set.intersection(*(set(rt[d]) for rt in routes)):
+                    sets[(sw, d, frozenset(rt[d][sw] for rt in routes))] += 1
+    by_switch = collections.defaultdict(list)
+    for (sw, d, links), count in sets.items():
+        by_switch[(sw, d)].append((links, count))
+    for (sw, d), entries in by_switch.items():
+        for links, _ in entries:
+            demand = sum(c for other, c in entries if other <= links)
+            cap = sum(r.rate[lk] / host_rate for lk in links)
+            if cap > 0:
+                best = max(best, (demand / cap, f"switch {sw} {'out' if d == 0 else 'in'} by {sorted(links)}"))
+    return best

@@ -474,3 +474,38 @@ TEST(Efficiency, WhatEntersAPodIsBoundByTheDownLinksItsRoutesUse) {
   EXPECT_GE(least.tables.time, in_bound - 1e-9);
   EXPECT_NE(least.tables.limited_by.find("enter over the down-links the routes use"), std::string::npos) << least.tables.limited_by;
 }
+
+// Over the tables, transfers whose every LID leaves one switch by one of two links load those two
+// between them, where the cut over all the links their routes use spreads them over four: a leaf
+// of 4 up-links sends to two leaves by up-ports a, b (base LID a, the other b) and to the third
+// by c, d. Its 4 hosts send 4 x 8 transfers over {a, b}: 16 each, where the cut gives 48 / 4 = 12.
+TEST(Efficiency, TransfersThatLeaveASwitchByTwoLinksAtEveryLidAreBoundByThoseTwo) {
+  Fabric f = build_fat_tree(two_level(4, 4, 4, 1));
+  const std::vector<Host> all = all_hosts(f);
+  const int32_t from = f.nodes[all[0].node].ports[all[0].port].peer_node;
+  std::vector<uint8_t> up;
+  for (int p = 1; p <= f.nodes[from].num_ports(); ++p)
+    if (const int32_t peer = f.nodes[from].ports[p].peer_node; peer >= 0 && f.nodes[peer].is_switch()) up.push_back(static_cast<uint8_t>(p));
+  ASSERT_EQ(up.size(), 4u);
+  std::vector<int32_t> others;  // the other leaves, in the order first met
+  for (const Host& h : all)
+    if (const int32_t leaf = f.nodes[h.node].ports[h.port].peer_node; leaf != from && std::find(others.begin(), others.end(), leaf) == others.end())
+      others.push_back(leaf);
+  ASSERT_EQ(others.size(), 3u);
+  size_t mine = 0, over_ab = 0;
+  for (const Host& h : all) {
+    const Port& p = f.nodes[h.node].ports[h.port];
+    if (p.peer_node == from) { ++mine; continue; }
+    const bool third = p.peer_node == others[2];
+    over_ab += !third;
+    for (uint16_t o = 0; o < p.lid_count(); ++o) f.nodes[from].lft[p.base_lid + o] = up[(third ? 2 : 0) + o];
+  }
+  const World w(std::move(f));
+  const double expected = static_cast<double>(mine * over_ab) / 2;  // host links of the host rate
+  const LeastTimes least = least_times(w.ctx, all_hosts(w.f), {}, {});
+  EXPECT_GE(least.tables.time, expected - 1e-9) << least.tables.limited_by;
+  EXPECT_NE(least.tables.limited_by.find("leave it by 2 links"), std::string::npos) << least.tables.limited_by;
+  // And no plan beats it: the planner's own time, walked, is at least that.
+  const Schedule s = plan_all_to_all(w.ctx, all_hosts(w.f), {});
+  EXPECT_GE(walked_time(w, s), expected - 1e-9);
+}

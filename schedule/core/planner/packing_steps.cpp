@@ -27,13 +27,22 @@ void tally_packing(PlanSearch& search, const PackWork& work) {
   ++search.tally.packings, search.tally.packings_over_budget += work.over;
 }
 
+// The capacities a packing fills: of one-slot phases (the inputs'), or of phases `slots` long.
+struct PhaseUnits {
+  int slots = 1;
+  const Leaves* leaves;
+  const std::vector<int>* cap;
+};
+PhaseUnits one_slot(const PlanInputs& in) { return {1, &in.leaves, &in.leaf_paths.cap}; }
+
 // `waiting` packed into `phases` (those there, then new ones) within the work left, in fewer
 // than `beat` slots; false with `why` where it stopped short.
-bool pack(PlanSearch& search, std::vector<Transfer> waiting, std::vector<Phase>& phases, double beat, std::string& why) {
+bool pack(PlanSearch& search, std::vector<Transfer> waiting, std::vector<Phase>& phases, double beat, std::string& why,
+          const PhaseUnits& units) {
   const PlanInputs& in = search.in;
   PackWork work = pack_work(search, waiting.size());
-  const bool done = pack_phases(in.ctx, in.table, in.hosts, in.leaves, in.leaf_paths.cap, std::move(waiting), phases,
-                                beat < 1e18 ? static_cast<size_t>(beat) : SIZE_MAX, &work);
+  const bool done = pack_phases(in.ctx, in.table, in.hosts, *units.leaves, *units.cap, std::move(waiting), phases,
+                                beat < 1e18 ? static_cast<size_t>(beat / units.slots) : SIZE_MAX, &work);
   tally_packing(search, work);
   if (work.over) why = "packing over its work budget (" + std::to_string(work.work) + " of " + std::to_string(work.budget) + ")";
   else if (!done) why = "packing could not take fewer than " + std::to_string(static_cast<long long>(beat)) + " slots (the best so far)";
@@ -43,15 +52,16 @@ bool pack(PlanSearch& search, std::vector<Transfer> waiting, std::vector<Phase>&
 // A packing's phases compacted where they are more than compaction_from over the least time (closer,
 // the work would buy little): the emptiest emptied into the others while that works, within a
 // budget per transfer of the exchange and the work left. Returns the phases removed.
-size_t compact(PlanSearch& search, std::vector<Phase>& phases) {
+size_t compact(PlanSearch& search, std::vector<Phase>& phases, const PhaseUnits& units) {
   const PlanInputs& in = search.in;
   const PlanOptions& opt = in.opt;
-  if (!opt.compaction || static_cast<double>(phases.size()) <= in.least * in.policy.compaction_from) return 0;
+  const double least = in.least / units.slots;  // in phases of units.slots
+  if (!opt.compaction || static_cast<double>(phases.size()) <= least * in.policy.compaction_from) return 0;
   CompactWork work;
   work.budget = std::min({opt.compaction_work_max, opt.compaction_work_per_transfer * in.transfers, search.work_left()});
   const size_t before = phases.size();
-  if (opt.progress) work.progress = [&](size_t removed, size_t) { opt.progress("compact", removed, before - static_cast<size_t>(in.least)); };
-  const size_t removed = compact_phases(in.table, in.leaf_paths.cap, phases, static_cast<size_t>(std::ceil(in.least - 1e-9)), work);
+  if (opt.progress) work.progress = [&](size_t removed, size_t) { opt.progress("compact", removed, before - static_cast<size_t>(least)); };
+  const size_t removed = compact_phases(in.table, *units.cap, phases, static_cast<size_t>(std::ceil(least - 1e-9)), work);
   search.tally.phases_compacted += removed, search.tally.compaction_work += work.work;
   search.work_spent += work.work;
   return removed;
@@ -59,10 +69,10 @@ size_t compact(PlanSearch& search, std::vector<Phase>& phases) {
 
 // The packed phases as a plan: the empty ones dropped, compacted, each phase's time and the
 // tallies from its routes (the solve's no longer hold: packing moved transfers between phases).
-Candidate finish_packed(PlanSearch& search, std::vector<Phase> phases, Planned solved) {
+Candidate finish_packed(PlanSearch& search, std::vector<Phase> phases, Planned solved, const PhaseUnits& units) {
   const PlanInputs& in = search.in;
   std::erase_if(phases, [](const Phase& ph) { return std::all_of(ph.dst.begin(), ph.dst.end(), [](int32_t d) { return d < 0; }); });
-  const size_t removed = compact(search, phases);
+  const size_t removed = compact(search, phases, units) * static_cast<size_t>(units.slots);
   const LoadReport load = evaluate(in.ctx, in.hosts, phases, false, in.opt.progress);
   Candidate c;
   c.plan.methods_used[0] = solved.methods_used[0], c.plan.methods_used[1] = solved.methods_used[1];
@@ -90,11 +100,11 @@ std::optional<Candidate> packed_plan(PlanSearch& search, std::vector<Phase> phas
                                 0, &waiting, visit);
   waiting.insert(waiting.end(), extra.begin(), extra.end());
   std::vector<Phase> out = std::move(solved.phases);
-  if (!pack(search, std::move(waiting), out, beat, why)) return std::nullopt;
-  return finish_packed(search, std::move(out), std::move(solved));
+  if (!pack(search, std::move(waiting), out, beat, why, one_slot(in))) return std::nullopt;
+  return finish_packed(search, std::move(out), std::move(solved), one_slot(in));
 }
 
-std::optional<Candidate> packed_whole_plan(PlanSearch& search, double beat, std::string& why) {
+std::optional<Candidate> packed_whole_plan(PlanSearch& search, double beat, std::string& why, int slots) {
   const PlanInputs& in = search.in;
   std::vector<int32_t> from = in.senders, to = in.receivers;
   if (in.all_to_all()) from.resize(in.n), std::iota(from.begin(), from.end(), 0), to = from;
@@ -104,8 +114,15 @@ std::optional<Candidate> packed_whole_plan(PlanSearch& search, double beat, std:
     for (size_t k = 0; k < to.size(); ++k)
       if (const int32_t d = to[(a + k) % to.size()]; d != from[a]) all.push_back({from[a], d});
   std::vector<Phase> phases;
-  if (!pack(search, std::move(all), phases, beat, why)) return std::nullopt;
-  return finish_packed(search, std::move(phases), Planned{});
+  if (slots <= 1) {
+    if (!pack(search, std::move(all), phases, beat, why, one_slot(in))) return std::nullopt;
+    return finish_packed(search, std::move(phases), Planned{}, one_slot(in));
+  }
+  const Leaves leaves(in.ctx, in.hosts, slots);
+  const std::vector<int> cap = unit_capacities(in.ctx, slots);
+  const PhaseUnits units{slots, &leaves, &cap};
+  if (!pack(search, std::move(all), phases, beat, why, units)) return std::nullopt;
+  return finish_packed(search, std::move(phases), Planned{}, units);
 }
 
 }  // namespace ibroute::schedule

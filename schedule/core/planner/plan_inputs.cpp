@@ -54,6 +54,7 @@ PlanInputs::PlanInputs(const EvalContext& c, const OptionTable& t, const std::ve
   least = least_time(ctx, hosts, senders, receivers, may_pack).time;
   for (size_t x = 0; x + 1 < ctx.structure.per_level.size() && ctx.structure.per_level[x].common_up > 1; ++x)
     period *= static_cast<size_t>(ctx.structure.per_level[x].common_up);
+  slow_slots = slowest_host_slots(ctx, hosts);
   given = given_ring(n);
   ring = all_to_all() && opt.packing ? choose_ring(*this) : given;
 }

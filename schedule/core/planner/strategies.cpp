@@ -174,6 +174,21 @@ std::optional<Candidate> whole_build(PlanSearch& s, std::string& why) {
   return c;
 }
 
+// --- packed whole in long phases: where some hosts' links are slower than the host link rate,
+// every phase holding one of their transfers lasts that many slots, while one-slot packing fills
+// each link to one transfer; in phases as long as the slowest host's, each link is filled to what
+// it carries in that time (a switch link twice the host rate: two) ---
+std::string long_skip(const PlanSearch& s) {
+  if (std::string why = whole_skip(s); !why.empty()) return why;
+  if (s.in.slow_slots < 2) return "no host link slower than the host link rate";
+  return "";
+}
+std::optional<Candidate> long_build(PlanSearch& s, std::string& why) {
+  std::optional<Candidate> c = packed_whole_plan(s, s.beat(), why, s.in.slow_slots);
+  if (c) c->how = "packed-long", c->composition = "every transfer packed into phases of " + std::to_string(s.in.slow_slots) + " slots (no shifts)";
+  return c;
+}
+
 // --- base LIDs: over 2^LMC LIDs, the whole table again over each port's base LID alone. More
 // paths per transfer change every strategy's choices and its work, not always for the better
 // (docs/planner.md#base-lids); with this entry a plan over 2^LMC LIDs is never worse than over
@@ -209,6 +224,7 @@ const std::vector<Strategy>& strategies_over_one_table() {
       {"given order", given_skip, given_build, false},
       {"given order packed", given_packed_skip, given_packed_build, true},
       {"packed whole", whole_skip, whole_build, true},
+      {"packed whole, long phases", long_skip, long_build, true},
   };
   return table;
 }

@@ -41,6 +41,7 @@ struct PlanInputs {
   NamedRing given;  // the ranks as given
   NamedRing ring;   // the shifts' order: `given` unless a sample of another order was shorter
   size_t period = 1;  // d-mod-k's: the product of the up-link counts below the top level
+  int slow_slots = 1;  // slots of a phase that holds the slowest host's transfer (slowest_host_slots)
   LeafPaths leaf_paths;  // and its `cap`: every link's capacity (unit_capacities), for packing too
   LeafSlots slots;
   // The leaf pairs' order, made once where first asked for (their conditions and their build).
@@ -122,7 +123,8 @@ std::vector<Phase> composition_phases(PlanSearch& search, const NamedRing& over,
 // fewer than `beat` slots.
 std::optional<Candidate> packed_plan(PlanSearch& search, std::vector<Phase> phases, std::vector<Transfer> extra, const Ring* visit,
                                      double beat, std::string& why);
-// Every transfer packed into phases from none, no shifts.
-std::optional<Candidate> packed_whole_plan(PlanSearch& search, double beat, std::string& why);
+// Every transfer packed into phases from none, no shifts; with `slots` > 1 into phases that long
+// (each link filled to what it carries in that time: where slow hosts make every phase that long).
+std::optional<Candidate> packed_whole_plan(PlanSearch& search, double beat, std::string& why, int slots = 1);
 
 }  // namespace ibroute::schedule

@@ -5,7 +5,8 @@
 // over that bottleneck's capacity: the messages each host sends or receives over its own link;
 // the transfers that leave (enter) every group of switches below a level — a leaf, a pod, a
 // director's line card — over the links that leave it; over the routing tables also the
-// transfers they send over one link at every one of their destination's LIDs, over that link.
+// transfers they send over one link at every one of their destination's LIDs, over that link,
+// and those whose every route leaves (enters) one switch by one of a few links, over those links.
 // T (the plan's time) is the sum of its phases' times, each phase lasting as long as its most
 // loaded link needs: a phase with 2 transfers on a link of the host rate takes 2.
 #pragma once
