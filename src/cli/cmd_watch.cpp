@@ -1,6 +1,8 @@
 // ibroute watch: keeps the scan current, and for every change of the fabric re-plans one stored
 // schedule's host set and publishes it as the next epoch for peers (docs/epochs.md).
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <exception>
 #include <filesystem>
@@ -116,8 +118,20 @@ struct Watch {
   // paused reads store their routes: one writer at a time without leaning on SQLite's busy timeout.
   std::mutex db_turn;
 
-  explicit Watch(const WatchOptions& opt) : o(opt), store(opt.db, false), set(workflow::followed_set(store, opt.schedule)) {
-    epoch = workflow::current_epoch(o.dir).value_or(0);  // a watch started again goes on counting
+  // A publish that failed for a reason that may pass (a full disk, an I/O error): the scan it was
+  // for, planned again at the first read after `retry_at`, the wait doubling up to 16 intervals.
+  std::atomic<int64_t> retry_scan{0};
+  std::atomic<int> failures{0};
+  std::chrono::steady_clock::time_point retry_at;
+  bool read_ok = false;  // a read answered before: a later read's error may pass (a file moved for a moment)
+
+  explicit Watch(const WatchOptions& opt) : o(opt), store(opt.db, false), set(workflow::followed_set(store, opt.schedule)) {}
+
+  // Goes on counting where the directory's epochs end (a watch started again), once it holds the lock.
+  void count_on() {
+    epoch = workflow::last_epoch_in(o.dir);
+    if (epoch >= workflow::kMaxEpoch)
+      throw InputError("--export " + o.dir + ": its last epoch is " + std::to_string(epoch) + ", the last peers read: publish into a new directory");
   }
   ~Watch() {
     try {
@@ -201,7 +215,17 @@ struct Watch {
       r = std::move(a.first);
     }
     const std::string event = r.value("event", "");
-    if (event == "input_error") throw InputError(r.value("error", std::string("the read failed")));
+    if (event == "input_error" && !read_ok) throw InputError(r.value("error", std::string("the read failed")));
+    if (event == "input_error") {  // it read before: a file gone for a moment, a disk full
+      say(o, "read failed: " + r.value("error", std::string()) + "; again in " + fixed(o.interval, 1) + " s", {{"event", "read_failed"}, {"error", r.value("error", std::string())}});
+      return;
+    }
+    read_ok = true;
+    if (event == "same" && retry_scan && !job && std::chrono::steady_clock::now() >= retry_at) {
+      last_id = retry_scan;
+      say(o, "publishing scan " + std::to_string(last_id) + "'s epoch again", {{"event", "retry"}, {"scan_id", last_id}, {"failures", failures.load()}});
+      return start_plan(t0);
+    }
     if (event == "scan_failed") {
       say(o, "scan failed: " + r.value("error", std::string()) + "; again in " + fixed(o.interval, 1) + " s", r);
       return;
@@ -307,7 +331,21 @@ struct Watch {
     store.save_schedule(scan_id, s, e.outcome.load.max_load, static_cast<int64_t>(e.outcome.load.congested), e.outcome.plan_seconds, true);
     const store::ScheduleInfo info = store.schedule_info(s.name);
     const int64_t from = unix_ns() + static_cast<int64_t>(o.handover * 1e9);
-    workflow::publish_epoch(o.dir, workflow::epoch_doc(c.fabric, c.info, s, epoch + 1, from, info.created_at), o.keep);
+    try {
+      workflow::publish_epoch(o.dir, workflow::epoch_doc(c.fabric, c.info, s, epoch + 1, from, info.created_at), o.keep);
+    } catch (const std::exception& x) {
+      // Stored only once published: the database lists no epoch that never was. Tried again
+      // after a wait (a full disk may be cleared); the watch runs on.
+      store.delete_schedule(s.name);
+      const int k = ++failures;
+      const double wait = o.interval * static_cast<double>(1 << std::min(k - 1, 4));
+      retry_at = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(wait));
+      retry_scan = scan_id;
+      say(o, "no epoch: " + std::string(x.what()) + "; tried again in " + fixed(wait, 1) + " s",
+          {{"event", "publish_failed"}, {"error", x.what()}, {"failures", k}, {"retry_s", wait}});
+      return;
+    }
+    retry_scan = 0, failures = 0;
     ++epoch;
     // The database keeps the epochs the directory keeps (weeks of epochs must not pile up), and
     // any a stored run names.
@@ -346,7 +384,12 @@ int run_watch(const WatchOptions& o) {
     return kExitOk;
   }
   signal(SIGPIPE, SIG_IGN);  // a read process that died while paused: its pipe's error, not the watch's end
-  Watch w(o);
+  Watch w(o);                                // the database and the schedule checked first
+  const workflow::EpochDirLock lock(o.dir);  // one writer per directory, held until the watch ends
+  if (lock.stale_removed())
+    say(o, std::to_string(lock.stale_removed()) + " temporary epoch file(s) of a watch that ended removed from " + o.dir,
+        {{"event", "stale_removed"}, {"count", lock.stale_removed()}});
+  w.count_on();
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigaction(SIGINT, &sa, nullptr);
@@ -385,7 +428,8 @@ Runner setup_watch(CLI::App& app) {
       "Epoch 1 is written at start. No epoch for an incomplete read, or while transfers have no\n"
       "working route (the subnet manager has not routed again yet): one line each. The epoch's\n"
       "schedule is stored as NAME.eK. Runs until SIGINT/SIGTERM.\n"
-      "Exit: 0 stopped by a signal or after --scans reads, 2 bad input (database, schedule, options).");
+      "Exit: 0 stopped by a signal or after --scans reads, 2 bad input (database, schedule, options) or another watch\n"
+      "publishing into --export (one writer per directory: a lock on DIR/.ibroute-watch.lock).");
   add_db_option(c, o->db);
   c->add_option("--schedule", o->schedule, "the stored schedule whose hosts to follow")->required();
   c->add_option("--export", o->dir, "directory of the epochs (created)")->required();

@@ -1,6 +1,11 @@
 #include "export_files.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <algorithm>
 #include <atomic>
@@ -19,8 +24,9 @@ namespace ibroute::workflow {
 namespace fs = std::filesystem;
 
 void write_text_file(const fs::path& p, const std::string& text) {
+  errno = 0;
   std::ofstream out(p, std::ios::binary);
-  if (!(out << text) || !out.flush()) throw InputError("cannot write " + p.string());
+  if (!(out << text) || !out.flush()) throw InputError("cannot write " + p.string() + (errno ? std::string(": ") + std::strerror(errno) : ""));
 }
 
 std::string slice_file_name(size_t rank, const std::string& host) {
@@ -88,8 +94,68 @@ std::optional<uint64_t> current_epoch(const fs::path& dir) {
   return k ? std::optional<uint64_t>(k) : std::nullopt;
 }
 
+uint64_t last_epoch_in(const fs::path& dir) {
+  uint64_t last = current_epoch(dir).value_or(0);
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) last = std::max(last, epoch_of(e.path().filename().string()));
+  return last;
+}
+
+namespace {
+constexpr const char* kLockFile = ".ibroute-watch.lock";
+
+// Whether `name` is a temporary of publish_epoch or replace_link: ".epoch-N.tmp-PID", ".current.tmp-PID".
+bool our_temporary(const std::string& name) {
+  const size_t at = name.rfind(".tmp-");
+  if (name.empty() || name[0] != '.' || at == std::string::npos || at + 5 >= name.size()) return false;
+  if (name.find_first_not_of("0123456789", at + 5) != std::string::npos) return false;
+  const std::string stem = name.substr(1, at - 1);
+  return stem == kCurrentLink || stem == "schedule.json" || epoch_of(stem) != 0;
+}
+}  // namespace
+
+EpochDirLock::EpochDirLock(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir))
+    throw InputError("--export " + dir.string() + ": " + (fs::exists(dir) ? "exists and is not a directory" : "cannot create it: " + ec.message()));
+  const fs::path lock = dir / kLockFile;
+  fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd_ < 0) throw InputError("--export " + dir.string() + ": cannot open " + lock.string() + ": " + std::strerror(errno));
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    char buf[32] = {};
+    const ssize_t n = ::pread(fd_, buf, sizeof buf - 1, 0);
+    ::close(fd_), fd_ = -1;
+    std::string pid = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
+    pid.erase(std::remove_if(pid.begin(), pid.end(), [](char c) { return c < '0' || c > '9'; }), pid.end());
+    if (err == EWOULDBLOCK)
+      throw InputError("--export " + dir.string() + ": another ibroute watch" + (pid.empty() ? "" : " (pid " + pid + ")") +
+                       " publishes epochs there; one writer per directory");
+    throw InputError("--export " + dir.string() + ": cannot lock " + lock.string() + ": " + std::strerror(err));
+  }
+  const std::string me = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, me.data(), me.size(), 0) != static_cast<ssize_t>(me.size())) {
+    const int err = errno;
+    ::close(fd_), fd_ = -1;
+    throw InputError("--export " + dir.string() + ": cannot write " + lock.string() + ": " + std::strerror(err));
+  }
+  const fs::path cur = dir / kCurrentLink;
+  if (fs::exists(fs::symlink_status(cur, ec)) && !fs::is_symlink(fs::symlink_status(cur, ec))) {
+    ::close(fd_), fd_ = -1;
+    throw InputError("--export " + dir.string() + ": " + cur.string() + " is not ibroute's link (a file or directory of its own): left as it is, choose another directory");
+  }
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec))
+    if (our_temporary(e.path().filename().string())) stale_ += fs::remove_all(e.path(), ec) > 0;
+}
+
+EpochDirLock::~EpochDirLock() {
+  if (fd_ >= 0) ::close(fd_);  // the lock goes with the descriptor (and with the process)
+}
+
 fs::path publish_epoch(const fs::path& dir, const schedule::ScheduleDoc& doc, size_t keep) {
   if (!doc.epoch) throw std::logic_error("publish_epoch: the document has no epoch number");
+  if (doc.epoch > kMaxEpoch) throw InputError("--export " + dir.string() + ": epoch " + std::to_string(doc.epoch) + " is beyond the " + std::to_string(kMaxEpoch) + " peers read");
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir))
@@ -99,12 +165,18 @@ fs::path publish_epoch(const fs::path& dir, const schedule::ScheduleDoc& doc, si
   fs::remove_all(building, ec);
   if (fs::exists(final_dir)) throw InputError(final_dir.string() + " exists already: epochs are never rewritten");
   if (!fs::create_directory(building, ec)) throw InputError("cannot create " + building.string() + ": " + ec.message());
-  write_text_file(building / "schedule.json", schedule::to_json(doc));
-  write_slices(building, doc);
-  fs::rename(building, final_dir, ec);
-  if (ec) throw InputError("cannot rename " + building.string() + " to " + final_dir.string() + ": " + ec.message());
+  try {
+    write_text_file(building / "schedule.json", schedule::to_json(doc));
+    write_slices(building, doc);
+    fs::rename(building, final_dir, ec);
+    if (ec) throw InputError("cannot rename " + building.string() + " to " + final_dir.string() + ": " + ec.message());
+  } catch (...) {
+    fs::remove_all(building, ec);  // a full disk keeps no half-built epoch
+    throw;
+  }
   replace_link(dir / kCurrentLink, name);
-  if (!fs::is_symlink(dir / "schedule.json")) replace_link(dir / "schedule.json", fs::path(kCurrentLink) / "schedule.json");
+  // A schedule.json of the user's own is not replaced: peers read DIR/current/schedule.json.
+  if (!fs::exists(fs::symlink_status(dir / "schedule.json", ec))) replace_link(dir / "schedule.json", fs::path(kCurrentLink) / "schedule.json");
   // The oldest go; at least the newest two stay.
   std::vector<uint64_t> epochs;
   for (const fs::directory_entry& e : fs::directory_iterator(dir, ec))

@@ -4,6 +4,7 @@ exported files and the stored routes by code that is not the planner's (schedule
 import json
 import os
 import queue
+import re
 import signal
 import subprocess
 import threading
@@ -20,8 +21,9 @@ TOPO = f"{EXAMPLES}/hft96-shuffled.topo"
 class WatchProcess:
     """`ibroute watch --json` under the simulator; its events (one JSON object per line) queued."""
 
-    def __init__(self, sim, *args):
-        self.proc = subprocess.Popen(["timeout", "900", IBROUTE, "watch", *map(str, args), "--json"], env=sim.env(), cwd=sim.dir,
+    def __init__(self, sim, *args):  # sim None: an offline watch (--topology)
+        self.proc = subprocess.Popen(["timeout", "900", IBROUTE, "watch", *map(str, args), "--json"], env=sim.env() if sim else None,
+                                     cwd=sim.dir if sim else None,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.events, self.seen = queue.Queue(), []
         threading.Thread(target=self._read, daemon=True).start()
@@ -249,6 +251,67 @@ class Watch(TempDirTest):
             self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
             self.assertIn(text, r.stderr)
         self.assertFalse(os.path.exists(self.path("e")), "nothing written")
+
+    def test_one_writer_per_directory_and_a_failed_publish_tried_again(self):
+        """Offline (--topology): a second watch on the directory refused naming the first; a dead
+        watch's temporaries removed at start, the user's own schedule.json left alone; a publish that
+        fails (a file of someone else's where the next epoch goes) said in one event, not stored in
+        the database, tried again until it works, the watch running on; a directory whose last
+        epoch is the last peers read refused."""
+        corpus = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuzz", "corpus")
+        topo, lfts, db, out = self.path("t.topo"), os.path.join(corpus, "lft_dump", "tiny.dump_fts"), self.path("o.db"), self.path("ep")
+        with open(os.path.join(corpus, "ibnetdiscover", "tiny.topo")) as f:
+            text = f.read()
+        with open(topo, "w") as f:
+            f.write(text)
+        ibroute("scan", "--db", db, "--topology", topo, "--lfts", lfts)
+        ibroute("plan", "--db", db, "--name", "a2a")
+        os.makedirs(os.path.join(out, ".epoch-000001.tmp-99999999"))
+        open(os.path.join(out, ".current.tmp-99999999"), "w").close()
+        with open(os.path.join(out, "schedule.json"), "w") as f:
+            f.write("mine")
+        args = ["--db", db, "--schedule", "a2a", "--export", out, "--topology", topo, "--lfts", lfts]
+        w = WatchProcess(None, *args, "--interval", "0.3", "--handover", "0")
+        try:
+            self.assertEqual(w.next(["stale_removed"])["count"], 2)
+            self.assertEqual(w.next(["epoch"])["epoch"], 1)
+            self.assertEqual(sorted(n for n in os.listdir(out) if ".tmp-" in n), [])
+            with open(os.path.join(out, "schedule.json")) as f:
+                self.assertEqual(f.read(), "mine")
+            r = ibroute("watch", *args, "--scans", "1", check=False)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+            holder = re.search(r"another ibroute watch \(pid (\d+)\)", r.stderr)
+            self.assertTrue(holder, r.stderr)
+            with open(f"/proc/{holder.group(1)}/stat") as f:  # the first watch (a child of `timeout`)
+                self.assertEqual(int(f.read().rsplit(")", 1)[1].split()[1]), w.proc.pid)
+            # Someone's file where epoch 2 goes, then a link's width changed: the publish fails.
+            planted = os.path.join(out, "epoch-000002")
+            open(planted, "w").close()
+            with open(topo, "w") as f:
+                f.write(text.replace('# "n02 HCA-1" lid 12 4xEDR', '# "n02 HCA-1" lid 12 1xEDR')
+                        .replace('[2]\t\t# lid 12 lmc 1 "leaf1" lid 2 4xEDR', '[2]\t\t# lid 12 lmc 1 "leaf1" lid 2 1xEDR'))
+            failed = w.next(["publish_failed"])
+            self.assertIn("exists already", failed["error"])
+            names = [s["name"] for s in ibroute_json("schedules", "--db", db)["schedules"]]
+            self.assertNotIn("a2a.e2", names)
+            self.assertEqual(os.readlink(os.path.join(out, "current")), "epoch-000001")
+            os.remove(planted)
+            w.next(["retry"])
+            self.assertEqual(w.next(["epoch"])["epoch"], 2)
+            self.assertEqual(os.readlink(os.path.join(out, "current")), "epoch-000002")
+            self.assertIn("a2a.e2", [s["name"] for s in ibroute_json("schedules", "--db", db)["schedules"]])
+        finally:
+            rc, _ = w.stop()
+        self.assertEqual(rc, 0)
+        last = self.path("last")
+        os.makedirs(os.path.join(last, "epoch-999999999999999"))
+        os.symlink("epoch-999999999999999", os.path.join(last, "current"))
+        r = ibroute("watch", *args[:4], "--export", last, *args[6:], "--scans", "1", check=False)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertIn("the last peers read", r.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()
