@@ -1,5 +1,12 @@
 // ibroute export: a stored schedule in the documented exchange format, whole or per node.
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -38,7 +45,8 @@ bool is_host_table(const std::filesystem::path& p) {
   head.resize(static_cast<size_t>(in.gcount()));
   return head.find("\"format\":\"ibroute-schedule-hosts\"") != std::string::npos;
 }
-void clear_own_slices(const std::string& dir, const std::string& schedule) {
+// Throws where `dir` holds anything export did not write (nothing is deleted then).
+void check_own_slices(const std::string& dir) {
   namespace fs = std::filesystem;
   // Ours: the marker and slices named as export names them (rankNNNNN-NAME.json), also those of an
   // ibroute that wrote no marker yet.
@@ -46,24 +54,52 @@ void clear_own_slices(const std::string& dir, const std::string& schedule) {
     return n.size() > 15 && n.starts_with("rank") && n[9] == '-' && n.ends_with(".json") &&
            std::all_of(n.begin() + 4, n.begin() + 9, [](char c) { return c >= '0' && c <= '9'; });
   };
-  std::vector<fs::path> ours;
   size_t foreign = 0;
   std::string example;
   for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
     const std::string name = e.path().filename().string();
     if (name == kSliceMarker) continue;
-    if (name == schedule::kHostsFile && e.is_regular_file() && is_host_table(e.path())) {  // the slices' host table, not a namesake
-      ours.push_back(e.path());
-      continue;
-    }
-    if (e.is_regular_file() && slice_name(name)) ours.push_back(e.path());
-    else if (!foreign++) example = name;
+    if (name == schedule::kHostsFile && e.is_regular_file() && is_host_table(e.path())) continue;  // the slices' host table, not a namesake
+    if (!(e.is_regular_file() && slice_name(name)) && !foreign++) example = name;
   }
   if (foreign)
     throw InputError("--per-node " + dir + " holds " + std::to_string(foreign) + " file(s) export did not write (e.g. " + example +
                      "): give an empty or new directory");
-  for (const fs::path& p : ours) fs::remove(p);
-  workflow::write_text_file(fs::path(dir) / kSliceMarker, "slices of schedule " + schedule + ", written by ibroute export --per-node\n");
+}
+
+// The slices written into a new directory beside `dir` and put in its place whole: exchanged with
+// the old one by renameat2(RENAME_EXCHANGE), which then goes. A peer reads the old slices or the
+// new, never a mix (an interrupted export leaves the old directory and a hidden `.NAME.slices-*`
+// beside it); no slice of an earlier, larger schedule stays beside the new ones.
+void replace_slices(const std::string& dir, const ScheduleDoc& doc, const std::string& schedule, const fabric::ProgressFn& progress) {
+  namespace fs = std::filesystem;
+  const fs::path target = fs::path(dir).lexically_normal();
+  const fs::path name = target.filename().empty() ? target.parent_path().filename() : target.filename();
+  const fs::path parent = fs::absolute(target).parent_path();
+  std::error_code ec;
+  const bool existed = fs::exists(fs::symlink_status(target, ec));
+  if (existed && !fs::is_directory(target)) throw InputError("--per-node " + dir + ": exists and is not a directory");
+  if (existed) check_own_slices(dir);
+  fs::create_directories(parent, ec);
+  std::string templ = (parent / ("." + name.string() + ".slices-XXXXXX")).string();
+  if (!::mkdtemp(templ.data())) throw InputError("--per-node " + dir + ": cannot create a directory beside it: " + std::strerror(errno));
+  const fs::path fresh = templ;
+  try {
+    workflow::write_text_file(fresh / kSliceMarker, "slices of schedule " + schedule + ", written by ibroute export --per-node\n");
+    workflow::write_slices(fresh, doc, progress);
+    ::chmod(fresh.c_str(), 0755);  // mkdtemp's 0700 would keep other users' peers out
+    if (!existed) {
+      fs::rename(fresh, target, ec);
+      if (ec) throw InputError("--per-node " + dir + ": cannot rename " + fresh.string() + " to it: " + ec.message());
+      return;
+    }
+    if (::renameat2(AT_FDCWD, fresh.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) != 0)
+      throw InputError("--per-node " + dir + ": cannot exchange it with " + fresh.string() + ": " + std::strerror(errno));
+  } catch (...) {
+    fs::remove_all(fresh, ec);
+    throw;
+  }
+  fs::remove_all(fresh, ec);  // now the old slices
 }
 
 int run_export(const ExportOptions& o) {
@@ -78,13 +114,8 @@ int run_export(const ExportOptions& o) {
   doc.created_at = info.created_at;
 
   if (!o.per_node.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(o.per_node, ec);
-    if (ec || !std::filesystem::is_directory(o.per_node))
-      throw InputError("--per-node " + o.per_node + ": " + (std::filesystem::exists(o.per_node) ? "exists and is not a directory" : "cannot create it: " + ec.message()));
-    clear_own_slices(o.per_node, info.name);
     Progress progress;
-    workflow::write_slices(o.per_node, doc, std::ref(progress));
+    replace_slices(o.per_node, doc, info.name, std::ref(progress));
     progress.finish();
     std::cerr << "wrote " << doc.identities.size() << " per-node slices and their host table (" << schedule::kHostsFile << ") to " << o.per_node << "\n";
     if (o.output.empty()) return kExitOk;

@@ -185,6 +185,41 @@ class DamagedDatabase(TempDirTest):
         r = ibroute("scan", "--db", "", "--topology", self.topo, check=False)
         self.assertEqual((r.returncode, len(r.stderr.splitlines())), (2, 1), r.stderr)
 
+    def test_a_read_only_database_as_a_user_who_cannot_write_it(self):
+        """Root writes any file, so the read-only check is run as `nobody` (setpriv): a writing
+        command on a database it may not write stops at once, exit 2, one line naming the file and
+        the reason; a reading command reads it; the file is unchanged."""
+        import shutil
+        import subprocess
+        from common import IBROUTE
+        as_nobody = []
+        if os.geteuid() == 0:
+            if not shutil.which("setpriv"):
+                self.skipTest("running as root without setpriv: no user who cannot write the file")
+            as_nobody = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"]
+        probe = subprocess.run([*as_nobody, "test", "-x", IBROUTE], capture_output=True)
+        if probe.returncode != 0:
+            self.skipTest(f"{IBROUTE} is not executable by an unprivileged user here")
+        d = self.path("ro")
+        os.makedirs(d)
+        db = shutil.copy(self.good, os.path.join(d, "ro.db"))
+        topo = shutil.copy(self.topo, os.path.join(d, "topo.txt"))
+        os.chmod(db, 0o444)
+        os.chmod(topo, 0o444)
+        os.chmod(d, 0o755)
+        os.chmod(self.tmp, 0o755)
+        before = digest(db)
+        env = {k: v for k, v in os.environ.items() if k != "HOME"}
+        for args, needle in ((["scan", "--db", db, "--topology", topo], "ro.db is read-only (Permission denied); this command writes to it"),
+                             (["plan", "--db", db, "--name", "x"], "ro.db is read-only")):
+            r = subprocess.run([*as_nobody, "timeout", "60", IBROUTE, *args], capture_output=True, text=True, env=env)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+            self.assertIn(needle, r.stderr)
+        r = subprocess.run([*as_nobody, "timeout", "60", IBROUTE, "scans", "--db", db], capture_output=True, text=True, env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(digest(db), before)
+
     def test_two_scans_creating_one_database_both_stored(self):
         """Both create the schema at once: one waits for the other's (BEGIN IMMEDIATE, counted again)."""
         import subprocess

@@ -333,3 +333,23 @@ TEST(HostLists, HostnamesAndSlurmRanges) {
   for (const Host& h : all) ids.push_back({h.name, 0, 0, 0, 0});
   EXPECT_EQ(ids[rank_named(ids, "stage99", "--placement")].name, "stage99 mlx4_0");
 }
+
+// A placement file names hosts by their whole node description, up to its 64 bytes (an FQDN and
+// " mlx5_0"): resolved by the name as written, not by a quoted form cut for messages (60 bytes).
+// Four names of 61 to 64 bytes that agree in their first 60.
+TEST(HostLists, PlacementNamesOf61To64BytesResolveWhole) {
+  const std::string common = "n" + std::string(52, 'x') + ". mlx5_";  // 60 bytes
+  ASSERT_EQ(common.size(), 60u);
+  std::vector<HostIdentity> ids;
+  for (size_t len = 61; len <= 64; ++len) ids.push_back({common + std::string(len - 60, static_cast<char>('0' + len - 60)), 0x1000 + len, 0x1000 + len, 0, 0});
+  std::string text;
+  for (auto it = ids.rbegin(); it != ids.rend(); ++it) text += it->name + "\n";
+  const HostNames names(ids);
+  const std::vector<ListedHost> lines = host_lines(text);
+  ASSERT_EQ(lines.size(), ids.size());
+  for (size_t k = 0; k < lines.size(); ++k) {
+    const size_t want = ids.size() - 1 - k;
+    EXPECT_EQ(lines[k].name, ids[want].name) << k;
+    EXPECT_EQ(names.rank(lines[k].name, "p.txt line " + std::to_string(k + 1)), want) << lines[k].name;
+  }
+}
