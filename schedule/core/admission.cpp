@@ -22,8 +22,8 @@ std::string describe_link(const Fabric& f, const LinkIndex& links, int32_t link)
 
 std::string rate_text(double bytes_per_s) {
   char buf[64];
-  // One convention everywhere: Gb/s as links are sold, the bytes in brackets; three significant
-  // digits, never in exponent form ("8000 Gb/s (1000 GB/s)", not "1e+03").
+  // Rates as commands print them (the plan's and accept's figures go through here): Gb/s as links
+  // are sold, the bytes in brackets; three significant digits, never in exponent form ("8000 Gb/s (1000 GB/s)", not "1e+03").
   const double gb = bytes_per_s / 1e9;
   std::snprintf(buf, sizeof buf, gb * 8 >= 100 ? "%.0f Gb/s (%.4g GB/s)" : "%.3g Gb/s (%.3g GB/s)", gb * 8, gb);
   return buf;

@@ -61,12 +61,9 @@ Groups select_groups(const fabric::Fabric& f, const std::string& senders, const 
 
 std::string link_name(const FabricContext& c, int32_t link) { return schedule::describe_link(c.fabric, c.links, link); }
 
-std::string format_rate(double bytes_per_s) {
-  // Gb/s first, as every other rate ibroute prints; the bytes in brackets.
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.1f Gb/s (%.2f GB/s)", bytes_per_s * 8 / 1e9, bytes_per_s / 1e9);
-  return buf;
-}
+// One formatter for every rate a command prints (schedule::rate_text): a rate asked and the rate
+// planned read alike ("5 Gb/s (0.625 GB/s)" both, not 0.62 beside 0.63).
+std::string format_rate(double bytes_per_s) { return schedule::rate_text(bytes_per_s); }
 
 nlohmann::json phase_max_histogram(const std::vector<int>& phase_max) {
   nlohmann::json h = nlohmann::json::object();

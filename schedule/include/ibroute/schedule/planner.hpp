@@ -1,4 +1,5 @@
-// The congestion-free all-to-all planner. N-1 phases (phase k: rank i sends to rank i+k mod N);
+// The congestion-free all-to-all planner. Phases composed by the strategy table
+// (docs/planner.md: the shifts — phase k, rank i sends to rank i+k — leaf pairs, packing, ...);
 // for every transfer it picks the destination LID, hence the path, so that no link direction
 // carries more transfers at once than its capacity (the fabric's bound, 2 on a half fat-tree).
 //
