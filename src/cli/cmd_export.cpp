@@ -73,10 +73,12 @@ void check_own_slices(const std::string& dir) {
 // beside it); no slice of an earlier, larger schedule stays beside the new ones.
 void replace_slices(const std::string& dir, const ScheduleDoc& doc, const std::string& schedule, const fabric::ProgressFn& progress) {
   namespace fs = std::filesystem;
-  const fs::path target = fs::path(dir).lexically_normal();
-  const fs::path name = target.filename().empty() ? target.parent_path().filename() : target.filename();
-  const fs::path parent = fs::absolute(target).parent_path();
   std::error_code ec;
+  fs::path target = fs::weakly_canonical(fs::absolute(dir), ec);  // "slices/", "./slices", a link to it: the one directory
+  if (!ec && target.filename().empty() && target != target.root_path()) target = target.parent_path();  // "slices/"
+  if (ec || target.filename().empty() || target == fs::current_path(ec))
+    throw InputError("--per-node " + dir + ": give the slices a directory of their own (not the current one or /); it is replaced whole");
+  const fs::path name = target.filename(), parent = target.parent_path();
   const bool existed = fs::exists(fs::symlink_status(target, ec));
   if (existed && !fs::is_directory(target)) throw InputError("--per-node " + dir + ": exists and is not a directory");
   if (existed) check_own_slices(dir);
