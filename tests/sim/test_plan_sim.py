@@ -170,6 +170,10 @@ class PlanOnSimulatedFabrics(TempDirTest):
             with open(os.path.join(d, "hosts.json")) as f:
                 self.assertEqual(len(json.load(f)["hosts"]), len(ranks))
         self.assertEqual(sorted(os.listdir(d)), sorted([f for f in os.listdir(d) if f.startswith("rank")] + [".ibroute-slices", "hosts.json"]))
+        # Replaced whole, so never the directory one stands in.
+        r = subprocess.run([IBROUTE, "export", "--db", db, "--schedule", "p4", "--per-node", "."], cwd=d, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("a directory of their own", r.stderr)
 
 
 class PlanBadInput(TempDirTest):
