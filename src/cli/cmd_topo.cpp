@@ -1,5 +1,7 @@
 // ibroute topo: the fabric of a scan as a Graphviz picture (DOT text or SVG).
+#include <algorithm>
 #include <fstream>
+#include <set>
 #include <iostream>
 
 #include "commands.hpp"
@@ -8,6 +10,7 @@
 #include "options.hpp"
 #include "ibroute/fabric/dot.hpp"
 #include "fabric_context.hpp"
+#include "slurm_topology.hpp"
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/schedule/hosts.hpp"
 #include "ibroute/schedule/patterns.hpp"
@@ -27,8 +30,37 @@ struct TopoOptions {
   std::string schedule, pattern, lids = "base", load = "worst";
 };
 
+// topology.conf for Slurm's tree plugin: the text out, what was left out and why on stderr.
+int run_slurm(store::FabricStore& store, const TopoOptions& o) {
+  if (!o.schedule.empty() || !o.pattern.empty() || o.hosts) throw InputError("--format slurm takes no --schedule, --pattern or --hosts");
+  FabricContext c(store, o.scan);
+  const workflow::SlurmTopology t = workflow::slurm_topology(c.fabric, c.structure);
+  if (t.hosts == 0) throw InputError("scan " + std::to_string(c.scan_id) + ": no host with a Slurm node name" +
+                                     (t.left_out.empty() ? std::string() : " (" + t.left_out.front() + ")"));
+  const std::string head = "# Slurm topology.conf (TopologyPlugin=topology/tree) from ibroute scan " + std::to_string(c.scan_id) + ": " +
+                           std::to_string(t.switches) + " switches, " + std::to_string(t.hosts) + " hosts\n";
+  if (o.output.empty() || o.output == "-") std::cout << head << t.text;
+  else write_whole_file(o.output, head + t.text);
+  for (const std::string& n : t.notes) std::cerr << "topo: " << n << "\n";  // names were checked for control characters where they entered
+  for (const std::string& l : t.left_out) std::cerr << "topo: left out " << l << "\n";
+  // Hosts the fabric lost since the scan before: not in the file, said.
+  int64_t before = 0;
+  for (const store::ScanInfo& i : store.scans())
+    if (i.id < c.scan_id) before = std::max(before, i.id);
+  if (before) {
+    std::set<std::string> now;
+    for (const Node& n : c.fabric.nodes)
+      if (!n.is_switch() && node_kind(n) == NodeKind::host) now.insert(n.desc);
+    for (const Node& n : store.load_fabric(before, false).nodes)
+      if (!n.is_switch() && node_kind(n) == NodeKind::host && !now.count(n.desc))
+        std::cerr << "topo: left out " << n.desc << ": in scan " << before << ", gone from scan " << c.scan_id << "\n";
+  }
+  return kExitOk;
+}
+
 int run_topo(const TopoOptions& o) {
   store::FabricStore store(o.db, store::Access::read_only);
+  if (o.format == "slurm") return run_slurm(store, o);
   DotOptions opt{.fold_hosts = !o.hosts};
   std::string text;
   if (o.schedule.empty() && o.pattern.empty()) {
@@ -84,13 +116,16 @@ Runner setup_topo(CLI::App& app) {
       "per switch level. --format matrix draws the links between adjacent levels as a grid instead:\n"
       "link counts (missing and slow links stand out) or, with --schedule/--pattern, the worst load\n"
       "per link direction against the capacity (over capacity red).\n"
+      "--format slurm writes Slurm's topology.conf for TopologyPlugin=topology/tree: a line per switch (directors as\n"
+      "their ASICs) with its child switches and hosts, hosts by their description's first word (node-name map\n"
+      "names first), in compressed host lists; hosts without a usable name or link are left out and named on stderr.\n"
       "Exit: 0 written, 1 Graphviz failed, 2 bad input.");
   add_db_option(c, o->db);
   add_scan_option(c, o->scan);
   c->add_option("--format", o->format,
                 "dot, svg (Graphviz; parallel links folded per switch pair beyond 40 switches) or matrix (SVG: per "
-                "pair of levels, lower x upper switches, a cell per switch pair - readable at any size)")
-      ->check(CLI::IsMember({"dot", "svg", "matrix"}))
+                "pair of levels, lower x upper switches, a cell per switch pair - readable at any size) or slurm (topology.conf)")
+      ->check(CLI::IsMember({"dot", "svg", "matrix", "slurm"}))
       ->capture_default_str();
   c->add_option("-o,--output", o->output, "output file (default: standard output)");
   c->add_flag("--hosts", o->hosts, "draw every host instead of one box per leaf");

@@ -13,6 +13,7 @@
 #include "ibroute/schedule/admission.hpp"
 #include "ibroute/schedule/format.hpp"
 #include "ibroute/schedule/hosts.hpp"
+#include "slurm_topology.hpp"
 #include "ibroute/schedule/patterns.hpp"
 #include "ibroute/schedule/planner.hpp"
 #include "ibroute/schedule/validate.hpp"
@@ -352,4 +353,15 @@ TEST(HostLists, PlacementNamesOf61To64BytesResolveWhole) {
     EXPECT_EQ(lines[k].name, ids[want].name) << k;
     EXPECT_EQ(names.rank(lines[k].name, "p.txt line " + std::to_string(k + 1)), want) << lines[k].name;
   }
+}
+
+// Slurm's host lists, as `scontrol show hostnames` expands them back (test_slurm_sim checks that
+// with Slurm itself): runs of one prefix and digit count folded, widths kept, the rest listed.
+TEST(HostLists, SlurmHostListsFoldRunsOfOneWidth) {
+  using ibroute::workflow::compress_hostlist;
+  EXPECT_EQ(compress_hostlist({"node1-003", "node1-001", "node1-002", "node1-007"}), "node1-[001-003,007]");
+  EXPECT_EQ(compress_hostlist({"n9", "n10", "n11"}), "n9,n[10-11]");
+  EXPECT_EQ(compress_hostlist({"login", "c01", "c01"}), "c01,login");
+  EXPECT_EQ(compress_hostlist({"a08-p1-dgx-04-c02", "a08-p1-dgx-04-c03", "b01-x"}), "a08-p1-dgx-04-c[02-03],b01-x");
+  EXPECT_EQ(compress_hostlist({}), "");
 }
