@@ -1,6 +1,8 @@
 #include "text_input.hpp"
 
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -87,8 +89,9 @@ double parse_quantity(const std::string& text, bool size, const char* what) {
 }
 
 std::string read_file(const std::string& path, size_t max_bytes) {
+  errno = 0;
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError("cannot read " + path);
+  if (!in) throw InputError("cannot read " + path + (errno ? std::string(": ") + std::strerror(errno) : ""));
   // Read in chunks up to the cap: /dev/zero or a 200 MB file given by mistake is refused at the
   // cap, not after the process has grown to gigabytes.
   std::string text;
@@ -98,7 +101,7 @@ std::string read_file(const std::string& path, size_t max_bytes) {
     if (text.size() > max_bytes)
       throw InputError(path + " is larger than " + std::to_string(max_bytes >> 20) + " MiB (not the file meant?)");
   }
-  if (in.bad()) throw InputError("cannot read " + path);
+  if (in.bad()) throw InputError("cannot read " + path + (errno ? std::string(": ") + std::strerror(errno) : ""));
   return text;
 }
 

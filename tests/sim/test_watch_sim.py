@@ -1,10 +1,12 @@
 """ibroute watch on a live ibsim fabric routed by OpenSM: a cable lost and routed around, a host
 gone and back, a read that comes back incomplete — each a new epoch (or none), checked from the
 exported files and the stored routes by code that is not the planner's (schedule_check)."""
+import errno
 import json
 import os
 import queue
 import re
+import shutil
 import signal
 import subprocess
 import threading
@@ -311,6 +313,63 @@ class Watch(TempDirTest):
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
         self.assertIn("the last peers read", r.stderr)
+
+    def test_a_full_filesystem_and_a_missing_file_survived(self):
+        """Offline (--topology), the export directory on a small tmpfs of its own: the topology file
+        gone for a moment is one read_failed event, the watch running on; the filesystem full when
+        the next epoch is due is one publish_failed event with the errno's text, nothing half-built
+        left and nothing stored, and once space is freed the epoch is published."""
+        if os.geteuid() != 0 or not shutil.which("mount"):
+            self.skipTest("mounting a tmpfs needs root")
+        corpus = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuzz", "corpus")
+        topo, lfts, db, out = self.path("t.topo"), os.path.join(corpus, "lft_dump", "tiny.dump_fts"), self.path("o.db"), self.path("ep")
+        with open(os.path.join(corpus, "ibnetdiscover", "tiny.topo")) as f:
+            text = f.read()
+        with open(topo, "w") as f:
+            f.write(text)
+        ibroute("scan", "--db", db, "--topology", topo, "--lfts", lfts)
+        ibroute("plan", "--db", db, "--name", "a2a")
+        os.makedirs(out)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", out], check=True)
+        w = None
+        try:
+            w = WatchProcess(None, "--db", db, "--schedule", "a2a", "--export", out, "--topology", topo, "--lfts", lfts,
+                             "--interval", "0.3", "--handover", "0")
+            self.assertEqual(w.next(["epoch"])["epoch"], 1)
+            os.rename(topo, topo + ".away")
+            failed = w.next(["read_failed", "scan_failed"])
+            self.assertEqual(failed["event"], "read_failed", failed)
+            self.assertIn(topo + ": No such file or directory", failed["error"])
+            os.rename(topo + ".away", topo)
+            self.assertIsNone(w.proc.poll())
+            # The filesystem full (a file of the user's takes what is left), then a link's width changed.
+            filler = os.path.join(out, "filler")
+            with open(filler, "wb") as f:
+                try:
+                    while True:
+                        f.write(b"\0" * 65536)
+                        f.flush()
+                except OSError as e:
+                    self.assertEqual(e.errno, errno.ENOSPC)
+            with open(topo + ".new", "w") as f:
+                f.write(text.replace('# "n02 HCA-1" lid 12 4xEDR', '# "n02 HCA-1" lid 12 1xEDR')
+                        .replace('[2]\t\t# lid 12 lmc 1 "leaf1" lid 2 4xEDR', '[2]\t\t# lid 12 lmc 1 "leaf1" lid 2 1xEDR'))
+            os.rename(topo + ".new", topo)
+            failed = w.next(["publish_failed"])
+            self.assertIn("No space left on device", failed["error"])
+            self.assertEqual(sorted(n for n in os.listdir(out) if ".tmp-" in n), [])
+            self.assertEqual(os.readlink(os.path.join(out, "current")), "epoch-000001")
+            self.assertNotIn("a2a.e2", [s["name"] for s in ibroute_json("schedules", "--db", db)["schedules"]])
+            self.assertIsNone(w.proc.poll())
+            os.remove(filler)
+            w.next(["retry"])
+            self.assertEqual(w.next(["epoch"])["epoch"], 2)
+            self.assertEqual(os.readlink(os.path.join(out, "current")), "epoch-000002")
+            self.assertIn("a2a.e2", [s["name"] for s in ibroute_json("schedules", "--db", db)["schedules"]])
+        finally:
+            rc = w.stop()[0] if w else 0
+            subprocess.run(["umount", out], check=False)
+        self.assertEqual(rc, 0)
 
 
 if __name__ == "__main__":
