@@ -23,6 +23,8 @@ PACKAGES=(
   man-db
   # the JSON Schemas of the exchange formats (docs/schemas) are checked against real outputs (tests/sim/test_schemas.py)
   python3-jsonschema
+  # ibroute counters --format prometheus / influx: checked by promtool and written to a real InfluxDB (tests/sim/test_monitoring_sim.py)
+  prometheus influxdb
 )
 
 missing=()

@@ -60,6 +60,27 @@ std::string printable(const std::string& s) {
   return o;
 }
 
+// The ranks other than 0 of a following run read their slices through the epoch's host table: an
+// epoch without one, or with another schedule's, is refused (by rank 0, for the whole run).
+void check_epoch_table(const std::string& dir, uint64_t epoch, const ScheduleDoc& d) {
+  const std::string file = (std::filesystem::path(dir) / workflow::epoch_dir_name(epoch) / kHostsFile).string();
+  std::string text;
+  try {
+    text = read_file(file);
+  } catch (const InputError&) {
+    throw InputError(std::string("no host table (") + kHostsFile +
+                     ") beside it: the ranks read their own slices through it (every epoch ibroute watch publishes has one)");
+  }
+  ScheduleDoc table;
+  try {
+    table = hosts_file_from_json(text);
+  } catch (const InputError& e) {
+    throw InputError(file + ": " + e.what());
+  }
+  if (table.identities != d.identities || table.schedule.name != d.schedule.name || table.created_at != d.created_at)
+    throw InputError(file + " is another schedule's host table");
+}
+
 void load_inputs(const RunOptions& o, int world, bool first_rank, Inputs& in) {
   if ((o.schedule.empty() ? 0 : 1) + (o.schedule_file.empty() ? 0 : 1) + (o.follow.empty() ? 0 : 1) != 1)
     throw InputError("give one of --schedule (with --db), --schedule-file or --follow DIR");
@@ -94,6 +115,13 @@ void load_inputs(const RunOptions& o, int world, bool first_rank, Inputs& in) {
       throw InputError(file + ": " + e.what());
     }
     if (!o.follow.empty() && in.doc.epoch == 0) throw InputError(file + ": not an epoch (no \"epoch\" number)");
+    if (!o.follow.empty()) {
+      try {
+        check_epoch_table(o.follow, in.doc.epoch, in.doc);
+      } catch (const InputError& e) {
+        throw InputError(file + ": " + e.what());
+      }
+    }
     if (in.store) {
       in.fabric = std::make_unique<FabricContext>(*in.store, o.scan, first_rank);
       std::vector<std::string> problems;
@@ -328,7 +356,8 @@ int report_run(const RunOptions& o, Inputs& in, const RunConfig& cfg, const RunO
   return clean ? kExitOk : kExitFailure;
 }
 
-// --follow: where the run learns of newer epochs and reads them (every rank reads the files itself).
+// --follow: where the run learns of newer epochs and reads them (every rank reads the files itself:
+// rank 0 the whole epoch, the others the host table and their own slice).
 void follow_epochs(const std::string& dir, const ScheduleDoc& first, RunConfig::Follow& f) {
   f.on = true;
   f.first_epoch = first.epoch;
@@ -346,9 +375,40 @@ void follow_epochs(const std::string& dir, const ScheduleDoc& first, RunConfig::
     try {
       ScheduleDoc d = from_json(read_file(file));
       if (d.epoch != epoch) throw InputError("holds epoch " + std::to_string(d.epoch));
+      check_epoch_table(dir, epoch, d);
       guids.clear();
       for (const HostIdentity& h : d.identities) guids.push_back(h.port_guid);
       out = std::move(d.schedule);
+      return true;
+    } catch (const std::exception& e) {
+      why = file + ": " + e.what();
+      return false;
+    }
+  };
+  f.load_own = [dir](uint64_t epoch, uint64_t port_guid, OwnEpoch& out, std::string& why) {
+    const std::filesystem::path at = std::filesystem::path(dir) / workflow::epoch_dir_name(epoch);
+    std::string file = (at / kHostsFile).string();
+    try {
+      const ScheduleDoc table = hosts_file_from_json(read_file(file));
+      out = {};
+      size_t r = table.identities.size();
+      for (size_t k = 0; k < table.identities.size(); ++k) {
+        out.guids.push_back(table.identities[k].port_guid);
+        if (table.identities[k].port_guid == port_guid) r = k;
+      }
+      if (r == table.identities.size()) return true;  // this host is not in the epoch
+      file = (at / workflow::slice_file_name(r, table.identities[r].name)).string();
+      const SliceDoc slice = slice_from_json(read_file(file));
+      if (slice.doc.epoch != epoch) throw InputError("holds epoch " + std::to_string(slice.doc.epoch));
+      if (slice.doc.schedule.name != table.schedule.name || slice.doc.created_at != table.created_at)
+        throw InputError(std::string("a slice of another schedule than ") + kHostsFile + "'s");
+      if (slice.phases == 0) throw InputError("a slice that does not say its phases (format version 4 does)");
+      check_slice_on_table(slice, slice.doc.identities, table.identities, r);
+      out.has_slice = true;
+      out.round.starts.assign(slice.phases + 1, 0);
+      const std::vector<uint32_t>& slots = slice.doc.schedule.slots;
+      for (size_t p = 0; p < slice.phases; ++p) out.round.starts[p + 1] = out.round.starts[p] + (slots.empty() ? 1 : slots[p]);
+      for (const SliceTransfer& x : slice.sends) out.round.sends.push_back({x.phase, x.peer, x.dlid});
       return true;
     } catch (const std::exception& e) {
       why = file + ": " + e.what();

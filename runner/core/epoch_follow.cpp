@@ -71,4 +71,34 @@ bool epoch_on_run(const schedule::Schedule& epoch, const std::vector<uint64_t>& 
   return true;
 }
 
+bool own_on_run(const OwnEpoch& e, const std::vector<uint64_t>& run_guids, const std::vector<char>& dropped, const std::vector<Channel>& channels,
+                int32_t me, uint64_t round_slots, RankRound& out, std::string& why) {
+  const auto is_dropped = [&](size_t r) { return r < dropped.size() && dropped[r]; };
+  out = {{0, round_slots}, {}};
+  if (!e.has_slice || is_dropped(static_cast<size_t>(me))) return true;
+  if (e.round.starts.empty() || e.round.starts.back() != round_slots) {
+    why = "its slice's round is " + std::to_string(e.round.starts.empty() ? 0 : e.round.starts.back()) + " slots, rank 0's " +
+          std::to_string(round_slots) + " (the slice of another epoch?)";
+    return false;
+  }
+  std::unordered_map<uint64_t, int32_t> rank_of;
+  for (size_t r = 0; r < run_guids.size(); ++r) rank_of.emplace(run_guids[r], static_cast<int32_t>(r));
+  out.starts = e.round.starts;
+  for (const PlannedSend& x : e.round.sends) {
+    const auto it = x.dst >= 0 && static_cast<size_t>(x.dst) < e.guids.size() ? rank_of.find(e.guids[static_cast<size_t>(x.dst)]) : rank_of.end();
+    if (it == rank_of.end() || is_dropped(static_cast<size_t>(it->second))) continue;
+    if (static_cast<size_t>(x.phase) + 1 >= out.starts.size()) {
+      why = "its send in phase " + std::to_string(x.phase) + " of " + std::to_string(out.starts.size() - 1);
+      return false;
+    }
+    if (!std::binary_search(channels.begin(), channels.end(), Channel{me, it->second, x.dlid})) {
+      why = "its send to rank " + std::to_string(it->second) + " in phase " + std::to_string(x.phase) + " over DLID " + std::to_string(x.dlid) +
+            " is on no connection of the run (the host's LIDs changed since the run started?)";
+      return false;
+    }
+    out.sends.push_back({x.phase, it->second, x.dlid});
+  }
+  return true;
+}
+
 }  // namespace ibroute::runner

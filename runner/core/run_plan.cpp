@@ -14,17 +14,22 @@ std::vector<Channel> channels_of(const schedule::Schedule& s) {
   return ch;
 }
 
-SendPlan::SendPlan(const schedule::Schedule& s, const std::vector<Channel>& channels, int32_t rank, int64_t slot_ns)
-    : phases_(static_cast<uint32_t>(s.phases.size())), slot_ns_(slot_ns) {
-  const std::vector<uint64_t> start = schedule::slot_starts(s);
-  slots_ = start.back();
-  for (uint32_t k = 0; k < phases_; ++k) {
+RankRound rank_round(const schedule::Schedule& s, int32_t rank) {
+  RankRound r{schedule::slot_starts(s), {}};
+  for (uint32_t k = 0; k < s.phases.size(); ++k) {
     const schedule::Phase& ph = s.phases[k];
-    int32_t dst = ph.dst[static_cast<size_t>(rank)];
-    if (dst < 0) continue;
-    Channel want{rank, dst, ph.dlid[static_cast<size_t>(rank)]};
+    if (const int32_t dst = ph.dst[static_cast<size_t>(rank)]; dst >= 0) r.sends.push_back({k, dst, ph.dlid[static_cast<size_t>(rank)]});
+  }
+  return r;
+}
+
+SendPlan::SendPlan(const RankRound& r, const std::vector<Channel>& channels, int32_t rank, int64_t slot_ns)
+    : phases_(static_cast<uint32_t>(r.starts.empty() ? 0 : r.starts.size() - 1)), slots_(r.starts.empty() ? 0 : r.starts.back()), slot_ns_(slot_ns) {
+  entries_.reserve(r.sends.size());
+  for (const PlannedSend& x : r.sends) {
+    const Channel want{rank, x.dst, x.dlid};
     auto it = std::lower_bound(channels.begin(), channels.end(), want);
-    entries_.push_back({k, start[k], dst, want.dlid, static_cast<uint32_t>(it - channels.begin())});
+    entries_.push_back({x.phase, r.starts[x.phase], x.dst, x.dlid, static_cast<uint32_t>(it - channels.begin())});
   }
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bootstrap.hpp"
+#include "ibroute/runner/epoch_follow.hpp"
 #include "ibroute/runner/rate_search.hpp"
 #include "ibroute/runner/run_outcome.hpp"
 #include "ibroute/runner/run_report.hpp"
@@ -56,8 +57,9 @@ struct RunConfig {
   int find_rate_steps = 10;
   int64_t find_rate_step_ns = 2'000'000'000;
   // --follow DIR (epoch_follow.hpp): the run switches to each newer epoch at a round rank 0 names.
-  // `newest` says which epoch is newest now (0: none readable); `load` reads one with its hosts'
-  // port GUIDs (false and `why` when it cannot). A rank silent for `dead_after_ns` is dropped.
+  // `newest` says which epoch is newest now (0: none readable); `load` reads one whole with its
+  // hosts' port GUIDs (rank 0), `load_own` a rank's part of it (false and `why` when it cannot).
+  // A rank silent for `dead_after_ns` is dropped.
   struct Follow {
     bool on = false;
     uint64_t first_epoch = 0;
@@ -66,6 +68,9 @@ struct RunConfig {
     int64_t dead_after_ns = 5'000'000'000;
     std::function<uint64_t()> newest;
     std::function<bool(uint64_t epoch, schedule::Schedule& out, std::vector<uint64_t>& guids, std::string& why)> load;
+    // Ranks other than 0: the host table and the own slice of the port with this GUID, checked
+    // against the table (schedule::check_slice_on_table).
+    std::function<bool(uint64_t epoch, uint64_t port_guid, OwnEpoch& out, std::string& why)> load_own;
   } follow;
   // Tests only: per MPI rank an artificial clock offset and rate error; a rank that stops
   // taking receives; a rank that dies at its k-th send.

@@ -180,10 +180,14 @@ class Rank {
   std::vector<std::pair<double, int64_t>> rss_;  // rank 0: (seconds, resident KiB) at each line
   uint64_t current_round_ = 0;
 
-  // --follow (epoch_follow.hpp). The schedule of the current stretch on the run's ranks (s_ itself
-  // when not following), the epoch it came from as read (translated again when a rank is dropped;
-  // empty while the first epoch is current: that one is s_, not copied again).
+  // --follow (epoch_follow.hpp). Rank 0: the schedule of the current stretch on the run's ranks
+  // (s_ itself when not following), the epoch it came from as read (translated again when a rank
+  // is dropped; empty while the first epoch is current: that one is s_, not copied again). The
+  // other ranks hold their own part only: own_raw_, the slice as read, and pending_own_.
   schedule::Schedule cur_;
+  OwnEpoch own_raw_;
+  RankRound pending_own_;
+  uint64_t pending_slots_ = 0;  // the ordered epoch's round, in slots (rank 0's order)
   uint64_t epoch_ = 0, refused_ = 0;
   schedule::Schedule epoch_raw_;
   const schedule::Schedule& epoch_read() const { return epoch_raw_.hosts.empty() ? s_ : epoch_raw_; }

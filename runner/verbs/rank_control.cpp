@@ -70,8 +70,9 @@ void Rank::poll_ctl() {
           dropped_[static_cast<size_t>(m.a)] = 1, ++dropped_count_;
         break;
       case kEpoch:
-        if (mpi_.rank() != 0 && cfg_.follow.on && m.a > 0 && m.b >= 0)
-          pending_epoch_ = static_cast<uint64_t>(m.a), pending_round_ = static_cast<uint64_t>(m.b), pending_ready_ = false;
+        if (mpi_.rank() != 0 && cfg_.follow.on && m.a > 0 && m.b >= 0 && m.c > 0)
+          pending_epoch_ = static_cast<uint64_t>(m.a), pending_round_ = static_cast<uint64_t>(m.b), pending_slots_ = static_cast<uint64_t>(m.c),
+          pending_ready_ = false;
         break;
       default:
         inbox_.emplace_back(k, m);

@@ -63,6 +63,7 @@ void Rank::follow_order(uint64_t epoch, schedule::Schedule raw, std::vector<uint
   const int64_t read_ns = raw_now() - t;
   const uint64_t margin = static_cast<uint64_t>((200'000'000 + 4 * read_ns) / round_ns()) + 1;
   const uint64_t round = std::max<uint64_t>(current_round_, round_by_clock()) + margin;
+  const uint64_t slots = schedule::slot_starts(on.schedule).back();  // the ranks check their slices against it
   if (round >= rounds_ || round >= stop_round_) {  // the run ends first
     new_drops_ = false;
     if (epoch != epoch_) refused_ = epoch;
@@ -75,7 +76,7 @@ void Rank::follow_order(uint64_t epoch, schedule::Schedule raw, std::vector<uint
         if (dropped_[d]) send_ctl(static_cast<size_t>(r), Msg{kDrop, 0, 0, static_cast<int64_t>(d)});
     Msg m;
     m.type = kEpoch;
-    m.a = static_cast<int64_t>(epoch), m.b = static_cast<int64_t>(round);
+    m.a = static_cast<int64_t>(epoch), m.b = static_cast<int64_t>(round), m.c = static_cast<int64_t>(slots);
     send_ctl(static_cast<size_t>(r), m);
   }
   new_drops_ = false;
@@ -89,29 +90,22 @@ void Rank::follow_order(uint64_t epoch, schedule::Schedule raw, std::vector<uint
                static_cast<unsigned long long>(epoch), static_cast<unsigned long long>(round), on.outside);
 }
 
-// Ranks other than 0: reads the epoch ordered (once), translated onto the run's ranks.
+// Ranks other than 0: reads its own part of the epoch ordered (once: the host table and its
+// slice, not the whole epoch), translated onto the run's ranks.
 void Rank::follow_ready() {
   if (pending_round_ == UINT64_MAX || pending_ready_) return;
   std::string why;
-  if (pending_epoch_ != epoch_) {
-    schedule::Schedule e;
-    std::vector<uint64_t> guids;
-    if (!cfg_.follow.load(pending_epoch_, e, guids, why)) {
-      std::fprintf(stderr, "ibroute: rank %d: cannot follow epoch %llu: %s\n", mpi_.rank(), static_cast<unsigned long long>(pending_epoch_),
-                   why.c_str());
-      pending_round_ = UINT64_MAX;
-      return;
-    }
-    epoch_raw_ = std::move(e), epoch_guids_ = std::move(guids);
-  }
-  EpochOnRun on;
-  if (!epoch_on_run(epoch_read(), epoch_guids_, s_, map_.port_guids, dropped_, channels_, on, why)) {
-    std::fprintf(stderr, "ibroute: rank %d: cannot follow epoch %llu: %s\n", mpi_.rank(), static_cast<unsigned long long>(pending_epoch_),
-                 why.c_str());
+  const auto fail = [&] {
+    std::fprintf(stderr, "ibroute: rank %d: cannot follow epoch %llu: %s\n", mpi_.rank(), static_cast<unsigned long long>(pending_epoch_), why.c_str());
     pending_round_ = UINT64_MAX;
-    return;
+  };
+  if (pending_epoch_ != epoch_) {
+    OwnEpoch e;
+    if (!cfg_.follow.load_own(pending_epoch_, map_.port_guids[static_cast<size_t>(me_)], e, why)) return fail();
+    own_raw_ = std::move(e);
   }
-  pending_ = std::move(on.schedule), pending_ready_ = true;
+  if (!own_on_run(own_raw_, map_.port_guids, dropped_, channels_, me_, pending_slots_, pending_own_, why)) return fail();
+  pending_ready_ = true;
 }
 
 // At the ordered round: the next stretch's plan, timed from where the last one ends.
@@ -123,10 +117,10 @@ void Rank::switch_stretch() {
   }
   seg_ns_ += static_cast<int64_t>(pending_round_ - seg_round_) * round_ns();
   seg_round_ = pending_round_;
-  cur_ = std::move(pending_);
   epoch_ = pending_epoch_;
-  round_slots_ = static_cast<int64_t>(schedule::slot_starts(cur_).back());
-  plan_ = SendPlan(cur_, channels_, me_, slot_ns_);
+  if (mpi_.rank() == 0) cur_ = std::move(pending_), plan_ = SendPlan(cur_, channels_, me_, slot_ns_);
+  else plan_ = SendPlan(pending_own_, channels_, me_, slot_ns_), pending_own_ = {};
+  round_slots_ = static_cast<int64_t>(plan_.slots());
   // Rank 0 may know of a death the order did not carry yet: it counts the ordered drops only.
   for (int32_t d : ordered_drops_) dropped_at_.emplace_back(static_cast<uint32_t>(stats_.epochs.size()), d);
   ordered_drops_.clear();

@@ -109,7 +109,7 @@ void Rank::timed_sends() {
   std::vector<size_t> qp_of(channels_.size(), SIZE_MAX);
   for (size_t x = 0; x < my_send_.size(); ++x) qp_of[my_send_[x]] = x;
   uint64_t total = plan_.count(rounds_);
-  auto phases = static_cast<uint64_t>(std::max<size_t>(1, sched().phases.size()));
+  auto phases = static_cast<uint64_t>(std::max<uint32_t>(1, plan_.phases()));
   uint64_t k = 0, sends = 0;  // k: this stretch's; sends: the run's (the tests' fault counts these)
   for (;;) {
     if (cfg_.follow.on) {
@@ -120,7 +120,7 @@ void Rank::timed_sends() {
       if (pending_ready_ && pending_round_ <= next_round && pending_round_ < rounds_ && pending_round_ < stop_round_) {
         switch_stretch();
         total = plan_.count(rounds_ - static_cast<uint32_t>(seg_round_)), k = 0;
-        phases = static_cast<uint64_t>(std::max<size_t>(1, cur_.phases.size()));
+        phases = static_cast<uint64_t>(std::max<uint32_t>(1, plan_.phases()));
         continue;
       }
       if (k >= total) {

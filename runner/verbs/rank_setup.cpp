@@ -78,7 +78,9 @@ void Rank::exchange_and_connect() {
   // A following run connects every path an epoch may choose (epoch_follow.hpp).
   channels_ = cfg_.follow.on ? follow_channels(s_, map_.base_lids, cfg_.follow.lmc) : channels_of(s_);
   if (cfg_.follow.on) {
-    cur_ = s_, epoch_guids_ = map_.port_guids, epoch_ = cfg_.follow.first_epoch;
+    epoch_guids_ = map_.port_guids, epoch_ = cfg_.follow.first_epoch;
+    if (mpi_.rank() == 0) cur_ = s_;
+    else own_raw_ = {map_.port_guids, true, rank_round(s_, me_)};
     dropped_.assign(n_, 0);
     if (mpi_.rank() == 0) dead_.assign(hello_.size(), 0), heard_.assign(hello_.size(), raw_now());
   }
@@ -204,7 +206,7 @@ void Rank::post_data_recv(size_t k) {
 
 // A step of the run (the run, or one rate of a rate search): its sends and fresh aggregates.
 void Rank::init_step() {
-  plan_ = SendPlan(sched(), channels_, me_, slot_ns_);
+  plan_ = SendPlan(s_, channels_, me_, slot_ns_);  // the first epoch's, when following
   init_stats();
   skip_ = std::make_unique<SkipRule>(n_, cfg_.skip_after);
   free_slots_.clear();

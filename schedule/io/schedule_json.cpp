@@ -627,6 +627,7 @@ SliceDoc compact_slice_of(const At& root) {
   doc.identities[out.rank] = me;
   out.sends = read_slice_columns(root["sends"], "dst", out.rank, n, phases);
   out.receives = read_slice_columns(root["receives"], "src", out.rank, n, phases);
+  out.phases = phases;
   return out;
 }
 
@@ -641,6 +642,7 @@ SliceDoc slice_of(const json& j, int64_t version) {
   const size_t k_max = s.slots.empty() ? max_phases(s, version) : s.slots.size();  // the slots name every phase
   out.sends = read_slice_transfers(root["sends"], "dst", out.rank, n, k_max);
   out.receives = read_slice_transfers(root["receives"], "src", out.rank, n, k_max);
+  out.phases = s.slots.size();
   return out;
 }
 

@@ -206,38 +206,6 @@ std::optional<Epoch> newest_epoch(const std::string& dir) {
   return Epoch{k, (std::filesystem::path(dir) / name).string()};
 }
 
-namespace {
-
-// A slice is the one its file name promises: rank r's, for the port the host table gives rank r,
-// its hosts as the table has them, each send to a LID of its destination and no destination
-// twice. Anything else is another host's or a damaged slice: a node must never send on it.
-void check_epoch_slice(const Schedule& s, const std::vector<sch::HostIdentity>& table, size_t r, const std::string& path) {
-  const std::optional<std::uint32_t> own = s.own_rank();
-  if (!own || *own != r)
-    throw Error(path + ": holds " + (own ? "rank " + std::to_string(*own) + "'s slice" : std::string("no slice")) + ", not rank " + std::to_string(r) + "'s");
-  const std::vector<Host>& hosts = s.hosts();
-  if (hosts.size() != table.size())
-    throw Error(path + ": " + std::to_string(hosts.size()) + " hosts where the host table has " + std::to_string(table.size()));
-  for (size_t k = 0; k < hosts.size(); ++k) {
-    const sch::HostIdentity& t = table[k];
-    const Host& h = hosts[k];
-    if ((h.port_guid && h.port_guid != t.port_guid) || h.base_lid != t.base_lid || h.lmc != t.lmc)
-      throw Error(path + ": /hosts/" + std::to_string(k) + " (" + h.name + ") differs from the host table's rank " + std::to_string(k) +
-                  " (port GUID, base LID or LMC)");
-  }
-  std::vector<char> seen(hosts.size(), 0);
-  for (const Transfer& t : s.sends(static_cast<std::uint32_t>(r))) {
-    if (t.peer >= hosts.size()) throw Error(path + ": a send to rank " + std::to_string(t.peer) + " of " + std::to_string(hosts.size()));
-    const Host& d = hosts[t.peer];
-    if (t.dlid < d.base_lid || t.dlid >= d.base_lid + (1u << d.lmc))
-      throw Error(path + ": phase " + std::to_string(t.phase) + ": DLID " + std::to_string(t.dlid) + " is no LID of rank " +
-                  std::to_string(t.peer) + " (" + std::to_string(d.base_lid) + " .. " + std::to_string(d.base_lid + (1u << d.lmc) - 1) + ")");
-    if (seen[t.peer]++) throw Error(path + ": rank " + std::to_string(t.peer) + " is a destination twice");
-  }
-}
-
-}  // namespace
-
 std::optional<Schedule> load_epoch(const Epoch& e, std::uint64_t port_guid) {
   const std::filesystem::path table = std::filesystem::path(e.dir) / sch::kHostsFile;
   sch::ScheduleDoc hosts;
@@ -255,7 +223,13 @@ std::optional<Schedule> load_epoch(const Epoch& e, std::uint64_t port_guid) {
       if (f.path().filename().string().rfind(prefix, 0) == 0) {
         Schedule s = Schedule::load(f.path().string());
         if (s.epoch() != e.number) throw Error(f.path().string() + ": epoch " + std::to_string(s.epoch()) + ", not " + std::to_string(e.number));
-        check_epoch_slice(s, hosts.identities, r, f.path().string());
+        // The slice its name promises, or none a node may send on (sch::check_slice_on_table).
+        if (!s.impl_->slice) throw Error(f.path().string() + ": holds no slice, not rank " + std::to_string(r) + "'s");
+        try {
+          sch::check_slice_on_table(*s.impl_->slice, s.impl_->doc.identities, hosts.identities, r);
+        } catch (const InputError& x) {
+          throw Error(f.path().string() + ": " + x.what());
+        }
         return s;
       }
     throw Error(e.dir + ": no slice of rank " + std::to_string(r) + " (" + hosts.identities[r].name + ")");

@@ -1,11 +1,15 @@
 // ibroute counters: the ports' own performance counters, read live, kept as a snapshot of the
 // scan, and printed per link as the change since the scan's previous snapshot - worst first.
 #include <algorithm>
+#include <chrono>
+#include <filesystem>
 #include <cstdio>
 #include <iostream>
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "counter_export.hpp"
+#include "whole_file.hpp"
 #include "options.hpp"
 #include "ibroute/fabric/counters.hpp"
 #include "ibroute/fabric/links.hpp"
@@ -26,7 +30,23 @@ struct CountersOptions {
   int port = 0, timeout_ms = 0, retries = 0, mads = 32;
   size_t top = 20;
   bool json = false;
+  std::string format = "text";  // text, json, prometheus, influx
+  std::string output;           // -o: the monitoring formats to a file, replaced whole
+  bool store = false;           // the monitoring formats: keep the snapshot too
 };
+
+bool for_monitoring(const CountersOptions& o) { return o.format == "prometheus" || o.format == "influx"; }
+
+// --format prometheus / influx: the reading as the monitoring system takes it, to stdout or to a
+// file replaced whole (node_exporter's textfile collector must never see half of one).
+void print_for_monitoring(const CountersOptions& o, const Fabric& f, const CounterSnapshot& now, const workflow::ReadingMeta& m) {
+  std::vector<std::string> left_out;
+  const std::string text = o.format == "prometheus" ? workflow::prometheus_text(f, now, m) : workflow::influx_lines(f, now, m, left_out);
+  if (!left_out.empty())
+    std::fprintf(stderr, "counters: %zu value(s) beyond InfluxDB's 64-bit integers left out, e.g. %s\n", left_out.size(), left_out[0].c_str());
+  if (o.output.empty()) std::fwrite(text.data(), 1, text.size(), stdout);
+  else workflow::write_whole_file(o.output, text);
+}
 
 // 4-octet units as bytes, in SI units: "1.25 GB".
 std::string bytes_text(uint64_t words) {
@@ -132,16 +152,32 @@ void print_reading(const CountersOptions& o, const Reading& r) {
   }
 }
 
-int run_counters(const CountersOptions& o) {
-  store::FabricStore store(o.db, store::Access::read_write);
+int run_counters(CountersOptions o) {
+  if (o.json) o.format = "json";
+  if (!o.output.empty() && !for_monitoring(o)) throw InputError("-o is for --format prometheus or influx (text and JSON go to stdout)");
+  if (!o.output.empty()) {  // before the read, not after it: a cron job's typo said at once
+    const std::filesystem::path parent = std::filesystem::absolute(o.output).parent_path();
+    std::error_code ec;
+    if (!std::filesystem::is_directory(parent, ec)) throw InputError("-o " + o.output + ": no directory " + parent.string());
+  }
+  const bool keep = !for_monitoring(o) || o.store;
+  store::FabricStore store(o.db, keep ? store::Access::read_write : store::Access::read_only);
   const int64_t scan = pick_scan(store, o.scan);
   const Fabric f = store.load_fabric(scan, false);
-  const LinkIndex links(f);
-  const std::vector<store::CounterSnapshotInfo> earlier = store.counter_snapshots(scan);
   Progress progress;
   LiveScanOptions lo{o.ca, o.port, o.timeout_ms, o.retries, o.mads, std::ref(progress)};
-  Reading r{f, links, scan, 0, read_counters(f, lo), std::nullopt, {}, {}};
+  const auto t0 = std::chrono::steady_clock::now();
+  const int64_t unix_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  CounterSnapshot now = read_counters(f, lo);
   progress.finish();
+  if (for_monitoring(o)) {
+    print_for_monitoring(o, f, now, {unix_ns, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), scan});
+    if (o.store) store.save_counters(scan, o.label, now);
+    return now.unanswered.empty() ? kExitOk : kExitIncomplete;
+  }
+  const LinkIndex links(f);
+  const std::vector<store::CounterSnapshotInfo> earlier = store.counter_snapshots(scan);
+  Reading r{f, links, scan, 0, std::move(now), std::nullopt, {}, {}};
   r.id = store.save_counters(scan, o.label, r.now);
   if (!earlier.empty()) r.prev = earlier.back();
   if (r.prev) r.deltas = counter_deltas(store.load_counters(r.prev->id), r.now);
@@ -155,7 +191,7 @@ int run_counters(const CountersOptions& o) {
     for (size_t i = 0; i < kCounters; ++i) e += counter_info(i).error ? s.v[i] : 0;
     if (e) r.with_errors.push_back(&s);
   }
-  if (o.json) print_reading_json(o, r);
+  if (o.format == "json") print_reading_json(o, r);
   else print_reading(o, r);
   return r.now.unanswered.empty() ? kExitOk : kExitIncomplete;
 }
@@ -173,7 +209,9 @@ Runner setup_counters(CLI::App& app) {
       "credits: congestion, measured) and every error counter that rose; worst first. Then the ports\n"
       "whose error counters are not zero at all. Never resets a counter (the monitoring owns them); a\n"
       "counter that went back (wrapped or reset by another tool) or stopped at its maximum is marked.\n"
-      "Exit 3 when some port did not answer (named; the rest is stored).");
+      "Exit 3 when some port did not answer (named; the rest is stored).\n"
+      "--format prometheus or influx prints the reading for a monitoring system instead (every port's\n"
+      "absolute counters, both ends of its link; docs/monitoring.md) and stores nothing unless --store.");
   add_db_option(c, o->db);
   c->add_option("--scan", o->scan, "scan whose ports are read (default: the newest)");
   c->add_option("--label", o->label, "a word kept with the snapshot (e.g. before-run)")->check(printable_name());
@@ -183,6 +221,12 @@ Runner setup_counters(CLI::App& app) {
   c->add_option("-t,--timeout", o->timeout_ms, "MAD timeout in ms (default: libibmad's)")->check(CLI::Range(0, 60000));
   c->add_option("--retries", o->retries, "MAD retries (default: libibmad's)")->check(CLI::Range(0, 100));
   c->add_option("--mads-in-flight", o->mads, "PerfMgt queries in flight at once")->capture_default_str()->check(CLI::Range(1, 256));
+  c->add_option("--format", o->format,
+                "text (the default), json (as --json), prometheus (text exposition format, metrics named as "
+                "treydock/infiniband_exporter's: docs/monitoring.md) or influx (InfluxDB line protocol)")
+      ->check(CLI::IsMember({"text", "json", "prometheus", "influx"}));
+  c->add_option("-o,--output", o->output, "with --format prometheus or influx: write to this file, replaced whole (node_exporter's textfile collector)");
+  c->add_flag("--store", o->store, "with --format prometheus or influx: store the snapshot in the database too (by default the monitoring keeps the history)");
   add_json_flag(c, o->json);
   return [o] { return run_counters(*o); };
 }

@@ -219,7 +219,9 @@ class Watch(TempDirTest):
         epochs = self.path("ep")
         os.makedirs(os.path.join(epochs, "epoch-000001"))
         plain = os.path.join(epochs, "epoch-000001", "schedule.json")
-        ibroute("export", "--db", db, "--schedule", "a2a", "-o", plain)
+        ibroute("export", "--db", db, "--schedule", "a2a", "-o", plain, "--per-node", self.path("slices"))
+        table = os.path.join(epochs, "epoch-000001", "hosts.json")
+        shutil.copy(os.path.join(self.path("slices"), "hosts.json"), table)
         for args, text in ((["--follow", self.path("none")], "no epoch published"),
                            (["--follow", epochs], "no epoch published"),
                            (["--follow", epochs, "--schedule", "a2a"], "give one of"),
@@ -239,6 +241,21 @@ class Watch(TempDirTest):
                 r = ibroute("run", "--db", db, *args, check=False)
                 self.assertEqual(r.returncode, 2, r.stderr)
                 self.assertIn("not an epoch", r.stderr)
+        # The ranks other than 0 read their slices through the epoch's host table: none, or
+        # another schedule's, refused up front.
+        with open(table) as f:
+            other = json.load(f)
+        other["created_at"] = "2020-01-01T00:00:00Z"
+        for content, text in ((None, "no host table (hosts.json) beside it"), (json.dumps(other), "another schedule's host table")):
+            if os.path.exists(table):
+                os.remove(table)
+            if content:
+                with open(table, "w") as f:
+                    f.write(content)
+            r = ibroute("run", "--db", db, "--follow", epochs, check=False)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+            self.assertIn(text, r.stderr)
 
     def test_bad_input_is_one_line(self):
         for args, text in ((["--db", self.path("none.db"), "--schedule", "daq"], "none.db"),

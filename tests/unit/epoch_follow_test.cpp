@@ -122,3 +122,54 @@ TEST(EpochFollow, StretchCountsTravelToRankZeroAndDamagedOnesAreRefused) {
     EXPECT_THROW(decode(encode(bad), ch, 4), std::runtime_error) << damage;
   }
 }
+
+// A rank other than 0 follows from the host table and its own slice: what it sends is, for every
+// rank, drop and host gone, exactly its row of the whole epoch translated (epoch_on_run), and its
+// plan the one built from that row; a slice whose round is not the one ordered is refused.
+TEST(EpochFollow, ARanksOwnSliceGivesItsRowOfTheWholeEpoch) {
+  const std::vector<uint16_t> lids{40, 8, 100, 12, 60};
+  const std::vector<uint64_t> run_guids{0xa0, 0xa1, 0xa2, 0xa3, 0xa4};
+  const sch::Schedule run = shifted(5, lids, 0);
+  const std::vector<Channel> ch = follow_channels(run, lids, 2);
+  const std::vector<uint64_t> guids{0xa3, 0xff, 0xa0, 0xa1, 0xa4};  // a2 gone, 0xff not in the run
+  const std::vector<uint16_t> elids{12, 200, 40, 8, 60};
+  sch::Schedule e = shifted(5, elids, 2);
+  e.slots.assign(e.phases.size(), 1);
+  e.slots[1] = 3;  // phases of different lengths
+  const uint64_t round_slots = sch::slot_starts(e).back();
+  for (const std::vector<char>& dropped : {std::vector<char>{}, std::vector<char>{0, 0, 0, 1, 0}}) {
+    EpochOnRun whole;
+    std::string why;
+    ASSERT_TRUE(epoch_on_run(e, guids, run, run_guids, dropped, ch, whole, why)) << why;
+    for (int32_t me = 0; me < 5; ++me) {
+      const auto at = std::find(guids.begin(), guids.end(), run_guids[static_cast<size_t>(me)]);
+      OwnEpoch own{guids, at != guids.end(), at != guids.end() ? rank_round(e, static_cast<int32_t>(at - guids.begin())) : RankRound{}};
+      RankRound mine;
+      ASSERT_TRUE(own_on_run(own, run_guids, dropped, ch, me, round_slots, mine, why)) << why;
+      const RankRound row = rank_round(whole.schedule, me);
+      EXPECT_EQ(mine.sends, row.sends) << "rank " << me;
+      EXPECT_EQ(mine.starts.back(), round_slots);
+      const SendPlan a(mine, ch, me, 1000), b(whole.schedule, ch, me, 1000);
+      ASSERT_EQ(a.per_round(), b.per_round());
+      EXPECT_EQ(a.slots(), b.slots());
+      for (uint64_t k = 0; k < a.count(3); ++k) {
+        EXPECT_EQ(a.at(k).at_ns, b.at(k).at_ns);
+        EXPECT_EQ(a.at(k).channel, b.at(k).channel);
+        EXPECT_EQ(a.at(k).seq, b.at(k).seq);
+      }
+      if (me == 2) {
+        EXPECT_TRUE(mine.sends.empty()) << "a2 is not in the epoch";
+      }
+      if (!dropped.empty() && me == 3) {
+        EXPECT_TRUE(mine.sends.empty()) << "a3 is dropped";
+      }
+    }
+  }
+  OwnEpoch own{guids, true, rank_round(e, 0)};
+  RankRound mine;
+  std::string why;
+  EXPECT_FALSE(own_on_run(own, run_guids, {}, ch, 3, round_slots + 1, mine, why));
+  EXPECT_NE(why.find("another epoch"), std::string::npos) << why;
+  EXPECT_FALSE(own_on_run(own, run_guids, {}, follow_channels(run, lids, 1), 3, round_slots, mine, why));
+  EXPECT_NE(why.find("on no connection"), std::string::npos) << why;
+}

@@ -89,6 +89,29 @@ SLURM = ("mkdir -p /sys/fs/cgroup && mount -t cgroup2 none /sys/fs/cgroup && mkd
 V3_SLOTS = [1, 3, 1, 2]
 
 
+def write_epoch(d, doc):
+    """An epoch directory as docs/epochs.md and docs/schedule-format.md describe it, written here
+    (not by ibroute): the whole schedule, the host table, and per rank a slice of format version 4
+    (its own sends and receives as columns with their phases). The ranks other than 0 of a
+    following run read only the table and their own slice."""
+    os.makedirs(d)
+    with open(os.path.join(d, "schedule.json"), "w") as f:
+        json.dump(doc, f)
+    meta = {k: doc[k] for k in ("name", "created_at", "method", "bound", "fabric", "timing", "epoch", "epoch_from_unix_ns") if k in doc}
+    with open(os.path.join(d, "hosts.json"), "w") as f:
+        json.dump({"format": "ibroute-schedule-hosts", "version": 1, "name": doc["name"], "created_at": doc["created_at"],
+                   "fabric": doc["fabric"], "hosts": doc["hosts"]}, f)
+    for r, h in enumerate(doc["hosts"]):
+        sends = [(k, t["dst"], t["dlid"]) for k, ph in enumerate(doc["phases"]) for t in ph if t["src"] == r]
+        receives = [(k, t["src"], t["dlid"]) for k, ph in enumerate(doc["phases"]) for t in ph if t["dst"] == r]
+        piece = dict(meta, format="ibroute-schedule-slice", version=4, rank=r, host=h, hosts_count=len(doc["hosts"]),
+                     hosts_file="hosts.json", phases=len(doc["phases"]),
+                     sends={"phase": [x[0] for x in sends], "dst": [x[1] for x in sends], "dlid": [x[2] for x in sends]},
+                     receives={"phase": [x[0] for x in receives], "src": [x[1] for x in receives], "dlid": [x[2] for x in receives]})
+        with open(os.path.join(d, f"rank{r:05d}-{re.sub(r'[^A-Za-z0-9._-]', '_', h['name'])}.json"), "w") as f:
+            json.dump(piece, f)
+
+
 class RunnerInVm(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -137,9 +160,7 @@ class RunnerInVm(unittest.TestCase):
         cls.epoch_paths = {k: {(t["src"], t["dst"], t["dlid"]) for ph in d["phases"] for t in ph} for k, d in ((1, v1), (2, e2))}
         for top, epochs in (("ep", (v1, e2)), ("epd", (v1,))):
             for k, d in enumerate(epochs, 1):
-                os.makedirs(os.path.join(cls.job, top, f"epoch-{k:06d}"))
-                with open(os.path.join(cls.job, top, f"epoch-{k:06d}", "schedule.json"), "w") as f:
-                    json.dump(dict(d, epoch=k, epoch_from_unix_ns=time.time_ns()), f)
+                write_epoch(os.path.join(cls.job, top, f"epoch-{k:06d}"), dict(d, epoch=k, epoch_from_unix_ns=time.time_ns()))
             os.symlink("epoch-000001", os.path.join(cls.job, top, "current"))
         # Version 3: phases of different lengths (timing.phase_slots), and more phases than shifts
         # (the first shift split in two, as a packed plan's waiting transfers are).

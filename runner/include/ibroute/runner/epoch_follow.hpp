@@ -30,6 +30,21 @@ bool epoch_on_run(const schedule::Schedule& epoch, const std::vector<uint64_t>& 
                   const std::vector<uint64_t>& run_guids, const std::vector<char>& dropped, const std::vector<Channel>& channels,
                   EpochOnRun& out, std::string& why);
 
+// What a rank other than 0 reads of an epoch (docs/epochs.md): the host table's port GUIDs and its
+// own slice — O(hosts + its sends), never the epoch's phases x hosts. Rank 0 reads the whole epoch
+// (it checks every transfer and counts what the dead planned) and orders the round's length.
+struct OwnEpoch {
+  std::vector<uint64_t> guids;  // by epoch rank
+  bool has_slice = false;       // false: the epoch has no host of this rank's port (it is gone)
+  RankRound round;              // its sends, destinations as epoch ranks
+};
+// That slice on the run's ranks, as epoch_on_run gives rank `me`'s row: sends to hosts not in the
+// run or dropped left out; none when `me` itself is dropped or has no slice (then one phase of
+// `round_slots`). False and `why` when a send is on no connection or the slice's round is not the
+// `round_slots` rank 0 ordered (another epoch's slice).
+bool own_on_run(const OwnEpoch& e, const std::vector<uint64_t>& run_guids, const std::vector<char>& dropped, const std::vector<Channel>& channels,
+                int32_t me, uint64_t round_slots, RankRound& out, std::string& why);
+
 // One stretch of a following run under one epoch (and one set of dropped ranks): its counts as
 // one rank saw them, or summed over the ranks at rank 0. Trivially copyable (sent as bytes).
 struct EpochCounts {

@@ -19,6 +19,21 @@ struct Channel {
 // Distinct (src, dst, DLID) of all phases, sorted.
 std::vector<Channel> channels_of(const schedule::Schedule& s);
 
+// A rank's sends of one round, in phase order, and where each phase starts (slot_starts: phases + 1
+// values, the last the round's slots). What a SendPlan is made of: from a whole schedule's row
+// (rank_round) or from the rank's slice alone (epoch_follow.hpp, own_on_run).
+struct PlannedSend {
+  uint32_t phase = 0;
+  int32_t dst = 0;
+  uint16_t dlid = 0;
+  bool operator==(const PlannedSend&) const = default;
+};
+struct RankRound {
+  std::vector<uint64_t> starts;
+  std::vector<PlannedSend> sends;
+};
+RankRound rank_round(const schedule::Schedule& s, int32_t rank);
+
 struct TimedSend {
   uint64_t seq = 0;    // round * phases + phase: the transfer's number (its low 32 bits travel as immediate data)
   int32_t dst = 0;
@@ -34,7 +49,10 @@ struct TimedSend {
 class SendPlan {
  public:
   SendPlan() = default;
-  SendPlan(const schedule::Schedule& s, const std::vector<Channel>& channels, int32_t rank, int64_t slot_ns);
+  SendPlan(const schedule::Schedule& s, const std::vector<Channel>& channels, int32_t rank, int64_t slot_ns)
+      : SendPlan(rank_round(s, rank), channels, rank, slot_ns) {}
+  // Every send's (rank, dst, dlid) must be one of `channels` (sorted).
+  SendPlan(const RankRound& r, const std::vector<Channel>& channels, int32_t rank, int64_t slot_ns);
   size_t per_round() const { return entries_.size(); }
   uint64_t count(uint32_t rounds) const { return static_cast<uint64_t>(entries_.size()) * rounds; }
   TimedSend at(uint64_t k) const;

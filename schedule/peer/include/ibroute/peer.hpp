@@ -50,6 +50,8 @@ struct Transfer {
   std::uint64_t size = 0;
 };
 
+struct Epoch;
+
 class Schedule {
  public:
   // Reads a schedule file or a per-node slice; throws Error (unreadable file, not JSON, another
@@ -99,6 +101,7 @@ class Schedule {
   Schedule& operator=(Schedule&&) noexcept;
 
  private:
+  friend std::optional<Schedule> load_epoch(const Epoch& e, std::uint64_t port_guid);
   struct Impl;
   explicit Schedule(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
