@@ -8,6 +8,8 @@ PACKAGES=(
   libibverbs-dev libibumad-dev libibmad-dev libibnetdisc-dev infiniband-diags
   ibsim-utils opensm
   libsqlite3-dev sqlite3 libcli11-dev nlohmann-json3-dev
+  # ibroute exporter's HTTP server
+  libcpp-httplib-dev
   graphviz libgraphviz-dev
   libgtest-dev
   # ibroute run: verbs and MPI; its tests and benchmark boot a Soft-RoCE VM (tests/vm)

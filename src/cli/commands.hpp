@@ -26,5 +26,6 @@ Runner setup_migrate(CLI::App& app);
 Runner setup_routing(CLI::App& app);
 Runner setup_counters(CLI::App& app);
 Runner setup_watch(CLI::App& app);
+Runner setup_exporter(CLI::App& app);
 
 }  // namespace ibroute::cli

@@ -18,7 +18,12 @@ const std::map<std::string, std::string>& examples() {
       {"counters",
        "ibroute counters --db fabric.db --label before-run\n"
        "ibroute counters --db fabric.db --label after-run --top 50      # what changed since before-run\n"
-       "ibroute counters --db fabric.db --json --mads-in-flight 64"},
+       "ibroute counters --db fabric.db --json --mads-in-flight 64\n"
+       "ibroute counters --db fabric.db --format prometheus -o /var/lib/node_exporter/textfile/ib.prom\n"
+       "ibroute counters --db fabric.db --format influx | curl --data-binary @- 'http://influx:8086/write?db=ib'"},
+      {"exporter",
+       "ibroute exporter --db fabric.db                                  # Prometheus scrapes 127.0.0.1:9683/metrics\n"
+       "ibroute exporter --db fabric.db --listen 0.0.0.0:9683 --min-interval 10"},
       {"routes", "ibroute routes --db fabric.db --from node1-036 --to 0x0002c90300a1b2c4 --lid all"},
       {"watch", "ibroute watch --db fabric.db --schedule daq --export /shared/daq-epochs --interval 5\n"
                 "ibroute watch --db fabric.db --schedule daq --export epochs --json   # one JSON object per event"},

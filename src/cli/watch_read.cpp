@@ -1,6 +1,7 @@
 #include "watch_read.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -94,6 +95,44 @@ ReadAnswer start_read(const std::vector<std::string>& args) {
   close(out[0]);
   const int status = wait_for(pid);
   r.first = parsed(line.empty() ? rest : line, status, true);
+  return r;
+}
+
+ChildOutput run_to_end(const std::vector<std::string>& args, size_t max_bytes) {
+  std::vector<std::string> a = args;
+  std::vector<char*> argv;
+  for (std::string& s : a) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  int out[2];
+  if (pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
+  pid_t pid = 0;
+  const int err = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(out[1]);
+  if (err) {
+    close(out[0]);
+    throw std::runtime_error("cannot start " + args[0] + ": " + std::strerror(err));
+  }
+  ChildOutput r;
+  char c[65536];
+  while (true) {
+    const ssize_t n = read(out[0], c, sizeof c);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    r.out.append(c, static_cast<size_t>(n));
+    if (r.out.size() > max_bytes) {
+      kill(pid, SIGKILL);
+      break;
+    }
+  }
+  close(out[0]);
+  r.status = wait_for(pid);
   return r;
 }
 

@@ -35,6 +35,15 @@ struct ReadAnswer {
 // has ended when this returns.
 ReadAnswer start_read(const std::vector<std::string>& args);
 
+// Starts `args` (argv[0] the executable), reads its standard output to the end and waits for it:
+// `ibroute exporter`'s reads (`counters --format prometheus`), a fresh process each for the same
+// reason. `status` as waitpid gives it; the output is cut at `max_bytes` (the child is then killed).
+struct ChildOutput {
+  int status = 0;
+  std::string out;
+};
+ChildOutput run_to_end(const std::vector<std::string>& args, size_t max_bytes);
+
 // Tells a paused read to store its routes (or to quit), waits for it to end and returns its last
 // line (its "routes" answer; scan_failed when it ended without one).
 nlohmann::json settle_read(PausedRead& p, bool store);

@@ -1,20 +1,24 @@
-"""ibroute counters for monitoring systems, on ibsim + OpenSM with counters set through ibsim's
+"""ibroute counters and ibroute exporter for monitoring systems, on ibsim + OpenSM with counters set through ibsim's
 console (PerformanceSet): --format prometheus checked by Prometheus' own promtool and read back
 metric by metric, --format influx written to a real InfluxDB (Debian's influxd, started here) and
 queried back through its HTTP API. A switch renamed by a node-name map to a name with a backslash,
 a comma, an equals sign, spaces and a non-ASCII letter shows in both as written. Nothing is stored
-in the database unless --store."""
+in the database unless --store. `ibroute exporter` scraped by a real Prometheus server (Debian's),
+queried back through its HTTP API for a counter set in ibsim; its memory flat over many scrapes."""
+import json
 import os
 import re
+import signal
 import shutil
 import socket
 import subprocess
 import time
 import unittest
+import urllib.error
 import urllib.parse
 import urllib.request
 
-from common import EXAMPLES, TempDirTest, db_rows, ibroute
+from common import EXAMPLES, IBROUTE, TempDirTest, db_rows, ibroute
 from simfabric import SimFabric, read_text, write_text
 
 TOPO = f"{EXAMPLES}/hft96-shuffled.topo"
@@ -93,7 +97,6 @@ bind-address = "127.0.0.1:{free_port()}"
             return r.status, r.read().decode()
 
     def query(self, q):
-        import json
         return json.loads(self.request("/query", db="ib", q=q)[1])["results"][0]
 
     def stop(self):
@@ -102,7 +105,7 @@ bind-address = "127.0.0.1:{free_port()}"
         self.log.close()
 
 
-@unittest.skipUnless(shutil.which("promtool") and shutil.which("influxd"), "promtool and influxd (scripts/deps.sh)")
+@unittest.skipUnless(shutil.which("promtool") and shutil.which("influxd") and shutil.which("prometheus"), "Prometheus and InfluxDB (scripts/deps.sh)")
 class Monitoring(TempDirTest):
     def test_prometheus_and_influx_read_back_by_the_real_consumers(self):
         db, prom, line = self.path("m.db"), self.path("ib.prom"), self.path("ib.influx")
@@ -182,6 +185,83 @@ class Monitoring(TempDirTest):
             r = ibroute("counters", "--db", db, "--format", "prometheus", "-o", self.path("no/such/dir/x.prom"), sim=sim, check=False)
             self.assertEqual(r.returncode, 2, r.stderr)
             self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+
+    def test_exporter_scraped_by_a_real_prometheus(self):
+        db, port, web = self.path("e.db"), free_port(), free_port()
+        with SimFabric(TOPO, lmc=0) as sim:
+            ibroute("scan", "--db", db, sim=sim)
+            exporter = subprocess.Popen([IBROUTE, "exporter", "--db", db, "--listen", f"127.0.0.1:{port}", "--min-interval", "0.2"],
+                                        env=sim.env(), cwd=sim.dir, stderr=subprocess.PIPE, text=True)
+            prom = None
+            try:
+                url = f"http://127.0.0.1:{port}/metrics"
+                body = wait_for(lambda: get(url))
+                guid = find(prom_samples(body), "infiniband_switch_info", switch="ibswitch12")[0]["guid"]
+                sim.console('PerformanceSet "ibswitch12"[3] PortCounters.SymbolErrorCounter=7')
+                # Only GET /metrics is answered; the port taken is said in one line.
+                for method, path in (("GET", "/"), ("POST", "/metrics")):
+                    with self.assertRaises(urllib.error.HTTPError, msg=(method, path)):
+                        urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=b"" if method == "POST" else None,
+                                                                      method=method), timeout=10)
+                r = ibroute("exporter", "--db", db, "--listen", f"127.0.0.1:{port}", sim=sim, check=False)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn("cannot listen there", r.stderr)
+                self.assertEqual(len([l for l in r.stderr.splitlines() if l.startswith("ibroute:")]), 1, r.stderr)
+                # A real Prometheus scrapes it every second; its API gives back the value set.
+                d = self.path("prometheus")
+                os.makedirs(d)
+                conf = write_text(os.path.join(d, "prometheus.yml"), "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+                                  f"scrape_configs:\n  - job_name: ib\n    static_configs:\n      - targets: ['127.0.0.1:{port}']\n")
+                prom = subprocess.Popen(["prometheus", f"--config.file={conf}", f"--storage.tsdb.path={d}/data",
+                                         f"--web.listen-address=127.0.0.1:{web}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                q = urllib.parse.urlencode({"query": f'infiniband_switch_port_symbol_error_total{{guid="{guid}",port="3"}}'})
+
+                def seven():
+                    got = json.loads(get(f"http://127.0.0.1:{web}/api/v1/query?{q}"))["data"]["result"]
+                    return got if got and got[0]["value"][1] == "7" else None
+                result = wait_for(seven, timeout=90)
+                self.assertEqual(result[0]["metric"]["job"], "ib")
+                up = json.loads(get(f"http://127.0.0.1:{web}/api/v1/query?query=up"))["data"]["result"]
+                self.assertEqual([x["value"][1] for x in up], ["1"])
+                # Memory flat over many scrapes: each reading is a process of its own.
+                for _ in range(20):
+                    get(url)
+                before = rss_kib(exporter.pid)
+                for _ in range(100):
+                    get(url)
+                self.assertLess(rss_kib(exporter.pid) - before, 2048, "resident memory grew by 2 MiB over 100 scrapes")
+            finally:
+                if prom:
+                    prom.terminate()
+                    prom.wait(30)
+                exporter.send_signal(signal.SIGTERM)
+                rc = exporter.wait(30)
+        self.assertEqual(rc, 0, exporter.stderr.read())
+
+
+def get(url):
+    with urllib.request.urlopen(url, timeout=30) as r:
+        return r.read().decode()
+
+
+def wait_for(probe, timeout=60):
+    """probe()'s first true answer; a probe that raises OSError (not up yet) is tried again."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            got = probe()
+            if got:
+                return got
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise AssertionError(f"nothing within {timeout} s")
+        time.sleep(0.3)
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
 
 
 if __name__ == "__main__":
