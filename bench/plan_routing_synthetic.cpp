@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
   Fabric f = build_fat_tree(t);
   route(f, routing);
   if (argc == 10) {  // the scan as `ibroute scan` would store it, its routes answered from the tables
-    ibroute::store::FabricStore store(argv[9], true);
+    ibroute::store::FabricStore store(argv[9], ibroute::store::Access::create);
     const int64_t scan = store.save_scan_tables({.source = "offline", .origin = "plan_routing_synthetic " + routing, .lmc = t.lmc}, f);
     std::cout << nlohmann::json{{"db", argv[9]}, {"scan", scan}, {"hosts", all_hosts(f).size()}, {"routing", routing}}.dump() << "\n";
     return 0;

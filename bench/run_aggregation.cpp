@@ -125,11 +125,11 @@ int main(int argc, char** argv) {
   std::filesystem::remove(db);
   uintmax_t before = 0, after = 0;
   {
-    store::FabricStore fs(db, true);
+    store::FabricStore fs(db, store::Access::create);
   }
   before = std::filesystem::file_size(db);
   {
-    store::FabricStore fs(db, false);
+    store::FabricStore fs(db, store::Access::read_write);
     store::RunRow row;
     row.ranks = static_cast<int64_t>(ranks), row.rounds = rounds;
     row.planned = static_cast<int64_t>(sum.planned), row.ok = static_cast<int64_t>(sum.ok);

@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
 
   Fabric before = build_fat_tree(t);
   route(before);
-  store::FabricStore store(db, true);
+  store::FabricStore store(db, store::Access::create);
   store::ScanInfo info{.source = "offline", .origin = "watch_synthetic"};
   int64_t scan = store.save_scan(info, before, resolve_routes(before));
   // The followed set: every host, all-to-all, as fast as the links allow.

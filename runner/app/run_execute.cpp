@@ -84,7 +84,8 @@ void check_epoch_table(const std::string& dir, uint64_t epoch, const ScheduleDoc
 void load_inputs(const RunOptions& o, int world, bool first_rank, Inputs& in) {
   if ((o.schedule.empty() ? 0 : 1) + (o.schedule_file.empty() ? 0 : 1) + (o.follow.empty() ? 0 : 1) != 1)
     throw InputError("give one of --schedule (with --db), --schedule-file or --follow DIR");
-  if (!o.db.empty()) in.store = std::make_unique<store::FabricStore>(o.db, false);
+  // Rank 0 stores the run; the other ranks only read (a shared file system: one writer).
+  if (!o.db.empty()) in.store = std::make_unique<store::FabricStore>(o.db, first_rank ? store::Access::read_write : store::Access::read_only);
   if (!o.schedule.empty()) {
     if (!in.store) throw InputError("--schedule needs --db");
     store::ScheduleInfo info = in.store->schedule_info(o.schedule);

@@ -4,6 +4,8 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "options.hpp"
+#include "cabling_plan.hpp"
+#include "ibroute/fabric/cabling.hpp"
 #include "ibroute/fabric/diff.hpp"
 #include "ibroute/fabric/routes.hpp"
 #include "ibroute/fabric/error.hpp"
@@ -19,7 +21,57 @@ struct DiffOptions {
   std::optional<int64_t> scan_a, scan_b;
   size_t examples = 20;
   bool json = false;
+  std::string against;  // a cabling plan (docs/cabling.md)
 };
+
+std::string cable_text(const Cable& c) {
+  return c.a.node + "[" + std::to_string(c.a.port) + "] - " + c.b.node + "[" + std::to_string(c.b.port) + "]";
+}
+
+nlohmann::json cable_json(const Cable& c) {
+  auto end = [](const CableEnd& e) {
+    nlohmann::json j{{"node", e.node}, {"port", e.port}};
+    if (e.guid) j["guid"] = guid_hex(e.guid);
+    return j;
+  };
+  return {{"a", end(c.a)}, {"b", end(c.b)}, {"text", cable_text(c)}};
+}
+
+// diff --against FILE: the scan's cables against a cabling plan.
+int run_against(const DiffOptions& o) {
+  const std::vector<Cable> plan = workflow::read_cabling_plan(o.against);
+  store::FabricStore store(o.db, store::Access::read_only);
+  const int64_t scan = pick_scan(store, o.scan_a);
+  const CablingCheck c = check_cabling(store.load_fabric(scan, false), plan);
+  if (o.json) {
+    nlohmann::json j{{"scan_id", scan}, {"against", o.against}, {"planned", c.planned}, {"as_planned", c.as_planned}, {"ok", c.ok()}};
+    auto list = [](const std::vector<Cable>& v) {
+      nlohmann::json x = nlohmann::json::array();
+      for (const Cable& k : v) x.push_back(cable_json(k));
+      return x;
+    };
+    auto pairs = [](const std::vector<std::pair<Cable, Cable>>& v, const char* first, const char* second) {
+      nlohmann::json x = nlohmann::json::array();
+      for (const auto& [p, q] : v) x.push_back({{first, cable_json(p)}, {second, cable_json(q)}});
+      return x;
+    };
+    j["missing"] = list(c.missing), j["extra"] = list(c.extra);
+    j["moved"] = pairs(c.moved, "planned", "found");
+    j["swapped"] = pairs(c.swapped, "planned", "planned_too");
+    j["unresolved"] = c.unresolved;
+    print_json(j);
+    return c.ok() ? kExitOk : kExitFailure;
+  }
+  std::cout << "cabling of scan " << scan << " against " << o.against << ": " << c.as_planned << " of " << c.planned << " cables as planned"
+            << (c.ok() ? "" : "; differences, by both ends:") << "\n";
+  for (const auto& [p, q] : c.swapped)
+    std::cout << "  swapped: " << cable_text(p) << " and " << cable_text(q) << " have their far ends exchanged\n";
+  for (const auto& [p, f] : c.moved) std::cout << "  moved:   " << cable_text(p) << " planned, found as " << cable_text(f) << "\n";
+  for (const Cable& k : c.missing) std::cout << "  missing: " << cable_text(k) << "\n";
+  for (const Cable& k : c.extra) std::cout << "  extra:   " << cable_text(k) << " (not planned)\n";
+  for (const std::string& u : c.unresolved) std::cout << "  not in the fabric: " << u << "\n";
+  return c.ok() ? kExitOk : kExitFailure;
+}
 
 std::string end_text(const PortRef& p) { return p.desc + "[" + std::to_string(p.port) + "]"; }
 
@@ -43,6 +95,10 @@ std::pair<int64_t, int64_t> scans_of(const DiffOptions& o, store::FabricStore& s
 }
 
 int run_diff(const DiffOptions& o) {
+  if (!o.against.empty()) {
+    if (o.scan_b) throw InputError("diff --against FILE takes one scan id (default: the newest)");
+    return run_against(o);
+  }
   store::FabricStore store(o.db, store::Access::read_only);
   const auto [a, b] = scans_of(o, store);
   Fabric fa = store.load_fabric(a, true), fb = store.load_fabric(b, true);
@@ -122,11 +178,16 @@ Runner setup_diff(CLI::App& app) {
   auto o = std::make_shared<DiffOptions>();
   auto* c = app.add_subcommand("diff", "Topology, LID, LFT and route changes between two scans.");
   c->footer("Changed routes are named by the switch they enter at and the port that owns the DLID.\n"
-            "Exit: 0 the scans are the same, 1 something changed (like diff(1)), 2 bad input.");
+            "--against FILE checks the cabling of one scan (SCAN_A, default the newest) against a plan: a\n"
+            "reference ibnetdiscover output or a CSV switch,port,peer,peer_port (names or GUIDs): every\n"
+            "cable missing, extra, at another port than planned, or swapped, by both ends (docs/cabling.md).\n"
+            "Exit: 0 the scans are the same (the cabling as planned), 1 something differs (like diff(1)),\n"
+            "2 bad input.");
   add_db_option(c, o->db);
   c->add_option("SCAN_A", o->scan_a, "the older scan's id (default: the two newest scans)");
   c->add_option("SCAN_B", o->scan_b, "the newer scan's id (with SCAN_A)");
   c->add_option("--examples", o->examples, "changed routes to show")->capture_default_str();
+  c->add_option("--against", o->against, "a cabling plan to check the scan's cables against (ibnetdiscover output or CSV)");
   add_json_flag(c, o->json);
   return [o] { return run_diff(*o); };
 }

@@ -146,7 +146,7 @@ int run_plan(const PlanCliOptions& o) {
   req.message_size = static_cast<uint64_t>(parse_quantity(o.message_size, true, "--message-size"));
   req.rate = o.rate.empty() ? 0 : parse_quantity(o.rate, false, "--rate");
 
-  store::FabricStore store(o.db, false);
+  store::FabricStore store(o.db, store::Access::read_write);
   FabricContext c(store, o.scan);
   c.require_routes("planning");
   const Exchange x = select_exchange(c.fabric, o.hosts, o.senders, o.receivers, o.order == "topology");

@@ -79,7 +79,7 @@ void print_scan(const ScanOptions& o, const Scanned& x, const RouteCounts& rc, s
 int run_scan(const ScanOptions& o) {
   workflow::ScanRequest req{o.ca, o.port, o.timeout_ms, o.retries, o.mads, o.topology, o.lfts, o.node_name_map};
   workflow::check_scan_request(req);
-  store::FabricStore store(o.db, true);  // fail on a bad database before scanning
+  store::FabricStore store(o.db, store::Access::create);  // fail on a bad database before scanning
   Stopwatch clock;
   Progress progress;
   Scanned x;

@@ -125,7 +125,7 @@ struct Watch {
   std::chrono::steady_clock::time_point retry_at;
   bool read_ok = false;  // a read answered before: a later read's error may pass (a file moved for a moment)
 
-  explicit Watch(const WatchOptions& opt) : o(opt), store(opt.db, false), set(workflow::followed_set(store, opt.schedule)) {}
+  explicit Watch(const WatchOptions& opt) : o(opt), store(opt.db, store::Access::read_write), set(workflow::followed_set(store, opt.schedule)) {}
 
   // Goes on counting where the directory's epochs end (a watch started again), once it holds the lock.
   void count_on() {
@@ -266,7 +266,7 @@ struct Watch {
       workflow::ScanResult x = workflow::read_scan(o.scan);
       if (!x.f.complete)
         return answer({{"event", "incomplete"}, {"problem", x.f.problems.empty() ? std::string("some MADs went unanswered") : x.f.problems[0].detail}});
-      store::FabricStore db(o.db, false);
+      store::FabricStore db(o.db, store::Access::read_write);
       json r{{"event", since ? "changed" : "first"}};
       if (!since) {
         const std::vector<store::ScanInfo> scans = db.scans();

@@ -79,9 +79,9 @@ struct ScheduleInfo {
 // corruption errors become DamagedError (an InputError) of one line.
 class FabricStore {
  public:
+  // read_only and read_write: the file must already be an ibroute database (read_write: migrated
+  // when older); create: made when absent.
   FabricStore(const std::string& path, Access access);
-  // create=false: the file must already be an ibroute database (read_write: migrated when older).
-  FabricStore(const std::string& path, bool create) : FabricStore(path, create ? Access::create : Access::read_write) {}
 
   // The schema version the file had when opened, and whether opening migrated it to kSchemaVersion.
   int found_version() const { return found_version_; }

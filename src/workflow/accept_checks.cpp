@@ -211,6 +211,25 @@ void check_congestion(const Expectation& e, const std::optional<CongestionFacts>
              Value{"value_share", worst});
 }
 
+void check_cabling_plan(const Expectation& e, const std::vector<fabric::Cable>& plan, const fabric::Fabric& f, Checks& checks) {
+  if (e.cabling.empty()) return;
+  const fabric::CablingCheck c = fabric::check_cabling(f, plan);
+  auto text = [](const fabric::Cable& k) {
+    return k.a.node + "[" + std::to_string(k.a.port) + "] - " + k.b.node + "[" + std::to_string(k.b.port) + "]";
+  };
+  std::vector<std::string> found;
+  for (const auto& [p, q] : c.swapped) found.push_back("swapped: " + text(p) + " and " + text(q));
+  for (const auto& [p, q] : c.moved) found.push_back("moved: " + text(p) + " found as " + text(q));
+  for (const fabric::Cable& k : c.missing) found.push_back("missing: " + text(k));
+  for (const fabric::Cable& k : c.extra) found.push_back("extra: " + text(k));
+  for (const std::string& u : c.unresolved) found.push_back("not in the fabric: " + u);
+  std::string detail;
+  for (size_t i = 0; i < found.size() && i < 5; ++i) detail += (i ? "; " : "") + found[i];
+  if (found.size() > 5) detail += "; ... " + std::to_string(found.size()) + " in all (ibroute diff --against " + e.cabling + ")";
+  checks.add("cabling", c.ok(), std::to_string(c.as_planned) + " of " + std::to_string(c.planned) + " cables as planned", "every cable as " + e.cabling + " plans it",
+             detail, Value{"value_differences", static_cast<double>(found.size())});
+}
+
 void check_faults(const Expectation& e, const json& diagnosis, bool simulated, Checks& checks) {
   const double confidence = e.fault_confidence, share = e.fault_max_share;
   char want[160];

@@ -12,6 +12,7 @@
 #include "ibroute/fabric/structure.hpp"
 #include "ibroute/schedule/efficiency.hpp"
 #include "expectation.hpp"
+#include "ibroute/fabric/cabling.hpp"
 #include "run_facts.hpp"
 #include "scan_changes.hpp"
 
@@ -78,6 +79,9 @@ void check_congestion(const Expectation& expect, const std::optional<CongestionF
 // 7. Is a part of the fabric located as slow? A suspect of the repair list (diagnosis.suspects[])
 // at `fault_confidence` or more whose traffic ran at `fault_max_share` or less of its plan fails
 // acceptance, naming the part, whatever the nodes' rates. A simulation locates nothing: not measured.
+// "cabling": the scan's cables against the plan the expectation names (docs/cabling.md).
+void check_cabling_plan(const Expectation& expect, const std::vector<fabric::Cable>& plan, const fabric::Fabric& f, Checks& out);
+
 void check_faults(const Expectation& expect, const nlohmann::json& diagnosis, bool simulated, Checks& out);
 
 }  // namespace ibroute::workflow

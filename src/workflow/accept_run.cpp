@@ -6,6 +6,7 @@
 #include <set>
 
 #include "accept_checks.hpp"
+#include "cabling_plan.hpp"
 #include "counter_window.hpp"
 #include "diagnosis_report.hpp"
 #include "launch.hpp"
@@ -326,6 +327,12 @@ void check_accept_modes(const AcceptRequest& o) {
 AcceptOutcome run_acceptance(const AcceptRequest& o, const AcceptHooks& h) {
   check_accept_modes(o);
   const Expectation& e = o.expect;
+  // The cabling plan read first: a plan that does not parse is bad input, before any stage runs.
+  std::vector<fabric::Cable> cabling;
+  if (!e.cabling.empty()) {
+    const std::filesystem::path p(e.cabling);
+    cabling = read_cabling_plan(p.is_absolute() || o.expect_file.empty() ? p.string() : (std::filesystem::path(o.expect_file).parent_path() / p).string());
+  }
   Stopwatch clock;
   json stages = json::object();  // each stage's seconds: where an accept at 10 000 hosts spends them
   auto progress = [&](std::string_view stage) {
@@ -335,7 +342,7 @@ AcceptOutcome run_acceptance(const AcceptRequest& o, const AcceptHooks& h) {
     if (h.hand_over) h.hand_over();
   };
   progress("reading the scan");
-  store::FabricStore store(o.db, false);
+  store::FabricStore store(o.db, store::Access::read_write);
   AcceptOutcome out;
   out.context = std::make_unique<FabricContext>(store, o.scan);
   FabricContext& c = *out.context;
@@ -345,6 +352,7 @@ AcceptOutcome run_acceptance(const AcceptRequest& o, const AcceptHooks& h) {
   Checks checks;
   const ScanChanges changes = changes_since_previous(store, c);
   check_fabric(e, c.fabric, c.structure, changes, checks);  // 1. Is the fabric what was ordered?
+  check_cabling_plan(e, cabling, c.fabric, checks);  // 1b. Is every cable where the plan says?
   check_routing(e, c.fabric, c.structure, checks);  // 2. Is the routing balanced?
   stages["read"] = clock.lap();
   AcceptPlanRequest req = plan_request(o);

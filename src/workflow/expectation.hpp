@@ -43,6 +43,7 @@ struct Expectation {
   std::optional<double> max_skipped_share, max_clock_uncertainty_us, max_congestion;
   std::optional<uint64_t> message_size, max_link_errors;
   double xmit_wait_tick_ns = 0;  // 0: not given (no PortXmitWait share)
+  std::string cabling;           // a cabling plan's file, as written (relative: to the expectation file's folder)
   double fault_confidence = kFaultConfidence, fault_max_share = kFaultMaxShare;
   // A value as the file wrote it ("0.001", "5G"), for the report's "expected" column.
   std::string text(const char* key) const {
@@ -56,7 +57,8 @@ struct Expectation {
                                           "min_rate_per_node",     "max_skipped_share",
                                           "max_clock_uncertainty_us", "message_size",
                                           "min_sustainable_rate", "min_efficiency", "max_link_errors",
-                                          "max_congestion", "xmit_wait_tick_ns", "fault_confidence", "fault_max_share"};
+                                          "max_congestion", "xmit_wait_tick_ns", "fault_confidence", "fault_max_share",
+                                          "cabling"};
 };
 
 inline constexpr uint64_t kMaxMessageSize = uint64_t{1} << 40;  // 1 TiB per transfer
@@ -117,6 +119,11 @@ inline Expectation parse_expectation(std::string_view text, const std::string& s
     if (e.has("congestion_free")) x.congestion_free = e["congestion_free"].boolean();
     if (e.has("min_efficiency")) x.min_efficiency = e["min_efficiency"].number(0, 1, "an efficiency (0..1)");
     if (e.has("max_link_errors")) x.max_link_errors = static_cast<uint64_t>(e["max_link_errors"].integer(0, INT64_MAX, "a number of errors (0 or more)"));
+    if (e.has("cabling")) {
+      x.cabling = e["cabling"].text();
+      if (x.cabling.empty() || x.cabling.size() > 4096 || std::any_of(x.cabling.begin(), x.cabling.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }))
+        fail("/cabling", "not a file name (a reference ibnetdiscover output or a CSV switch,port,peer,peer_port)");
+    }
     if (e.has("max_congestion")) x.max_congestion = e["max_congestion"].number(0, 1, "a share of the run's time (0..1)");
     if (e.has("fault_confidence")) x.fault_confidence = e["fault_confidence"].number(0, 1, "a confidence (0..1)");
     if (e.has("fault_max_share")) x.fault_max_share = e["fault_max_share"].number(0, 1, "a share of the planned rate (0..1)");

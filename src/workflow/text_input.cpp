@@ -39,8 +39,7 @@ size_t decimal_prefix(const std::string& t) {
   return i;
 }
 
-namespace {
-// The text as a message quotes it: control characters escaped, cut at 40 (one line, whatever came in).
+// One line, whatever came in.
 std::string shown(const std::string& text) {
   std::string out;
   for (unsigned char c : text) {
@@ -54,7 +53,6 @@ std::string shown(const std::string& text) {
   }
   return out;
 }
-}  // namespace
 
 double parse_quantity(const std::string& text, bool size, const char* what) {
   const std::string forms = size ? "sizes: 1048576, 64KiB, 1MiB, 1GiB (1024^n), 64K, 1MB (1000^n)"

@@ -317,7 +317,7 @@ TEST(Efficiency, PhasesOfDifferentLengthsTravelEverywhere) {
   const std::string path = (std::filesystem::temp_directory_path() / ("ibroute-slots-" + std::to_string(::getpid()) + ".db")).string();
   std::filesystem::remove(path);
   {
-    ibroute::store::FabricStore st(path, true);
+    ibroute::store::FabricStore st(path, ibroute::store::Access::create);
     st.save_scan({.source = "offline", .origin = "unit"}, w.f, resolve_routes(w.f));
     st.save_schedule(1, s, 2, 0, 0.1, false);
     Schedule plain = s;

@@ -220,7 +220,7 @@ TEST(ScheduleStore, TwoGroupsStoredCompactly) {
   Schedule s = plan_groups(w.ctx, all_hosts(w.f), ranks(10, 20), ranks(0, 48), kShiftsOnly);
   s.name = "g";
   {
-    ibroute::store::FabricStore st(path, true);
+    ibroute::store::FabricStore st(path, ibroute::store::Access::create);
     st.save_scan({.source = "offline", .origin = "unit"}, w.f, resolve_routes(w.f));
     st.save_schedule(1, s, 2, 0, 0.1, false);
     Schedule back = st.load_schedule(st.schedule_info("g").id);
@@ -256,7 +256,7 @@ TEST(ScheduleStore, ExplicitRowsOfAVersion4DatabaseStillLoad) {
   s.phases = random_permutations(s.hosts.size(), 4, 3);  // no shift pattern: stored row by row, as version 4 did
   apply_lid_policy(w.f, s.hosts, s.phases, LidPolicy::random);
   {
-    ibroute::store::FabricStore st(path, true);
+    ibroute::store::FabricStore st(path, ibroute::store::Access::create);
     st.save_scan({.source = "offline", .origin = "unit"}, w.f, resolve_routes(w.f));
     st.save_schedule(1, s, 2, 0, 0.1, false);
     st.db().exec("ALTER TABLE schedule DROP COLUMN senders; ALTER TABLE schedule DROP COLUMN receivers;"

@@ -149,7 +149,7 @@ TEST(RunReportSchema, TheRunsDiagnosisTravelsWithoutThePairMatrix) {
   const std::string path = (std::filesystem::temp_directory_path() / ("ibroute-rundiag-" + std::to_string(::getpid()) + ".db")).string();
   std::filesystem::remove(path);
   {
-    store::FabricStore st(path, true);
+    store::FabricStore st(path, ibroute::store::Access::create);
     st.save_scan({.source = "offline", .origin = "unit"}, w.f, fabric::resolve_routes(w.f));
     const workflow::FabricContext c(st, std::nullopt);
     // The run as measured: rank 2's sends at a fifth of the others' (pair_gbps_of, at any size).

@@ -221,14 +221,14 @@ TEST(ScheduleStore, RoundTripAndMigrationFromVersion1) {
   World w(build_fat_tree(small(2)));
   ScheduleDoc d = planned_doc(w);
   {
-    ibroute::store::FabricStore s(path, true);
+    ibroute::store::FabricStore s(path, ibroute::store::Access::create);
     int64_t scan = s.save_scan({.source = "offline", .origin = "unit"}, w.f, resolve_routes(w.f));
     // Make it look like a version-1 database: no schedule tables.
     s.db().exec("DROP TABLE schedule; DROP TABLE schedule_host; DROP TABLE schedule_phase; DROP TABLE run;"
                 "UPDATE meta SET value='1' WHERE key='schema_version'");
     (void)scan;
   }
-  ibroute::store::FabricStore s(path, false);  // migrates
+  ibroute::store::FabricStore s(path, ibroute::store::Access::read_write);  // migrates
   int64_t id = s.save_schedule(1, d.schedule, 2, 0, 0.1, false);
   EXPECT_THROW(s.save_schedule(1, d.schedule, 2, 0, 0.1, false), ibroute::InputError);
   EXPECT_EQ(s.save_schedule(1, d.schedule, 2, 0, 0.1, true), id + 1);  // replaced
@@ -246,11 +246,11 @@ TEST(RunStore, MigrationFromVersion2AndRoundTrip) {
   std::filesystem::remove(path);
   World w(build_fat_tree(small(2)));
   {
-    ibroute::store::FabricStore s(path, true);
+    ibroute::store::FabricStore s(path, ibroute::store::Access::create);
     s.save_scan({.source = "offline", .origin = "unit"}, w.f, resolve_routes(w.f));
     s.db().exec("DROP TABLE run; UPDATE meta SET value='2' WHERE key='schema_version'");  // a version-2 database
   }
-  ibroute::store::FabricStore s(path, false);  // migrates
+  ibroute::store::FabricStore s(path, ibroute::store::Access::read_write);  // migrates
   ibroute::store::RunRow r;
   r.scan_id = 1, r.ranks = 4, r.rounds = 3, r.planned = 36, r.ok = 35, r.skipped = 1, r.report_json = "{\"x\":1}";
   int64_t id = s.save_run(r);

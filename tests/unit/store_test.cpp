@@ -32,7 +32,7 @@ TEST(FabricStore, RoundTripsFabricAndRoutes) {
   TwoLeaves t;
   t.f.problems.push_back({"unanswered_port", 0x1000, 3, "L1 port 3 ..."});
   RouteSet r = resolve_routes(t.f);
-  FabricStore s(tmp.path, true);
+  FabricStore s(tmp.path, ibroute::store::Access::create);
   int64_t id = s.save_scan({.source = "offline", .origin = "unit"}, t.f, r);
   EXPECT_EQ(s.latest_scan(), id);
   auto info = s.scan(id);
@@ -74,7 +74,7 @@ TEST(FabricStore, RoutesStoredLaterAreAnsweredFromTheTablesMeanwhile) {
   TempDb tmp;
   TwoLeaves t;
   const RouteSet r = resolve_routes(t.f);
-  FabricStore s(tmp.path, true);
+  FabricStore s(tmp.path, ibroute::store::Access::create);
   const int64_t id = s.save_scan_tables({.source = "live", .origin = "watch"}, t.f);
   EXPECT_EQ(s.scan(id).routes, 0);
   const RouteSet meanwhile = s.load_routes(id);
@@ -102,7 +102,7 @@ TEST(FabricStore, RoutesStoredLaterAreAnsweredFromTheTablesMeanwhile) {
 TEST(FabricStore, KeepsSeveralScans) {
   TempDb tmp;
   TwoLeaves t;
-  FabricStore s(tmp.path, true);
+  FabricStore s(tmp.path, ibroute::store::Access::create);
   int64_t a = s.save_scan({.source = "live", .origin = "x"}, t.f, resolve_routes(t.f));
   t.f.nodes[t.s1].ports[2].state = PortState::down;
   t.f.complete = false;
@@ -117,7 +117,7 @@ TEST(FabricStore, KeepsSeveralScans) {
 // migrated by a writer; a cut table then keeps its rows_to.
 TEST(FabricStore, MigratesTheVersionBefore) {
   TempDb tmp;
-  { FabricStore s(tmp.path, true); }
+  { FabricStore s(tmp.path, ibroute::store::Access::create); }
   {
     sqlite3* db = nullptr;
     sqlite3_open(tmp.path.c_str(), &db);
@@ -132,7 +132,7 @@ TEST(FabricStore, MigratesTheVersionBefore) {
   } catch (const ibroute::InputError& e) {
     EXPECT_NE(std::string(e.what()).find("has schema version 7; run 'ibroute migrate"), std::string::npos) << e.what();
   }
-  FabricStore s(tmp.path, true);
+  FabricStore s(tmp.path, ibroute::store::Access::create);
   EXPECT_EQ(s.found_version(), 7);
   EXPECT_TRUE(s.migrated());
   TwoLeaves t;
@@ -143,8 +143,8 @@ TEST(FabricStore, MigratesTheVersionBefore) {
 
 TEST(FabricStore, RefusesForeignFiles) {
   TempDb tmp;
-  EXPECT_THROW(FabricStore(tmp.path, false), ibroute::InputError);  // absent
-  { FabricStore s(tmp.path, true); }
+  EXPECT_THROW(FabricStore(tmp.path, ibroute::store::Access::read_write), ibroute::InputError);  // absent
+  { FabricStore s(tmp.path, ibroute::store::Access::create); }
   {
     sqlite3* db = nullptr;
     sqlite3_open(tmp.path.c_str(), &db);
@@ -152,12 +152,12 @@ TEST(FabricStore, RefusesForeignFiles) {
     sqlite3_close(db);
   }
   try {
-    FabricStore s(tmp.path, true);
+    FabricStore s(tmp.path, ibroute::store::Access::create);
     ADD_FAILURE();
   } catch (const ibroute::InputError& e) {
     EXPECT_NE(std::string(e.what()).find("schema version 9"), std::string::npos);
   }
-  FabricStore fresh(tmp.path + "2", true);
+  FabricStore fresh(tmp.path + "2", ibroute::store::Access::create);
   EXPECT_THROW(fresh.latest_scan(), ibroute::InputError);
   std::filesystem::remove(tmp.path + "2");
 }
@@ -192,7 +192,7 @@ TEST(FabricStore, Version4Fields) {
   TwoLeaves t;
   t.f.nodes[t.l1].sysimg_guid = 0xabc0000000000001;
   t.f.nodes[t.h[0]].node_desc = "mlx5_0 HCA-1";
-  FabricStore s(tmp.path, true);
+  FabricStore s(tmp.path, ibroute::store::Access::create);
   int64_t a = s.save_scan({.source = "offline", .origin = "unit"}, t.f, resolve_routes(t.f));
   t.f.has_lfts = false;
   int64_t b = s.save_scan({.source = "offline", .origin = "unit"}, t.f, RouteSet{});
@@ -212,7 +212,7 @@ TEST(FabricStore, ReadOnlyRefusesOlderSchemaAndMigrateUpgrades) {
   TempDb tmp;
   TwoLeaves t;
   {
-    FabricStore s(tmp.path, true);
+    FabricStore s(tmp.path, ibroute::store::Access::create);
     s.save_scan({.source = "offline", .origin = "unit"}, t.f, resolve_routes(t.f));
   }
   exec_sql(tmp.path, "ALTER TABLE node DROP COLUMN sysimg_guid; ALTER TABLE node DROP COLUMN node_desc;"
@@ -273,7 +273,7 @@ TEST(FabricStore, DamagedRowsAreInputErrors) {
   for (const Case& c : cases) {
     TempDb tmp;
     TwoLeaves t;
-    { FabricStore(tmp.path, true).save_scan({.source = "offline", .origin = "unit"}, t.f, resolve_routes(t.f)); }
+    { FabricStore(tmp.path, ibroute::store::Access::create).save_scan({.source = "offline", .origin = "unit"}, t.f, resolve_routes(t.f)); }
     exec_sql(tmp.path, c.sql);
     FabricStore s(tmp.path, ibroute::store::Access::read_only);
     try {
@@ -307,7 +307,7 @@ TEST(FabricStore, DamagedRoutesAndLidsAreInputErrors) {
   for (const Case& c : cases) {
     TempDb tmp;
     TwoLeaves t;
-    { FabricStore(tmp.path, true).save_scan({.source = "offline", .origin = "unit"}, t.f, resolve_routes(t.f)); }
+    { FabricStore(tmp.path, ibroute::store::Access::create).save_scan({.source = "offline", .origin = "unit"}, t.f, resolve_routes(t.f)); }
     exec_sql(tmp.path, c.sql);
     FabricStore s(tmp.path, ibroute::store::Access::read_only);
     try {
@@ -322,7 +322,7 @@ TEST(FabricStore, DamagedRoutesAndLidsAreInputErrors) {
   // route() checks the one row it reads.
   TempDb tmp;
   TwoLeaves t;
-  { FabricStore(tmp.path, true).save_scan({.source = "offline", .origin = "unit"}, t.f, resolve_routes(t.f)); }
+  { FabricStore(tmp.path, ibroute::store::Access::create).save_scan({.source = "offline", .origin = "unit"}, t.f, resolve_routes(t.f)); }
   exec_sql(tmp.path, "UPDATE route SET hops = '4:3 2:1' WHERE ingress = 4 AND dlid = 12");
   FabricStore s(tmp.path, ibroute::store::Access::read_only);
   EXPECT_TRUE(s.route(1, t.l1, 14));
@@ -332,7 +332,7 @@ TEST(FabricStore, DamagedRoutesAndLidsAreInputErrors) {
 TEST(FabricStore, DamagedFileIsOneLineInputError) {
   TempDb tmp;
   TwoLeaves t;
-  { FabricStore(tmp.path, true).save_scan({.source = "offline", .origin = "unit"}, t.f, resolve_routes(t.f)); }
+  { FabricStore(tmp.path, ibroute::store::Access::create).save_scan({.source = "offline", .origin = "unit"}, t.f, resolve_routes(t.f)); }
   // Overwrite everything after the first page with garbage.
   auto size = std::filesystem::file_size(tmp.path);
   {
@@ -454,7 +454,7 @@ TEST(Counters, SnapshotsRoundTripAndDamageIsRefused) {
   s.no_extended.emplace_back(t.h[0], 1);
   s.unanswered.emplace_back(t.l2, 3);
   {
-    FabricStore st(tmp.path, true);
+    FabricStore st(tmp.path, ibroute::store::Access::create);
     st.save_scan({.source = "offline", .origin = "unit"}, t.f, resolve_routes(t.f));
     const int64_t id = st.save_counters(1, "before", s);
     const auto list = st.counter_snapshots(1);
@@ -468,12 +468,12 @@ TEST(Counters, SnapshotsRoundTripAndDamageIsRefused) {
   }
   exec_sql(tmp.path, "UPDATE counter_port SET symbol_errors = 70000 WHERE node_idx = " + std::to_string(t.l1));
   {
-    FabricStore st(tmp.path, false);
+    FabricStore st(tmp.path, ibroute::store::Access::read_write);
     expect_input_error([&] { (void)st.load_counters(1); }, "counter snapshot 1, port row");
     expect_input_error([&] { (void)st.load_counters(1); }, "symbol_errors 70000");
   }
   exec_sql(tmp.path, "DROP TABLE counter_port; DROP TABLE counter_snapshot; UPDATE meta SET value='6' WHERE key='schema_version'");
-  FabricStore st(tmp.path, false);
+  FabricStore st(tmp.path, ibroute::store::Access::read_write);
   EXPECT_TRUE(st.migrated());
   EXPECT_EQ(st.save_counters(1, "", s), 1);
 }
