@@ -70,14 +70,15 @@ class Cabling(TempDirTest):
         # accept: the expectation's "cabling" key, relative to the expectation file's folder.
         for plan_file, ok in (("ref.topo", True), ("plan.csv", False)):
             expect = write_text(self.path(f"expect-{ok}.json"), json.dumps({"cabling": plan_file}))
-            r = ibroute("accept", "--db", db, "--expect", expect, "--simulate", "--json", check=False)
+            r = ibroute("accept", "--db", db, "--expect", expect, "--simulate", "--json", "--report", self.path(f"a-{ok}.html"), check=False)
             checks = {c["check"]: c for c in json.loads(r.stdout)["checks"]}
             self.assertEqual(checks["cabling"]["result"], "pass" if ok else "fail", checks["cabling"])
             if not ok:
                 self.assertEqual(r.returncode, 1, r.stderr)
                 self.assertIn(f"swapped: ibswitch01[1] - {h2}[{p2}] and ibswitch01[2] - {h1}[{p1}]", checks["cabling"]["detail"])
                 self.assertEqual(checks["cabling"]["measured"], f"{len(unique) - 3} of {len(unique) + 0} cables as planned")
-        r = ibroute("accept", "--db", db, "--expect", write_text(self.path("e.json"), '{"cabling": "none.csv"}'), "--simulate", check=False)
+        r = ibroute("accept", "--db", db, "--expect", write_text(self.path("e.json"), '{"cabling": "none.csv"}'), "--simulate", "--report",
+                    self.path("a.html"), check=False)
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertIn("none.csv", r.stderr)
 
