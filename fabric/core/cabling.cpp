@@ -135,15 +135,21 @@ CablingCheck check_cabling(const Fabric& f, const std::vector<Cable>& plan) {
   const Nodes nodes(f);
   Work w{f, {}, {}, plan};
   std::set<int32_t> named;
+  std::set<End> used;  // a port takes one cable: a plan that puts two there is said, not guessed at
   for (size_t i = 0; i < plan.size(); ++i) {
     std::string why;
     const int32_t a = nodes.find(plan[i].a, why), b = a < 0 ? -1 : nodes.find(plan[i].b, why);
-    if (a < 0 || b < 0) {
-      out.unresolved.push_back(why);
+    const End ea{a, plan[i].a.port}, eb{b, plan[i].b.port};
+    if (a >= 0 && b >= 0 && (ea == eb || used.count(ea) || used.count(eb))) {
+      const CableEnd& twice = used.count(ea) || ea == eb ? plan[i].a : plan[i].b;
+      why = twice.node + "[" + std::to_string(twice.port) + "]: a second cable planned at this port";
+    } else if (a >= 0 && b >= 0) {
+      used.insert(ea), used.insert(eb);
+      named.insert(a), named.insert(b);
+      w.planned.emplace(key_of(ea, eb), i);
       continue;
     }
-    named.insert(a), named.insert(b);
-    w.planned.emplace(key_of({a, plan[i].a.port}, {b, plan[i].b.port}), i);
+    out.unresolved.push_back(why);
   }
   for (const Cable& c : cables_of(f)) {
     std::string why;

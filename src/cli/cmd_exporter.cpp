@@ -17,7 +17,8 @@ std::function<int()> setup_exporter_options(CLI::App& app, std::function<int(con
       "when the last reading is older than --min-interval, and waits for it up to --scrape-timeout;\n"
       "otherwise it gets the last reading, ibroute_exporter_scrape_age_seconds saying how old. Nothing\n"
       "is stored. Answers GET /metrics only, on the address given (default 127.0.0.1:9683). Runs until\n"
-      "SIGINT or SIGTERM.");
+      "SIGINT or SIGTERM.\n"
+      "Exit: 0 stopped by SIGINT or SIGTERM, 2 bad input (the address in use, no database or scan).");
   add_db_option(c, o->db);
   add_scan_option(c, o->scan)->description("scan whose ports are read (default: the newest when scraped)");
   c->add_option("--listen", o->listen, "HOST:PORT to serve on")->capture_default_str();

@@ -226,7 +226,10 @@ void print_routing(const FabricContext& c, const RoutingCliOptions& o, const Rou
   if (r.check.ok() && !o.ranks.empty()) std::printf("ranks: %s (one host per line, rank order)\n", o.ranks.c_str());
 }
 
-int run_routing(const RoutingCliOptions& o) {
+int run_routing(RoutingCliOptions o) {
+  // plan's and accept's words for the same orders
+  if (o.order == "name") o.order = "given";
+  if (o.order == "topology") o.order = "tree";
   store::FabricStore store(o.db, store::Access::read_only);
   FabricContext c(store, o.scan);
   Routed r = compute(c, o);
@@ -273,7 +276,11 @@ Runner setup_routing(CLI::App& app) {
   add_db_option(c, o->db);
   add_scan_option(c, o->scan);
   add_hosts_option(c, o->hosts);
-  c->add_option("--order", o->order, "rank order: auto, given or tree")->check(CLI::IsMember({"auto", "given", "tree"}))->capture_default_str();
+  c->add_option("--order", o->order,
+                "rank order: auto, name (as given; also 'given') or topology (by leaf and port as the tree is cabled; also 'tree'), "
+                "the words plan and accept take")
+      ->check(CLI::IsMember({"auto", "name", "topology", "given", "tree"}))
+      ->capture_default_str();
   c->add_option("--style", o->style, "construction: auto (both, the better kept), hubs or spread")
       ->check(CLI::IsMember({"auto", "hubs", "spread"}))
       ->capture_default_str();

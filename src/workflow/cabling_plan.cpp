@@ -39,14 +39,14 @@ std::vector<std::string> csv_fields(const std::string& line, const std::string& 
 
 fabric::CableEnd csv_end(const std::string& node, const std::string& port, const std::string& where) {
   if (node.empty() || node.size() > 256 || std::any_of(node.begin(), node.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }))
-    throw InputError(where + ": '" + shown(node) + "' is no node name or GUID");
+    throw InputError(where + ": '" + shown_text(node) + "' is no node name or GUID");
   fabric::CableEnd e{node, 0, 0};
   if (node.size() > 2 && node[0] == '0' && (node[1] == 'x' || node[1] == 'X') && node.size() <= 18 &&
       std::all_of(node.begin() + 2, node.end(), [](unsigned char c) { return std::isxdigit(c); }))
     e.guid = std::stoull(node.substr(2), nullptr, 16);
   if (port.empty() || port.size() > 3 || !std::all_of(port.begin(), port.end(), [](unsigned char c) { return std::isdigit(c); }) ||
       std::stoi(port) < 1 || std::stoi(port) > 254)
-    throw InputError(where + ": port '" + shown(port) + "' is not a port number (1..254)");
+    throw InputError(where + ": port '" + shown_text(port) + "' is not a port number (1..254)");
   e.port = std::stoi(port);
   return e;
 }
@@ -72,8 +72,9 @@ std::vector<fabric::Cable> read_csv_plan(const std::string& text, const std::str
 
 }  // namespace
 
-std::vector<fabric::Cable> read_cabling_plan(const std::string& path) {
-  const std::string text = read_file(path);
+std::vector<fabric::Cable> read_cabling_plan(const std::string& path) { return parse_cabling_plan(read_file(path), path); }
+
+std::vector<fabric::Cable> parse_cabling_plan(const std::string& text, const std::string& path) {
   // ibnetdiscover's output has its node headers ("Switch 36 \"S-...\"", "Ca 2 \"H-...\""); a CSV has none.
   const bool topology = text.find("\nSwitch") != std::string::npos || text.rfind("Switch", 0) == 0 || text.find("\nCa\t") != std::string::npos ||
                         text.find("\nCa ") != std::string::npos;

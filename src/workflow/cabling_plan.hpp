@@ -11,5 +11,7 @@
 namespace ibroute::workflow {
 
 std::vector<fabric::Cable> read_cabling_plan(const std::string& path);
+// The same from text; `source` names it in messages.
+std::vector<fabric::Cable> parse_cabling_plan(const std::string& text, const std::string& source);
 
 }  // namespace ibroute::workflow

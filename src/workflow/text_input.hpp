@@ -14,7 +14,7 @@ std::string read_file(const std::string& path, size_t max_bytes = kMaxInputFile)
 inline constexpr size_t kMaxHostList = size_t{64} << 20;
 
 // A value from outside as a message quotes it: control characters escaped, cut after 40 bytes.
-std::string shown(const std::string& text);
+std::string shown_text(const std::string& text);
 
 // Sizes (`size`) and rates in one convention: "1M" = "1MB" = 1e6, "1MiB" = 2^20, "5G" = "5GB/s" =
 // 5e9 bytes/s, "40Gb/s" = 5e9 bytes/s; a size may be a bare number of bytes, a rate needs a unit.

@@ -77,7 +77,7 @@ TEST(Cabling, SwapsMovesMissingExtraAndUnknownNodesAreNamedByBothEnds) {
   while (dropped == s1 || dropped == s2 || dropped == moved) ++dropped;
   Cable extra = plan[dropped];
   plan.erase(plan.begin() + static_cast<long>(dropped));
-  const Cable absent{{plan[0].a.node, plan[0].a.guid, free_port}, {plan[1].b.node, plan[1].b.guid, 30}};
+  const Cable absent{{plan[0].a.node, plan[0].a.guid, 40}, {plan[1].b.node, plan[1].b.guid, 41}};  // ports the fabric has not
   plan.push_back(absent);
   plan.push_back({{"no-such-switch", 0, 1}, {plan[0].b.node, 0, 1}});
   const CablingCheck c = check_cabling(f, plan);
@@ -96,4 +96,16 @@ TEST(Cabling, SwapsMovesMissingExtraAndUnknownNodesAreNamedByBothEnds) {
   EXPECT_TRUE(either.count(text(c.extra[0]))) << text(c.extra[0]);
   ASSERT_EQ(c.unresolved.size(), 1u);
   EXPECT_NE(c.unresolved[0].find("no-such-switch"), std::string::npos);
+}
+
+TEST(Cabling, APortPlannedTwiceIsSaidAndEveryPlannedCableCountedOnce) {
+  const Fabric f = tree();
+  std::vector<Cable> plan = cables_of(f);
+  const size_t n = plan.size();
+  plan.push_back({plan[0].a, plan[1].b});  // plan[0].a's port a second time
+  const CablingCheck c = check_cabling(f, plan);
+  ASSERT_EQ(c.unresolved.size(), 1u);
+  EXPECT_NE(c.unresolved[0].find("a second cable planned at this port"), std::string::npos) << c.unresolved[0];
+  EXPECT_EQ(c.as_planned, n);
+  EXPECT_EQ(c.as_planned + 2 * c.swapped.size() + c.moved.size() + c.missing.size() + c.unresolved.size(), c.planned);
 }

@@ -27,11 +27,12 @@ struct CablingCheck {
   std::vector<Cable> extra;                      // found, not planned
   std::vector<std::pair<Cable, Cable>> moved;    // (planned, found): one end at another port of the planned node
   std::vector<std::pair<Cable, Cable>> swapped;  // two planned cables found with their far ends exchanged
-  std::vector<std::string> unresolved;           // plan ends that name no node of the fabric, or several
+  std::vector<std::string> unresolved;           // plan ends that name no node of the fabric, or several; a port planned twice
   bool ok() const { return missing.empty() && extra.empty() && moved.empty() && swapped.empty() && unresolved.empty(); }
 };
 
-// `extra` lists cables of the fabric between nodes the plan names (a plan of part of the fabric —
+// Every planned cable is counted once: as_planned + 2 x swapped + moved + missing + unresolved =
+// planned. `extra` lists cables of the fabric between nodes the plan names (a plan of part of the fabric —
 // one rack, the spines — is checked on that part only).
 CablingCheck check_cabling(const Fabric& f, const std::vector<Cable>& plan);
 
