@@ -118,6 +118,16 @@ void find_moves(Work& w, CablingCheck& out) {
 
 }  // namespace
 
+std::vector<std::string> counted_once(const std::vector<std::string>& lines) {
+  std::vector<std::string> order;
+  std::map<std::string, size_t> count;
+  for (const std::string& l : lines)
+    if (count[l]++ == 0) order.push_back(l);
+  for (std::string& l : order)
+    if (const size_t k = count[l]; k > 1) l += " (" + std::to_string(k) + " planned cables)";
+  return order;
+}
+
 std::vector<Cable> cables_of(const Fabric& f) {
   std::vector<Cable> out;
   for (size_t n = 0; n < f.nodes.size(); ++n)
@@ -151,11 +161,12 @@ CablingCheck check_cabling(const Fabric& f, const std::vector<Cable>& plan) {
     }
     out.unresolved.push_back(why);
   }
-  for (const Cable& c : cables_of(f)) {
-    std::string why;
-    const End a{nodes.find(c.a, why), c.a.port}, b{nodes.find(c.b, why), c.b.port};
-    if (named.count(a.first) || named.count(b.first)) w.found.insert(key_of(a, b));
-  }
+  for (size_t n = 0; n < f.nodes.size(); ++n)
+    for (size_t p = 1; p < f.nodes[n].ports.size(); ++p) {
+      const Port& port = f.nodes[n].ports[p];
+      const End a{static_cast<int32_t>(n), static_cast<int>(p)}, b{port.peer_node, port.peer_port};
+      if (port.connected() && a < b && (named.count(a.first) || named.count(b.first))) w.found.insert(key_of(a, b));
+    }
   for (auto it = w.planned.begin(); it != w.planned.end();)
     if (w.found.erase(it->first)) ++out.as_planned, it = w.planned.erase(it);
     else ++it;

@@ -69,7 +69,7 @@ int run_against(const DiffOptions& o) {
   for (const auto& [p, f] : c.moved) std::cout << "  moved:   " << cable_text(p) << " planned, found as " << cable_text(f) << "\n";
   for (const Cable& k : c.missing) std::cout << "  missing: " << cable_text(k) << "\n";
   for (const Cable& k : c.extra) std::cout << "  extra:   " << cable_text(k) << " (not planned)\n";
-  for (const std::string& u : c.unresolved) std::cout << "  not in the fabric: " << u << "\n";
+  for (const std::string& u : counted_once(c.unresolved)) std::cout << "  not in the fabric: " << u << "\n";
   return c.ok() ? kExitOk : kExitFailure;
 }
 

@@ -173,8 +173,9 @@ int serve_exporter(const ExporterOptions& o) {
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
-  if (!svr.bind_to_port(host, port))
-    throw InputError("--listen " + o.listen + ": cannot listen there (" + std::strerror(errno ? errno : EADDRINUSE) + ")");
+  errno = 0;
+  if (!svr.bind_to_port(host, port))  // the reason where the system gave one, none invented
+    throw InputError("--listen " + o.listen + ": cannot listen there" + (errno ? std::string(" (") + std::strerror(errno) + ")" : std::string()));
   Readings readings(o);
   svr.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
     auto [ok, body] = readings.scrape();

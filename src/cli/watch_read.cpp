@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 
@@ -18,11 +19,12 @@ using nlohmann::json;
 
 namespace {
 
-// Reads up to the first newline (`line` true) or to the end; EINTR retried.
-std::string read_from(int fd, bool line) {
+// Reads up to the first newline (`line` true) or to the end, or until more than `max_bytes`
+// came; EINTR retried.
+std::string read_from(int fd, bool line, size_t max_bytes = SIZE_MAX) {
   std::string text;
-  char c[4096];
-  while (true) {
+  char c[65536];
+  while (text.size() <= max_bytes) {
     // A line is read a byte at a time: nothing after it may be taken from the pipe.
     const ssize_t n = read(fd, c, line ? 1 : sizeof c);
     if (n == 0) break;
@@ -51,6 +53,30 @@ json parsed(const std::string& text, int status, bool ended) {
   return {{"event", "scan_failed"}, {"error", "the read ended without an answer (" + how + ")"}};
 }
 
+// Starts `args` (argv[0] the executable) with its standard output on out[1] and, where given, its
+// standard input on in[0]; the child's ends are closed here, and every end when it cannot start.
+pid_t spawn(const std::vector<std::string>& args, int out[2], int in[2]) {
+  std::vector<std::string> a = args;
+  std::vector<char*> argv;
+  for (std::string& s : a) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
+  if (in) posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
+  pid_t pid = 0;
+  const int err = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(out[1]);
+  if (in) close(in[0]);
+  if (err) {
+    close(out[0]);
+    if (in) close(in[1]);
+    throw std::runtime_error("cannot start " + args[0] + ": " + std::strerror(err));
+  }
+  return pid;
+}
+
 void close_fd(int& fd) {
   if (fd >= 0) close(fd);
   fd = -1;
@@ -59,10 +85,6 @@ void close_fd(int& fd) {
 }  // namespace
 
 ReadAnswer start_read(const std::vector<std::string>& args) {
-  std::vector<std::string> a = args;
-  std::vector<char*> argv;
-  for (std::string& s : a) argv.push_back(s.data());
-  argv.push_back(nullptr);
   // Close-on-exec: a later read must not hold this one's pipes open (its end of file would never come).
   int out[2], in[2];
   if (pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
@@ -70,18 +92,7 @@ ReadAnswer start_read(const std::vector<std::string>& args) {
     close(out[0]), close(out[1]);
     throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   }
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
-  pid_t pid = 0;
-  const int err = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  close(out[1]), close(in[0]);
-  if (err) {
-    close(out[0]), close(in[1]);
-    throw std::runtime_error("cannot start " + args[0] + ": " + std::strerror(err));
-  }
+  const pid_t pid = spawn(args, out, in);
   ReadAnswer r;
   const std::string line = read_from(out[0], true);
   const json first = json::parse(line, nullptr, false);
@@ -99,38 +110,12 @@ ReadAnswer start_read(const std::vector<std::string>& args) {
 }
 
 ChildOutput run_to_end(const std::vector<std::string>& args, size_t max_bytes) {
-  std::vector<std::string> a = args;
-  std::vector<char*> argv;
-  for (std::string& s : a) argv.push_back(s.data());
-  argv.push_back(nullptr);
   int out[2];
   if (pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
-  pid_t pid = 0;
-  const int err = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  close(out[1]);
-  if (err) {
-    close(out[0]);
-    throw std::runtime_error("cannot start " + args[0] + ": " + std::strerror(err));
-  }
+  const pid_t pid = spawn(args, out, nullptr);
   ChildOutput r;
-  char c[65536];
-  while (true) {
-    const ssize_t n = read(out[0], c, sizeof c);
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    r.out.append(c, static_cast<size_t>(n));
-    if (r.out.size() > max_bytes) {
-      kill(pid, SIGKILL);
-      break;
-    }
-  }
+  r.out = read_from(out[0], false, max_bytes);
+  if (r.out.size() > max_bytes) kill(pid, SIGKILL);
   close(out[0]);
   r.status = wait_for(pid);
   return r;

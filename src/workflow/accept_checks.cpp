@@ -222,7 +222,7 @@ void check_cabling_plan(const Expectation& e, const std::vector<fabric::Cable>& 
   for (const auto& [p, q] : c.moved) found.push_back("moved: " + text(p) + " found as " + text(q));
   for (const fabric::Cable& k : c.missing) found.push_back("missing: " + text(k));
   for (const fabric::Cable& k : c.extra) found.push_back("extra: " + text(k));
-  for (const std::string& u : c.unresolved) found.push_back("not in the fabric: " + u);
+  for (const std::string& u : fabric::counted_once(c.unresolved)) found.push_back("not in the fabric: " + u);
   std::string detail;
   for (size_t i = 0; i < found.size() && i < 5; ++i) detail += (i ? "; " : "") + found[i];
   if (found.size() > 5) detail += "; ... " + std::to_string(found.size()) + " in all (ibroute diff --against " + e.cabling + ")";

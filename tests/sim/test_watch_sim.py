@@ -20,6 +20,12 @@ from simfabric import SimFabric
 TOPO = f"{EXAMPLES}/hft96-shuffled.topo"
 
 
+def narrowed(text):
+    """The tiny corpus topology with n02's link to leaf1 at 1x (a change of width, both ends)."""
+    return (text.replace('# "n02 HCA-1" lid 12 4xEDR', '# "n02 HCA-1" lid 12 1xEDR')
+            .replace('[2]\t\t# lid 12 lmc 1 "leaf1" lid 2 4xEDR', '[2]\t\t# lid 12 lmc 1 "leaf1" lid 2 1xEDR'))
+
+
 class WatchProcess:
     """`ibroute watch --json` under the simulator; its events (one JSON object per line) queued."""
 
@@ -308,8 +314,7 @@ class Watch(TempDirTest):
             planted = os.path.join(out, "epoch-000002")
             open(planted, "w").close()
             with open(topo, "w") as f:
-                f.write(text.replace('# "n02 HCA-1" lid 12 4xEDR', '# "n02 HCA-1" lid 12 1xEDR')
-                        .replace('[2]\t\t# lid 12 lmc 1 "leaf1" lid 2 4xEDR', '[2]\t\t# lid 12 lmc 1 "leaf1" lid 2 1xEDR'))
+                f.write(narrowed(text))
             failed = w.next(["publish_failed"])
             self.assertIn("exists already", failed["error"])
             names = [s["name"] for s in ibroute_json("schedules", "--db", db)["schedules"]]
@@ -369,8 +374,7 @@ class Watch(TempDirTest):
                 except OSError as e:
                     self.assertEqual(e.errno, errno.ENOSPC)
             with open(topo + ".new", "w") as f:
-                f.write(text.replace('# "n02 HCA-1" lid 12 4xEDR', '# "n02 HCA-1" lid 12 1xEDR')
-                        .replace('[2]\t\t# lid 12 lmc 1 "leaf1" lid 2 4xEDR', '[2]\t\t# lid 12 lmc 1 "leaf1" lid 2 1xEDR'))
+                f.write(narrowed(text))
             os.rename(topo + ".new", topo)
             failed = w.next(["publish_failed"])
             self.assertIn("No space left on device", failed["error"])

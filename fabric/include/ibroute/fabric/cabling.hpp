@@ -36,6 +36,10 @@ struct CablingCheck {
 // one rack, the spines — is checked on that part only).
 CablingCheck check_cabling(const Fabric& f, const std::vector<Cable>& plan);
 
+// Messages that repeat (a node the fabric lacks, named by each of its planned cables) once each,
+// in first-seen order, "(N planned cables)" added where there are several.
+std::vector<std::string> counted_once(const std::vector<std::string>& lines);
+
 // The cables of a fabric, each once, both ends named as the fabric names them (with GUIDs): what
 // a reference `ibnetdiscover` output plans.
 std::vector<Cable> cables_of(const Fabric& f);
