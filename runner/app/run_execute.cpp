@@ -24,6 +24,7 @@
 #include "diagnosis_report.hpp"
 #include "verbs.hpp"
 #include "export_files.hpp"
+#include "run_follow.hpp"
 
 namespace ibroute::cli {
 
@@ -41,6 +42,7 @@ struct Inputs {
   std::unique_ptr<store::FabricStore> store;
   std::unique_ptr<FabricContext> fabric;  // scan the routes come from
   std::vector<int32_t> placement;
+  std::optional<OwnEpoch> first_own;  // a following rank other than 0: its part of the first epoch
 };
 
 // A line of a file as quoted in a message: control characters escaped, at most 60 characters,
@@ -60,28 +62,24 @@ std::string printable(const std::string& s) {
   return o;
 }
 
-// The ranks other than 0 of a following run read their slices through the epoch's host table: an
-// epoch without one, or with another schedule's, is refused (by rank 0, for the whole run).
-void check_epoch_table(const std::string& dir, uint64_t epoch, const ScheduleDoc& d) {
-  const std::string file = (std::filesystem::path(dir) / workflow::epoch_dir_name(epoch) / kHostsFile).string();
-  std::string text;
-  try {
-    text = read_file(file);
-  } catch (const InputError&) {
-    throw InputError(std::string("no host table (") + kHostsFile +
-                     ") beside it: the ranks read their own slices through it (every epoch ibroute watch publishes has one)");
-  }
-  ScheduleDoc table;
-  try {
-    table = hosts_file_from_json(text);
-  } catch (const InputError& e) {
-    throw InputError(file + ": " + e.what());
-  }
-  if (table.identities != d.identities || table.schedule.name != d.schedule.name || table.created_at != d.created_at)
-    throw InputError(file + " is another schedule's host table");
+// A following rank other than 0: its own slice of the first epoch, found by its host (the
+// placement's, else its port's GUID), with the epoch's timing; the phases stay rank 0's to read.
+void read_first_slice(const RunOptions& o, int rank, Inputs& in) {
+  uint64_t guid = 0;
+  if (!in.placement.empty()) guid = in.doc.identities[static_cast<size_t>(in.placement[static_cast<size_t>(rank)])].port_guid;
+  else guid = runner::verbs::open_port(o.device, o.port, o.gid_index).port_guid;
+  Schedule meta;
+  in.first_own = read_own_epoch(o.follow, in.doc.epoch, guid, &meta);
+  if (!in.first_own->has_slice)
+    throw InputError("port GUID " + fabric::guid_hex(guid) + " is not a host of epoch " + std::to_string(in.doc.epoch) +
+                     " (a run on another fabric? else map ranks with --placement)");
+  Schedule& s = in.doc.schedule;
+  s.method = std::move(meta.method), s.bound = meta.bound, s.timing = meta.timing, s.slots = std::move(meta.slots);
 }
 
-void load_inputs(const RunOptions& o, int world, bool first_rank, Inputs& in) {
+void load_inputs(const RunOptions& o, int world, int rank, Inputs& in) {
+  const bool first_rank = rank == 0;
+  std::string file = o.schedule_file;
   if ((o.schedule.empty() ? 0 : 1) + (o.schedule_file.empty() ? 0 : 1) + (o.follow.empty() ? 0 : 1) != 1)
     throw InputError("give one of --schedule (with --db), --schedule-file or --follow DIR");
   // Rank 0 stores the run; the other ranks only read (a shared file system: one writer).
@@ -98,31 +96,20 @@ void load_inputs(const RunOptions& o, int world, bool first_rank, Inputs& in) {
     in.doc.identities = in.fabric->scan_id == info.scan_id ? identify_hosts(in.fabric->fabric, in.doc.schedule.hosts)
                                                            : identify_hosts(in.store->load_fabric(info.scan_id, false), in.doc.schedule.hosts);
     in.doc.fabric = {info.scan_id, scan.started_at, static_cast<uint8_t>(scan.lmc)};
+  } else if (!o.follow.empty()) {
+    // The epoch current now, read through its own directory (DIR/current may move on): whole at
+    // rank 0, the host table elsewhere (the rank's own slice once it knows its host, below).
+    const uint64_t k = current_epoch_of(o.follow);
+    file = (std::filesystem::path(o.follow) / workflow::epoch_dir_name(k) / "schedule.json").string();
+    in.doc = first_rank ? read_first_epoch(o.follow, k) : read_epoch_table(o.follow, k);
   } else {
-    // --follow: the epoch current now, read through its own directory (DIR/current may move on).
-    std::string file = o.schedule_file;
-    if (!o.follow.empty()) {
-      std::optional<uint64_t> k;
-      try {
-        k = workflow::current_epoch(o.follow);
-      } catch (const std::exception&) {
-      }
-      if (!k) throw InputError("--follow " + o.follow + ": no epoch published there (DIR/current; ibroute watch --export DIR)");
-      file = (std::filesystem::path(o.follow) / workflow::epoch_dir_name(*k) / "schedule.json").string();
-    }
     try {
       in.doc = from_json(read_file(file));
     } catch (const InputError& e) {
       throw InputError(file + ": " + e.what());
     }
-    if (!o.follow.empty() && in.doc.epoch == 0) throw InputError(file + ": not an epoch (no \"epoch\" number)");
-    if (!o.follow.empty()) {
-      try {
-        check_epoch_table(o.follow, in.doc.epoch, in.doc);
-      } catch (const InputError& e) {
-        throw InputError(file + ": " + e.what());
-      }
-    }
+  }
+  if (o.schedule.empty()) {
     if (in.store) {
       in.fabric = std::make_unique<FabricContext>(*in.store, o.scan, first_rank);
       std::vector<std::string> problems;
@@ -153,6 +140,7 @@ void load_inputs(const RunOptions& o, int world, bool first_rank, Inputs& in) {
       throw InputError(o.placement + " places " + std::to_string(in.placement.size()) + " ranks but " + std::to_string(world) +
                        " were started");
   }
+  if (!o.follow.empty() && !first_rank) read_first_slice(o, rank, in);
 }
 
 // A comma-separated list of numbers within +-limit (tests' clock hooks).
@@ -193,7 +181,7 @@ int64_t parse_duration_ns(const std::string& text, const char* option) {
 }
 
 // The run's settings from the options and the schedule's timing; throws InputError.
-RunConfig make_config(const RunOptions& o, const Schedule& s) {
+RunConfig make_config(const RunOptions& o, const Schedule& s, uint64_t round_slots) {
   RunConfig cfg;
   cfg.device = o.device, cfg.port = o.port, cfg.gid_index = o.gid_index, cfg.sl = static_cast<uint8_t>(o.sl);
   cfg.unreliable = o.transport == "uc";
@@ -207,7 +195,7 @@ RunConfig make_config(const RunOptions& o, const Schedule& s) {
     cfg.slot_per_message = s.timing.slot_s * s.timing.rate / static_cast<double>(s.timing.message_size);
   if (!(cfg.slot_per_message > 1e-9 && cfg.slot_per_message <= 1e9)) throw InputError("the schedule's timing is out of range: slot_s x rate / message_size");
   cfg.slot_ns = cfg.slot_at(rate);
-  const double round_s = static_cast<double>(cfg.slot_ns) * 1e-9 * static_cast<double>(slot_starts(s).back());
+  const double round_s = static_cast<double>(cfg.slot_ns) * 1e-9 * static_cast<double>(round_slots);
   cfg.rounds = o.rounds ? o.rounds : o.duration > 0 ? std::max<uint32_t>(1, static_cast<uint32_t>(o.duration / round_s + 0.5)) : 1;
   // Planned times are nanoseconds in 64 bits: a run of more than ~100 years is a mistake in the input.
   if (round_s * static_cast<double>(cfg.rounds) > 3e9)
@@ -237,7 +225,7 @@ RunConfig make_config(const RunOptions& o, const Schedule& s) {
     cfg.max_skipped_share = o.max_skipped;
     cfg.find_rate_steps = o.find_rate_steps;
     cfg.find_rate_step_ns = static_cast<int64_t>(o.step_s * 1e9);
-    const double round_s = static_cast<double>(cfg.slot_ns) * 1e-9 * static_cast<double>(slot_starts(s).back());
+    const double round_s = static_cast<double>(cfg.slot_ns) * 1e-9 * static_cast<double>(round_slots);
     cfg.rounds = std::max<uint32_t>(2, static_cast<uint32_t>(o.step_s / round_s));
   }
   cfg.schedule_name = s.name;
@@ -357,67 +345,6 @@ int report_run(const RunOptions& o, Inputs& in, const RunConfig& cfg, const RunO
   return clean ? kExitOk : kExitFailure;
 }
 
-// --follow: where the run learns of newer epochs and reads them (every rank reads the files itself:
-// rank 0 the whole epoch, the others the host table and their own slice).
-void follow_epochs(const std::string& dir, const ScheduleDoc& first, RunConfig::Follow& f) {
-  f.on = true;
-  f.first_epoch = first.epoch;
-  f.lmc = first.fabric.lmc;
-  for (const HostIdentity& h : first.identities) f.lmc = std::max(f.lmc, h.lmc);
-  f.newest = [dir]() -> uint64_t {
-    try {
-      return workflow::current_epoch(dir).value_or(0);
-    } catch (const std::exception&) {
-      return 0;
-    }
-  };
-  f.load = [dir](uint64_t epoch, Schedule& out, std::vector<uint64_t>& guids, std::string& why) {
-    const std::string file = (std::filesystem::path(dir) / workflow::epoch_dir_name(epoch) / "schedule.json").string();
-    try {
-      ScheduleDoc d = from_json(read_file(file));
-      if (d.epoch != epoch) throw InputError("holds epoch " + std::to_string(d.epoch));
-      check_epoch_table(dir, epoch, d);
-      guids.clear();
-      for (const HostIdentity& h : d.identities) guids.push_back(h.port_guid);
-      out = std::move(d.schedule);
-      return true;
-    } catch (const std::exception& e) {
-      why = file + ": " + e.what();
-      return false;
-    }
-  };
-  f.load_own = [dir](uint64_t epoch, uint64_t port_guid, OwnEpoch& out, std::string& why) {
-    const std::filesystem::path at = std::filesystem::path(dir) / workflow::epoch_dir_name(epoch);
-    std::string file = (at / kHostsFile).string();
-    try {
-      const ScheduleDoc table = hosts_file_from_json(read_file(file));
-      out = {};
-      size_t r = table.identities.size();
-      for (size_t k = 0; k < table.identities.size(); ++k) {
-        out.guids.push_back(table.identities[k].port_guid);
-        if (table.identities[k].port_guid == port_guid) r = k;
-      }
-      if (r == table.identities.size()) return true;  // this host is not in the epoch
-      file = (at / workflow::slice_file_name(r, table.identities[r].name)).string();
-      const SliceDoc slice = slice_from_json(read_file(file));
-      if (slice.doc.epoch != epoch) throw InputError("holds epoch " + std::to_string(slice.doc.epoch));
-      if (slice.doc.schedule.name != table.schedule.name || slice.doc.created_at != table.created_at)
-        throw InputError(std::string("a slice of another schedule than ") + kHostsFile + "'s");
-      if (slice.phases == 0) throw InputError("a slice that does not say its phases (format version 4 does)");
-      check_slice_on_table(slice, slice.doc.identities, table.identities, r);
-      out.has_slice = true;
-      out.round.starts.assign(slice.phases + 1, 0);
-      const std::vector<uint32_t>& slots = slice.doc.schedule.slots;
-      for (size_t p = 0; p < slice.phases; ++p) out.round.starts[p + 1] = out.round.starts[p] + (slots.empty() ? 1 : slots[p]);
-      for (const SliceTransfer& x : slice.sends) out.round.sends.push_back({x.phase, x.peer, x.dlid});
-      return true;
-    } catch (const std::exception& e) {
-      why = file + ": " + e.what();
-      return false;
-    }
-  };
-}
-
 }  // namespace
 
 int execute_run(const RunOptions& o) {
@@ -430,8 +357,8 @@ int execute_run(const RunOptions& o) {
   std::optional<fabric::CounterSnapshot> counters_before;
   std::string counters_why = o.counters == "off" ? "not asked for (--counters off)" : "";
   try {
-    load_inputs(o, mpi.size(), mpi.rank() == 0, in);
-    cfg = make_config(o, in.doc.schedule);
+    load_inputs(o, mpi.size(), mpi.rank(), in);
+    cfg = make_config(o, in.doc.schedule, in.first_own ? in.first_own->round.starts.back() : slot_starts(in.doc.schedule).back());
     if (mpi.rank() == 0 && o.counters != "off") counters_before = counters_before_run(o, cfg, in, counters_why);
   } catch (const std::exception& e) {
     error = e.what();
@@ -453,7 +380,7 @@ int execute_run(const RunOptions& o) {
   RankMapping map;
   for (const HostIdentity& h : in.doc.identities) map.port_guids.push_back(h.port_guid), map.base_lids.push_back(h.base_lid);
   map.placement = in.placement;
-  if (!o.follow.empty()) follow_epochs(o.follow, in.doc, cfg.follow);
+  if (!o.follow.empty()) follow_epochs(o.follow, in.doc, cfg.follow), cfg.follow.first_own = std::move(in.first_own);
 
   if (mpi.rank() == 0)
     std::cerr << "run: " << s.hosts.size() << " ranks, " << s.phases.size() << " phases x " << cfg.rounds << " rounds, "

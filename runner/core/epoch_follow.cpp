@@ -5,19 +5,60 @@
 
 namespace ibroute::runner {
 
-std::vector<Channel> follow_channels(const schedule::Schedule& first, const std::vector<uint16_t>& base_lids, uint8_t lmc) {
-  std::vector<Channel> ch = channels_of(first);
-  const auto n = static_cast<int32_t>(first.hosts.size());
-  const uint32_t paths = 1u << std::min<uint8_t>(lmc, 7);
+FollowChannels::FollowChannels(std::vector<uint16_t> base_lids, uint8_t lmc)
+    : base_(std::move(base_lids)), paths_(1u << std::min<uint8_t>(lmc, 7)), before_(base_.size() + 1, 0) {
+  for (size_t d = 0; d < base_.size(); ++d) before_[d + 1] = before_[d] + paths(d);
+  // Source s reaches every destination's DLIDs but its own.
+  for (size_t s = 0; s < base_.size(); ++s) total_ += before_.back() - paths(s);
+}
+
+uint32_t FollowChannels::paths(size_t d) const { return std::min<uint32_t>(paths_, 0x10000u - base_[d]); }
+
+uint64_t FollowChannels::id(int32_t s, int32_t d, uint32_t o) const {
+  const auto su = static_cast<size_t>(s), du = static_cast<size_t>(d);
+  // Sources before s: each all DLIDs but its own; then s's destinations before d, s itself skipped.
+  return static_cast<uint64_t>(su) * before_.back() - before_[su] + before_[du] - (su < du ? paths(su) : 0) + o;
+}
+
+std::vector<Channel> FollowChannels::all() const {
+  std::vector<Channel> ch;
+  ch.reserve(total_);
+  const auto n = static_cast<int32_t>(base_.size());
   for (int32_t s = 0; s < n; ++s)
-    for (int32_t d = 0; d < n; ++d) {
-      if (s == d) continue;
-      const uint32_t base = static_cast<size_t>(d) < base_lids.size() ? base_lids[static_cast<size_t>(d)] : 0;
-      for (uint32_t o = 0; o < paths && base + o <= 0xffff; ++o) ch.push_back({s, d, static_cast<uint16_t>(base + o)});
-    }
-  std::sort(ch.begin(), ch.end());
-  ch.erase(std::unique(ch.begin(), ch.end()), ch.end());
+    for (int32_t d = 0; d < n; ++d)
+      for (uint32_t o = 0; s != d && o < paths(static_cast<size_t>(d)); ++o) ch.push_back({s, d, static_cast<uint16_t>(base_[static_cast<size_t>(d)] + o)});
   return ch;
+}
+
+void FollowChannels::own(int32_t me, std::vector<Channel>& channels, std::vector<uint32_t>& ids) const {
+  channels.clear(), ids.clear();
+  const auto n = static_cast<int32_t>(base_.size());
+  auto add = [&](int32_t s, int32_t d) {
+    for (uint32_t o = 0; o < paths(static_cast<size_t>(d)); ++o)
+      channels.push_back({s, d, static_cast<uint16_t>(base_[static_cast<size_t>(d)] + o)}), ids.push_back(static_cast<uint32_t>(id(s, d, o)));
+  };
+  // In channel order: what the lower ranks send me, what I send, what the higher ranks send me.
+  for (int32_t s = 0; s < me; ++s) add(s, me);
+  for (int32_t d = 0; d < n; ++d)
+    if (d != me) add(me, d);
+  for (int32_t s = me + 1; s < n; ++s) add(s, me);
+}
+
+std::string FollowChannels::off_channels(const schedule::Schedule& s) const {
+  for (size_t p = 0; p < s.phases.size(); ++p)
+    for (size_t i = 0; i < s.phases[p].dst.size(); ++i) {
+      const int32_t d = s.phases[p].dst[i];
+      if (d < 0) continue;
+      const uint16_t dlid = s.phases[p].dlid[i];
+      const auto du = static_cast<size_t>(d);
+      const bool known = du < base_.size() && i < base_.size();
+      if (known && dlid >= base_[du] && static_cast<uint32_t>(dlid - base_[du]) < paths(du)) continue;
+      const std::string what = "phase " + std::to_string(p) + ": transfer " + std::to_string(i) + " -> " + std::to_string(d);
+      if (!known) return what + ": a host the run has no LIDs of";
+      return what + " over DLID " + std::to_string(dlid) + ", which is not one of its destination's LIDs " + std::to_string(base_[du]) + ".." +
+             std::to_string(base_[du] + paths(du) - 1);
+    }
+  return "";
 }
 
 bool epoch_on_run(const schedule::Schedule& epoch, const std::vector<uint64_t>& epoch_guids, const schedule::Schedule& run,

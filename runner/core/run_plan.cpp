@@ -1,6 +1,8 @@
 #include "ibroute/runner/run_plan.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 namespace ibroute::runner {
 
@@ -29,6 +31,8 @@ SendPlan::SendPlan(const RankRound& r, const std::vector<Channel>& channels, int
   for (const PlannedSend& x : r.sends) {
     const Channel want{rank, x.dst, x.dlid};
     auto it = std::lower_bound(channels.begin(), channels.end(), want);
+    if (it == channels.end() || *it != want)  // the callers check first; a silent wrong channel would count on another path
+      throw std::invalid_argument("a send to rank " + std::to_string(x.dst) + " over DLID " + std::to_string(x.dlid) + " is on no channel of the run");
     entries_.push_back({x.phase, r.starts[x.phase], x.dst, x.dlid, static_cast<uint32_t>(it - channels.begin())});
   }
 }

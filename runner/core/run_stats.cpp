@@ -71,16 +71,19 @@ void TruthTrack::merge(const TruthTrack& o) {
   abs_ns.merge(o.abs_ns);
 }
 
-RankStats RankStats::shaped(const std::vector<Channel>& channels, int32_t rank, int64_t planned_ns) {
+RankStats RankStats::shaped(const std::vector<Channel>& channels, const std::vector<uint32_t>& ids, int32_t rank, int64_t planned_ns) {
   RankStats s;
   s.rank = rank;
+  std::vector<int32_t> send_dst;
   for (uint32_t c = 0; c < channels.size(); ++c) {
-    if (channels[c].src == rank) s.send_channels.push_back(c), s.dests.push_back(channels[c].dst);
-    if (channels[c].dst == rank) s.recv_channels.push_back(c);
+    const uint32_t id = ids.empty() ? c : ids[c];
+    if (channels[c].src == rank) s.send_channels.push_back(id), send_dst.push_back(channels[c].dst);
+    if (channels[c].dst == rank) s.recv_channels.push_back(id);
   }
+  s.dests = send_dst;
   std::sort(s.dests.begin(), s.dests.end());
   s.dests.erase(std::unique(s.dests.begin(), s.dests.end()), s.dests.end());
-  for (uint32_t c : s.send_channels) s.dest_of_send.push_back(static_cast<uint32_t>(s.dest_index(channels[c].dst)));
+  for (int32_t d : send_dst) s.dest_of_send.push_back(static_cast<uint32_t>(s.dest_index(d)));
   s.send.assign(s.send_channels.size(), PathCounters{});
   s.arrived.assign(s.recv_channels.size(), 0);
   s.corrupt.assign(s.recv_channels.size(), 0);

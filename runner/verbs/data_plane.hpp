@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -71,6 +72,9 @@ struct RunConfig {
     // Ranks other than 0: the host table and the own slice of the port with this GUID, checked
     // against the table (schedule::check_slice_on_table).
     std::function<bool(uint64_t epoch, uint64_t port_guid, OwnEpoch& out, std::string& why)> load_own;
+    // Ranks other than 0: their part of the first epoch (the schedule run_schedule gets has its
+    // hosts and timing, no phases).
+    std::optional<OwnEpoch> first_own;
   } follow;
   // Tests only: per MPI rank an artificial clock offset and rate error; a rank that stops
   // taking receives; a rank that dies at its k-th send.

@@ -61,6 +61,7 @@ struct Hello {
   uint64_t recv_addr = 0;
   uint32_t recv_rkey = 0;
   uint64_t port_guid = 0;
+  uint64_t epoch = 0;  // a following run's first epoch: every rank must start on the same one
 };
 
 // Rank 0's order after a step of a rate search.
@@ -79,7 +80,7 @@ inline uint64_t pattern(int32_t src, size_t word) { return (static_cast<uint64_t
 class Rank {
  public:
   Rank(Bootstrap& mpi, const schedule::Schedule& s, const RankMapping& map, const RunConfig& cfg)
-      : mpi_(mpi), s_(s), map_(map), cfg_(cfg), n_(s.hosts.size()), round_slots_(static_cast<int64_t>(schedule::slot_starts(s).back())) {
+      : mpi_(mpi), s_(s), map_(map), cfg_(cfg), n_(s.hosts.size()), round_slots_(static_cast<int64_t>(cfg.follow.first_own ? cfg.follow.first_own->round.starts.back() : schedule::slot_starts(s).back())) {
     const auto me = static_cast<size_t>(mpi.rank());
     if (!cfg.test_clock_skew_ns.empty()) skew_ = cfg.test_clock_skew_ns[me % cfg.test_clock_skew_ns.size()];
     if (!cfg.test_clock_ppm.empty()) ppm_ = cfg.test_clock_ppm[me % cfg.test_clock_ppm.size()];
@@ -122,7 +123,10 @@ class Rank {
   uint32_t rounds_ = 0;
   int32_t me_ = -1;  // my schedule rank
   std::vector<int32_t> sched_of_, mpi_of_;
+  // Not following, or rank 0: every channel, its index its id. A following rank other than 0:
+  // only its own (epoch_follow.hpp, FollowChannels), their ids in channel_ids_.
   std::vector<Channel> channels_;
+  std::vector<uint32_t> channel_ids_;
   std::vector<uint32_t> my_send_, my_recv_;  // channel indices
   SendPlan plan_;
   std::vector<Hello> hello_;  // per MPI rank

@@ -90,7 +90,7 @@ void Rank::timed_sends() {
     std::string error;
     try {
       trace_ = std::make_unique<TraceCsv>(cfg_.trace_dir, me_, s_.hosts[static_cast<size_t>(me_)].name, cfg_.schedule_name,
-                                          static_cast<uint32_t>(s_.phases.size()));
+                                          plan_.phases());
     } catch (const std::exception& e) {
       error = e.what();
     }

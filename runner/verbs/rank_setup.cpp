@@ -57,11 +57,17 @@ void Rank::exchange_and_connect() {
   h.recv_addr = reinterpret_cast<uint64_t>(recv_buf_->data);
   h.recv_rkey = recv_mr_->rkey;
   h.port_guid = port_.port_guid;
+  h.epoch = cfg_.follow.first_epoch;
   std::vector<uint8_t> mine(sizeof h);
   std::memcpy(mine.data(), &h, sizeof h);
   std::vector<uint8_t> all = mpi_.allgather(mine);
   hello_.resize(static_cast<size_t>(mpi_.size()));
   std::memcpy(hello_.data(), all.data(), all.size());
+  for (size_t r = 1; r < hello_.size(); ++r)
+    if (hello_[r].epoch != hello_[0].epoch)
+      throw RunError("rank 0 starts on epoch " + std::to_string(hello_[0].epoch) + ", rank " + std::to_string(r) + " on epoch " +
+                         std::to_string(hello_[r].epoch) + " (a new one was published while they started): start the run again",
+                     true);
   sched_of_.resize(hello_.size());
   mpi_of_.assign(n_, -1);
   for (size_t r = 0; r < hello_.size(); ++r) {
@@ -76,11 +82,13 @@ void Rank::exchange_and_connect() {
   }
 
   // A following run connects every path an epoch may choose (epoch_follow.hpp).
-  channels_ = cfg_.follow.on ? follow_channels(s_, map_.base_lids, cfg_.follow.lmc) : channels_of(s_);
+  if (!cfg_.follow.on) channels_ = channels_of(s_);
+  else if (const FollowChannels all(map_.base_lids, cfg_.follow.lmc); mpi_.rank() == 0) channels_ = all.all();
+  else all.own(me_, channels_, channel_ids_);
   if (cfg_.follow.on) {
     epoch_guids_ = map_.port_guids, epoch_ = cfg_.follow.first_epoch;
     if (mpi_.rank() == 0) cur_ = s_;
-    else own_raw_ = {map_.port_guids, true, rank_round(s_, me_)};
+    else own_raw_ = cfg_.follow.first_own ? *cfg_.follow.first_own : OwnEpoch{map_.port_guids, true, rank_round(s_, me_)};
     dropped_.assign(n_, 0);
     if (mpi_.rank() == 0) dead_.assign(hello_.size(), 0), heard_.assign(hello_.size(), raw_now());
   }
@@ -206,7 +214,8 @@ void Rank::post_data_recv(size_t k) {
 
 // A step of the run (the run, or one rate of a rate search): its sends and fresh aggregates.
 void Rank::init_step() {
-  plan_ = SendPlan(s_, channels_, me_, slot_ns_);  // the first epoch's, when following
+  // The first epoch's, when following (another rank than 0: from its own slice).
+  plan_ = cfg_.follow.first_own ? SendPlan(cfg_.follow.first_own->round, channels_, me_, slot_ns_) : SendPlan(s_, channels_, me_, slot_ns_);
   init_stats();
   skip_ = std::make_unique<SkipRule>(n_, cfg_.skip_after);
   free_slots_.clear();
@@ -216,7 +225,7 @@ void Rank::init_step() {
 
 // The aggregates' shape: my send channels, receive channels and destinations.
 void Rank::init_stats() {
-  stats_ = RankStats::shaped(channels_, me_, planned_ns());
+  stats_ = RankStats::shaped(channels_, channel_ids_, me_, planned_ns());
   if (cfg_.follow.on) stats_.epochs.push_back({epoch_, 0, 0, 0, 0, 0, 0, 0, round_ns()});
   skipped_since_.assign(stats_.dests.size(), 0);
   if (mpi_.rank() == 0) progress_.assign(static_cast<size_t>(mpi_.size()), PeerProgress{}), skipped_to_.assign(n_, 0);

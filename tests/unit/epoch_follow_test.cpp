@@ -27,7 +27,7 @@ sch::Schedule shifted(size_t n, const std::vector<uint16_t>& lids, uint16_t offs
 TEST(EpochFollow, EveryPairIsConnectedOverEveryDlidOfItsDestination) {
   const std::vector<uint16_t> lids{40, 8, 100, 12};
   const sch::Schedule s = shifted(4, lids, 0);
-  const std::vector<Channel> ch = follow_channels(s, lids, 2);
+  const std::vector<Channel> ch = FollowChannels(lids, 2).all();
   EXPECT_EQ(ch.size(), 12u * 4);
   EXPECT_TRUE(std::is_sorted(ch.begin(), ch.end()));
   for (const Channel& c : ch) {
@@ -36,13 +36,64 @@ TEST(EpochFollow, EveryPairIsConnectedOverEveryDlidOfItsDestination) {
     EXPECT_LT(c.dlid, lids[static_cast<size_t>(c.dst)] + 4);
   }
   for (const Channel& c : channels_of(s)) EXPECT_TRUE(std::binary_search(ch.begin(), ch.end(), c));
+  EXPECT_EQ(FollowChannels(lids, 2).off_channels(s), "");
+  EXPECT_EQ(FollowChannels(lids, 2).off_channels(shifted(4, lids, 3)), "");
+  EXPECT_EQ(FollowChannels(lids, 2).off_channels(shifted(4, lids, 4)), "phase 0: transfer 0 -> 1 over DLID 12, which is not one of its destination's LIDs 8..11");
+}
+
+// A rank other than 0 keeps only its own channels: exactly those of the whole list it sends or
+// receives on, with their places in it as ids — for LIDs near the top of the range too, where a
+// destination has fewer DLIDs than 2^LMC.
+TEST(EpochFollow, ARanksOwnChannelsAreItsPartOfTheWholeListWithTheirPlaces) {
+  for (const std::vector<uint16_t>& lids : {std::vector<uint16_t>{40, 8, 100, 12, 0xfffe}, std::vector<uint16_t>{1}, std::vector<uint16_t>{7, 3}}) {
+    for (uint8_t lmc : {0, 2, 3}) {
+      const FollowChannels fc(lids, lmc);
+      const std::vector<Channel> all = fc.all();
+      ASSERT_EQ(all.size(), fc.size());
+      ASSERT_TRUE(std::is_sorted(all.begin(), all.end()));
+      ASSERT_EQ(std::adjacent_find(all.begin(), all.end()), all.end());
+      for (int32_t me = 0; me < static_cast<int32_t>(lids.size()); ++me) {
+        std::vector<Channel> own;
+        std::vector<uint32_t> ids;
+        fc.own(me, own, ids);
+        std::vector<Channel> want;
+        std::vector<uint32_t> want_ids;
+        for (uint32_t c = 0; c < all.size(); ++c)
+          if (all[c].src == me || all[c].dst == me) want.push_back(all[c]), want_ids.push_back(c);
+        EXPECT_EQ(own, want) << "rank " << me << ", LMC " << int(lmc);
+        EXPECT_EQ(ids, want_ids) << "rank " << me << ", LMC " << int(lmc);
+      }
+    }
+  }
+  // 0xfffe at LMC 2: DLIDs 0xfffe and 0xffff only.
+  const std::vector<Channel> all = FollowChannels({5, 0xfffe}, 2).all();
+  EXPECT_EQ(all.size(), 2u + 4u);
+}
+
+// A rank's aggregates keep the channels' ids: what rank 0 decodes against its whole list.
+TEST(EpochFollow, StatsShapedFromOwnChannelsDecodeAtRankZero) {
+  const std::vector<uint16_t> lids{40, 8, 100, 12};
+  const FollowChannels fc(lids, 1);
+  std::vector<Channel> own;
+  std::vector<uint32_t> ids;
+  fc.own(2, own, ids);
+  RankStats st = RankStats::shaped(own, ids, 2, 1'000'000);
+  const RankStats whole = RankStats::shaped(fc.all(), 2, 1'000'000);
+  EXPECT_EQ(st.send_channels, whole.send_channels);
+  EXPECT_EQ(st.recv_channels, whole.recv_channels);
+  EXPECT_EQ(st.dests, whole.dests);
+  EXPECT_EQ(st.dest_of_send, whole.dest_of_send);
+  st.send[1].ok = 3, st.arrived[0] = 2;
+  const RankStats back = decode(encode(st), fc.all(), lids.size());
+  EXPECT_EQ(back.send_channels, whole.send_channels);
+  EXPECT_EQ(back.send[1].ok, 3u);
 }
 
 TEST(EpochFollow, AnEpochIsTranslatedByPortGuidAndLeavesOutHostsGoneOrDropped) {
   const std::vector<uint16_t> lids{40, 8, 100, 12};
   const std::vector<uint64_t> run_guids{0xa0, 0xa1, 0xa2, 0xa3};
   const sch::Schedule run = shifted(4, lids, 0);
-  const std::vector<Channel> ch = follow_channels(run, lids, 2);
+  const std::vector<Channel> ch = FollowChannels(lids, 2).all();
   // The next epoch names the hosts in another order, without host a2 and with a host the run
   // does not have (0xff), over DLID offset 3.
   const std::vector<uint64_t> guids{0xa3, 0xff, 0xa0, 0xa1};
@@ -79,7 +130,7 @@ TEST(EpochFollow, AnEpochOverPathsTheRunDidNotConnectIsRefusedWithTheTransfer) {
   const std::vector<uint16_t> lids{40, 8, 100, 12};
   const std::vector<uint64_t> guids{1, 2, 3, 4};
   const sch::Schedule run = shifted(4, lids, 0);
-  const std::vector<Channel> ch = follow_channels(run, lids, 1);  // DLID offsets 0 and 1
+  const std::vector<Channel> ch = FollowChannels(lids, 1).all();  // DLID offsets 0 and 1
   EpochOnRun on;
   std::string why;
   EXPECT_FALSE(epoch_on_run(shifted(4, lids, 2), guids, run, guids, {}, ch, on, why));
@@ -92,7 +143,7 @@ TEST(EpochFollow, AnEpochOverPathsTheRunDidNotConnectIsRefusedWithTheTransfer) {
 TEST(EpochFollow, StretchCountsTravelToRankZeroAndDamagedOnesAreRefused) {
   const std::vector<uint16_t> lids{40, 8, 100, 12};
   const sch::Schedule run = shifted(4, lids, 0);
-  const std::vector<Channel> ch = follow_channels(run, lids, 0);
+  const std::vector<Channel> ch = FollowChannels(lids, 0).all();
   RankStats st = RankStats::shaped(ch, 2, 1'000'000);
   st.epochs = {{1, 0, 30, 30, 0, 0, 30 * 64, 0, 5000}, {2, 10, 20, 18, 1, 1, 18 * 64, 1, 7000}};
   const std::vector<uint8_t> bytes = encode(st);
@@ -130,7 +181,7 @@ TEST(EpochFollow, ARanksOwnSliceGivesItsRowOfTheWholeEpoch) {
   const std::vector<uint16_t> lids{40, 8, 100, 12, 60};
   const std::vector<uint64_t> run_guids{0xa0, 0xa1, 0xa2, 0xa3, 0xa4};
   const sch::Schedule run = shifted(5, lids, 0);
-  const std::vector<Channel> ch = follow_channels(run, lids, 2);
+  const std::vector<Channel> ch = FollowChannels(lids, 2).all();
   const std::vector<uint64_t> guids{0xa3, 0xff, 0xa0, 0xa1, 0xa4};  // a2 gone, 0xff not in the run
   const std::vector<uint16_t> elids{12, 200, 40, 8, 60};
   sch::Schedule e = shifted(5, elids, 2);
@@ -170,6 +221,6 @@ TEST(EpochFollow, ARanksOwnSliceGivesItsRowOfTheWholeEpoch) {
   std::string why;
   EXPECT_FALSE(own_on_run(own, run_guids, {}, ch, 3, round_slots + 1, mine, why));
   EXPECT_NE(why.find("another epoch"), std::string::npos) << why;
-  EXPECT_FALSE(own_on_run(own, run_guids, {}, follow_channels(run, lids, 1), 3, round_slots, mine, why));
+  EXPECT_FALSE(own_on_run(own, run_guids, {}, FollowChannels(lids, 1).all(), 3, round_slots, mine, why));
   EXPECT_NE(why.find("on no connection"), std::string::npos) << why;
 }

@@ -274,8 +274,16 @@ class RunnerInVm(unittest.TestCase):
                    "if tr '\\0' '\\n' < /proc/$p/environ | grep -qx OMPI_COMM_WORLD_RANK=0; then kill -INT $p; fi; done; wait\n")
         # run --follow: epoch 2 published (current renamed over, as watch does) while the run goes on;
         # then a rank killed mid-run under --follow: dropped, the others run to the end.
+        # The ranks other than 0 of the first following run see every epoch's whole schedule.json
+        # as an empty file (a bind mount in their own mount namespace): they read only the host
+        # table and their own slices, or they could not start.
+        with open(os.path.join(cls.job, "slices_only.sh"), "w") as f:
+            f.write("""if [ "$OMPI_COMM_WORLD_RANK" = 0 ]; then exec "$@"; fi
+exec unshare -m sh -c 'for f in /tmp/ep/epoch-*/schedule.json; do mount --bind /dev/null "$f"; done
+wc -c < /tmp/ep/epoch-000002/schedule.json > /job/masked.$OMPI_COMM_WORLD_RANK; exec "$@"' sh "$@"
+""")
         script += "" if not part("follow") else ("cp -a /job/ep /job/epd /tmp/ && "
-                   f"(timeout 300 mpirun -np 4 {run} --follow /tmp/ep --placement /job/p4.txt --duration 14 --skip-after 8 "
+                   f"(timeout 300 mpirun -np 4 sh /job/slices_only.sh {run} --follow /tmp/ep --placement /job/p4.txt --duration 14 --skip-after 8 "
                    "--progress 1 -o /job/follow.json > /job/follow.out 2> /job/follow.err; echo $? > /job/follow.rc) &\n"
                    + WHEN_RUNNING.format(err="/job/follow.err") + "ln -s epoch-000002 /tmp/ep/.next && mv -T /tmp/ep/.next /tmp/ep/current; wait\n"
                    f"timeout 300 mpirun --mca orte_abort_on_non_zero_status 0 -np 4 {run} --follow /tmp/epd --placement /job/p4.txt "
@@ -556,6 +564,9 @@ class RunnerInVm(unittest.TestCase):
             self.assertEqual(rows[p]["ok"], ep[1]["rounds"])
             self.assertEqual(rows[p]["arrived"], ep[1]["rounds"])
         self.assertIn("epoch 2 from round", err)
+        for rank in (1, 2, 3):
+            with open(os.path.join(self.job, f"masked.{rank}")) as f:
+                self.assertEqual(f.read().strip(), "0", f"rank {rank} saw the whole epoch as an empty file, and followed from its slices")
         from jsonschema import Draft202012Validator  # python3-jsonschema (scripts/deps.sh)
         with open(os.path.join(HERE, "..", "..", "docs", "schemas", "run-report.schema.json")) as f:
             schema = json.load(f)

@@ -14,9 +14,29 @@
 
 namespace ibroute::runner {
 
-// Every (source, destination, DLID) a following run connects: all ordered pairs of the `ranks`,
-// DLIDs base_lids[dst] .. base_lids[dst] + 2^lmc - 1, plus the first epoch's own (sorted, distinct).
-std::vector<Channel> follow_channels(const schedule::Schedule& first, const std::vector<uint16_t>& base_lids, uint8_t lmc);
+// The connections of a following run: every (source, destination, DLID) with source !=
+// destination and DLID one of base_lids[dst] .. base_lids[dst] + 2^lmc - 1 (up to 0xffff), sorted;
+// a channel's id is its place in that order. Rank 0 holds them all (it merges every path's counts);
+// every other rank only its own, 2 x ranks x 2^lmc of them, with their ids computed, not looked
+// up, so that its memory does not grow with ranks^2.
+class FollowChannels {
+ public:
+  FollowChannels(std::vector<uint16_t> base_lids, uint8_t lmc);
+  uint64_t size() const { return total_; }      // all channels of the run
+  std::vector<Channel> all() const;             // size() of them, sorted
+  // Rank `me`'s channels (those it sends or receives on), sorted, and each one's id.
+  void own(int32_t me, std::vector<Channel>& channels, std::vector<uint32_t>& ids) const;
+  // Empty when `s`'s every transfer is a channel, else one line naming the first that is not.
+  std::string off_channels(const schedule::Schedule& s) const;
+
+ private:
+  uint32_t paths(size_t d) const;  // destination d's DLIDs
+  uint64_t id(int32_t s, int32_t d, uint32_t o) const;
+  std::vector<uint16_t> base_;
+  uint32_t paths_ = 1;
+  std::vector<uint64_t> before_;  // before_[d]: DLIDs of destinations 0 .. d-1
+  uint64_t total_ = 0;
+};
 
 // An epoch's schedule on the run's ranks: host h of the epoch is run rank r where their port GUIDs
 // match; transfers from or to a host that is not a rank of the run are left out (not planned),

@@ -100,8 +100,10 @@ struct RankStats {
   // Not sent: per send channel, its destination's index into dests.
   std::vector<uint32_t> dest_of_send;
 
-  // The aggregates of `rank` in a run of these channels, empty, ready to count.
-  static RankStats shaped(const std::vector<Channel>& channels, int32_t rank, int64_t planned_ns);
+  // The aggregates of `rank` in a run of these channels, empty, ready to count. `ids`: each
+  // channel's id when `channels` are only some of the run's (empty: its index).
+  static RankStats shaped(const std::vector<Channel>& channels, int32_t rank, int64_t planned_ns) { return shaped(channels, {}, rank, planned_ns); }
+  static RankStats shaped(const std::vector<Channel>& channels, const std::vector<uint32_t>& ids, int32_t rank, int64_t planned_ns);
   size_t dest_index(int32_t dst) const;  // index into dests; SIZE_MAX if not one
   // What the data plane records per transfer (bench/run_aggregation times exactly these):
   // a post `late_ns` after its planned start, and an ok completion `busy_ns` after its post.
