@@ -282,6 +282,18 @@ class RunnerInVm(unittest.TestCase):
 exec unshare -m sh -c 'for f in /tmp/ep/epoch-*/schedule.json; do mount --bind /dev/null "$f"; done
 wc -c < /tmp/ep/epoch-000002/schedule.json > /job/masked.$OMPI_COMM_WORLD_RANK; exec "$@"' sh "$@"
 """)
+        # Ranks that start on different epochs (DIR/current moved on while they started): the ranks
+        # other than 0 are given a copy of DIR whose current is epoch 2.
+        with open(os.path.join(cls.job, "other_epoch.sh"), "w") as f:
+            f.write("""if [ "$OMPI_COMM_WORLD_RANK" != 0 ]; then
+  for a; do shift; [ "$a" = /tmp/epm ] && a=/tmp/epm2; set -- "$@" "$a"; done
+fi
+exec "$@"
+""")
+        script += "" if not part("follow") else ("cp -a /job/ep /tmp/epm && cp -a /job/ep /tmp/epm2 && ln -sfn epoch-000002 /tmp/epm2/current && "
+                   f"(timeout 120 mpirun -np 4 sh /job/other_epoch.sh {run} --follow /tmp/epm "
+                   "--placement /job/p4.txt --rounds 3 -o /job/followmix.json > /job/followmix.out 2> /job/followmix.err; "
+                   "echo $? > /job/followmix.rc)\n")
         script += "" if not part("follow") else ("cp -a /job/ep /job/epd /tmp/ && "
                    f"(timeout 300 mpirun -np 4 sh /job/slices_only.sh {run} --follow /tmp/ep --placement /job/p4.txt --duration 14 --skip-after 8 "
                    "--progress 1 -o /job/follow.json > /job/follow.out 2> /job/follow.err; echo $? > /job/follow.rc) &\n"
@@ -571,6 +583,17 @@ wc -c < /tmp/ep/epoch-000002/schedule.json > /job/masked.$OMPI_COMM_WORLD_RANK; 
         with open(os.path.join(HERE, "..", "..", "docs", "schemas", "run-report.schema.json")) as f:
             schema = json.load(f)
         self.assertEqual([e.message[:200] for e in Draft202012Validator(schema).iter_errors(r)], [], "the report fits its schema")
+
+    def test_follow_ranks_on_different_first_epochs_stop_before_any_transfer(self):
+        with open(os.path.join(self.job, "followmix.rc")) as f:
+            rc = int(f.read())
+        with open(os.path.join(self.job, "followmix.err"), errors="replace") as f:
+            err = f.read()
+        self.assertNotEqual(rc, 0, err[-2000:])
+        self.assertIn("rank 0 starts on epoch 1, rank 1 on epoch 2", err)
+        self.assertIn("start the run again", err)
+        self.assertNotIn(" s, round ", err, "no round was run")
+        self.assertFalse(os.path.exists(os.path.join(self.job, "followmix.json")), "no report of a run that did not start")
 
     def test_follow_drops_a_killed_rank_and_the_others_run_to_the_end(self):
         rc, err, r = self.result("followdie")
