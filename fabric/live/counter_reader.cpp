@@ -53,9 +53,33 @@ void windowed(ibmad_port* port, const std::vector<Ask>& todo, const LiveScanOpti
       [&](size_t i, uint8_t* mad) { answer(todo[i], mad + IB_PC_DATA_OFFS); }, [](size_t) {});
 }
 
+// Each port's PortInfo by a LID-routed SMP (a switch's at its LID, a host port's at its own; the
+// attribute modifier names the port): its state and physical state.
+std::vector<PortLinkState> read_port_states(ibmad_port* port, const std::vector<Ask>& todo, const LiveScanOptions& opt) {
+  std::vector<PortLinkState> out;
+  live::send_windowed(
+      port, IB_SMI_CLASS, IB_MAD_STATUS_F, todo.size(), opt, "port states",
+      [&](size_t i, ib_rpc_t& rpc, ib_portid_t& dest, uint8_t*) {
+        rpc.attr.id = IB_ATTR_PORT_INFO;
+        rpc.attr.mod = static_cast<unsigned>(todo[i].port);
+        rpc.datasz = IB_SMP_DATA_SIZE;
+        rpc.dataoffs = IB_SMP_DATA_OFFS;
+        dest.lid = todo[i].lid;
+        dest.qp = 0;
+      },
+      [&](size_t i, uint8_t* mad) {
+        uint8_t* d = mad + IB_SMP_DATA_OFFS;
+        out.push_back({todo[i].node, todo[i].port, static_cast<uint8_t>(mad_get_field(d, 0, IB_PORT_STATE_F)),
+                       static_cast<uint8_t>(mad_get_field(d, 0, IB_PORT_PHYS_STATE_F))});
+      },
+      [](size_t) {});
+  std::sort(out.begin(), out.end(), [](const PortLinkState& a, const PortLinkState& b) { return std::pair(a.node, a.port) < std::pair(b.node, b.port); });
+  return out;
+}
+
 }  // namespace
 
-CounterSnapshot read_counters(const Fabric& f, const LiveScanOptions& opt) {
+CounterSnapshot read_counters(const Fabric& f, const LiveScanOptions& opt, bool port_states) {
   // The ports counted: every connected port of a switch (asked at the switch's LID) and of a CA.
   struct Target {
     int32_t node;
@@ -76,9 +100,9 @@ CounterSnapshot read_counters(const Fabric& f, const LiveScanOptions& opt) {
   }
   CounterSnapshot snap;
   if (targets.empty()) return snap;
-  int classes[] = {IB_PERFORMANCE_CLASS};
+  int classes[] = {IB_PERFORMANCE_CLASS, IB_SMI_CLASS};
   std::string ca = opt.ca;
-  std::unique_ptr<ibmad_port, MadPortCloser> port(mad_rpc_open_port(ca.empty() ? nullptr : ca.data(), opt.port, classes, 1));
+  std::unique_ptr<ibmad_port, MadPortCloser> port(mad_rpc_open_port(ca.empty() ? nullptr : ca.data(), opt.port, classes, port_states ? 2 : 1));
   if (!port) throw std::runtime_error("cannot open the MAD port for performance counters: " + std::string(std::strerror(errno)));
 
   // Which PMAs have PortCountersExtended.
@@ -150,6 +174,11 @@ CounterSnapshot read_counters(const Fabric& f, const LiveScanOptions& opt) {
   std::sort(snap.ports.begin(), snap.ports.end(), [](const PortSample& a, const PortSample& b) {
     return std::pair(a.node, a.port) < std::pair(b.node, b.port);
   });
+  if (port_states) {
+    todo.clear();
+    for (const Target& t : targets) todo.push_back({t.node, t.port, t.lid, IB_ATTR_PORT_INFO});
+    snap.states = read_port_states(port.get(), todo, opt);
+  }
   return snap;
 }
 

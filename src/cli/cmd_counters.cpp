@@ -8,6 +8,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "counter_carry.hpp"
 #include "counter_export.hpp"
 #include "whole_file.hpp"
 #include "options.hpp"
@@ -33,6 +34,7 @@ struct CountersOptions {
   std::string format = "text";  // text, json, prometheus, influx
   std::string output;           // -o: the monitoring formats to a file, replaced whole
   bool store = false;           // the monitoring formats: keep the snapshot too
+  std::string carry;            // the monitoring formats: the last counters of every port, kept between readings
 };
 
 bool for_monitoring(const CountersOptions& o) { return o.format == "prometheus" || o.format == "influx"; }
@@ -153,8 +155,10 @@ void print_reading(const CountersOptions& o, const Reading& r) {
 }
 
 int run_counters(CountersOptions o) {
+  if (o.json && o.format != "text" && o.format != "json") throw InputError("--json and --format " + o.format + ": give one of them");
   if (o.json) o.format = "json";
   if (!o.output.empty() && !for_monitoring(o)) throw InputError("-o is for --format prometheus or influx (text and JSON go to stdout)");
+  if (!o.carry.empty() && !for_monitoring(o)) throw InputError("--carry is for --format prometheus or influx");
   if (!o.output.empty()) {  // before the read, not after it: a cron job's typo said at once
     const std::filesystem::path parent = std::filesystem::absolute(o.output).parent_path();
     std::error_code ec;
@@ -168,10 +172,22 @@ int run_counters(CountersOptions o) {
   LiveScanOptions lo{o.ca, o.port, o.timeout_ms, o.retries, o.mads, std::ref(progress)};
   const auto t0 = std::chrono::steady_clock::now();
   const int64_t unix_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-  CounterSnapshot now = read_counters(f, lo);
+  CounterSnapshot now = read_counters(f, lo, for_monitoring(o));  // the monitoring formats say the ports' states too
   progress.finish();
   if (for_monitoring(o)) {
-    print_for_monitoring(o, f, now, {unix_ns, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), scan});
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::vector<PortSample> next;
+    if (!o.carry.empty()) {
+      std::string note;
+      next = workflow::carry_over(now, workflow::read_carry(o.carry, f, note));
+      if (!note.empty()) std::fprintf(stderr, "counters: %s\n", note.c_str());
+    }
+    print_for_monitoring(o, f, now, {unix_ns, secs, scan});
+    if (!o.carry.empty()) try {
+        workflow::write_whole_file(o.carry, workflow::carry_text(f, next));
+      } catch (const std::exception& e) {  // the reading is out; the next one carries less
+        std::fprintf(stderr, "counters: --carry: %s\n", e.what());
+      }
     if (o.store) store.save_counters(scan, o.label, now);
     return now.unanswered.empty() ? kExitOk : kExitIncomplete;
   }
@@ -226,6 +242,9 @@ Runner setup_counters(CLI::App& app) {
                 "treydock/infiniband_exporter's: docs/monitoring.md) or influx (InfluxDB line protocol)")
       ->check(CLI::IsMember({"text", "json", "prometheus", "influx"}));
   c->add_option("-o,--output", o->output, "with --format prometheus or influx: write to this file, replaced whole (node_exporter's textfile collector)");
+  c->add_option("--carry", o->carry,
+                "with --format prometheus or influx: a file of the ports' last counters, read and replaced at each reading, so that "
+                "a port that stops answering is still reported with them (ibroute exporter keeps one)");
   c->add_flag("--store", o->store, "with --format prometheus or influx: store the snapshot in the database too (by default the monitoring keeps the history)");
   add_json_flag(c, o->json);
   return [o] { return run_counters(*o); };

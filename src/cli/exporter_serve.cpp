@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <thread>
 
@@ -40,9 +41,18 @@ std::pair<std::string, int> listen_address(const std::string& text) {
   return {host, std::stoi(digits)};
 }
 
+// A directory of the exporter's own for the ports' last counters between readings (counters
+// --carry), removed when it ends.
+std::string private_directory() {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/ibroute-exporter-XXXXXX";
+  if (!mkdtemp(dir.data())) throw InputError("cannot make a directory of its own under " + dir.substr(0, dir.rfind('/')) + ": " + std::strerror(errno));
+  return dir;
+}
+
 class Readings {
  public:
-  Readings(const ExporterOptions& o) : o_(o), worker_([this] { work(); }) {}
+  Readings(const ExporterOptions& o) : o_(o), dir_(private_directory()), worker_([this] { work(); }) {}
   ~Readings() {
     {
       std::lock_guard l(m_);
@@ -50,6 +60,8 @@ class Readings {
     }
     cv_.notify_all();
     worker_.join();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
   }
   // The body of a scrape, and whether there is any reading to give (503 before the first).
   std::pair<bool, std::string> scrape();
@@ -60,6 +72,7 @@ class Readings {
   std::string own_gauges(Clock::time_point now) const;
 
   const ExporterOptions& o_;
+  const std::string dir_;
   std::mutex m_;
   std::condition_variable cv_;
   bool stop_ = false, wanted_ = false, reading_ = false, have_ = false;
@@ -79,7 +92,7 @@ std::vector<std::string> Readings::command() const {
   if (o_.port) a.insert(a.end(), {"-P", std::to_string(o_.port)});
   if (o_.timeout_ms) a.insert(a.end(), {"--timeout", std::to_string(o_.timeout_ms)});
   if (o_.retries) a.insert(a.end(), {"--retries", std::to_string(o_.retries)});
-  a.insert(a.end(), {"--mads-in-flight", std::to_string(o_.mads)});
+  a.insert(a.end(), {"--mads-in-flight", std::to_string(o_.mads), "--carry", dir_ + "/last-counters"});
   return a;
 }
 

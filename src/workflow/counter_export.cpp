@@ -94,17 +94,33 @@ std::string number(double v) {
   return b;
 }
 
-// The ports one reading lists: answered (with counters) and unanswered, by (node, port).
+// A port's link state in the reading, or null when its PortInfo was not read.
+const PortLinkState* state_of(const CounterSnapshot& s, int32_t node, int port) {
+  const auto it = std::lower_bound(s.states.begin(), s.states.end(), std::pair(node, port),
+                                   [](const PortLinkState& a, const std::pair<int32_t, int>& b) { return std::pair(a.node, a.port) < b; });
+  return it != s.states.end() && it->node == node && it->port == port ? &*it : nullptr;
+}
+
+// The ports one reading lists: answered (with counters) and unanswered (with their last
+// counters where carried), by (node, port), with their link state where PortInfo answered.
 struct Listed {
   int32_t node;
   int port;
-  const PortSample* sample;  // null: no answer this reading
+  const PortSample* sample;  // null: no answer this reading and none carried
+  bool answered;
+  const PortLinkState* state;  // null: not read
 };
 std::vector<Listed> listed_ports(const CounterSnapshot& s) {
   std::vector<Listed> out;
-  for (const PortSample& p : s.ports) out.push_back({p.node, p.port, &p});
-  for (auto [n, p] : s.unanswered) out.push_back({n, p, nullptr});
+  for (const PortSample& p : s.ports) out.push_back({p.node, p.port, &p, true, nullptr});
+  for (const std::pair<int32_t, int>& u : s.unanswered) {  // carried is sorted by (node, port)
+    const auto c = std::lower_bound(s.carried.begin(), s.carried.end(), u,
+                                    [](const PortSample& x, const std::pair<int32_t, int>& k) { return std::pair(x.node, x.port) < k; });
+    const bool has = c != s.carried.end() && c->node == u.first && c->port == u.second;
+    out.push_back({u.first, u.second, has ? &*c : nullptr, false, nullptr});
+  }
   std::sort(out.begin(), out.end(), [](const Listed& a, const Listed& b) { return std::pair(a.node, a.port) < std::pair(b.node, b.port); });
+  for (Listed& l : out) l.state = state_of(s, l.node, l.port);
   return out;
 }
 
@@ -146,19 +162,21 @@ void prom_port_gauges(PromWriter& w, const Fabric& f, const std::vector<Listed>&
     const char* suffix;
     const char* help;
   };
-  const Gauge gauges[] = {{"port_answered", "1 if the port's counters were read this time, 0 if it gave no answer (its counters left out)"},
+  const Gauge gauges[] = {{"port_answered", "1 if the port's counters were read this time, 0 if it gave no answer (its counters then are the last read, if any)"},
                           {"port_width_lanes", "Active lanes of the port's link as the scan found it"},
-                          {"port_rate_bytes_per_second", "Data rate of the port's link as the scan found it (after encoding)"}};
-  for (size_t g = 0; g < 3; ++g) {
+                          {"port_rate_bytes_per_second", "Data rate of the port's link as the scan found it (after encoding)"},
+                          {"port_state", "The port's PortState read now: 1 Down, 2 Initialize, 3 Armed, 4 Active (absent: not read)"},
+                          {"port_physical_state", "The port's PortPhysicalState read now: 2 Polling, 3 Disabled, 5 LinkUp, ... (absent: not read)"}};
+  for (size_t g = 0; g < 5; ++g) {
     const std::string name = std::string("infiniband_") + kind + "_" + gauges[g].suffix;
     bool any = false;
     for (const Listed& l : ports) {
       const Node& n = f.nodes[static_cast<size_t>(l.node)];
-      if (std::string_view(kind_of(n)) != kind) continue;
+      if (std::string_view(kind_of(n)) != kind || (g >= 3 && !l.state)) continue;
       if (!any) w.family(name, "gauge", gauges[g].help);
       any = true;
       const Port& p = n.ports[static_cast<size_t>(l.port)];
-      const double v = g == 0 ? (l.sample ? 1 : 0) : g == 1 ? p.width : port_rate_bytes(p);
+      const double v = g == 0 ? (l.answered ? 1 : 0) : g == 1 ? p.width : g == 2 ? port_rate_bytes(p) : g == 3 ? l.state->state : l.state->physical;
       w.sample(name, w.port_labels(l.node, l.port), number(v));
     }
   }
@@ -211,6 +229,8 @@ std::string prometheus_text(const Fabric& f, const CounterSnapshot& s, const Rea
   w.family("ibroute_counters_ports", "gauge", "Ports of the scan read this time, by whether they answered");
   w.sample("ibroute_counters_ports", "answered=\"yes\"", std::to_string(s.ports.size()));
   w.sample("ibroute_counters_ports", "answered=\"no\"", std::to_string(s.unanswered.size()));
+  w.family("ibroute_counters_ports_carried", "gauge", "Ports that gave no answer, reported with their last counters read");
+  w.sample("ibroute_counters_ports_carried", "", std::to_string(s.carried.size()));
   w.family("ibroute_counters_read_seconds", "gauge", "How long reading every port's counters took");
   w.sample("ibroute_counters_read_seconds", "", number(m.seconds));
   w.family("ibroute_counters_read_timestamp_seconds", "gauge", "When the counters were read (Unix time)");
@@ -234,6 +254,8 @@ std::string influx_lines(const Fabric& f, const CounterSnapshot& s, const Readin
       if (!far.desc.empty()) line += ",remote_node=" + influx_tag(far.desc);
     }
     line += " width=" + std::to_string(port.width) + "i,rate_bytes_per_second=" + number(port_rate_bytes(port));
+    if (const PortLinkState* st = state_of(s, p.node, p.port))
+      line += ",port_state=" + std::to_string(st->state) + "i,physical_state=" + std::to_string(st->physical) + "i";
     for (size_t i = 0; i < kCounters; ++i) {
       const uint64_t v = p.v[i];
       const bool fits = in_words(i) ? v <= static_cast<uint64_t>(INT64_MAX) / 4 : v <= static_cast<uint64_t>(INT64_MAX);

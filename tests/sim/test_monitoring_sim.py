@@ -168,6 +168,8 @@ class Monitoring(TempDirTest):
             self.assertEqual([v[1] for v in far["series"][0]["values"]], [ODD_NAME])
             points = influx.query("SELECT COUNT(symbol_errors) FROM infiniband_port")
             self.assertEqual(points["series"][0]["values"][0][1], cabled_ports(TOPO))
+            active = influx.query("SELECT COUNT(port_state) FROM infiniband_port WHERE port_state = 4 AND physical_state = 5")
+            self.assertEqual(active["series"][0]["values"][0][1], cabled_ports(TOPO), "every port Active, LinkUp, read now")
         finally:
             influx.stop()
 
@@ -177,7 +179,9 @@ class Monitoring(TempDirTest):
             ibroute("scan", "--db", db, sim=sim)
             ibroute("counters", "--db", db, "--format", "influx", "--store", "--label", "cron", sim=sim)
             self.assertEqual(db_rows(db, "SELECT label FROM counter_snapshot"), [("cron",)])
-            for args, text in ((["--format", "graphite"], "--format"), (["-o", self.path("x")], "-o is for --format prometheus or influx")):
+            for args, text in ((["--format", "graphite"], "--format"), (["-o", self.path("x")], "-o is for --format prometheus or influx"),
+                               (["--json", "--format", "prometheus"], "--json and --format prometheus: give one of them"),
+                               (["--carry", self.path("c")], "--carry is for --format prometheus or influx")):
                 r = ibroute("counters", "--db", db, *args, sim=sim, check=False)
                 self.assertEqual(r.returncode, 2, r.stderr)
                 self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
@@ -236,6 +240,49 @@ class Monitoring(TempDirTest):
                 if prom:
                     prom.terminate()
                     prom.wait(30)
+                exporter.send_signal(signal.SIGTERM)
+                rc = exporter.wait(30)
+        self.assertEqual(rc, 0, exporter.stderr.read())
+
+    def test_a_port_that_goes_down_stays_reported_with_its_last_counters(self):
+        """node2-040's cable (ibswitch01 port 1) pulled in ibsim while the exporter runs: the host port
+        no longer answers and is still reported, with the counters last read (answered 0); the switch
+        port answers with PortState Down; nothing else changes its state."""
+        db, port = self.path("down.db"), free_port()
+        with SimFabric(TOPO, lmc=0) as sim:
+            ibroute("scan", "--db", db, sim=sim)
+            sim.console('PerformanceSet "node2-040"[1] PortCounters.SymbolErrorCounter=5')
+            sim.console('PerformanceSet "node2-040"[1] PortCounters.PortXmitWait=4321')
+            exporter = subprocess.Popen([IBROUTE, "exporter", "--db", db, "--listen", f"127.0.0.1:{port}", "--min-interval", "0"],
+                                        env=sim.env(), cwd=sim.dir, stderr=subprocess.PIPE, text=True)
+            try:
+                url = f"http://127.0.0.1:{port}/metrics"
+                before = prom_samples(wait_for(lambda: get(url)))
+                host = find(before, "infiniband_hca_info", hca="node2-040")[0]["guid"]
+                switch = find(before, "infiniband_switch_info", switch="ibswitch01")[0]["guid"]
+                self.assertEqual(find(before, "infiniband_hca_port_symbol_error_total", guid=host, port="1")[1], 5)
+                self.assertEqual(find(before, "infiniband_hca_port_answered", guid=host, port="1")[1], 1)
+                self.assertEqual(find(before, "infiniband_hca_port_state", guid=host, port="1")[1], 4, "Active")
+                self.assertEqual(find(before, "infiniband_switch_port_state", guid=switch, port="1")[1], 4)
+                states = {k: v for k, v in before.items() if k[0].endswith("_port_state")}
+                self.assertEqual(set(states.values()), {4}, "every cabled port Active before")
+                self.assertEqual(len(states), cabled_ports(TOPO))
+                sim.console('Unlink "ibswitch01"[1]')
+                after = prom_samples(get(url))
+                self.assertEqual(find(after, "infiniband_hca_port_answered", guid=host, port="1")[1], 0)
+                self.assertEqual(find(after, "infiniband_hca_port_symbol_error_total", guid=host, port="1")[1], 5, "its last counters")
+                self.assertEqual(find(after, "infiniband_hca_port_transmit_wait_total", guid=host, port="1")[1], 4321)
+                self.assertNotIn(("infiniband_hca_port_state", frozenset({("guid", host), ("port", "1")})), after, "not read: not said")
+                self.assertEqual(find(after, "infiniband_switch_port_state", guid=switch, port="1")[1], 1, "Down, read at the switch")
+                self.assertEqual(find(after, "ibroute_counters_ports_carried")[1], 1)
+                changed = {k for k, v in after.items() if k[0].endswith("_port_state") and v != 4}
+                self.assertEqual(changed, {("infiniband_switch_port_state", frozenset({("guid", switch), ("port", "1")}))})
+                # Still there a reading later (carried on), and promtool takes the exposition.
+                again = get(url)
+                self.assertEqual(find(prom_samples(again), "infiniband_hca_port_symbol_error_total", guid=host, port="1")[1], 5)
+                check = subprocess.run(["promtool", "check", "metrics"], input=again, capture_output=True, text=True)
+                self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
+            finally:
                 exporter.send_signal(signal.SIGTERM)
                 rc = exporter.wait(30)
         self.assertEqual(rc, 0, exporter.stderr.read())

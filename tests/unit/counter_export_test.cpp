@@ -3,9 +3,12 @@
 // format, and what a format cannot hold left out and named rather than written as another number.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
 #include <regex>
 #include <set>
 
+#include "counter_carry.hpp"
 #include "counter_export.hpp"
 #include "ibroute/fabric/synthetic.hpp"
 
@@ -102,4 +105,89 @@ TEST(CounterExport, NamesAreEscapedAndUnansweredPortsShownNotZeroed) {
   // The renamed node, which did not answer, is its peer's far end: comma, equals and space escaped.
   EXPECT_NE(lines.find("remote_node=a\"b\\c\\,\\ d\\=e\\x1b[31m\\xff"), std::string::npos) << lines;
   EXPECT_EQ(lines.find('\x1b'), std::string::npos);
+}
+
+// A port that stops answering keeps its last counters through the carry file, marked unanswered;
+// the file's damage (another format, a value beyond its counter's width, a cut line) is said and
+// the file not used; ports of nodes the fabric no longer has are skipped.
+// reading_of's values cut to each counter's width, as a port reads them.
+CounterSnapshot fitting(CounterSnapshot s) {
+  for (PortSample& x : s.ports)
+    for (size_t i = 0; i < kCounters; ++i)
+      if (const int bits = counter_bits(static_cast<Counter>(i), x.extended); bits < 64) x.v[i] %= uint64_t{1} << bits;
+  return s;
+}
+
+TEST(CounterCarry, ThePortThatStopsAnsweringKeepsItsLastCountersAndADamagedFileIsNotUsed) {
+  const Fabric f = small_tree();
+  const CounterSnapshot first = fitting(reading_of(f));
+  const std::string path = ::testing::TempDir() + "/carry-test";
+  // Written and read back: every port, every value.
+  std::string text = carry_text(f, first.ports);
+  {
+    std::ofstream(path) << text;
+  }
+  std::string note;
+  EXPECT_EQ(read_carry(path, f, note), first.ports);
+  EXPECT_EQ(note, "");
+  // The next reading: one host port unanswered. It is carried with its last values, and the
+  // exposition gives them with port_answered 0 and no state (not read); the others' states given.
+  CounterSnapshot now = fitting(reading_of(f));
+  const PortSample gone = now.ports[1];
+  now.ports.erase(now.ports.begin() + 1);
+  now.unanswered.push_back({gone.node, gone.port});
+  for (const PortSample& x : now.ports) now.states.push_back({x.node, x.port, 4, 5});
+  const std::vector<PortSample> next = carry_over(now, read_carry(path, f, note));
+  ASSERT_EQ(now.carried.size(), 1u);
+  EXPECT_EQ(now.carried[0], gone);
+  EXPECT_EQ(next, first.ports) << "what is carried on: the answered ports now and the one carried";
+  const std::string prom = prometheus_text(f, now, {1, 0.1, 4});
+  const Node& n = f.nodes[static_cast<size_t>(gone.node)];
+  const std::string kind = n.is_switch() ? "switch" : "hca";
+  const std::string labels = "{guid=\"" + guid_hex(n.guid) + "\",port=\"" + std::to_string(gone.port) + "\"}";
+  EXPECT_NE(prom.find("infiniband_" + kind + "_port_symbol_error_total" + labels + " " + std::to_string(gone.v[5]) + "\n"), std::string::npos);
+  EXPECT_NE(prom.find("infiniband_" + kind + "_port_answered" + labels + " 0\n"), std::string::npos);
+  EXPECT_EQ(prom.find("infiniband_" + kind + "_port_state" + labels), std::string::npos);
+  const PortSample& kept = now.ports[0];
+  const Node& kn = f.nodes[static_cast<size_t>(kept.node)];
+  EXPECT_NE(prom.find(std::string("infiniband_") + (kn.is_switch() ? "switch" : "hca") + "_port_state{guid=\"" + guid_hex(kn.guid) + "\",port=\"" +
+                      std::to_string(kept.port) + "\"} 4\n"),
+            std::string::npos);
+  EXPECT_NE(prom.find("ibroute_counters_ports_carried 1\n"), std::string::npos);
+  // Damaged files: said in one line naming the file, nothing used.
+  const std::string head = text.substr(0, text.find('\n') + 1);
+  const std::string guid = carry_text(f, {gone}).substr(head.size(), carry_text(f, {gone}).find(' ', head.size()) - head.size());
+  auto row = [](const std::string& g, const std::string& port, const std::string& ext, const std::string& first) {
+    std::string r = g + " " + port + " " + ext + " " + first;
+    for (size_t i = 1; i < kCounters; ++i) r += " 0";
+    return r + "\n";
+  };
+  const std::string good = row(guid, "1", "1", "7");
+  for (const std::string& bad : {std::string("ibroute-counter-carry 2\n") + good,           // another version
+                                 head + good.substr(0, good.size() / 2) + "\n",              // a cut line
+                                 head + good.substr(0, good.size() - 1) + " 7\n",            // a value too many
+                                 head + row("zz", "1", "1", "7"),                            // no GUID
+                                 head + row(guid, "255", "1", "7"),                          // no port
+                                 head + row(guid, "1", "0", "4294967296"),                   // beyond 32 bits without extended counters
+                                 head + row(guid, "1", "1", "18446744073709551616")}) {      // beyond 64 bits
+    {
+      std::ofstream(path, std::ios::trunc) << bad;
+    }
+    note.clear();
+    EXPECT_TRUE(read_carry(path, f, note).empty()) << bad;
+    EXPECT_NE(note.find(path + ": "), std::string::npos) << bad;
+    EXPECT_EQ(note.find('\n'), std::string::npos);
+  }
+  // A node the fabric no longer has: its line skipped, the rest used.
+  {
+    std::ofstream(path, std::ios::trunc) << head << row("123456789abcdef", "1", "1", "1") << good;
+  }
+  note.clear();
+  ASSERT_EQ(read_carry(path, f, note).size(), 1u);
+  EXPECT_EQ(read_carry(path, f, note)[0].v[0], 7u);
+  EXPECT_EQ(note, "");
+  std::remove(path.c_str());
+  note.clear();
+  EXPECT_TRUE(read_carry(path, f, note).empty());
+  EXPECT_EQ(note, "") << "no file: the first reading";
 }

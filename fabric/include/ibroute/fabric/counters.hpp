@@ -39,11 +39,24 @@ struct PortSample {
   bool operator==(const PortSample&) const = default;
 };
 
+// A port's link as its PortInfo told at the reading (SubnGet, LID-routed). PortState: 1 Down,
+// 2 Initialize, 3 Armed, 4 Active. PortPhysicalState: 1 Sleep, 2 Polling, 3 Disabled,
+// 4 PortConfigurationTraining, 5 LinkUp, 6 LinkErrorRecovery, 7 PhyTest.
+struct PortLinkState {
+  int32_t node = -1;
+  int port = 0;
+  uint8_t state = 0, physical = 0;
+  bool operator==(const PortLinkState&) const = default;
+};
+
 // The counters of one snapshot, and the ports that did not answer or lack extended counters.
+// `states` and `carried` are for the monitoring formats and never stored.
 struct CounterSnapshot {
   std::vector<PortSample> ports;                     // ordered by (node, port)
   std::vector<std::pair<int32_t, int>> unanswered;   // (node, port) that gave no PortCounters
   std::vector<std::pair<int32_t, int>> no_extended;  // (node, port) whose counters are 32 bits only
+  std::vector<PortLinkState> states;                 // ports whose PortInfo answered (when asked), by (node, port)
+  std::vector<PortSample> carried;                   // unanswered ports: their counters as last read before, by (node, port)
 };
 
 // Width of counter c of a sample (the data and packet counts are 64 bits where extended).

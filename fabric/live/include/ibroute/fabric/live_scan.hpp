@@ -31,8 +31,9 @@ Fabric load_ibnd_cache(const std::string& path);
 
 // The performance counters of every connected switch and host port of `f` (a scan of the fabric
 // this port reaches), read live; ports that do not answer are listed, not fatal. Throws
-// std::runtime_error when the MAD port cannot be opened.
+// std::runtime_error when the MAD port cannot be opened. `port_states`: also every such port's
+// PortInfo (its state and physical state, one SMP each) into the snapshot's `states`.
 struct CounterSnapshot;
-CounterSnapshot read_counters(const Fabric& f, const LiveScanOptions& opt);
+CounterSnapshot read_counters(const Fabric& f, const LiveScanOptions& opt, bool port_states = false);
 
 }  // namespace ibroute::fabric
