@@ -16,6 +16,9 @@ PACKAGES=(
   ibverbs-providers libopenmpi-dev openmpi-bin
   # the VM test starts a one-node Slurm inside the VM and launches the ranks with srun --mpi=pmix
   slurmd slurmctld slurm-client
+  # topo --format slurm-block is read back by a Slurm with the block plugin (25.05+): Debian
+  # unstable's, in a chroot the test makes (tests/sim/test_slurm_sim.py)
+  debootstrap
   qemu-system-x86 linux-image-amd64 busybox-static kmod rdma-core ibverbs-utils perftest iproute2
   # ibroute accept: its HTML report is checked in a real browser
   chromium

@@ -32,13 +32,16 @@ struct TopoOptions {
 
 // topology.conf for Slurm's tree plugin: the text out, what was left out and why on stderr.
 int run_slurm(store::FabricStore& store, const TopoOptions& o) {
-  if (!o.schedule.empty() || !o.pattern.empty() || o.hosts) throw InputError("--format slurm takes no --schedule, --pattern or --hosts");
+  if (!o.schedule.empty() || !o.pattern.empty() || o.hosts) throw InputError("--format " + o.format + " takes no --schedule, --pattern or --hosts");
   FabricContext c(store, o.scan);
-  const workflow::SlurmTopology t = workflow::slurm_topology(c.fabric, c.structure);
+  const bool block = o.format == "slurm-block";
+  const workflow::SlurmTopology t = block ? workflow::slurm_blocks(c.fabric, c.structure) : workflow::slurm_topology(c.fabric, c.structure);
   if (t.hosts == 0) throw InputError("scan " + std::to_string(c.scan_id) + ": no host with a Slurm node name" +
                                      (t.left_out.empty() ? std::string() : " (" + t.left_out.front() + ")"));
-  const std::string head = "# Slurm topology.conf (TopologyPlugin=topology/tree) from ibroute scan " + std::to_string(c.scan_id) + ": " +
-                           std::to_string(t.switches) + " switches, " + std::to_string(t.hosts) + " hosts\n";
+  const std::string head = block ? "# Slurm topology.yaml (topology/block) from ibroute scan " + std::to_string(c.scan_id) + ": " +
+                                       std::to_string(t.switches) + " blocks (one per switch hosts are cabled to), " + std::to_string(t.hosts) + " hosts\n"
+                                 : "# Slurm topology.conf (TopologyPlugin=topology/tree) from ibroute scan " + std::to_string(c.scan_id) + ": " +
+                                       std::to_string(t.switches) + " switches, " + std::to_string(t.hosts) + " hosts\n";
   if (o.output.empty() || o.output == "-") std::cout << head << t.text;
   else write_whole_file(o.output, head + t.text);
   for (const std::string& n : t.notes) std::cerr << "topo: " << n << "\n";  // names were checked for control characters where they entered
@@ -60,7 +63,7 @@ int run_slurm(store::FabricStore& store, const TopoOptions& o) {
 
 int run_topo(const TopoOptions& o) {
   store::FabricStore store(o.db, store::Access::read_only);
-  if (o.format == "slurm") return run_slurm(store, o);
+  if (o.format == "slurm" || o.format == "slurm-block") return run_slurm(store, o);
   DotOptions opt{.fold_hosts = !o.hosts};
   std::string text;
   if (o.schedule.empty() && o.pattern.empty()) {
@@ -119,13 +122,16 @@ Runner setup_topo(CLI::App& app) {
       "--format slurm writes Slurm's topology.conf for TopologyPlugin=topology/tree: a line per switch (directors as\n"
       "their ASICs) with its child switches and hosts, hosts by their description's first word (node-name map\n"
       "names first), in compressed host lists; hosts without a usable name or link are left out and named on stderr.\n"
+      "--format slurm-block writes topology.yaml for topology/block (Slurm 25.05 and later): a block per switch with\n"
+      "hosts, the same hosts, blocks under one upper switch side by side.\n"
       "Exit: 0 written, 1 Graphviz failed, 2 bad input.");
   add_db_option(c, o->db);
   add_scan_option(c, o->scan);
   c->add_option("--format", o->format,
                 "dot, svg (Graphviz; parallel links folded per switch pair beyond 40 switches) or matrix (SVG: per "
-                "pair of levels, lower x upper switches, a cell per switch pair - readable at any size) or slurm (topology.conf)")
-      ->check(CLI::IsMember({"dot", "svg", "matrix", "slurm"}))
+                "pair of levels, lower x upper switches, a cell per switch pair - readable at any size), slurm (topology.conf) or "
+                "slurm-block (topology.yaml)")
+      ->check(CLI::IsMember({"dot", "svg", "matrix", "slurm", "slurm-block"}))
       ->capture_default_str();
   c->add_option("-o,--output", o->output, "output file (default: standard output)");
   c->add_flag("--hosts", o->hosts, "draw every host instead of one box per leaf");

@@ -168,17 +168,65 @@ std::vector<std::string> switch_names(const Fabric& f, const InTree& tree, const
   return name;
 }
 
+// The tree's switches, their Slurm names, and the hosts placed under them.
+struct Placed {
+  InTree tree;
+  int top = 0;
+  std::map<int32_t, std::vector<std::string>> hosts_at;
+  std::vector<std::string> name;
+};
+Placed placed(const Fabric& f, const FabricStructure& s, SlurmTopology& out) {
+  Placed p;
+  p.tree.assign(f.nodes.size(), 0);
+  for (size_t x = 0; x < f.nodes.size(); ++x)
+    if (f.nodes[x].is_switch() && x < s.level.size() && s.level[x] >= 1) p.tree[x] = 1, p.top = std::max(p.top, s.level[x]);
+  ByWord by_word = host_ports(f, p.tree, out);
+  p.hosts_at = place_hosts(f, by_word, out);
+  p.name = switch_names(f, p.tree, by_word, out);
+  return p;
+}
+
 }  // namespace
+
+SlurmTopology slurm_blocks(const Fabric& f, const FabricStructure& s) {
+  SlurmTopology out;
+  const Placed p = placed(f, s, out);
+  // Blocks side by side as the tree has them (Slurm aggregates neighbouring blocks): by the first
+  // switch above each (by name), then by their own names.
+  std::vector<std::pair<std::string, int32_t>> order;
+  size_t smallest = SIZE_MAX;
+  for (const auto& [x, hosts] : p.hosts_at) {
+    std::string above;
+    const Node& sw = f.nodes[static_cast<size_t>(x)];
+    for (int q = 1; q <= sw.num_ports(); ++q) {
+      const Port& port = sw.ports[q];
+      if (port_usable(port) && port.peer_node >= 0 && p.tree[port.peer_node] && s.level[port.peer_node] > s.level[static_cast<size_t>(x)] &&
+          (above.empty() || natural_less(p.name[port.peer_node], above)))
+        above = p.name[port.peer_node];
+    }
+    order.emplace_back(above, x);
+    smallest = std::min(smallest, hosts.size());
+  }
+  std::sort(order.begin(), order.end(), [&](const auto& a, const auto& b) {
+    return a.first != b.first ? natural_less(a.first, b.first) : natural_less(p.name[a.second], p.name[b.second]);
+  });
+  if (order.empty()) return out;
+  // Names are Slurm names (letters, digits, '-', '_', '.'), quoted so that YAML reads none as a number or a boolean.
+  out.text = "- topology: \"infiniband\"\n  cluster_default: true\n  block:\n    block_sizes:\n      - " + std::to_string(smallest) + "\n    blocks:\n";
+  for (const auto& [above, x] : order) {
+    out.text += "      - block: \"" + p.name[static_cast<size_t>(x)] + "\"\n        nodes: \"" + compress_hostlist(p.hosts_at.at(x)) + "\"\n";
+    ++out.switches;
+  }
+  return out;
+}
 
 SlurmTopology slurm_topology(const Fabric& f, const FabricStructure& s) {
   SlurmTopology out;
-  InTree tree(f.nodes.size(), 0);
-  int top = 0;
-  for (size_t x = 0; x < f.nodes.size(); ++x)
-    if (f.nodes[x].is_switch() && x < s.level.size() && s.level[x] >= 1) tree[x] = 1, top = std::max(top, s.level[x]);
-  ByWord by_word = host_ports(f, tree, out);
-  const std::map<int32_t, std::vector<std::string>> hosts_at = place_hosts(f, by_word, out);
-  const std::vector<std::string> name = switch_names(f, tree, by_word, out);
+  const Placed p = placed(f, s, out);
+  const InTree& tree = p.tree;
+  const int top = p.top;
+  const std::map<int32_t, std::vector<std::string>>& hosts_at = p.hosts_at;
+  const std::vector<std::string>& name = p.name;
   // From the hosts' level up: each switch's child switches (one level below, cabled, written) and hosts.
   std::vector<char> written(f.nodes.size(), 0);
   for (int level = 1; level <= top; ++level) {

@@ -27,6 +27,12 @@ struct SlurmTopology {
 // gives them names). A host with HCAs on several switches is listed under its first HCA's.
 SlurmTopology slurm_topology(const fabric::Fabric& f, const fabric::FabricStructure& s);
 
+// Slurm's topology.yaml for the block plugin (topology/block, Slurm 25.05 and later): one block
+// per switch that hosts are placed under (the hosts as above), blocks of one upper switch side by
+// side (Slurm aggregates neighbouring blocks), the base block size the smallest block's host count.
+// `switches` counts the blocks.
+SlurmTopology slurm_blocks(const fabric::Fabric& f, const fabric::FabricStructure& s);
+
 // "node1-[001-004,007],login" from names: runs of numbered names with one prefix and width joined.
 std::string compress_hostlist(std::vector<std::string> names);
 

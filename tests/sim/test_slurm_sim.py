@@ -158,5 +158,91 @@ class SlurmTopology(TempDirTest):
                 self.assertIn("SPINE", where)
                 self.assertTrue(children, name)
 
+# Slurm's block topology (topology.yaml, Slurm 25.05 and later) is read by a newer Slurm than
+# Debian 12 ships: Debian unstable's, in a chroot that debootstrap makes once (about 300 MB, 30 s
+# on a good link) and keeps in the cache directory.
+SID = os.path.join(os.environ.get("IBROUTE_CACHE", "/var/tmp"), "ibroute-slurm-sid")
+
+
+def sid_root():
+    if os.path.exists(os.path.join(SID, "usr", "sbin", "slurmctld")):
+        return SID
+    tmp = SID + ".tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    subprocess.run(["debootstrap", "--variant=minbase", "--include=slurmctld,slurm-client", "sid", tmp, "http://deb.debian.org/debian"],
+                   check=True, capture_output=True, timeout=1200)
+    os.rename(tmp, SID)
+    return SID
+
+
+def in_sid(root, *cmd, **kw):
+    """A command in the chroot, with /proc mounted in a mount namespace of its own (gone with it)."""
+    return subprocess.run(["unshare", "-m", "--fork", "sh", "-c", f'mount -t proc proc "{root}/proc" && exec chroot "$0" "$@"', root,
+                           "env", "SLURM_CONF=/ibroute-slurm/slurm.conf", *cmd], **kw)
+
+
+@unittest.skipUnless(os.geteuid() == 0 and shutil.which("debootstrap") and shutil.which("unshare"),
+                     "needs root, debootstrap and unshare (scripts/deps.sh) for a chroot with Slurm 25.05 or later")
+class SlurmBlockTopology(TempDirTest):
+    def test_blocks_read_back_by_a_slurm_with_the_block_plugin(self):
+        root = sid_root()
+        topo = os.path.join(EXAMPLES, "hft96-shuffled.topo")
+        text = open(topo).read()
+        switches = set(re.findall(r'^Switch\s+\d+\s+"([^"]+)"', text, re.M))
+        hosts_of, cur = {}, None
+        for line in text.splitlines():
+            if m := re.match(r'^(Switch|Hca)\s+\d+\s+"([^"]+)"', line):
+                cur = m.group(2) if m.group(1) == "Switch" else None
+                if cur:
+                    hosts_of[cur] = set()
+            elif cur and (m := re.match(r'^\[\d+\]\s+"([^"]+)"', line)) and m.group(1) not in switches:
+                hosts_of[cur].add(m.group(1))
+        pulled = "node2-040"  # ibswitch01 port 1: that leaf keeps 7 of its 8 hosts
+        db = self.path("f.db")
+        with SimFabric(topo, lmc=0) as sim:
+            ibroute("scan", "--db", db, sim=sim)
+            sim.console('Unlink "ibswitch01"[1]')
+            sim.route()
+            ibroute("scan", "--db", db, sim=sim)
+        d = os.path.join(root, "ibroute-slurm")
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(os.path.join(d, "state"))
+        r = ibroute("topo", "--db", db, "--format", "slurm-block", "-o", os.path.join(d, "topology.yaml"))
+        self.assertEqual(r.stderr.splitlines(), [f"topo: left out {pulled}: in scan 1, gone from scan 2"])
+        everyone = set().union(*hosts_of.values()) - {pulled}
+        port = free_port()
+        with open(os.path.join(d, "slurm.conf"), "w") as f:
+            f.write(SLURM_CONF.format(host=socket.gethostname(), port=port, dport=free_port(), user="root", dir="/ibroute-slurm")
+                    .replace("SelectType=select/linear", "SelectType=select/cons_tres").replace("TopologyPlugin=topology/tree\n", ""))
+            for n in sorted(everyone):
+                f.write(f"NodeName={n} NodeAddr=127.0.0.1 CPUs=1 State=UNKNOWN\n")
+            f.write("PartitionName=all Nodes=ALL Default=YES State=UP\n")
+        ctld = subprocess.Popen(["unshare", "-m", "--fork", "--kill-child=SIGTERM", "sh", "-c", f'mount -t proc proc "{root}/proc" && exec chroot "$0" "$@"', root,
+                                 "env", "SLURM_CONF=/ibroute-slurm/slurm.conf", "timeout", "120", "slurmctld", "-D", "-c"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            out = None
+            for _ in range(60):
+                got = in_sid(root, "scontrol", "show", "topology", capture_output=True, text=True, timeout=20)
+                if got.returncode == 0 and "BlockName=" in got.stdout:
+                    out = got.stdout
+                    break
+                self.assertIsNone(ctld.poll(), f"slurmctld ended: {ctld.stderr.read()[-800:]}")
+                time.sleep(0.5)
+            self.assertIsNotNone(out, "scontrol never showed a block topology")
+            blocks = {}
+            for line in out.splitlines():
+                fields = dict(re.findall(r"(\w+)=(\S+)", line))
+                nodes = in_sid(root, "scontrol", "show", "hostnames", fields["Nodes"], capture_output=True, text=True, timeout=20, check=True)
+                blocks[fields["BlockName"]] = (int(fields["BlockIndex"]), set(nodes.stdout.split()), int(fields["BlockSize"]))
+        finally:
+            ctld.kill()  # unshare --fork waits out SIGTERM; killed, it hands slurmctld SIGTERM (--kill-child)
+            ctld.wait(timeout=30)
+        leaves = {k: v - {pulled} for k, v in hosts_of.items() if v}
+        self.assertEqual({k: v[1] for k, v in blocks.items()}, leaves, "a block per leaf, its hosts as cabled, the pulled one gone")
+        self.assertEqual({v[2] for v in blocks.values()}, {min(len(v) for v in leaves.values())}, "the base block: the smallest leaf")
+        self.assertEqual(sorted(blocks, key=lambda b: blocks[b][0]), sorted(leaves), "side by side in the order of their names")
+
+
 if __name__ == "__main__":
     unittest.main()
