@@ -53,6 +53,40 @@ void windowed(ibmad_port* port, const std::vector<Ask>& todo, const LiveScanOpti
       [&](size_t i, uint8_t* mad) { answer(todo[i], mad + IB_PC_DATA_OFFS); }, [](size_t) {});
 }
 
+// PortCountersExtended's 64-bit data and packet counts into the sample.
+void extended_counts(PortSample& s, uint8_t* d) {
+  auto put = [&](Counter c, uint64_t v) { s.v[static_cast<size_t>(c)] = v; };
+  put(Counter::xmit_data, mad_get_field64(d, 0, IB_PC_EXT_XMT_BYTES_F));
+  put(Counter::rcv_data, mad_get_field64(d, 0, IB_PC_EXT_RCV_BYTES_F));
+  put(Counter::xmit_pkts, mad_get_field64(d, 0, IB_PC_EXT_XMT_PKTS_F));
+  put(Counter::rcv_pkts, mad_get_field64(d, 0, IB_PC_EXT_RCV_PKTS_F));
+}
+
+// PortCounters into the sample: the wait and error counters, and the 32-bit data and packet
+// counts when `counts` (no extended ones for this port).
+void port_counters(PortSample& s, uint8_t* d, bool counts) {
+  auto put = [&](Counter c, uint64_t v) { s.v[static_cast<size_t>(c)] = v; };
+  if (counts) {
+    put(Counter::xmit_data, mad_get_field(d, 0, IB_PC_XMT_BYTES_F));
+    put(Counter::rcv_data, mad_get_field(d, 0, IB_PC_RCV_BYTES_F));
+    put(Counter::xmit_pkts, mad_get_field(d, 0, IB_PC_XMT_PKTS_F));
+    put(Counter::rcv_pkts, mad_get_field(d, 0, IB_PC_RCV_PKTS_F));
+  }
+  put(Counter::xmit_wait, mad_get_field(d, 0, IB_PC_XMT_WAIT_F));
+  put(Counter::symbol_errors, mad_get_field(d, 0, IB_PC_ERR_SYM_F));
+  put(Counter::link_recovers, mad_get_field(d, 0, IB_PC_LINK_RECOVERS_F));
+  put(Counter::link_downed, mad_get_field(d, 0, IB_PC_LINK_DOWNED_F));
+  put(Counter::rcv_errors, mad_get_field(d, 0, IB_PC_ERR_RCV_F));
+  put(Counter::rcv_remote_phys_errors, mad_get_field(d, 0, IB_PC_ERR_PHYSRCV_F));
+  put(Counter::rcv_switch_relay_errors, mad_get_field(d, 0, IB_PC_ERR_SWITCH_REL_F));
+  put(Counter::xmit_discards, mad_get_field(d, 0, IB_PC_XMT_DISCARDS_F));
+  put(Counter::xmit_constraint_errors, mad_get_field(d, 0, IB_PC_ERR_XMTCONSTR_F));
+  put(Counter::rcv_constraint_errors, mad_get_field(d, 0, IB_PC_ERR_RCVCONSTR_F));
+  put(Counter::local_link_integrity_errors, mad_get_field(d, 0, IB_PC_ERR_LOCALINTEG_F));
+  put(Counter::excessive_buffer_overrun_errors, mad_get_field(d, 0, IB_PC_ERR_EXCESS_OVR_F));
+  put(Counter::vl15_dropped, mad_get_field(d, 0, IB_PC_VL15_DROPPED_F));
+}
+
 // Each port's PortInfo by a LID-routed SMP (a switch's at its LID, a host port's at its own; the
 // attribute modifier names the port): its state and physical state.
 std::vector<PortLinkState> read_port_states(ibmad_port* port, const std::vector<Ask>& todo, const LiveScanOptions& opt) {
@@ -129,35 +163,13 @@ CounterSnapshot read_counters(const Fabric& f, const LiveScanOptions& opt, bool 
   windowed(port.get(), todo, opt, [&](const Ask& a, uint8_t* d) {
         PortSample& s = got[{a.node, a.port}];
         s.node = a.node, s.port = a.port;
-        auto put = [&](Counter c, uint64_t v) { s.v[static_cast<size_t>(c)] = v; };
         if (a.attr == IB_GSI_PORT_COUNTERS_EXT) {
           ext_ok.emplace(a.node, a.port);
-          put(Counter::xmit_data, mad_get_field64(d, 0, IB_PC_EXT_XMT_BYTES_F));
-          put(Counter::rcv_data, mad_get_field64(d, 0, IB_PC_EXT_RCV_BYTES_F));
-          put(Counter::xmit_pkts, mad_get_field64(d, 0, IB_PC_EXT_XMT_PKTS_F));
-          put(Counter::rcv_pkts, mad_get_field64(d, 0, IB_PC_EXT_RCV_PKTS_F));
+          extended_counts(s, d);
           return;
         }
         pc_ok.emplace(a.node, a.port);
-        if (!ext_ok.count({a.node, a.port})) {  // the 32-bit counts stand unless extended ones came (or come)
-          put(Counter::xmit_data, mad_get_field(d, 0, IB_PC_XMT_BYTES_F));
-          put(Counter::rcv_data, mad_get_field(d, 0, IB_PC_RCV_BYTES_F));
-          put(Counter::xmit_pkts, mad_get_field(d, 0, IB_PC_XMT_PKTS_F));
-          put(Counter::rcv_pkts, mad_get_field(d, 0, IB_PC_RCV_PKTS_F));
-        }
-        put(Counter::xmit_wait, mad_get_field(d, 0, IB_PC_XMT_WAIT_F));
-        put(Counter::symbol_errors, mad_get_field(d, 0, IB_PC_ERR_SYM_F));
-        put(Counter::link_recovers, mad_get_field(d, 0, IB_PC_LINK_RECOVERS_F));
-        put(Counter::link_downed, mad_get_field(d, 0, IB_PC_LINK_DOWNED_F));
-        put(Counter::rcv_errors, mad_get_field(d, 0, IB_PC_ERR_RCV_F));
-        put(Counter::rcv_remote_phys_errors, mad_get_field(d, 0, IB_PC_ERR_PHYSRCV_F));
-        put(Counter::rcv_switch_relay_errors, mad_get_field(d, 0, IB_PC_ERR_SWITCH_REL_F));
-        put(Counter::xmit_discards, mad_get_field(d, 0, IB_PC_XMT_DISCARDS_F));
-        put(Counter::xmit_constraint_errors, mad_get_field(d, 0, IB_PC_ERR_XMTCONSTR_F));
-        put(Counter::rcv_constraint_errors, mad_get_field(d, 0, IB_PC_ERR_RCVCONSTR_F));
-        put(Counter::local_link_integrity_errors, mad_get_field(d, 0, IB_PC_ERR_LOCALINTEG_F));
-        put(Counter::excessive_buffer_overrun_errors, mad_get_field(d, 0, IB_PC_ERR_EXCESS_OVR_F));
-        put(Counter::vl15_dropped, mad_get_field(d, 0, IB_PC_VL15_DROPPED_F));
+        port_counters(s, d, !ext_ok.count({a.node, a.port}));  // the 32-bit counts stand unless extended ones came (or come)
       });
   for (const Target& t : targets) {
     const std::pair key(t.node, t.port);

@@ -1,15 +1,47 @@
 #!/usr/bin/env python3
-"""No function longer than LIMIT lines in the CLI and workflow code (src/cli, src/workflow,
-runner/app): a function is a brace block opened at namespace or class level after a parameter
-list; lambdas and blocks inside count towards it. Comments and literals are blanked first so
-that their braces do not count. Prints each offender as FILE:LINE NAME (N lines), exit 1 if any."""
+"""No function longer than LIMIT lines in any source file outside the tests (the executables, the
+workflow, the adapters, the pure cores, the benchmarks and the examples): a function is a brace
+block opened at namespace or class level after a parameter list; lambdas and blocks inside count
+towards it. Comments and literals are blanked first so that their braces do not count. The
+functions that were longer when the lint came to cover them are listed in KNOWN with the length
+they may not exceed (a ratchet: they may shrink, never grow, and a new one may not join them).
+Prints each offender as FILE:LINE NAME (N lines), exit 1 if any."""
 import pathlib
 import re
 import sys
 
 LIMIT = 80
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-DIRS = ["src/cli", "src/workflow", "runner/app"]
+SKIP = ("tests", "build", ".git")  # tests may be long: a scenario reads best in one piece
+
+# Not yet split (issue 55): "file:function" -> its length when the lint came to cover the cores.
+KNOWN = {
+    "bench/plan_efficiency.cpp:main": 85,
+    "bench/watch_synthetic.cpp:main": 97,
+    "fabric/core/links.cpp:MaxMinFill::rates": 97,
+    "fabric/core/shift_refine.cpp:refine_for_shift": 132,
+    "fabric/core/structure.cpp:analyze_structure": 169,
+    "fabric/core/tree_routing.cpp:route_spread": 147,
+    "fabric/core/tree_routing.cpp:route_tree": 148,
+    "fabric/core/tree_routing.cpp:check_tree_routing": 99,
+    "fabric/dot/dot_writer.cpp:to_dot": 152,
+    "fabric/dot/matrix_svg.cpp:matrix_svg": 160,
+    "fabric/text/ibnetdiscover_parser.cpp:parse_ibnetdiscover": 157,
+    "fabric/text/ports_report_parser.cpp:parse_ports_report": 105,
+    "runner/verbs/data_plane.cpp:Rank::finish_root": 83,
+    "runner/verbs/rank_send.cpp:Rank::timed_sends": 136,
+    "runner/verbs/rank_setup.cpp:Rank::exchange_and_connect": 132,
+    "schedule/core/planner/solve_phases.cpp:solve_phases": 101,
+    "src/store/store_scans.cpp:FabricStore::load_fabric": 96,
+    "src/store/store_schedules.cpp:FabricStore::load_schedule": 95,
+}
+
+
+def sources():
+    for path in sorted(ROOT.rglob("*.[ch]pp")):
+        rel = path.relative_to(ROOT)
+        if rel.parts[0] not in SKIP and not any(p.startswith("build") for p in rel.parts):
+            yield path, rel
 
 
 def blank(text):
@@ -75,12 +107,19 @@ def functions(text):
 
 def main():
     bad = 0
-    for d in DIRS:
-        for path in sorted((ROOT / d).glob("*.[ch]pp")) if (ROOT / d).exists() else []:
-            for name, line, count in functions(path.read_text()):
-                if count > LIMIT:
-                    print(f"{path.relative_to(ROOT)}:{line} {name} ({count} lines, at most {LIMIT})")
-                    bad += 1
+    still = set()
+    for path, rel in sources():
+        for name, line, count in functions(path.read_text()):
+            key = f"{rel}:{name}"
+            most = KNOWN.get(key, LIMIT)
+            if count > most:
+                print(f"{rel}:{line} {name} ({count} lines, at most {most})")
+                bad += 1
+            elif key in KNOWN and count > LIMIT:
+                still.add(key)
+    for key in sorted(set(KNOWN) - still):  # split, renamed or gone: the list says only what is true
+        print(f"{key}: listed in KNOWN but no longer over {LIMIT} lines (or gone): take it out")
+        bad += 1
     return 1 if bad else 0
 
 
