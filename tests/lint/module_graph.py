@@ -10,7 +10,7 @@
 4. No include climbs out of its folder with '..' (which would step past the include folders).
 
 Prints each offence as FILE:LINE what, exit 1 if any. With --self-test, also proves that a core
-file including an adapter's header is caught."""
+file including an adapter's header is caught (the live scan's, and the file formats')."""
 import pathlib
 import re
 import sys
@@ -138,16 +138,21 @@ def project_files():
 
 
 def self_test(targets):
-    """A core file (not written: its path and text only) that includes an adapter's header (the
-    live scan's) must be caught."""
-    probe = (ROOT / "fabric" / "core" / "zz_module_graph_probe.cpp").resolve()
+    """A core file (not written: its path and text only) that includes an adapter's header must be
+    caught: the live scan's from the fabric core, the file formats' (format.hpp, schedule_io's,
+    spelt as the core's own headers are) from the planner core."""
     live = next((ROOT / "fabric/live/include").rglob("*.hpp")).relative_to(ROOT / "fabric/live/include")
-    targets["ibroute_fabric"]["sources"].append(probe)
-    try:
-        found = check(targets, [(probe, f'#include "{live.as_posix()}"\n')])
-    finally:
-        targets["ibroute_fabric"]["sources"].pop()
-    return any("zz_module_graph_probe" in p for p in found)
+    cases = [("ibroute_fabric", ROOT / "fabric" / "core", live.as_posix()), ("ibroute_schedule", ROOT / "schedule" / "core", "ibroute/schedule/format.hpp")]
+    for target, folder, header in cases:
+        probe = (folder / "zz_module_graph_probe.cpp").resolve()
+        targets[target]["sources"].append(probe)
+        try:
+            found = check(targets, [(probe, f'#include "{header}"\n')])
+        finally:
+            targets[target]["sources"].pop()
+        if not any("zz_module_graph_probe" in p for p in found):
+            return False
+    return True
 
 
 def main():
