@@ -40,7 +40,7 @@ struct Inputs {
   ScheduleDoc doc;
   std::optional<int64_t> schedule_id;
   std::unique_ptr<store::FabricStore> store;
-  std::unique_ptr<FabricContext> fabric;  // scan the routes come from
+  std::unique_ptr<ScanContext> fabric;  // scan the routes come from
   std::vector<int32_t> placement;
   std::optional<OwnEpoch> first_own;  // a following rank other than 0: its part of the first epoch
 };
@@ -90,7 +90,7 @@ void load_inputs(const RunOptions& o, int world, int rank, Inputs& in) {
     in.schedule_id = info.id;
     in.doc.schedule = in.store->load_schedule(info.id);
     store::ScanInfo scan = in.store->scan(info.scan_id);
-    in.fabric = std::make_unique<FabricContext>(*in.store, o.scan ? o.scan : std::optional<int64_t>(info.scan_id), first_rank);
+    in.fabric = std::make_unique<ScanContext>(*in.store, o.scan ? o.scan : std::optional<int64_t>(info.scan_id), first_rank);
     // The hosts as the schedule's own scan names them: that scan is loaded once (twice only when
     // --scan routes the run over another one).
     in.doc.identities = in.fabric->scan_id == info.scan_id ? identify_hosts(in.fabric->fabric, in.doc.schedule.hosts)
@@ -111,7 +111,7 @@ void load_inputs(const RunOptions& o, int world, int rank, Inputs& in) {
   }
   if (o.schedule.empty()) {
     if (in.store) {
-      in.fabric = std::make_unique<FabricContext>(*in.store, o.scan, first_rank);
+      in.fabric = std::make_unique<ScanContext>(*in.store, o.scan, first_rank);
       std::vector<std::string> problems;
       in.doc.schedule.hosts = resolve_hosts(in.fabric->fabric, in.doc, problems);
       if (!problems.empty())

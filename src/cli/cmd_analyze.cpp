@@ -71,7 +71,7 @@ std::string pattern_title(const std::string& p) {
 
 // Everything analyze finds, gathered once and then printed or written as JSON.
 struct Analysis {
-  const FabricContext& c;
+  const ScanContext& c;
   std::vector<Host> hosts;
   std::vector<PatternResult> results;
   std::optional<LeastTimes> least;  // of the all-to-all among the hosts (with a round-robin pattern)
@@ -388,7 +388,7 @@ void print_patterns(const AnalyzeOptions& o, const Analysis& a) {
 
 int run_analyze(const AnalyzeOptions& o) {
   store::FabricStore store(o.db, store::Access::read_only);
-  FabricContext c(store, o.scan);
+  ScanContext c(store, o.scan);
   Analysis a{c, select_hosts(c.fabric, o.hosts), {}, std::nullopt, {}, INT32_MAX, 0, changes_since_previous(store, c)};
   evaluate_patterns(o, policies_of(o), a);
   a.bound_gbps = all_to_all_bound_gbps(c.eval, a.hosts);

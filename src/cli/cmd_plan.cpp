@@ -38,7 +38,7 @@ struct PlanCliOptions {
 };
 
 // The stored name: --name, else a2a-N-scanID (two groups: groups-S-R-scanID), made unique.
-std::string schedule_name(store::FabricStore& store, const PlanCliOptions& o, const FabricContext& c, const Exchange& x) {
+std::string schedule_name(store::FabricStore& store, const PlanCliOptions& o, const ScanContext& c, const Exchange& x) {
   if (!o.name.empty()) return o.name;
   const std::string stem = (x.groups() ? "groups-" + std::to_string(x.senders.size()) + "-" + std::to_string(x.receivers.size())
                                        : "a2a-" + std::to_string(x.hosts.size())) + "-scan" + std::to_string(c.scan_id);
@@ -58,7 +58,7 @@ nlohmann::json solver_json(const PlanStats& st) {
           {"work_budget", st.work_budget}, {"work_spent", st.work_spent}};
 }
 
-nlohmann::json plan_json(const FabricContext& c, const Exchange& x, const PlanOutcome& p, int64_t id, double rate_asked,
+nlohmann::json plan_json(const ScanContext& c, const Exchange& x, const PlanOutcome& p, int64_t id, double rate_asked,
                          const std::optional<RoutingAdvice>& advice) {
   const Schedule& s = p.schedule;
   const LoadReport& load = p.load;
@@ -93,7 +93,7 @@ nlohmann::json plan_json(const FabricContext& c, const Exchange& x, const PlanOu
                                 {"planner_efficiency", p.planner_efficiency > 0 ? nlohmann::json(p.planner_efficiency) : nlohmann::json(nullptr)}}}};
 }
 
-void print_plan(const FabricContext& c, const Exchange& x, const PlanOutcome& p, int64_t id, double rate_asked,
+void print_plan(const ScanContext& c, const Exchange& x, const PlanOutcome& p, int64_t id, double rate_asked,
                 const std::optional<RoutingAdvice>& advice) {
   const Schedule& s = p.schedule;
   const LoadReport& load = p.load;
@@ -147,7 +147,7 @@ int run_plan(const PlanCliOptions& o) {
   req.rate = o.rate.empty() ? 0 : parse_quantity(o.rate, false, "--rate");
 
   store::FabricStore store(o.db, store::Access::read_write);
-  FabricContext c(store, o.scan);
+  ScanContext c(store, o.scan);
   c.require_routes("planning");
   const Exchange x = select_exchange(c.fabric, o.hosts, o.senders, o.receivers, o.order == "topology");
   if (x.hosts.size() < 2) throw InputError("a plan needs at least two hosts");

@@ -69,7 +69,7 @@ struct Outcome {
   }
 };
 
-Outcome route_one(const FabricContext& c, Fabric& routed, const std::vector<Host>& hosts, const RoutingCliOptions& o, TreeStyle style) {
+Outcome route_one(const ScanContext& c, Fabric& routed, const std::vector<Host>& hosts, const RoutingCliOptions& o, TreeStyle style) {
   Outcome out;
   out.hosts = hosts;
   out.style = style;
@@ -87,7 +87,7 @@ Outcome route_one(const FabricContext& c, Fabric& routed, const std::vector<Host
 
 // Both constructions where the style is auto: the hubs' (congestion-free shifts on k-ary trees)
 // and the spread one (even link totals where edges are cabled to several directors).
-Outcome route_in_order(const FabricContext& c, Fabric& routed, const std::vector<Host>& hosts, const RoutingCliOptions& o) {
+Outcome route_in_order(const ScanContext& c, Fabric& routed, const std::vector<Host>& hosts, const RoutingCliOptions& o) {
   if (o.style != "auto") return route_one(c, routed, hosts, o, o.style == "spread" ? TreeStyle::spread : TreeStyle::hubs);
   Outcome best = route_one(c, routed, hosts, o, TreeStyle::hubs);
   Fabric again = c.fabric;
@@ -119,7 +119,7 @@ struct Routed {
 };
 
 // The order: as given, the tree's, or (auto) the given one where it reaches the bound, else the tree's.
-Routed compute(const FabricContext& c, const RoutingCliOptions& o) {
+Routed compute(const ScanContext& c, const RoutingCliOptions& o) {
   Routed r{{}, c.fabric, o.order, 0, {}, std::nullopt, std::nullopt, false};
   const std::vector<Host> given = select_hosts(c.fabric, o.hosts);
   Stopwatch clock;
@@ -152,7 +152,7 @@ Routed compute(const FabricContext& c, const RoutingCliOptions& o) {
   return r;
 }
 
-void write_outputs(const FabricContext& c, const RoutingCliOptions& o, Routed& r) {
+void write_outputs(const ScanContext& c, const RoutingCliOptions& o, Routed& r) {
   if (!r.check.ok()) return;
   if (!o.output.empty()) {
     const std::string info = "ibroute routing: scan " + std::to_string(c.scan_id) + ", " + std::to_string(r.best.hosts.size()) +
@@ -168,7 +168,7 @@ void write_outputs(const FabricContext& c, const RoutingCliOptions& o, Routed& r
   }
 }
 
-nlohmann::json routing_json(const FabricContext& c, const RoutingCliOptions& o, const Routed& r) {
+nlohmann::json routing_json(const ScanContext& c, const RoutingCliOptions& o, const Routed& r) {
   const Outcome& best = r.best;
   const int bound = c.structure.transfer_bound;
   nlohmann::json j{{"scan_id", c.scan_id}, {"hosts", best.hosts.size()}, {"order", r.order}, {"levels", c.structure.levels},
@@ -193,7 +193,7 @@ nlohmann::json routing_json(const FabricContext& c, const RoutingCliOptions& o, 
   return j;
 }
 
-void print_routing(const FabricContext& c, const RoutingCliOptions& o, const Routed& r) {
+void print_routing(const ScanContext& c, const RoutingCliOptions& o, const Routed& r) {
   const Outcome& best = r.best;
   const int bound = c.structure.transfer_bound;
   const std::string how = best.style == TreeStyle::spread ? std::string("spread (every switch balances its own choices)")
@@ -231,7 +231,7 @@ int run_routing(RoutingCliOptions o) {
   if (o.order == "name") o.order = "given";
   if (o.order == "topology") o.order = "tree";
   store::FabricStore store(o.db, store::Access::read_only);
-  FabricContext c(store, o.scan);
+  ScanContext c(store, o.scan);
   Routed r = compute(c, o);
   write_outputs(c, o, r);
   if (o.json) print_json(routing_json(c, o, r));

@@ -33,7 +33,7 @@ struct TopoOptions {
 // topology.conf for Slurm's tree plugin: the text out, what was left out and why on stderr.
 int run_slurm(store::FabricStore& store, const TopoOptions& o) {
   if (!o.schedule.empty() || !o.pattern.empty() || o.hosts) throw InputError("--format " + o.format + " takes no --schedule, --pattern or --hosts");
-  FabricContext c(store, o.scan);
+  ScanContext c(store, o.scan);
   const bool block = o.format == "slurm-block";
   const workflow::SlurmTopology t = block ? workflow::slurm_blocks(c.fabric, c.structure) : workflow::slurm_topology(c.fabric, c.structure);
   if (t.hosts == 0) throw InputError("scan " + std::to_string(c.scan_id) + ": no host with a Slurm node name" +
@@ -78,7 +78,7 @@ int run_topo(const TopoOptions& o) {
       s = store.load_schedule(info.id);
       if (!scan) scan = info.scan_id;
     }
-    FabricContext c(store, scan);
+    ScanContext c(store, scan);
     c.require_routes("link load (--schedule, --pattern)");
     if (o.schedule.empty()) {
       schedule::LidPolicy pol;

@@ -34,7 +34,7 @@ int run_validate(const ValidateOptions& o) {
     throw InputError(o.file + ": " + e.what());
   }
   store::FabricStore store(o.db, store::Access::read_only);
-  FabricContext c(store, o.scan);
+  ScanContext c(store, o.scan);
   c.require_routes("validating a schedule");
   Validation v = validate(c.eval, doc, [&](std::string_view stage, size_t d, size_t t) { progress(stage, d, t); });
   progress.finish();

@@ -17,7 +17,7 @@ namespace ibroute::cli {
 
 using namespace ibroute::fabric;
 
-FabricContext::FabricContext(store::FabricStore& store, std::optional<int64_t> scan, bool warn) : workflow::FabricContext(store, scan) {
+ScanContext::ScanContext(store::FabricStore& store, std::optional<int64_t> scan, bool warn) : workflow::FabricContext(store, scan) {
   // Used, but never silently: some switches did not answer, so nodes, tables or routes may be missing.
   if (const std::string w = incomplete_warning(); warn && !w.empty()) std::cerr << "ibroute: warning: " + w + "\n";
 }

@@ -29,10 +29,10 @@ constexpr const char* kDefaultDb = "ibroute.db";
 // The workflow layer (src/workflow) is what the commands bind to options and print.
 using namespace ibroute::workflow;
 
-// A scan's fabric as workflow::FabricContext, saying on stderr when the scan is incomplete
+// The scan a command works on: workflow::FabricContext, and said on stderr when it is incomplete
 // (`warn`: the runner warns on rank 0 only).
-struct FabricContext : workflow::FabricContext {
-  FabricContext(store::FabricStore& store, std::optional<int64_t> scan, bool warn = true);
+struct ScanContext : workflow::FabricContext {
+  ScanContext(store::FabricStore& store, std::optional<int64_t> scan, bool warn = true);
 };
 
 // NODE as the user gives it: a node description, a node or port GUID (0x…), or a LID.
