@@ -103,10 +103,51 @@ struct HostPort {
 using InTree = std::vector<char>;  // per node: a switch of the tree
 using ByWord = std::map<std::string, std::vector<HostPort>>;
 
-// Every CA port of a host cabled into the tree, up, with a LID, by the word its description
-// starts with; the others left out.
+// Whether the switches of the tree that hosts are cabled to all reach a host port's LID by their
+// forwarding tables: "" when they do, else why not. Not asked when the scan has no tables.
+class Reach {
+ public:
+  Reach(const Fabric& f, const InTree& tree) : f_(f), walk_(f) {
+    for (size_t x = 0; x < f.nodes.size(); ++x) {
+      if (!tree[x]) continue;
+      checked_ = checked_ || f.nodes[x].lft_read;
+      for (int p = 1; p <= f.nodes[x].num_ports(); ++p)
+        if (const Port& q = f.nodes[x].ports[p]; q.connected() && !f.nodes[static_cast<size_t>(q.peer_node)].is_switch()) {
+          leaves_.push_back(static_cast<int32_t>(x));
+          break;
+        }
+    }
+  }
+  bool checked() const { return checked_; }
+  std::string why_not(uint16_t lid) {
+    size_t failed = 0;
+    std::string example;
+    for (int32_t sw : leaves_) {
+      hops_.clear();
+      const RouteStatus st = walk_.walk(sw, lid, hops_);
+      if (st == RouteStatus::ok) continue;
+      if (!failed++) example = f_.nodes[static_cast<size_t>(sw)].desc + ": " + std::string(to_string(st));
+    }
+    if (!failed) return "";
+    return "no working route to it from " + std::to_string(failed) + " of the " + std::to_string(leaves_.size()) + " switches hosts are cabled to (" +
+           example + ")";
+  }
+
+ private:
+  const Fabric& f_;
+  LftWalker walk_;
+  std::vector<int32_t> leaves_;
+  std::vector<Hop> hops_;
+  bool checked_ = false;
+};
+
+// Every CA port of a host cabled into the tree, up, with a LID that every switch hosts are cabled
+// to routes to (where the scan has forwarding tables), by the word its description starts with;
+// the others left out.
 ByWord host_ports(const Fabric& f, const InTree& tree, SlurmTopology& out) {
   ByWord by_word;
+  Reach reach(f, tree);
+  if (!reach.checked()) out.notes.push_back("routes not checked: the scan has no forwarding tables (an imported topology), every cabled host is listed");
   for (size_t x = 0; x < f.nodes.size(); ++x) {
     const Node& n = f.nodes[x];
     if (n.is_switch() || node_kind(n) != NodeKind::host) continue;  // SHARP aggregation nodes and routers are no Slurm nodes
@@ -114,8 +155,10 @@ ByWord host_ports(const Fabric& f, const InTree& tree, SlurmTopology& out) {
       const Port& port = n.ports[p];
       if (!port.connected()) continue;
       const std::string who = n.desc + " (port GUID 0x" + hex(port.guid) + ")";
+      std::string unreachable;
       if (!port_usable(port) || port.base_lid == 0) out.left_out.push_back(who + ": its link is down or it has no LID");
       else if (!tree[port.peer_node]) out.left_out.push_back(who + ": cabled to a switch outside the tree");
+      else if (reach.checked() && !(unreachable = reach.why_not(port.base_lid)).empty()) out.left_out.push_back(who + ": " + unreachable);
       else by_word[first_word(n.desc)].push_back({static_cast<int32_t>(x), port.peer_node, port.guid});
     }
   }

@@ -365,3 +365,43 @@ TEST(HostLists, SlurmHostListsFoldRunsOfOneWidth) {
   EXPECT_EQ(compress_hostlist({"a08-p1-dgx-04-c02", "a08-p1-dgx-04-c03", "b01-x"}), "a08-p1-dgx-04-c[02-03],b01-x");
   EXPECT_EQ(compress_hostlist({}), "");
 }
+
+// topology.conf and topology.yaml list only the hosts that every switch hosts are cabled to
+// reaches by its forwarding tables; a host one leaf drops is left out and said why. A scan
+// without tables (an imported topology) cannot tell: every cabled host is listed, and so said.
+TEST(HostLists, SlurmListsOnlyHostsEveryLeafRoutesTo) {
+  FatTreeSpec t;
+  t.leaves = 3, t.hosts_per_leaf = 2, t.uplinks = 2, t.spines = 2;
+  Fabric f = build_fat_tree(t);
+  route_dmodk(f);
+  Fabric bare = f;  // as a topology imported alone has it
+  for (Node& n : bare.nodes) n.lft.clear(), n.lft_read = false;
+  int32_t host = -1, other_leaf = -1;
+  for (size_t i = 0; i < f.nodes.size() && host < 0; ++i)
+    if (!f.nodes[i].is_switch()) host = static_cast<int32_t>(i);
+  ASSERT_GE(host, 0);
+  const Port& hp = f.nodes[static_cast<size_t>(host)].ports[1];
+  for (size_t i = 0; i < f.nodes.size() && other_leaf < 0; ++i)
+    if (f.nodes[i].desc.rfind("leaf", 0) == 0 && static_cast<int32_t>(i) != hp.peer_node) other_leaf = static_cast<int32_t>(i);
+  ASSERT_GE(other_leaf, 0);
+  using ibroute::workflow::slurm_blocks;
+  using ibroute::workflow::slurm_topology;
+  const auto whole = slurm_topology(f, analyze_structure(f));
+  EXPECT_EQ(whole.hosts, 6u);
+  EXPECT_TRUE(whole.left_out.empty());
+  f.nodes[static_cast<size_t>(other_leaf)].lft[hp.base_lid] = kNoRoute;
+  for (const auto& out : {slurm_topology(f, analyze_structure(f)), slurm_blocks(f, analyze_structure(f))}) {
+    EXPECT_EQ(out.hosts, 5u);
+    ASSERT_EQ(out.left_out.size(), 1u);
+    EXPECT_NE(out.left_out[0].find(f.nodes[static_cast<size_t>(host)].desc + " (port GUID"), std::string::npos) << out.left_out[0];
+    EXPECT_NE(out.left_out[0].find("no working route to it from 1 of the 3 switches hosts are cabled to (" + f.nodes[static_cast<size_t>(other_leaf)].desc +
+                                   ": drop)"),
+              std::string::npos)
+        << out.left_out[0];
+    EXPECT_EQ(out.text.find(f.nodes[static_cast<size_t>(host)].desc), std::string::npos);
+  }
+  const auto unchecked = slurm_topology(bare, analyze_structure(bare));
+  EXPECT_EQ(unchecked.hosts, 6u);
+  ASSERT_EQ(unchecked.notes.size(), 1u);
+  EXPECT_NE(unchecked.notes[0].find("routes not checked"), std::string::npos);
+}
