@@ -24,6 +24,8 @@ PACKAGES=(
   chromium
   # the fuzz targets (tests/fuzz): libFuzzer, ASan and UBSan come with clang's runtime
   clang libclang-rt-14-dev
+  # every C++ file as .clang-format lays it out (tests/lint/format_check.py)
+  clang-format
   # the package test reads the installed man pages with man
   man-db
   # the JSON Schemas of the exchange formats (docs/schemas) are checked against real outputs (tests/sim/test_schemas.py)

@@ -7,8 +7,6 @@
 
 #include "commands.hpp"
 #include "common.hpp"
-#include "whole_file.hpp"
-#include "options.hpp"
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/fabric/text_export.hpp"
 #include "ibroute/fabric/tree_routing.hpp"
@@ -17,6 +15,9 @@
 #include "ibroute/schedule/hosts.hpp"
 #include "ibroute/schedule/patterns.hpp"
 #include "ibroute/schedule/planner.hpp"
+#include "options.hpp"
+#include "round_robin.hpp"
+#include "whole_file.hpp"
 
 namespace ibroute::cli {
 
@@ -56,6 +57,7 @@ std::vector<Host> reorder(const std::vector<Host>& hosts, const std::vector<CaPo
 // Round-robin all-to-all with base LIDs over a fabric's tables: what LMC 0 gives.
 struct Outcome {
   LoadReport load;
+  Efficiency efficiency;  // of that round-robin, as plan and analyze give it
   std::vector<Host> hosts;
   TreeRouting routing;
   RefineStats refine;
@@ -69,26 +71,29 @@ struct Outcome {
   }
 };
 
-Outcome route_one(const ScanContext& c, Fabric& routed, const std::vector<Host>& hosts, const RoutingCliOptions& o, TreeStyle style) {
+Outcome route_one(const ScanContext& c, Fabric& routed, const std::vector<Host>& hosts, const RoutingCliOptions& o,
+                  TreeStyle style) {
   Outcome out;
   out.hosts = hosts;
   out.style = style;
   out.routing = route_tree(c.fabric, c.structure, port_refs(hosts), style);
-  if (!o.no_refine) out.refine = refine_for_shift(c.fabric, c.structure, port_refs(hosts), out.routing, {.work = static_cast<uint64_t>(o.refine_work * 1e6)});
+  if (!o.no_refine)
+    out.refine = refine_for_shift(c.fabric, c.structure, port_refs(hosts), out.routing,
+                                  {.work = static_cast<uint64_t>(o.refine_work * 1e6)});
   apply_tree_routing(routed, out.routing);
   const LinkIndex links(routed);
   const EvalContext eval(routed, links, c.structure);
-  std::vector<Phase> rr = shift_phases(hosts.size());
-  apply_lid_policy(routed, hosts, rr, LidPolicy::base);
-  out.load = evaluate(eval, hosts, rr, false);
-  out.least = least_times(eval, hosts, {}, {});
+  workflow::RoundRobin rr = workflow::measure_round_robin(eval, {.hosts = hosts});
+  out.load = std::move(rr.load), out.least = rr.figures.least, out.efficiency = rr.figures.efficiency;
   return out;
 }
 
 // Both constructions where the style is auto: the hubs' (congestion-free shifts on k-ary trees)
 // and the spread one (even link totals where edges are cabled to several directors).
-Outcome route_in_order(const ScanContext& c, Fabric& routed, const std::vector<Host>& hosts, const RoutingCliOptions& o) {
-  if (o.style != "auto") return route_one(c, routed, hosts, o, o.style == "spread" ? TreeStyle::spread : TreeStyle::hubs);
+Outcome route_in_order(const ScanContext& c, Fabric& routed, const std::vector<Host>& hosts,
+                       const RoutingCliOptions& o) {
+  if (o.style != "auto")
+    return route_one(c, routed, hosts, o, o.style == "spread" ? TreeStyle::spread : TreeStyle::hubs);
   Outcome best = route_one(c, routed, hosts, o, TreeStyle::hubs);
   Fabric again = c.fabric;
   Outcome other = route_one(c, again, hosts, o, TreeStyle::spread);
@@ -100,7 +105,9 @@ nlohmann::json over_links(const Fabric& f, const LoadReport& load, size_t most) 
   const LinkIndex links(f);
   nlohmann::json a = nlohmann::json::array();
   for (size_t i = 0; i < load.over.size() && i < most; ++i)
-    a.push_back({{"phase", load.over[i].phase}, {"link", describe_link(f, links, load.over[i].link)}, {"load", load.over[i].load},
+    a.push_back({{"phase", load.over[i].phase},
+                 {"link", describe_link(f, links, load.over[i].link)},
+                 {"load", load.over[i].load},
                  {"capacity", load.over[i].capacity}});
   return a;
 }
@@ -108,12 +115,12 @@ nlohmann::json over_links(const Fabric& f, const LoadReport& load, size_t most) 
 // What routing found: the tables in the order used, their check, and what they give.
 struct Routed {
   Outcome best;
-  Fabric fabric;            // the scan's fabric with the computed tables
-  std::string order;        // given | tree
+  Fabric fabric;      // the scan's fabric with the computed tables
+  std::string order;  // given | tree
   double seconds = 0;
   RoutingCheck check;
-  std::optional<LoadReport> before;   // the scanned tables, same order
-  std::optional<LoadReport> planned;  // --plan: a plan over the computed tables
+  std::optional<workflow::RoundRobin> before;  // the scanned tables, same order
+  std::optional<LoadReport> planned;           // --plan: a plan over the computed tables
   bool wrote = false;
   double ceiling() const { return best.least.tables.time > 0 ? best.least.fabric.time / best.least.tables.time : 0.0; }
 };
@@ -138,11 +145,7 @@ Routed compute(const ScanContext& c, const RoutingCliOptions& o) {
   }
   r.seconds = clock.seconds();
   r.check = check_tree_routing(r.fabric, c.structure);
-  if (c.fabric.has_lfts) {
-    std::vector<Phase> rr = shift_phases(r.best.hosts.size());
-    apply_lid_policy(c.fabric, r.best.hosts, rr, LidPolicy::base);
-    r.before = evaluate(c.eval, r.best.hosts, rr, false);
-  }
+  if (c.fabric.has_lfts) r.before = workflow::measure_round_robin(c.eval, {.hosts = r.best.hosts});
   if (o.plan) {
     const LinkIndex links(r.fabric);
     const EvalContext eval(r.fabric, links, c.structure);
@@ -155,10 +158,12 @@ Routed compute(const ScanContext& c, const RoutingCliOptions& o) {
 void write_outputs(const ScanContext& c, const RoutingCliOptions& o, Routed& r) {
   if (!r.check.ok()) return;
   if (!o.output.empty()) {
-    const std::string info = "ibroute routing: scan " + std::to_string(c.scan_id) + ", " + std::to_string(r.best.hosts.size()) +
-                             " hosts in " + r.order + " order, round-robin worst link " + std::to_string(r.best.load.max_load) +
-                             " (bound " + std::to_string(c.structure.transfer_bound) + ")";
-    write_whole_file(o.output, write_lft_dump(r.fabric, r.best.routing.lft, {info, "load with: opensm -R file -U " + o.output}));
+    const std::string info = "ibroute routing: scan " + std::to_string(c.scan_id) + ", " +
+                             std::to_string(r.best.hosts.size()) + " hosts in " + r.order +
+                             " order, round-robin worst link " + std::to_string(r.best.load.max_load) + " (bound " +
+                             std::to_string(c.structure.transfer_bound) + ")";
+    write_whole_file(o.output,
+                     write_lft_dump(r.fabric, r.best.routing.lft, {info, "load with: opensm -R file -U " + o.output}));
     r.wrote = true;
   }
   if (!o.ranks.empty()) {
@@ -171,24 +176,49 @@ void write_outputs(const ScanContext& c, const RoutingCliOptions& o, Routed& r) 
 nlohmann::json routing_json(const ScanContext& c, const RoutingCliOptions& o, const Routed& r) {
   const Outcome& best = r.best;
   const int bound = c.structure.transfer_bound;
-  nlohmann::json j{{"scan_id", c.scan_id}, {"hosts", best.hosts.size()}, {"order", r.order}, {"levels", c.structure.levels},
-                   {"style", best.style == TreeStyle::spread ? "spread" : "hubs"}, {"hubs", best.routing.hubs.size()},
-                   {"least_time", {{"tables", best.least.tables.time}, {"fabric", best.least.fabric.time}, {"efficiency_ceiling", r.ceiling()},
-                                   {"limited_by", best.least.tables.limited_by}}},
-                   {"lmc", c.fabric.max_lmc()}, {"bound", bound}, {"seconds", r.seconds}, {"routed_lids", best.routing.routed_lids},
-                   {"moved_roots", best.routing.moved_roots}, {"detours", best.routing.detours},
-                   {"refine", {{"excess_before", best.refine.excess_before}, {"excess_after", best.refine.excess_after},
-                               {"moves", best.refine.moves}, {"passes", best.refine.passes}, {"skipped", best.refine.skipped},
-                               {"work", best.refine.work}, {"out_of_budget", best.refine.out_of_budget}}},
-                   {"check", {{"ok", r.check.ok()}, {"walked", r.check.walked}, {"failures", r.check.failures}, {"first", r.check.first}}},
-                   {"round_robin", {{"max_load", best.load.max_load}, {"congested_share", best.load.congested_share()},
-                                    {"phases_over_bound", std::count_if(best.load.phase_max.begin(), best.load.phase_max.end(),
-                                                                        [&](int m) { return m > bound; })},
-                                    {"broken", best.load.broken}, {"over", over_links(r.fabric, best.load, 20)}}},
-                   {"congestion_free", best.load.max_load <= bound && best.load.broken == 0},
-                   {"tables", r.wrote ? nlohmann::json(o.output) : nlohmann::json(nullptr)},
-                   {"ranks", r.check.ok() && !o.ranks.empty() ? nlohmann::json(o.ranks) : nlohmann::json(nullptr)}};
-  if (r.before) j["scanned_tables"] = {{"max_load", r.before->max_load}, {"congested_share", r.before->congested_share()}};
+  nlohmann::json j{
+      {"scan_id", c.scan_id},
+      {"hosts", best.hosts.size()},
+      {"order", r.order},
+      {"levels", c.structure.levels},
+      {"style", best.style == TreeStyle::spread ? "spread" : "hubs"},
+      {"hubs", best.routing.hubs.size()},
+      {"least_time",
+       {{"tables", best.least.tables.time},
+        {"fabric", best.least.fabric.time},
+        {"efficiency_ceiling", r.ceiling()},
+        {"limited_by", best.least.tables.limited_by}}},
+      {"lmc", c.fabric.max_lmc()},
+      {"bound", bound},
+      {"seconds", r.seconds},
+      {"routed_lids", best.routing.routed_lids},
+      {"moved_roots", best.routing.moved_roots},
+      {"detours", best.routing.detours},
+      {"refine",
+       {{"excess_before", best.refine.excess_before},
+        {"excess_after", best.refine.excess_after},
+        {"moves", best.refine.moves},
+        {"passes", best.refine.passes},
+        {"skipped", best.refine.skipped},
+        {"work", best.refine.work},
+        {"out_of_budget", best.refine.out_of_budget}}},
+      {"check",
+       {{"ok", r.check.ok()}, {"walked", r.check.walked}, {"failures", r.check.failures}, {"first", r.check.first}}},
+      {"round_robin",
+       {{"max_load", best.load.max_load},
+        {"congested_share", best.load.congested_share()},
+        {"phases_over_bound",
+         std::count_if(best.load.phase_max.begin(), best.load.phase_max.end(), [&](int m) { return m > bound; })},
+        {"broken", best.load.broken},
+        {"over", over_links(r.fabric, best.load, 20)},
+        {"efficiency", efficiency_json(best.efficiency)}}},
+      {"congestion_free", best.load.max_load <= bound && best.load.broken == 0},
+      {"tables", r.wrote ? nlohmann::json(o.output) : nlohmann::json(nullptr)},
+      {"ranks", r.check.ok() && !o.ranks.empty() ? nlohmann::json(o.ranks) : nlohmann::json(nullptr)}};
+  if (r.before)
+    j["scanned_tables"] = {{"max_load", r.before->load.max_load},
+                           {"congested_share", r.before->load.congested_share()},
+                           {"efficiency", efficiency_json(r.before->figures.efficiency)}};
   if (r.planned) j["plan"] = {{"max_load", r.planned->max_load}, {"congested_share", r.planned->congested_share()}};
   return j;
 }
@@ -196,31 +226,45 @@ nlohmann::json routing_json(const ScanContext& c, const RoutingCliOptions& o, co
 void print_routing(const ScanContext& c, const RoutingCliOptions& o, const Routed& r) {
   const Outcome& best = r.best;
   const int bound = c.structure.transfer_bound;
-  const std::string how = best.style == TreeStyle::spread ? std::string("spread (every switch balances its own choices)")
-                                                           : std::to_string(best.routing.hubs.size()) + " hubs";
+  const std::string how = best.style == TreeStyle::spread
+                              ? std::string("spread (every switch balances its own choices)")
+                              : std::to_string(best.routing.hubs.size()) + " hubs";
   std::printf("routing for scan %lld: %zu hosts in %s order, %d switch levels, %s, LMC %d, computed in %.2f s\n",
               static_cast<long long>(c.scan_id), best.hosts.size(), r.order.c_str(), c.structure.levels, how.c_str(),
               int{c.fabric.max_lmc()}, r.seconds);
-  std::printf("  least possible all-to-all time over these tables %.0f message-times, the fabric's %.0f: at most %.2f efficiency for any plan\n",
-              best.least.tables.time, best.least.fabric.time, r.ceiling());
+  std::printf(
+      "  least possible all-to-all time over these tables %.0f message-times, the fabric's %.0f: at most %.2f "
+      "efficiency for any plan\n",
+      best.least.tables.time, best.least.fabric.time, r.ceiling());
   if (r.ceiling() < 0.995) std::printf("    the tables' limit: %s\n", best.least.tables.limited_by.c_str());
-  std::printf("  round-robin, base LIDs: worst link %d (bound %d), %.1f %% congested%s\n", best.load.max_load, bound,
-              100 * best.load.congested_share(), best.load.max_load <= bound ? ": congestion-free" : "");
+  std::printf("  round-robin, base LIDs: worst link %d (bound %d), %.1f %% congested, efficiency %s%s\n",
+              best.load.max_load, bound, 100 * best.load.congested_share(), efficiency_figure(best.efficiency).c_str(),
+              best.load.max_load <= bound ? ": congestion-free" : "");
   for (const auto& x : over_links(r.fabric, best.load, 5))
-    std::printf("    phase %d: %s carries %d (capacity %d)\n", x["phase"].get<int>(), x["link"].get<std::string>().c_str(),
-                x["load"].get<int>(), x["capacity"].get<int>());
-  if (r.before) std::printf("  the scanned tables, same order: worst link %d, %.1f %% congested\n", r.before->max_load, 100 * r.before->congested_share());
-  if (r.planned) std::printf("  planned over these tables (LMC %d): worst link %d\n", int{c.fabric.max_lmc()}, r.planned->max_load);
+    std::printf("    phase %d: %s carries %d (capacity %d)\n", x["phase"].get<int>(),
+                x["link"].get<std::string>().c_str(), x["load"].get<int>(), x["capacity"].get<int>());
+  if (r.before)
+    std::printf("  the scanned tables, same order: worst link %d, %.1f %% congested, efficiency %s\n",
+                r.before->load.max_load, 100 * r.before->load.congested_share(),
+                efficiency_figure(r.before->figures.efficiency).c_str());
+  if (r.planned)
+    std::printf("  planned over these tables (LMC %d): worst link %d\n", int{c.fabric.max_lmc()}, r.planned->max_load);
   if (best.refine.moves || best.refine.skipped)
-    std::printf("  refined: %s\n", best.refine.skipped ? "skipped (too many links x ranks for the load table)"
-                                                       : (std::to_string(best.refine.excess_before) + " transfers above capacity -> " +
-                                                          std::to_string(best.refine.excess_after) + " in " + std::to_string(best.refine.moves) +
-                                                          " moves" + (best.refine.out_of_budget ? " (work budget spent)" : "")).c_str());
+    std::printf("  refined: %s\n",
+                best.refine.skipped
+                    ? "skipped (too many links x ranks for the load table)"
+                    : (std::to_string(best.refine.excess_before) + " transfers above capacity -> " +
+                       std::to_string(best.refine.excess_after) + " in " + std::to_string(best.refine.moves) +
+                       " moves" + (best.refine.out_of_budget ? " (work budget spent)" : ""))
+                          .c_str());
   if (best.routing.moved_roots || best.routing.detours)
-    std::printf("  missing links: %zu LIDs turn at another hub than their rank picks, %zu entries of host switches climb another way\n",
-                best.routing.moved_roots, best.routing.detours);
+    std::printf(
+        "  missing links: %zu LIDs turn at another hub than their rank picks, %zu entries of host switches climb "
+        "another way\n",
+        best.routing.moved_roots, best.routing.detours);
   std::printf("  check: %zu (switch, LID) routes walked, %s\n", r.check.walked,
-              r.check.ok() ? "every LID arrives, up*/down*, ports in range" : (std::to_string(r.check.failures) + " failed").c_str());
+              r.check.ok() ? "every LID arrives, up*/down*, ports in range"
+                           : (std::to_string(r.check.failures) + " failed").c_str());
   for (const std::string& line : r.check.first) std::printf("    %s\n", line.c_str());
   if (r.wrote) std::printf("tables: %s (opensm -R file -U %s)\n", o.output.c_str(), o.output.c_str());
   if (r.check.ok() && !o.ranks.empty()) std::printf("ranks: %s (one host per line, rank order)\n", o.ranks.c_str());
@@ -234,8 +278,10 @@ int run_routing(RoutingCliOptions o) {
   ScanContext c(store, o.scan);
   Routed r = compute(c, o);
   write_outputs(c, o, r);
-  if (o.json) print_json(routing_json(c, o, r));
-  else print_routing(c, o, r);
+  if (o.json)
+    print_json(routing_json(c, o, r));
+  else
+    print_routing(c, o, r);
   if (!r.check.ok()) {
     std::cerr << "ibroute: the computed tables fail the check (" << r.check.first.front() << "); nothing written\n";
     return kExitFailure;
@@ -247,7 +293,8 @@ int run_routing(RoutingCliOptions o) {
 
 Runner setup_routing(CLI::App& app) {
   auto o = std::make_shared<RoutingCliOptions>();
-  auto* c = app.add_subcommand("routing", "Compute forwarding tables for OpenSM's file engine: the all-to-all congestion-free at LMC 0.");
+  auto* c = app.add_subcommand(
+      "routing", "Compute forwarding tables for OpenSM's file engine: the all-to-all congestion-free at LMC 0.");
   c->footer(
       "Every destination LID turns at a hub (the lowest switches that reach most leaves: the spines of\n"
       "a two-level tree, the cores of a pod tree, the line ASICs of a director) picked by its host's\n"
@@ -277,7 +324,8 @@ Runner setup_routing(CLI::App& app) {
   add_scan_option(c, o->scan);
   add_hosts_option(c, o->hosts);
   c->add_option("--order", o->order,
-                "rank order: auto, name (as given; also 'given') or topology (by leaf and port as the tree is cabled; also 'tree'), "
+                "rank order: auto, name (as given; also 'given') or topology (by leaf and port as the tree is cabled; "
+                "also 'tree'), "
                 "the words plan and accept take")
       ->check(CLI::IsMember({"auto", "name", "topology", "given", "tree"}))
       ->capture_default_str();
@@ -289,7 +337,8 @@ Runner setup_routing(CLI::App& app) {
   c->add_flag("--plan", o->plan, "also plan the all-to-all over the new tables (uses LMC > 0)");
   c->add_flag("--no-refine", o->no_refine, "skip the local search on the first hops (construction only)");
   c->add_option("--refine-work", o->refine_work,
-                "work budget of the local search, in millions of transfer-hops weighed (not a time: the same tables on any machine)")
+                "work budget of the local search, in millions of transfer-hops weighed (not a time: the same tables on "
+                "any machine)")
       ->check(decimal_in(0.0, 1e6))
       ->capture_default_str();
   add_json_flag(c, o->json);

@@ -1,4 +1,4 @@
-// ibroute run: the options. The execution is in runner/app/run_execute.cpp (executable ibroute-run).
+// ibroute run: the options. The execution is in src/run/run_execute.cpp (executable ibroute-run).
 #include "commands.hpp"
 #include "options.hpp"
 #include "run_options.hpp"

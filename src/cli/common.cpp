@@ -1,14 +1,14 @@
-#include <cmath>
-#include <fstream>
-#include <sstream>
-#include <stdexcept>
 #include "common.hpp"
 
 #include <unistd.h>
 
 #include <charconv>
+#include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <sstream>
+#include <stdexcept>
 
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/fabric/node_names.hpp"
@@ -17,11 +17,11 @@ namespace ibroute::cli {
 
 using namespace ibroute::fabric;
 
-ScanContext::ScanContext(store::FabricStore& store, std::optional<int64_t> scan, bool warn) : workflow::FabricContext(store, scan) {
+ScanContext::ScanContext(store::FabricStore& store, std::optional<int64_t> scan, bool warn)
+    : workflow::FabricContext(store, scan) {
   // Used, but never silently: some switches did not answer, so nodes, tables or routes may be missing.
   if (const std::string w = incomplete_warning(); warn && !w.empty()) std::cerr << "ibroute: warning: " + w + "\n";
 }
-
 
 PortSel find_port(const Fabric& f, const std::string& spec, const std::string& what) {
   const NamedPort p = NodeNames(f).resolve(spec, what);
@@ -35,10 +35,12 @@ void Progress::operator()(std::string_view stage, size_t done, size_t total) {
   if (!tty_) return;
   const auto now = std::chrono::steady_clock::now();
   if (stage != stage_) stage_ = stage, start_ = now, last_ = {};
-  if (done < total && last_ != std::chrono::steady_clock::time_point{} && now - last_ < std::chrono::milliseconds(100)) return;
+  if (done < total && last_ != std::chrono::steady_clock::time_point{} && now - last_ < std::chrono::milliseconds(100))
+    return;
   last_ = now;
   std::string text = "[" + stage_ + "]";
-  if (total) text += " " + std::to_string(done) + "/" + std::to_string(total) + "  " + std::to_string(done * 100 / total) + " %";
+  if (total)
+    text += " " + std::to_string(done) + "/" + std::to_string(total) + "  " + std::to_string(done * 100 / total) + " %";
   const double secs = std::chrono::duration<double>(now - start_).count();
   if (done > 0 && done < total && secs >= 1) {
     const double left = secs * static_cast<double>(total - done) / static_cast<double>(done);
@@ -68,19 +70,23 @@ void print_json(const nlohmann::json& j) {
 std::string efficiency_text(const schedule::Efficiency& e, const workflow::RoutingAdvice* advice) {
   char buf[1024];
   if (e.broken) {
-    std::snprintf(buf, sizeof buf, "  efficiency       none: %zu transfers have no working route, so the exchange does not complete\n", e.broken);
+    std::snprintf(buf, sizeof buf,
+                  "  efficiency       none: %zu transfers have no working route, so the exchange does not complete\n",
+                  e.broken);
     return buf;
   }
   std::snprintf(buf, sizeof buf,
-                "  efficiency       %.2f = least possible time %.0f / planned %.0f message-times at full speed (against the fabric)\n"
+                "  efficiency       %s = least possible time %.0f / planned %.0f message-times at full speed (against "
+                "the fabric)\n"
                 "  limited by       %s\n",
-                e.value, e.least, e.planned, e.limited_by.c_str());
+                workflow::efficiency_figure(e).c_str(), e.least, e.planned, e.limited_by.c_str());
   std::string out = buf;
   if (e.routing_limits()) {
-    std::snprintf(buf, sizeof buf,
-                  "  over the tables  %.2f = %.0f / %.0f: the routing is the limit (%s)\n                   %s\n",
-                  e.value_tables, e.least_tables, e.planned, e.tables_limited_by.c_str(),
-                  advice ? workflow::routing_advice_text(*advice).c_str() : "whether ibroute routing lifts it is not checked");
+    std::snprintf(
+        buf, sizeof buf,
+        "  over the tables  %.2f = %.0f / %.0f: the routing is the limit (%s)\n                   %s\n", e.value_tables,
+        e.least_tables, e.planned, e.tables_limited_by.c_str(),
+        advice ? workflow::routing_advice_text(*advice).c_str() : "whether ibroute routing lifts it is not checked");
     out += buf;
   }
   return out;

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -16,8 +15,8 @@ struct RunOptions {
   std::string db;
   std::string schedule;
   std::string schedule_file;
-  std::string follow;        // an epochs directory (ibroute watch --export; docs/epochs.md)
-  double dead_after_s = 5;   // --follow: a rank silent this long is dropped
+  std::string follow;       // an epochs directory (ibroute watch --export; docs/epochs.md)
+  double dead_after_s = 5;  // --follow: a rank silent this long is dropped
   std::optional<int64_t> scan;
   std::string placement;
   std::string rate, message_size;
@@ -25,7 +24,7 @@ struct RunOptions {
   double duration = 0;
   uint32_t skip_after = 2;
   int sl = 0;
-  std::string transport = "rc";  // rc | uc
+  std::string transport = "rc";   // rc | uc
   std::string counters = "auto";  // auto | on | off: rank 0 reads the ports' counters around the run
   double xmit_wait_tick_ns = 0;   // the switches' PortXmitWait tick: waits as a share of the run's time
   double drain_s = 2, finish_timeout_s = 60;
@@ -54,7 +53,7 @@ std::function<int()> setup_run_options(CLI::App& app, int (*execute)(const RunOp
 // In `ibroute` (run_exec.cpp): replaces the process with `ibroute-run` (same arguments, same PID:
 // launchers and MPI see no difference).
 int exec_run_helper(const RunOptions& o);
-// In `ibroute-run` (runner/app/run_execute.cpp): the run itself.
+// In `ibroute-run` (src/run/run_execute.cpp): the run itself.
 int execute_run(const RunOptions& o);
 
 }  // namespace ibroute::cli

@@ -1,6 +1,4 @@
 #include "fabric_context.hpp"
-#include "routing_advice.hpp"
-#include "text_input.hpp"
 
 #include <cstdio>
 #include <fstream>
@@ -10,6 +8,8 @@
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/schedule/admission.hpp"
 #include "ibroute/schedule/hosts.hpp"
+#include "routing_advice.hpp"
+#include "text_input.hpp"
 
 namespace ibroute::workflow {
 
@@ -32,13 +32,15 @@ FabricContext::FabricContext(store::FabricStore& store, std::optional<int64_t> s
 std::string FabricContext::incomplete_warning() const {
   if (info.complete) return "";
   return "scan " + std::to_string(scan_id) + " is incomplete (" + std::to_string(fabric.problems.size()) +
-         " problem(s): ibroute scans --problems " + std::to_string(scan_id) + "); what follows may miss nodes or routes";
+         " problem(s): ibroute scans --problems " + std::to_string(scan_id) +
+         "); what follows may miss nodes or routes";
 }
 
 void FabricContext::require_routes(const std::string& what) const {
   if (!fabric.has_lfts)
-    throw InputError("scan " + std::to_string(scan_id) + " has no forwarding tables (a topology imported without --lfts): " +
-                     what + " needs routes; import the tables (scan --topology F --lfts T) or scan live");
+    throw InputError("scan " + std::to_string(scan_id) +
+                     " has no forwarding tables (a topology imported without --lfts): " + what +
+                     " needs routes; import the tables (scan --topology F --lfts T) or scan live");
 }
 
 std::vector<schedule::Host> select_hosts(const fabric::Fabric& f, const std::string& spec, size_t at_least) {
@@ -46,7 +48,8 @@ std::vector<schedule::Host> select_hosts(const fabric::Fabric& f, const std::str
   if (spec.empty()) return all;
   std::vector<std::string> names;
   if (spec[0] == '@') {
-    for (schedule::ListedHost& h : schedule::host_lines(read_file(spec.substr(1), kMaxHostList))) names.push_back(std::move(h.name));
+    for (schedule::ListedHost& h : schedule::host_lines(read_file(spec.substr(1), kMaxHostList)))
+      names.push_back(std::move(h.name));
   } else {
     names = schedule::host_commas(spec);
   }
@@ -83,20 +86,36 @@ std::string unread_tables(const fabric::Fabric& f) {
     if (n.is_switch() && (!n.lft_read || n.lft_rows_to != fabric::Node::kAllRows)) unread.push_back(&n);
   if (unread.empty()) return "no switch whose forwarding table was not read";
   const fabric::Node& first = *unread.front();
-  std::string why = unread.size() > 1 ? ", whose forwarding tables were not read whole" : ", whose forwarding table was not read";
+  std::string why =
+      unread.size() > 1 ? ", whose forwarding tables were not read whole" : ", whose forwarding table was not read";
   if (unread.size() == 1 && first.lft_read) {
     char lid[8];
     std::snprintf(lid, sizeof lid, "0x%04x", first.lft_rows_to);
     why = ", whose forwarding table was read only below LID " + std::string(lid);
   }
-  return first.desc + (unread.size() > 1 ? " (and " + std::to_string(unread.size() - 1) + " more switches)" : std::string()) + why;
+  return first.desc +
+         (unread.size() > 1 ? " (and " + std::to_string(unread.size() - 1) + " more switches)" : std::string()) + why;
+}
+
+std::string efficiency_figure(const schedule::Efficiency& e) {
+  if (e.broken) return "none";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", e.value);
+  return buf;
 }
 
 nlohmann::json efficiency_json(const schedule::Efficiency& e, const RoutingAdvice* advice) {
-  nlohmann::json j{{"value", e.value}, {"least_time", e.least}, {"planned_time", e.planned}, {"limited_by", e.limited_by},
-          {"rate_per_node_gbps", e.rate_gbps}, {"rate_is_estimate", !e.timed}, {"broken", e.broken}, {"complete", e.broken == 0},
-          {"tables", {{"value", e.value_tables}, {"least_time", e.least_tables}, {"limited_by", e.tables_limited_by}}},
-          {"routing_limits", e.routing_limits()}};
+  nlohmann::json j{
+      {"value", e.value},
+      {"least_time", e.least},
+      {"planned_time", e.planned},
+      {"limited_by", e.limited_by},
+      {"rate_per_node_gbps", e.rate_gbps},
+      {"rate_is_estimate", !e.timed},
+      {"broken", e.broken},
+      {"complete", e.broken == 0},
+      {"tables", {{"value", e.value_tables}, {"least_time", e.least_tables}, {"limited_by", e.tables_limited_by}}},
+      {"routing_limits", e.routing_limits()}};
   j["routing_advice"] = advice ? routing_advice_json(*advice) : nlohmann::json(nullptr);
   return j;
 }

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
-
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,5 +63,8 @@ std::string unread_tables(const fabric::Fabric& f);
 struct RoutingAdvice;
 // `advice`: what routing_advice.hpp says where the tables limit the exchange (null in the JSON when none).
 nlohmann::json efficiency_json(const schedule::Efficiency& e, const RoutingAdvice* advice = nullptr);
+// The efficiency as every command's text gives it: two decimals, or "none" where a transfer has
+// no working route (the exchange does not complete).
+std::string efficiency_figure(const schedule::Efficiency& e);
 
 }  // namespace ibroute::workflow

@@ -1,14 +1,14 @@
 #include "plan_pipeline.hpp"
 
-#include <cstdio>
-
 #include <chrono>
+#include <cstdio>
 #include <limits>
 #include <unordered_map>
 
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/schedule/admission.hpp"
 #include "ibroute/schedule/patterns.hpp"
+#include "round_robin.hpp"
 
 namespace ibroute::workflow {
 
@@ -23,28 +23,12 @@ double since(std::chrono::steady_clock::time_point t0) {
 // The ranks of `hosts` in their topology order (by leaf and port).
 std::vector<int32_t> topology_ranks(const fabric::Fabric& f, const std::vector<Host>& hosts) {
   std::unordered_map<int64_t, int32_t> rank;
-  for (size_t i = 0; i < hosts.size(); ++i) rank.emplace(int64_t{hosts[i].node} << 8 | hosts[i].port, static_cast<int32_t>(i));
+  for (size_t i = 0; i < hosts.size(); ++i)
+    rank.emplace(int64_t{hosts[i].node} << 8 | hosts[i].port, static_cast<int32_t>(i));
   std::vector<int32_t> order;
   order.reserve(hosts.size());
   for (const Host& h : topology_order(f, hosts)) order.push_back(rank.at(int64_t{h.node} << 8 | h.port));
   return order;
-}
-
-// Round-robin over `order` (ranks): in shift k the rank at position i sends to the one at i + k.
-// `only`: just the shifts k + 1 for k listed (shifts_in_order's phase k), else all of them.
-std::vector<Phase> shifts_in_order(const std::vector<int32_t>& order, const std::vector<size_t>* only = nullptr) {
-  const size_t n = order.size();
-  std::vector<Phase> phases;
-  auto shift = [&](size_t k) {
-    Phase ph{std::vector<int32_t>(n, -1), std::vector<uint16_t>(n, 0)};
-    for (size_t i = 0; i < n; ++i) ph.dst[static_cast<size_t>(order[i])] = order[(i + k) % n];
-    phases.push_back(std::move(ph));
-  };
-  if (only)
-    for (size_t k : *only) shift(k + 1);
-  else
-    for (size_t k = 1; k < n; ++k) shift(k);
-  return phases;
 }
 
 // Round-robin in the given order on a big exchange (PlanRequest::baseline_sample) is first measured
@@ -70,7 +54,8 @@ Efficiency scaled_efficiency(Efficiency e, size_t sampled, size_t whole) {
   const double f = static_cast<double>(whole) / static_cast<double>(sampled);
   e.planned *= f;
   e.rate_gbps /= f;
-  if (e.value > 0) e.value = std::min(1.0, e.least / e.planned), e.value_tables = std::min(1.0, e.least_tables / e.planned);
+  if (e.value > 0)
+    e.value = std::min(1.0, e.least / e.planned), e.value_tables = std::min(1.0, e.least_tables / e.planned);
   return e;
 }
 
@@ -82,7 +67,8 @@ void measure_plan(const EvalContext& ctx, const PlanRequest& r, PlanOutcome& o) 
   t0 = std::chrono::steady_clock::now();
   // The plan's own loads cap each phase's bound (pruning) when every transfer of it is routed.
   if (r.lower_bound)
-    o.least = worst_load_lower_bound(ctx, o.schedule.hosts, o.schedule.phases, 0, o.load.broken ? nullptr : &o.load.phase_max, r.progress);
+    o.least = worst_load_lower_bound(ctx, o.schedule.hosts, o.schedule.phases, 0,
+                                     o.load.broken ? nullptr : &o.load.phase_max, r.progress);
   o.bound_seconds = since(t0);
   ctx.drop_option_table();
   // Each phase as long as its busiest link needs, at least one message at the rate asked.
@@ -98,30 +84,43 @@ void measure_plan(const EvalContext& ctx, const PlanRequest& r, PlanOutcome& o) 
 // than `rr_phases`) first the sample's shifts: where they already take clearly longer than the plan
 // (scaled to the whole), it is not made whole (10 000 hosts: 600 MB, and most of its phases
 // evaluated before takes_longer_than can tell).
-std::vector<Phase> topology_round_robin(const EvalContext& ctx, const Exchange& x, const std::vector<size_t>& sample, size_t rr_phases,
-                                        PlanOutcome& o) {
+std::vector<Phase> topology_round_robin(const EvalContext& ctx, const Exchange& x, const std::vector<size_t>& sample,
+                                        size_t rr_phases, PlanOutcome& o) {
   const std::vector<int32_t> order = topology_ranks(ctx.fabric, x.hosts);
   bool same = true;
   for (size_t i = 0; i < order.size(); ++i) same = same && order[i] == static_cast<int32_t>(i);
   if (same) return {};
   const Efficiency& e = o.figures.efficiency;
   if (sample.size() < rr_phases && e.value > 0) {
-    std::vector<Phase> part = shifts_in_order(order, &sample);
-    apply_lid_policy(ctx.fabric, x.hosts, part, LidPolicy::base);
+    const std::vector<Phase> part = round_robin_phases(ctx.fabric, x, {.only = &sample, .order = &order});
     const double scale = static_cast<double>(sample.size()) / static_cast<double>(rr_phases);
     const LongerThan quick = takes_longer_than(ctx, x.hosts, part, e.planned * scale / kBaselineSampleMargin);
     o.topology_round_robin_max_load = quick.worst;
     if (quick.longer) return {};
   }
-  std::vector<Phase> whole = shifts_in_order(order);
-  apply_lid_policy(ctx.fabric, x.hosts, whole, LidPolicy::base);
-  return whole;
+  return round_robin_phases(ctx.fabric, x, {.order = &order});
+}
+
+// `phases` measured and timed as a plan, instead of the plan `o` where that makes it better
+// (every transfer routed, a higher efficiency).
+void take_if_better(const EvalContext& ctx, const PlanRequest& r, std::vector<Phase> phases, const char* method,
+                    PlanOutcome& o) {
+  PlanOutcome alt;
+  alt.schedule = o.schedule;
+  alt.schedule.phases = std::move(phases), alt.schedule.slots.clear();
+  alt.schedule.method = method;
+  measure_plan(ctx, r, alt);
+  if (alt.load.broken == 0 && alt.figures.efficiency.value > o.figures.efficiency.value + 1e-9) {
+    if (o.planner_efficiency == 0) o.planner_efficiency = o.figures.efficiency.value;
+    o.schedule = std::move(alt.schedule), o.load = std::move(alt.load), o.least = std::move(alt.least);
+    o.fastest_rate = alt.fastest_rate, o.figures = std::move(alt.figures);
+  }
 }
 
 }  // namespace
 
-Exchange select_exchange(const fabric::Fabric& f, const std::string& hosts, const std::string& senders, const std::string& receivers,
-                         bool topology) {
+Exchange select_exchange(const fabric::Fabric& f, const std::string& hosts, const std::string& senders,
+                         const std::string& receivers, bool topology) {
   Exchange x;
   if (!senders.empty() || !receivers.empty()) {
     if (!hosts.empty()) throw InputError("--senders/--receivers exclude --hosts");
@@ -134,85 +133,68 @@ Exchange select_exchange(const fabric::Fabric& f, const std::string& hosts, cons
   return x;
 }
 
-ExchangeFigures exchange_figures(const EvalContext& ctx, const Exchange& x, const LoadReport& load, const Schedule* timed) {
-  ExchangeFigures out;
-  out.least = least_times(ctx, x.hosts, x.senders, x.receivers);
-  out.efficiency = efficiency_of(ctx, out.least, load, x.max_sends(), timed);
-  return out;
+ExchangeFigures exchange_figures(const EvalContext& ctx, const Exchange& x, const LoadReport& load,
+                                 const Schedule* timed) {
+  return figures_over(ctx, least_times(ctx, x.hosts, x.senders, x.receivers), x, load, timed);
+}
+
+ExchangeFigures figures_over(const EvalContext& ctx, const LeastTimes& least, const Exchange& x, const LoadReport& load,
+                             const Schedule* timed) {
+  return {least, efficiency_of(ctx, least, load, x.max_sends(), timed)};
 }
 
 PlanOutcome plan_exchange(const EvalContext& ctx, const Exchange& x, const PlanRequest& r) {
   if (x.hosts.size() < 2) throw InputError("a plan needs at least two hosts");
   PlanOutcome o;
   auto t0 = std::chrono::steady_clock::now();
-  o.schedule = plan_groups(ctx, x.hosts, x.senders, x.receivers, {.method = r.method, .packing = r.packing, .max_lids = r.base_lids ? 1u : 0u, .progress = r.progress}, &o.stats);
+  o.schedule = plan_groups(
+      ctx, x.hosts, x.senders, x.receivers,
+      {.method = r.method, .packing = r.packing, .max_lids = r.base_lids ? 1u : 0u, .progress = r.progress}, &o.stats);
   o.plan_seconds = since(t0);
   measure_plan(ctx, r, o);
   // Refused before it is stored: a file with such a slot no reader takes (validate, the peers).
-  if (!(o.schedule.timing.slot_s <= kMaxSlotSeconds))
-  {
+  if (!(o.schedule.timing.slot_s <= kMaxSlotSeconds)) {
     char why[200];
-    std::snprintf(why, sizeof why, "a rate of %g B/s is too slow for %llu-byte messages: a phase would last %.3g s (at most 1e6 s)", r.rate,
-                  static_cast<unsigned long long>(r.message_size), o.schedule.timing.slot_s);
+    std::snprintf(why, sizeof why,
+                  "a rate of %g B/s is too slow for %llu-byte messages: a phase would last %.3g s (at most 1e6 s)",
+                  r.rate, static_cast<unsigned long long>(r.message_size), o.schedule.timing.slot_s);
     throw InputError(why);
   }
   o.bound_gbps = x.groups() ? 0 : all_to_all_bound_gbps(ctx, x.hosts);  // the bisection bound is an all-to-all's
   if (!r.baseline) return o;
   t0 = std::chrono::steady_clock::now();
-  // Round-robin in the given order with base LIDs; `only`: just those of an all-to-all's shifts
-  // (made alone: a sample of 10 000 hosts' shifts holds a tenth of their memory).
-  auto round_robin = [&](const std::vector<size_t>* only) {
-    const size_t n = x.hosts.size();
-    std::vector<Phase> rr;
-    if (x.groups()) rr = group_phases(n, x.senders, x.receivers);
-    else if (!only) rr = shift_phases(n);
-    else
-      for (size_t k : *only) rr.push_back(shift_phase(n, k + 1));  // shift_phases' phase k
-    apply_lid_policy(ctx.fabric, x.hosts, rr, LidPolicy::base);
-    return rr;
-  };
-  // Two groups are never sampled: at most a quarter of an all-to-all's transfers.
+  // Round-robin in the given order with base LIDs, on a big all-to-all first on a sample of its
+  // shifts (made alone: a sample of 10 000 hosts' shifts holds a tenth of their memory). Two
+  // groups are never sampled: at most a quarter of an all-to-all's transfers.
   const size_t rr_phases = x.groups() ? 0 : x.hosts.size() - 1;
-  const std::vector<size_t> sample = x.groups() ? std::vector<size_t>{} : sampled_phases(rr_phases, x.hosts.size(), r.baseline_sample);
+  const std::vector<size_t> sample =
+      x.groups() ? std::vector<size_t>{} : sampled_phases(rr_phases, x.hosts.size(), r.baseline_sample);
   const bool sampled = sample.size() < rr_phases;
-  std::vector<Phase> rr = round_robin(sampled ? &sample : nullptr);
-  o.round_robin = evaluate(ctx, x.hosts, rr, false, [&](std::string_view, size_t done, size_t total) {
-    if (r.progress) r.progress("round-robin", done, total);
-  });
+  RoundRobin rr = measure_round_robin(ctx, x,
+                                      {.shape = {.only = sampled ? &sample : nullptr},
+                                       .least = &o.figures.least,
+                                       .progress = [&](std::string_view, size_t done, size_t total) {
+                                         if (r.progress) r.progress("round-robin", done, total);
+                                       }});
+  o.round_robin = std::move(rr.load);
   if (sampled) o.round_robin_sampled = sample.size(), o.round_robin_phases = rr_phases;
-  o.round_robin_efficiency = scaled_efficiency(efficiency_of(ctx, o.figures.least, o.round_robin, x.max_sends()), o.round_robin_sampled, rr_phases);
+  o.round_robin_efficiency = scaled_efficiency(rr.figures.efficiency, o.round_robin_sampled, rr_phases);
   // Never below the baselines it knows: round-robin in the given order, and (all-to-all) in the
   // hosts' topology order on the same ranks. Where one takes less time, the plan is that one,
-  // measured and timed as a plan (kept only if its timed figure is better too).
-  std::vector<std::vector<Phase>> others;
-  others.push_back(std::move(rr));
+  // measured and timed as a plan (kept only if its timed figure is better too). Made again here
+  // (a sample, or dropped while the plan was measured), only where it may be better.
+  const double plan = o.figures.efficiency.value + 1e-9;
+  if (o.round_robin.broken == 0 && o.round_robin_efficiency.value > (sampled ? plan * kBaselineSampleMargin : plan))
+    take_if_better(ctx, r, round_robin_phases(ctx.fabric, x), "round-robin", o);
   if (!x.groups() && r.packing) {  // --shifts-only: the shifts of the given order, the compact file
     std::vector<Phase> topo = topology_round_robin(ctx, x, sample, rr_phases, o);
-    if (!topo.empty()) others.push_back(std::move(topo));
-  }
-  for (size_t k = 0; k < others.size(); ++k) {
-    if (k == 0) {
-      const double plan = o.figures.efficiency.value + 1e-9;
-      if (o.round_robin.broken != 0 || o.round_robin_efficiency.value <= (sampled ? plan * kBaselineSampleMargin : plan)) continue;
-      if (sampled) others[0] = round_robin(nullptr);  // it may be better: measured whole below
-    }
-    if (k > 0) {  // a first look without timing, given up once it cannot be better: most orders are not
+    if (!topo.empty()) {  // a first look without timing, given up once it cannot be better: most orders are not
       // Not shorter than the plan (times are whole message-times); an incomplete plan any order beats.
       const Efficiency& e = o.figures.efficiency;
       const double limit = e.value > 0 ? e.planned - 0.5 : std::numeric_limits<double>::infinity();
-      const LongerThan quick = takes_longer_than(ctx, x.hosts, others[k], limit);
+      const LongerThan quick = takes_longer_than(ctx, x.hosts, topo, limit);
       o.topology_round_robin_max_load = quick.worst;
-      if (quick.longer) continue;
-    }
-    PlanOutcome alt;
-    alt.schedule = o.schedule;
-    alt.schedule.phases = std::move(others[k]), alt.schedule.slots.clear();
-    alt.schedule.method = k == 0 ? "round-robin" : "round-robin in topology order";
-    measure_plan(ctx, r, alt);
-    if (alt.load.broken == 0 && alt.figures.efficiency.value > o.figures.efficiency.value + 1e-9) {
-      if (o.planner_efficiency == 0) o.planner_efficiency = o.figures.efficiency.value;
-      o.schedule = std::move(alt.schedule), o.load = std::move(alt.load), o.least = std::move(alt.least);
-      o.fastest_rate = alt.fastest_rate, o.figures = std::move(alt.figures);
+      if (!quick.longer) take_if_better(ctx, r, std::move(topo), "round-robin in topology order", o);
     }
   }
   o.baseline_seconds = since(t0);

@@ -32,8 +32,8 @@ struct Exchange {
 
 // From the options every command takes (`--hosts`, or `--senders` with `--receivers`), in the
 // order given or by leaf and port (`topology`). InputError on names that are no host.
-Exchange select_exchange(const fabric::Fabric& f, const std::string& hosts, const std::string& senders, const std::string& receivers,
-                         bool topology);
+Exchange select_exchange(const fabric::Fabric& f, const std::string& hosts, const std::string& senders,
+                         const std::string& receivers, bool topology);
 
 // What every command says of one exchange's phases: the least possible time (fabric, tables)
 // and the efficiency against both, timed by the schedule when there is one.
@@ -43,16 +43,19 @@ struct ExchangeFigures {
 };
 ExchangeFigures exchange_figures(const schedule::EvalContext& ctx, const Exchange& x, const schedule::LoadReport& load,
                                  const schedule::Schedule* timed = nullptr);
+// The same over least times already computed for this exchange's hosts and groups.
+ExchangeFigures figures_over(const schedule::EvalContext& ctx, const schedule::LeastTimes& least, const Exchange& x,
+                             const schedule::LoadReport& load, const schedule::Schedule* timed = nullptr);
 
 struct PlanRequest {
   schedule::Method method = schedule::Method::automatic;
-  bool packing = true;        // false: only the shifts of the rank order (--shifts-only)
-  bool base_lids = false;     // every transfer to its destination's base LID (--lids base)
+  bool packing = true;     // false: only the shifts of the rank order (--shifts-only)
+  bool base_lids = false;  // every transfer to its destination's base LID (--lids base)
   uint64_t message_size = 1 << 20;
-  double rate = 0;            // bytes/s per node; 0: as fast as the links allow
-  bool fair_share = true;     // the max-min fair estimate of a phase's rates (costs an evaluation)
-  bool baseline = true;       // round-robin in the same order, evaluated beside the plan (costs an evaluation)
-  bool lower_bound = true;    // the least worst link any choice of DLIDs allows (PlanOutcome::least; 5 s at 10 000 hosts)
+  double rate = 0;          // bytes/s per node; 0: as fast as the links allow
+  bool fair_share = true;   // the max-min fair estimate of a phase's rates (costs an evaluation)
+  bool baseline = true;     // round-robin in the same order, evaluated beside the plan (costs an evaluation)
+  bool lower_bound = true;  // the least worst link any choice of DLIDs allows (PlanOutcome::least; 5 s at 10 000 hosts)
   // Above this many transfers, round-robin is first measured on evenly spaced phases holding about
   // as many (PlanOutcome::round_robin_sampled), and whole only where it may beat the plan.
   size_t baseline_sample = 10'000'000;
@@ -63,22 +66,25 @@ struct PlanOutcome {
   schedule::Schedule schedule;  // timed; its name left to the caller
   schedule::PlanStats stats;
   schedule::LoadReport load;
-  schedule::LowerBound least;   // no choice of DLIDs gets the worst link below this
-  double fastest_rate = 0;      // bytes/s per node the links allow
+  schedule::LowerBound least;  // no choice of DLIDs gets the worst link below this
+  double fastest_rate = 0;     // bytes/s per node the links allow
   ExchangeFigures figures;
   schedule::LoadReport round_robin;  // the same exchange in the same order with base LIDs
   schedule::Efficiency round_robin_efficiency;
   // > 0: round_robin was measured on this many evenly spaced of its round_robin_phases phases (a
   // big exchange), and its figures are estimates from them.
   size_t round_robin_sampled = 0, round_robin_phases = 0;
-  double bound_gbps = 0;        // what the leaves' up-links allow per node over an all-to-all (0: two groups)
+  double bound_gbps = 0;  // what the leaves' up-links allow per node over an all-to-all (0: two groups)
   double plan_seconds = 0, bound_seconds = 0;
   // The rest of the pipeline's time: the plan's load, its least possible times (fabric and
   // tables), and the round-robin baselines (their loads, and a better one measured as a plan).
   double load_seconds = 0, least_seconds = 0, baseline_seconds = 0;
   // Those times by name, as plan --json and accept --json give them.
   nlohmann::json stage_seconds() const {
-    return {{"planner", plan_seconds}, {"load", load_seconds}, {"lower_bound", bound_seconds}, {"least_times", least_seconds},
+    return {{"planner", plan_seconds},
+            {"load", load_seconds},
+            {"lower_bound", bound_seconds},
+            {"least_times", least_seconds},
             {"baselines", baseline_seconds}};
   }
   // > 0: the planner's own schedule reached only this efficiency, and round-robin in the same

@@ -8,6 +8,12 @@
 3. The pure cores link no adapter: ibroute_fabric links nothing of the project, ibroute_schedule
    only ibroute_fabric, ibroute_runner only those two (what docs/structure.md draws).
 4. No include climbs out of its folder with '..' (which would step past the include folders).
+5. The folders stand in layers, executables over the workflow over the adapters over the pure
+   cores (LAYERS): no file includes one of a folder above its own, no target links one above its
+   own, and every source folder has a layer (a new folder is placed before it is used).
+6. The graph drawn in docs/structure.md (a line per target: its folder and what it links, under
+   its layer's name) is CMake's: an edge either has and the other does not, a target one of them
+   lacks, a folder not the target's or a target under another layer's name is an offence.
 
 Prints each offence as FILE:LINE what, exit 1 if any. With --self-test, also proves that a core
 file including an adapter's header is caught (the live scan's, and the file formats')."""
@@ -19,6 +25,27 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 CMAKE_DIRS = ["fabric", "schedule", "runner", "src"]
 PURE = {"ibroute_fabric": set(), "ibroute_schedule": {"ibroute_fabric"},
         "ibroute_runner": {"ibroute_schedule", "ibroute_fabric"}}
+
+
+# Top to bottom. A folder may use its own layer and those below it.
+LAYERS = [
+    ("executables", ["src/cli", "src/run"]),
+    ("workflow", ["src/workflow"]),
+    ("adapters", ["src/store", "fabric/live", "fabric/text", "fabric/dot", "schedule/io", "schedule/peer", "runner/verbs",
+                  "runner/mpi", "runner/io"]),
+    ("cores", ["fabric/core", "fabric/include", "schedule/core", "schedule/include", "runner/core", "runner/include"]),
+]
+
+
+def layer_of(path):
+    """(index, name) of the layer whose folder holds PATH (an absolute path), or None."""
+    rel = pathlib.PurePosixPath(path.relative_to(ROOT)).as_posix()
+    best = None
+    for index, (name, folders) in enumerate(LAYERS):
+        for folder in folders:
+            if rel.startswith(folder + "/") and (best is None or len(folder) > best[2]):
+                best = (index, name, len(folder))
+    return best[:2] if best else None
 
 
 def cmake_commands(text, name):
@@ -91,16 +118,44 @@ def owner_of_file(targets, path):
     return best
 
 
-def provider_of_include(targets, including, header):
-    """The target whose include folder (or the including file's own folder) holds HEADER."""
+def resolve_include(targets, including, header):
+    """(target, file) holding HEADER: the including file's own folder, else a target's include
+    folder; (None, None) for a system or third-party header."""
     local = including.parent / header
     if local.exists():
-        return owner_of_file(targets, local.resolve())
+        return owner_of_file(targets, local.resolve()), local.resolve()
     for name, t in targets.items():
         for folder in t["includes"]:
             if (folder / header).exists():
-                return name
-    return None  # a system or third-party header
+                return name, (folder / header).resolve()
+    return None, None
+
+
+def layer_problems(targets, path, no, header, included):
+    """An include of a folder above the including file's own (LAYERS)."""
+    mine, theirs = layer_of(path), layer_of(included)
+    if mine and theirs and theirs[0] < mine[0]:
+        return [f"{path.relative_to(ROOT)}:{no} ({mine[1]}) includes '{header}' of {included.parent.relative_to(ROOT)} ({theirs[1]}), a layer above"]
+    return []
+
+
+def target_layers(targets):
+    """Every target's folder placed in a layer, and no target linking one above its own."""
+    problems, layer = [], {}
+    for name, t in targets.items():
+        folders = {s.parent for s in t["sources"]}
+        if not folders:
+            continue  # an interface target (the version)
+        places = {layer_of(f / "x") for f in folders}
+        if None in places:
+            problems.append(f"{name}: sources in a folder with no layer ({', '.join(sorted(str(f.relative_to(ROOT)) for f in folders))}); add it to LAYERS")
+            continue
+        layer[name] = max(places)  # the lowest layer its sources are in
+    for name, t in targets.items():
+        for dep in t["public"] | t["private"]:
+            if name in layer and dep in layer and layer[dep][0] < layer[name][0]:
+                problems.append(f"{name} ({layer[name][1]}) links {dep} ({layer[dep][1]}), a layer above")
+    return problems
 
 
 def check(targets, files):
@@ -115,6 +170,8 @@ def check(targets, files):
         if owner is None:
             continue
         allowed = reachable(targets, owner)
+        if layer_of(path) is None:
+            problems.append(f"{path.relative_to(ROOT)}: a folder with no layer; add it to LAYERS")
         for no, line in enumerate(text.splitlines(), 1):
             m = re.match(r'\s*#\s*include\s*[<"]([^>"]+)[>"]', line)
             if not m:
@@ -124,10 +181,12 @@ def check(targets, files):
             if ".." in pathlib.PurePosixPath(header).parts:
                 problems.append(f"{rel}:{no} includes '{header}' through '..'")
                 continue
-            provider = provider_of_include(targets, path, header)
+            provider, included = resolve_include(targets, path, header)
             if provider and provider not in allowed:
                 problems.append(f"{rel}:{no} ({owner}) includes '{header}' of {provider}, which it does not link")
-    return problems
+            if included:
+                problems += layer_problems(targets, path, no, header, included)
+    return problems + target_layers(targets)
 
 
 def project_files():
@@ -137,21 +196,87 @@ def project_files():
                 yield p.resolve(), p.read_text(errors="replace")
 
 
+STRUCTURE = ROOT / "docs" / "structure.md"
+
+
+def drawn_graph(text):
+    """{target: (layer, folder, {links})} from the graph's code block after '## The module graph'."""
+    block = text.split("## The module graph", 1)[-1].split("```text", 1)[-1].split("```", 1)[0]
+    graph, layer = {}, None
+    for line in block.splitlines():
+        if line and not line.startswith(" "):
+            layer = line.strip()
+        elif "→" in line:
+            left, right = line.split("→", 1)
+            name, folder = left.split()
+            graph[name] = (layer, folder, set() if right.strip() == "—" else set(right.split()))
+    return graph
+
+
+def drawing_problems(targets, text):
+    """Where the drawn graph and CMake's differ (interface targets, with no sources, left out)."""
+    real = {n: t for n, t in targets.items() if t["sources"]}
+    drawn = drawn_graph(text)
+    problems = [f"{STRUCTURE.name}: {n} is drawn but is no target in the CMakeLists" for n in sorted(set(drawn) - set(real))]
+    problems += [f"{STRUCTURE.name}: target {n} is not drawn" for n in sorted(set(real) - set(drawn))]
+    for name in sorted(set(drawn) & set(real)):
+        layer, folder, links = drawn[name]
+        t = real[name]
+        linked = {d for d in t["public"] | t["private"] if d in real}
+        for d in sorted(links - linked):
+            problems.append(f"{STRUCTURE.name}: {name} → {d} is drawn, CMake has no such link")
+        for d in sorted(linked - links):
+            problems.append(f"{STRUCTURE.name}: {name} links {d} in CMake, not drawn")
+        folders = {s.parent.relative_to(ROOT).as_posix() for s in t["sources"]}
+        if folder not in folders:
+            problems.append(f"{STRUCTURE.name}: {name} is drawn in {folder}, its sources are in {', '.join(sorted(folders))}")
+        place = layer_of(ROOT / folder / "x")
+        if not place or place[1] != layer:
+            problems.append(f"{STRUCTURE.name}: {name} is drawn under '{layer}', its folder {folder} is in {place[1] if place else 'no layer'}")
+    return problems
+
+
 def self_test(targets):
-    """A core file (not written: its path and text only) that includes an adapter's header must be
-    caught: the live scan's from the fabric core, the file formats' (format.hpp, schedule_io's,
-    spelt as the core's own headers are) from the planner core."""
+    """Files (not written: their path and text only) and links that break the graph must be
+    caught: a core file including an adapter's header (the live scan's from the fabric core, the
+    file formats' format.hpp, spelt as the core's own headers are, from the planner core); a
+    workflow file including a header of the executables above it (the layer rule alone: the link
+    rule is given that link); the run's executable code back in runner/ (the old src <-> runner
+    cycle: a folder with no layer); the workflow linking the executables' library."""
     live = next((ROOT / "fabric/live/include").rglob("*.hpp")).relative_to(ROOT / "fabric/live/include")
-    cases = [("ibroute_fabric", ROOT / "fabric" / "core", live.as_posix()), ("ibroute_schedule", ROOT / "schedule" / "core", "ibroute/schedule/format.hpp")]
-    for target, folder, header in cases:
+    cases = [("ibroute_fabric", ROOT / "fabric" / "core", live.as_posix(), "which it does not link"),
+             ("ibroute_schedule", ROOT / "schedule" / "core", "ibroute/schedule/format.hpp", "which it does not link"),
+             ("ibroute_workflow", ROOT / "src" / "workflow", "dispatch.hpp", "a layer above"),
+             ("ibroute_runner_verbs", ROOT / "runner" / "app", "dispatch.hpp", "no layer")]
+    for target, folder, header, words in cases:
         probe = (folder / "zz_module_graph_probe.cpp").resolve()
         targets[target]["sources"].append(probe)
+        targets[target]["private"].add("ibroute_cli")  # so that only the layers can object
+        linked = target != "ibroute_fabric" and target != "ibroute_schedule"
+        if not linked:
+            targets[target]["private"].discard("ibroute_cli")
         try:
             found = check(targets, [(probe, f'#include "{header}"\n')])
         finally:
             targets[target]["sources"].pop()
-        if not any("zz_module_graph_probe" in p for p in found):
+            targets[target]["private"].discard("ibroute_cli")
+        if not any("zz_module_graph_probe" in p and words in p or words == "no layer" and words in p for p in found):
+            print(f"module_graph: self-test: {folder.relative_to(ROOT)} including '{header}' was not caught ({words})")
             return False
+    targets["ibroute_workflow"]["public"].add("ibroute_cli")
+    try:
+        found = check(targets, [])
+    finally:
+        targets["ibroute_workflow"]["public"].discard("ibroute_cli")
+    if not any(p.startswith("ibroute_workflow (workflow) links ibroute_cli") for p in found):
+        print("module_graph: self-test: the workflow linking ibroute_cli was not caught")
+        return False
+    text = STRUCTURE.read_text()
+    extra = text.replace("→ ibroute_schedule_io\n", "→ ibroute_schedule_io ibroute_runner_verbs\n", 1)
+    moved = text.replace("ibroute_fabric_dot    fabric/dot ", "ibroute_fabric_dot    src/cli    ", 1)
+    if extra == text or moved == text or not drawing_problems(targets, extra) or not drawing_problems(targets, moved):
+        print("module_graph: self-test: an edge CMake does not have, or a target drawn in the wrong folder, was not caught")
+        return False
     return True
 
 
@@ -161,13 +286,12 @@ def main():
         if name not in targets:
             print(f"module_graph: target {name} not found in the CMakeLists")
             return 1
-    problems = check(targets, list(project_files()))
+    problems = check(targets, list(project_files())) + drawing_problems(targets, STRUCTURE.read_text())
     for p in problems:
         print(p)
     if "--self-test" in sys.argv and not self_test(targets):
-        print("module_graph: the self-test's core file including a live-scan header was not caught")
         return 1
-    print(f"module_graph: {len(targets)} targets, {len(problems)} includes across the graph")
+    print(f"module_graph: {len(targets)} targets, {len(problems)} offences against the graph")
     return 1 if problems else 0
 
 

@@ -140,6 +140,37 @@ class EfficiencyOnSimulatedFabrics(TempDirTest):
             self.assertIn("limited by", check.get("detail", ""))
 
 
+    def test_round_robin_reads_the_same_in_every_command(self):
+        # One baseline, one figure: plan's round-robin, analyze's rr-name pattern and routing's check
+        # of the scanned tables are the same exchange (these hosts in this order, base LIDs). Their
+        # time and efficiency agree, and agree with round-robin built and timed here from the
+        # stored routes. A shuffled tree with a missing and a narrowed cable, LMC 2, hosts given out
+        # of name order.
+        topo = generate(self.path("rr.topo"), "--leaves", "6", "--down", "8", "--up", "4", "--spines", "4", "--switch-ports", "12",
+                        "--spine-ports", "6", "--shuffle", "--seed", "11", "--missing", "2")
+        db = self.path("rr.db")
+        with SimFabric(topo, lmc=2) as sim:
+            scan = ibroute_json("scan", "--db", db, sim=sim)["scan_id"]
+        names = host_names(db, scan)
+        random.Random(3).shuffle(names)
+        names = names[:40]
+        hosts = self.path("hosts.txt")
+        with open(hosts, "w") as f:
+            f.write("\n".join(names) + "\n")
+        t, least, _ = efficiency(db, scan, round_robin(db, scan, names))
+        plan = ibroute_json("plan", "--db", db, "--name", "rr", "--hosts", "@" + hosts)["round_robin_base"]
+        analyzed = ibroute_json("analyze", "--db", db, "--hosts", "@" + hosts, "--patterns", "rr-name", "--lids", "base")
+        rr = next(p for p in analyzed["patterns"] if p["pattern"] == "rr-name" and p["lids"] == "base")["efficiency"]
+        routed = ibroute_json("routing", "--db", db, "--hosts", "@" + hosts, "--order", "given")["scanned_tables"]["efficiency"]
+        self.assertIsNone(plan["sampled_phases"])
+        self.assertLess(rr["value"], 0.9)  # an oversubscribed tree: round-robin is well below the least time
+        for tag, e in (("plan", {"value": plan["efficiency"], "planned_time": plan["planned_time"]}), ("analyze", rr), ("routing", routed)):
+            self.assertEqual(e["planned_time"], t, tag)
+            self.assertAlmostEqual(e["value"], min(1.0, rr["least_time"] / t), places=9, msg=tag)
+        self.assertEqual(rr["least_time"], routed["least_time"])
+        self.assertGreaterEqual(rr["least_time"] + 1e-6, least)  # ibroute also counts links with no other path
+
+
 class ThreeLevelsOnMinhopTables(TempDirTest):
     """OpenSM's minhop on a three-level tree at LMC 2 (the routing a new cluster gets, whose poor
     tables most need the test). In the shifts, a transfer's other DLIDs change up to four links at

@@ -8,20 +8,21 @@
 
 #include "fabric_store.hpp"
 #include "fabrics.hpp"
-#include "schedule_docs.hpp"
 #include "ibroute/fabric/synthetic.hpp"
 #include "ibroute/schedule/admission.hpp"
 #include "ibroute/schedule/format.hpp"
 #include "ibroute/schedule/hosts.hpp"
-#include "slurm_topology.hpp"
 #include "ibroute/schedule/patterns.hpp"
 #include "ibroute/schedule/planner.hpp"
 #include "ibroute/schedule/validate.hpp"
+#include "round_robin.hpp"
+#include "schedule_docs.hpp"
+#include "slurm_topology.hpp"
 
 using namespace ibroute::fabric;
 using namespace ibroute::schedule;
-using ibroute::test::kShiftsOnly;
 using ibroute::test::expect_input_error;
+using ibroute::test::kShiftsOnly;
 using ibroute::test::World;
 
 namespace {
@@ -33,7 +34,8 @@ std::vector<int32_t> ranks(int from, int to) {  // from .. to-1
 }
 
 // Every (sender, receiver) pair exactly once, counted here without check_pairs.
-void expect_each_pair_once(size_t n, const std::vector<int32_t>& snd, const std::vector<int32_t>& rcv, const std::vector<Phase>& phases) {
+void expect_each_pair_once(size_t n, const std::vector<int32_t>& snd, const std::vector<int32_t>& rcv,
+                           const std::vector<Phase>& phases) {
   std::multiset<std::pair<int, int>> seen;
   for (const Phase& ph : phases) {
     std::set<int> receiving;
@@ -67,12 +69,12 @@ TEST(Groups, PhasesCoverEveryPairOnceInMaxPhases) {
     size_t phases;
   };
   const std::vector<Case> cases = {
-      {10, ranks(0, 5), ranks(5, 10), 5},   // disjoint halves
-      {8, ranks(0, 2), ranks(2, 8), 6},     // 1:3
-      {8, ranks(0, 6), ranks(6, 8), 6},     // 3:1
-      {10, ranks(0, 6), ranks(3, 10), 7},   // overlapping: 3 ranks in both
-      {6, ranks(0, 6), ranks(0, 6), 5},     // the same group: shift 0 has no transfer
-      {7, {6, 2, 4}, {1, 3, 5, 0}, 4},      // any rank order
+      {10, ranks(0, 5), ranks(5, 10), 5},  // disjoint halves
+      {8, ranks(0, 2), ranks(2, 8), 6},    // 1:3
+      {8, ranks(0, 6), ranks(6, 8), 6},    // 3:1
+      {10, ranks(0, 6), ranks(3, 10), 7},  // overlapping: 3 ranks in both
+      {6, ranks(0, 6), ranks(0, 6), 5},    // the same group: shift 0 has no transfer
+      {7, {6, 2, 4}, {1, 3, 5, 0}, 4},     // any rank order
   };
   for (const Case& c : cases) {
     std::vector<Phase> ph = group_phases(c.n, c.snd, c.rcv);
@@ -113,8 +115,8 @@ TEST(Groups, PlannedCongestionFreeOnAHalfFatTree) {
   struct Case {
     std::vector<int32_t> snd, rcv;
   };
-  for (const Case& c : {Case{ranks(0, 24), ranks(24, 48)}, Case{ranks(0, 12), ranks(12, 48)}, Case{ranks(0, 36), ranks(36, 48)},
-                        Case{ranks(0, 32), ranks(16, 48)}}) {
+  for (const Case& c : {Case{ranks(0, 24), ranks(24, 48)}, Case{ranks(0, 12), ranks(12, 48)},
+                        Case{ranks(0, 36), ranks(36, 48)}, Case{ranks(0, 32), ranks(16, 48)}}) {
     PlanStats st;
     Schedule s = plan_groups(w.ctx, hosts, c.snd, c.rcv, kShiftsOnly, &st);
     EXPECT_EQ(s.phases.size(), std::max(c.snd.size(), c.rcv.size()));
@@ -186,15 +188,20 @@ TEST(Format, DamagedCompactPhasesAreRefusedByPlace) {
     damage(j);
     expect_input_error([&] { from_json(j.dump()); }, needle);
   };
-  fails([](auto& j) { j["phases"]["offsets"][2] = std::string(24, 'z'); }, "/phases/offsets/2 (sender 0): 'z' is not a hex digit");
+  fails([](auto& j) { j["phases"]["offsets"][2] = std::string(24, 'z'); },
+        "/phases/offsets/2 (sender 0): 'z' is not a hex digit");
   fails([](auto& j) { j["phases"]["offsets"][2] = "01"; }, "/phases/offsets/2: 2 characters for 24 senders");
   fails([](auto& j) { j["phases"]["offsets"][0] = std::string(24, '7'); }, "offset 7 beyond the 4 LIDs");
-  fails([](auto& j) { j["phases"]["shifts"][1] = j["phases"]["shifts"][0]; }, "/phases/shifts/1: shift 0 appears twice");
+  fails([](auto& j) { j["phases"]["shifts"][1] = j["phases"]["shifts"][0]; },
+        "/phases/shifts/1: shift 0 appears twice");
   fails([](auto& j) { j["phases"]["shifts"][1] = 24; }, "/phases/shifts/1: 24 is not a shift (0..23)");
   fails([](auto& j) { j["phases"]["offsets"].erase(0); }, "23 offset lines for 24 shifts");
   // No phases at all: nothing to run, and no slice could name a phase (found by the fuzzer).
-  fails([](auto& j) { j["phases"]["shifts"] = nlohmann::json::array(), j["phases"]["offsets"] = nlohmann::json::array(); },
-        "/phases: no phases (a schedule moves at least one transfer)");
+  fails(
+      [](auto& j) {
+        j["phases"]["shifts"] = nlohmann::json::array(), j["phases"]["offsets"] = nlohmann::json::array();
+      },
+      "/phases: no phases (a schedule moves at least one transfer)");
   fails([](auto& j) { j["groups"]["senders"][3] = 0; }, "/groups/senders/3: rank 0 is listed twice");
   fails([](auto& j) { j["groups"]["receivers"][0] = 48; }, "/groups/receivers/0: 48 is not a rank (0..47)");
   fails([](auto& j) { j["phases"]["encoding"] = "zip"; }, "unknown phase encoding");
@@ -235,7 +242,8 @@ TEST(ScheduleStore, TwoGroupsStoredCompactly) {
     EXPECT_EQ(q.i64(2), static_cast<int64_t>(s.phases.size()));
     // A damaged offset is named, not used.
     st.db().exec("UPDATE schedule_phase SET dlid = zeroblob(3) WHERE phase = 4");
-    expect_input_error([&] { st.load_schedule(1); }, "database damaged: schedule 1, phase 4: offsets of 3 bytes for 10 senders");
+    expect_input_error([&] { st.load_schedule(1); },
+                       "database damaged: schedule 1, phase 4: offsets of 3 bytes for 10 senders");
     st.db().exec("UPDATE schedule SET senders = zeroblob(2) WHERE id = 1");
     expect_input_error([&] { st.load_schedule(1); }, "senders of 2 bytes");
     // A schedule without phases is refused as a file without them is.
@@ -259,8 +267,9 @@ TEST(ScheduleStore, ExplicitRowsOfAVersion4DatabaseStillLoad) {
     ibroute::store::FabricStore st(path, ibroute::store::Access::create);
     st.save_scan({.source = "offline", .origin = "unit"}, w.f, resolve_routes(w.f));
     st.save_schedule(1, s, 2, 0, 0.1, false);
-    st.db().exec("ALTER TABLE schedule DROP COLUMN senders; ALTER TABLE schedule DROP COLUMN receivers;"
-                 "ALTER TABLE schedule_phase DROP COLUMN shift; UPDATE meta SET value='4' WHERE key='schema_version'");
+    st.db().exec(
+        "ALTER TABLE schedule DROP COLUMN senders; ALTER TABLE schedule DROP COLUMN receivers;"
+        "ALTER TABLE schedule_phase DROP COLUMN shift; UPDATE meta SET value='4' WHERE key='schema_version'");
   }
   ibroute::store::FabricStore st(path, ibroute::store::Access::read_write);
   EXPECT_TRUE(st.migrated());
@@ -272,7 +281,8 @@ TEST(ScheduleStore, ExplicitRowsOfAVersion4DatabaseStillLoad) {
 
 // The one reader of host lists: files (comments, blanks, CRLF, line numbers kept) and a,b,c.
 TEST(HostLists, LinesAndCommasAsPeopleWriteThem) {
-  const auto lines = ibroute::schedule::host_lines("# DAQ nodes\r\nnode0001 HCA-1\r\n\n  node0002   # spare\n\t\nnode0003");
+  const auto lines =
+      ibroute::schedule::host_lines("# DAQ nodes\r\nnode0001 HCA-1\r\n\n  node0002   # spare\n\t\nnode0003");
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_EQ(lines[0].name, "node0001 HCA-1");
   EXPECT_EQ(lines[0].line, 2u);
@@ -342,7 +352,9 @@ TEST(HostLists, PlacementNamesOf61To64BytesResolveWhole) {
   const std::string common = "n" + std::string(52, 'x') + ". mlx5_";  // 60 bytes
   ASSERT_EQ(common.size(), 60u);
   std::vector<HostIdentity> ids;
-  for (size_t len = 61; len <= 64; ++len) ids.push_back({common + std::string(len - 60, static_cast<char>('0' + len - 60)), 0x1000 + len, 0x1000 + len, 0, 0});
+  for (size_t len = 61; len <= 64; ++len)
+    ids.push_back(
+        {common + std::string(len - 60, static_cast<char>('0' + len - 60)), 0x1000 + len, 0x1000 + len, 0, 0});
   std::string text;
   for (auto it = ids.rbegin(); it != ids.rend(); ++it) text += it->name + "\n";
   const HostNames names(ids);
@@ -382,7 +394,8 @@ TEST(HostLists, SlurmListsOnlyHostsEveryLeafRoutesTo) {
   ASSERT_GE(host, 0);
   const Port& hp = f.nodes[static_cast<size_t>(host)].ports[1];
   for (size_t i = 0; i < f.nodes.size() && other_leaf < 0; ++i)
-    if (f.nodes[i].desc.rfind("leaf", 0) == 0 && static_cast<int32_t>(i) != hp.peer_node) other_leaf = static_cast<int32_t>(i);
+    if (f.nodes[i].desc.rfind("leaf", 0) == 0 && static_cast<int32_t>(i) != hp.peer_node)
+      other_leaf = static_cast<int32_t>(i);
   ASSERT_GE(other_leaf, 0);
   using ibroute::workflow::slurm_blocks;
   using ibroute::workflow::slurm_topology;
@@ -393,9 +406,10 @@ TEST(HostLists, SlurmListsOnlyHostsEveryLeafRoutesTo) {
   for (const auto& out : {slurm_topology(f, analyze_structure(f)), slurm_blocks(f, analyze_structure(f))}) {
     EXPECT_EQ(out.hosts, 5u);
     ASSERT_EQ(out.left_out.size(), 1u);
-    EXPECT_NE(out.left_out[0].find(f.nodes[static_cast<size_t>(host)].desc + " (port GUID"), std::string::npos) << out.left_out[0];
-    EXPECT_NE(out.left_out[0].find("no working route to it from 1 of the 3 switches hosts are cabled to (" + f.nodes[static_cast<size_t>(other_leaf)].desc +
-                                   ": drop)"),
+    EXPECT_NE(out.left_out[0].find(f.nodes[static_cast<size_t>(host)].desc + " (port GUID"), std::string::npos)
+        << out.left_out[0];
+    EXPECT_NE(out.left_out[0].find("no working route to it from 1 of the 3 switches hosts are cabled to (" +
+                                   f.nodes[static_cast<size_t>(other_leaf)].desc + ": drop)"),
               std::string::npos)
         << out.left_out[0];
     EXPECT_EQ(out.text.find(f.nodes[static_cast<size_t>(host)].desc), std::string::npos);
@@ -404,4 +418,52 @@ TEST(HostLists, SlurmListsOnlyHostsEveryLeafRoutesTo) {
   EXPECT_EQ(unchecked.hosts, 6u);
   ASSERT_EQ(unchecked.notes.size(), 1u);
   EXPECT_NE(unchecked.notes[0].find("routes not checked"), std::string::npos);
+}
+
+// The one round-robin every command measures (workflow/round_robin): shift k from rank i to i + k
+// in the ranks' order, a sample of its shifts the same phases as the whole's, DLIDs by the policy,
+// two groups their group phases; and its figures those of exchange_figures over the same load.
+TEST(RoundRobin, OneConstructionForEveryCaller) {
+  using ibroute::workflow::Exchange;
+  World w(ibroute::test::three_level(2, 3, 4, 2, 2));  // LMC 2, names shuffled
+  const Exchange x{all_hosts(w.f)};
+  const size_t n = x.hosts.size();
+  ASSERT_EQ(n, 24u);
+  const std::vector<Phase> whole = ibroute::workflow::round_robin_phases(w.f, x);
+  ASSERT_EQ(whole.size(), n - 1);
+  for (size_t k = 1; k < n; ++k)
+    for (size_t i = 0; i < n; ++i) {
+      const Host& d = x.hosts[(i + k) % n];
+      ASSERT_EQ(whole[k - 1].dst[i], static_cast<int32_t>((i + k) % n));
+      ASSERT_EQ(whole[k - 1].dlid[i], w.f.nodes[d.node].ports[d.port].base_lid) << "base LID";
+    }
+  // The topology order as a permutation of the same ranks, and a sample of its shifts.
+  const std::vector<Host> topo = topology_order(w.f, x.hosts);
+  std::vector<int32_t> order;
+  for (const Host& h : topo)
+    order.push_back(static_cast<int32_t>(std::find(x.hosts.begin(), x.hosts.end(), h) - x.hosts.begin()));
+  const std::vector<size_t> only{0, 6, 22};
+  const std::vector<Phase> ordered = ibroute::workflow::round_robin_phases(w.f, x, {.order = &order});
+  const std::vector<Phase> sample = ibroute::workflow::round_robin_phases(w.f, x, {.only = &only, .order = &order});
+  ASSERT_EQ(sample.size(), only.size());
+  for (size_t j = 0; j < only.size(); ++j) {
+    EXPECT_EQ(sample[j], ordered[only[j]]);
+    for (size_t i = 0; i < n; ++i)
+      EXPECT_EQ(ordered[only[j]].dst[static_cast<size_t>(order[i])], order[(i + only[j] + 1) % n]);
+  }
+  std::vector<Phase> spread = shift_phases(n);
+  apply_lid_policy(w.f, x.hosts, spread, LidPolicy::spread);
+  EXPECT_EQ(ibroute::workflow::round_robin_phases(w.f, x, {.lids = LidPolicy::spread}), spread);
+  const Exchange groups{x.hosts, ranks(0, 8), ranks(8, 24)};
+  std::vector<Phase> g = group_phases(n, groups.senders, groups.receivers);
+  apply_lid_policy(w.f, x.hosts, g, LidPolicy::base);
+  EXPECT_EQ(ibroute::workflow::round_robin_phases(w.f, groups), g);
+  // Its figures: exchange_figures' over the load of the same phases.
+  const ibroute::workflow::RoundRobin rr = ibroute::workflow::measure_round_robin(w.ctx, x);
+  const LoadReport load = evaluate(w.ctx, x.hosts, whole, false);
+  const ibroute::workflow::ExchangeFigures fig = ibroute::workflow::exchange_figures(w.ctx, x, load);
+  EXPECT_EQ(rr.load.max_load, load.max_load);
+  EXPECT_EQ(rr.figures.efficiency.planned, fig.efficiency.planned);
+  EXPECT_EQ(rr.figures.efficiency.value, fig.efficiency.value);
+  EXPECT_EQ(rr.figures.least.fabric.time, fig.least.fabric.time);
 }

@@ -31,8 +31,9 @@ ScheduleDoc read_table(const std::string& file) {
 void check_epoch_table(const std::string& dir, uint64_t epoch, const ScheduleDoc& d) {
   const std::string file = epoch_file(dir, epoch, kHostsFile);
   if (!std::filesystem::exists(file))
-    throw InputError(std::string("no host table (") + kHostsFile +
-                     ") beside it: the ranks read their own slices through it (every epoch ibroute watch publishes has one)");
+    throw InputError(
+        std::string("no host table (") + kHostsFile +
+        ") beside it: the ranks read their own slices through it (every epoch ibroute watch publishes has one)");
   const ScheduleDoc table = read_table(file);
   if (table.identities != d.identities || table.schedule.name != d.schedule.name || table.created_at != d.created_at)
     throw InputError(file + " is another schedule's host table");
@@ -54,8 +55,9 @@ FollowChannels follow_channels(const ScheduleDoc& d) {
 // Every rank: the channel ids of the run fit the counters' 32 bits.
 void check_channel_count(const ScheduleDoc& d) {
   if (const uint64_t n = follow_channels(d).size(); n > UINT32_MAX)
-    throw InputError("following " + std::to_string(d.identities.size()) + " hosts at LMC " + std::to_string(follow_lmc(d)) + " needs " +
-                     std::to_string(n) + " connections; a run counts at most 2^32");
+    throw InputError("following " + std::to_string(d.identities.size()) + " hosts at LMC " +
+                     std::to_string(follow_lmc(d)) + " needs " + std::to_string(n) +
+                     " connections; a run counts at most 2^32");
 }
 
 }  // namespace
@@ -112,11 +114,13 @@ OwnEpoch read_own_epoch(const std::string& dir, uint64_t epoch, uint64_t port_gu
     out.has_slice = true;
     out.round.starts.assign(slice.phases + 1, 0);
     const std::vector<uint32_t>& slots = slice.doc.schedule.slots;
-    for (size_t p = 0; p < slice.phases; ++p) out.round.starts[p + 1] = out.round.starts[p] + (slots.empty() ? 1 : slots[p]);
+    for (size_t p = 0; p < slice.phases; ++p)
+      out.round.starts[p + 1] = out.round.starts[p] + (slots.empty() ? 1 : slots[p]);
     for (const SliceTransfer& x : slice.sends) out.round.sends.push_back({x.phase, x.peer, x.dlid});
     if (meta) {
       Schedule& m = slice.doc.schedule;
-      meta->name = std::move(m.name), meta->method = std::move(m.method), meta->bound = m.bound, meta->timing = m.timing;
+      meta->name = std::move(m.name), meta->method = std::move(m.method), meta->bound = m.bound,
+      meta->timing = m.timing;
       meta->slots = std::move(m.slots);
     }
     return out;
