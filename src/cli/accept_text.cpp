@@ -6,6 +6,8 @@
 
 namespace ibroute::cli {
 
+using namespace ibroute::workflow;  // what the commands bind to options and print
+
 using nlohmann::json;
 
 namespace {

@@ -22,6 +22,8 @@
 
 namespace ibroute::cli {
 
+using namespace ibroute::workflow;  // what the commands bind to options and print
+
 using namespace ibroute::schedule;
 
 namespace {

@@ -7,6 +7,8 @@
 
 namespace ibroute::cli {
 
+using namespace ibroute::workflow;  // what the commands bind to options and print
+
 std::function<int()> setup_exporter_options(CLI::App& app, std::function<int(const ExporterOptions&)> run) {
   auto o = std::make_shared<ExporterOptions>();
   o->db = kDefaultDb;

@@ -8,6 +8,8 @@
 
 namespace ibroute::cli {
 
+using namespace ibroute::workflow;  // what the commands bind to options and print
+
 namespace {
 
 struct MigrateOptions {

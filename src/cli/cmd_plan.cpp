@@ -16,6 +16,8 @@
 
 namespace ibroute::cli {
 
+using namespace ibroute::workflow;  // what the commands bind to options and print
+
 using namespace ibroute::fabric;
 using namespace ibroute::schedule;
 

@@ -14,6 +14,8 @@
 
 namespace ibroute::cli {
 
+using namespace ibroute::workflow;  // what the commands bind to options and print
+
 using namespace ibroute::fabric;
 
 namespace {

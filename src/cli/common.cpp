@@ -15,6 +15,8 @@
 
 namespace ibroute::cli {
 
+using namespace ibroute::workflow;  // what the commands bind to options and print
+
 using namespace ibroute::fabric;
 
 ScanContext::ScanContext(store::FabricStore& store, std::optional<int64_t> scan, bool warn)

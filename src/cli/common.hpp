@@ -26,9 +26,6 @@ constexpr int kExitIncomplete = 3;  // scan stored, but some MADs went unanswere
 
 constexpr const char* kDefaultDb = "ibroute.db";
 
-// The workflow layer (src/workflow) is what the commands bind to options and print.
-using namespace ibroute::workflow;
-
 // The scan a command works on: workflow::FabricContext, and said on stderr when it is incomplete
 // (`warn`: the runner warns on rank 0 only).
 struct ScanContext : workflow::FabricContext {

@@ -16,6 +16,8 @@
 
 namespace ibroute::cli {
 
+using namespace ibroute::workflow;  // what the commands bind to options and print
+
 namespace {
 
 // The closest of `names` to `word` (fabric::nearest_names, the one did-you-mean), else "".

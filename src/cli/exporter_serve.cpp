@@ -24,6 +24,8 @@
 
 namespace ibroute::cli {
 
+using namespace ibroute::workflow;  // what the commands bind to options and print
+
 namespace {
 
 using Clock = std::chrono::steady_clock;

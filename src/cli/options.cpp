@@ -6,6 +6,8 @@
 
 namespace ibroute::cli {
 
+using namespace ibroute::workflow;  // what the commands bind to options and print
+
 namespace {
 // Every form a host can be named in, for --hosts, --senders, --receivers and --placement alike.
 constexpr const char* kHostForms =

@@ -15,6 +15,8 @@
 
 namespace ibroute::cli {
 
+using namespace ibroute::workflow;  // what the commands bind to options and print
+
 namespace {
 
 // Replaces this process by the sibling executable `name` with the same arguments (same PID).

@@ -28,6 +28,8 @@
 
 namespace ibroute::cli {
 
+using namespace ibroute::workflow;  // what the commands bind to options and print
+
 using namespace ibroute::schedule;
 using namespace ibroute::runner;
 

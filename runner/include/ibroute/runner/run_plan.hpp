@@ -1,6 +1,6 @@
 // What one rank does in a run, derived from the schedule alone so that every rank derives the
 // same connections without asking the others: the channels (one queue pair per distinct
-// (source, destination, DLID) of the schedule: RC, or UC with --unreliable) and its timed sends.
+// (source, destination, DLID) of the schedule: RC, or UC with --transport uc) and its timed sends.
 #pragma once
 
 #include <cstdint>

@@ -13,7 +13,7 @@
 
 extern char** environ;
 
-namespace ibroute::cli {
+namespace ibroute::workflow {
 
 using nlohmann::json;
 
@@ -49,7 +49,9 @@ json parsed(const std::string& text, int status, bool ended) {
   const json r = json::parse(text, nullptr, false);
   if (!r.is_discarded() && r.is_object()) return r;
   std::string how = "still running";
-  if (ended) how = WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status)) : "exit " + std::to_string(WEXITSTATUS(status));
+  if (ended)
+    how = WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
+                              : "exit " + std::to_string(WEXITSTATUS(status));
   return {{"event", "scan_failed"}, {"error", "the read ended without an answer (" + how + ")"}};
 }
 
@@ -126,9 +128,12 @@ json settle_read(PausedRead& p, bool store) {
   const std::string word = store ? "store\n" : "quit\n";
   for (size_t done = 0; done < word.size();) {
     const ssize_t n = write(p.to_child, word.data() + done, word.size() - done);
-    if (n > 0) done += static_cast<size_t>(n);
-    else if (n < 0 && errno == EINTR) continue;
-    else break;  // it has gone: its end is read below
+    if (n > 0)
+      done += static_cast<size_t>(n);
+    else if (n < 0 && errno == EINTR)
+      continue;
+    else
+      break;  // it has gone: its end is read below
   }
   close_fd(p.to_child);
   const std::string text = read_from(p.from_child, false);
@@ -138,4 +143,4 @@ json settle_read(PausedRead& p, bool store) {
   return parsed(text, status, true);
 }
 
-}  // namespace ibroute::cli
+}  // namespace ibroute::workflow

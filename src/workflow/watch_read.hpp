@@ -1,4 +1,4 @@
-// The read process of `ibroute watch`: each read of the fabric runs in a fresh process (this
+// The read process of `ibroute watch` (watch.hpp): each read of the fabric runs in a fresh process (this
 // executable, `watch --read-once`), which answers with one JSON line. libibumad keeps a process's
 // agents registered (umad2sim refuses a second registration in one process, and a forked child
 // shares its parent's connection), and weeks of reads must not pile up what a read leaves behind.
@@ -12,12 +12,11 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-namespace ibroute::cli {
+namespace ibroute::workflow {
 
 struct PausedRead {
   pid_t pid = -1;
@@ -48,4 +47,4 @@ ChildOutput run_to_end(const std::vector<std::string>& args, size_t max_bytes);
 // line (its "routes" answer; scan_failed when it ended without one).
 nlohmann::json settle_read(PausedRead& p, bool store);
 
-}  // namespace ibroute::cli
+}  // namespace ibroute::workflow
