@@ -35,7 +35,7 @@ struct ScanInfo {
   std::string source;      // "live" | "offline"
   std::string origin;      // CA/port, or the imported files
   bool complete = true;
-  bool has_lfts = true;    // false: a topology imported without forwarding tables (no routes)
+  bool has_lfts = true;  // false: a topology imported without forwarding tables (no routes)
   double duration_s = 0;
   int lmc = 0;
   int64_t switches = 0, cas = 0, links = 0, lids = 0, routes = 0;
@@ -124,7 +124,7 @@ class FabricStore {
   // Snapshots of the ports' performance counters, taken against a scan (ports by its node indices).
   int64_t save_counters(int64_t scan, const std::string& label, const fabric::CounterSnapshot& s);
   std::vector<CounterSnapshotInfo> counter_snapshots(int64_t scan);  // oldest first
-  fabric::CounterSnapshot load_counters(int64_t id);                  // throws InputError when absent or damaged
+  fabric::CounterSnapshot load_counters(int64_t id);                 // throws InputError when absent or damaged
 
   Db& db() { return db_; }
 
@@ -148,8 +148,11 @@ class FabricStore {
   bool migrate_from(int version);  // false: someone else did it meanwhile
   // The base LID of each host's port in a scan (compact phases store offsets from it).
   std::vector<uint16_t> base_lids(int64_t scan, const std::vector<schedule::Host>& hosts, const std::string& where);
+  // A stored schedule's hosts in rank order, each checked against its scan's nodes.
+  std::vector<schedule::Host> load_schedule_hosts(int64_t id, const ScheduleInfo& info);
   bool has_column(const char* table, const char* column);
   std::vector<fabric::Node> load_nodes(int64_t scan);
+  void load_lfts(int64_t scan, fabric::Fabric& f);
   const std::vector<NodeShape>& shape(int64_t scan);
   void remember_shape(int64_t scan, const std::vector<fabric::Node>& nodes);
   std::vector<fabric::Hop> checked_hops(const std::vector<NodeShape>& nodes, int32_t ingress, std::string_view text,

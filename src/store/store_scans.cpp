@@ -239,6 +239,34 @@ const std::vector<FabricStore::NodeShape>& FabricStore::shape(int64_t scan_id) {
   return shapes_.at(scan_id);
 }
 
+// The forwarding tables of scan `scan_id` into its loaded fabric `f`, each row checked.
+void FabricStore::load_lfts(int64_t scan_id, Fabric& f) {
+  const auto nn = static_cast<int64_t>(f.nodes.size());
+  const std::string scan_where = "scan " + std::to_string(scan_id);
+  Stmt l(db_, "SELECT node_idx, top, ports, rows_to FROM lft WHERE scan_id = ? ORDER BY node_idx");
+  l.bind(1, scan_id);
+  for (int64_t row = 1; l.step(); ++row) {
+    std::string where = scan_where + ", LFT row " + std::to_string(row);
+    const int64_t ni = l.type(0) == SQLITE_INTEGER ? l.i64(0) : -1;
+    if (ni < 0 || ni >= nn) damaged(where, "node " + shown(l, 0) + " of " + std::to_string(nn));
+    Node& node = f.nodes[ni];
+    where += " (node " + std::to_string(ni) + ")";
+    if (!node.is_switch()) damaged(where, "node " + std::to_string(ni) + " is not a switch");
+    const int64_t top = int_col(l, 1, -1, kMaxLid, where, "top");
+    auto b = blob_col(l, 2, where, "ports");
+    if (b.size() > static_cast<size_t>(kMaxLid) + 1) damaged(where, "table of " + std::to_string(b.size()) + " LIDs (at most 49152)");
+    for (size_t lid = 0; lid < b.size(); ++lid)
+      if (b[lid] != kNoRoute && b[lid] > node.num_ports())
+        damaged(where, "LID " + std::to_string(lid) + " to port " + std::to_string(b[lid]) + " of " + std::to_string(node.num_ports()));
+    // Written as the table's last LID: a row whose two disagree was changed after the scan.
+    if (static_cast<int64_t>(b.size()) != top + 1)
+      damaged(where, "top LID " + std::to_string(top) + " but a table of " + std::to_string(b.size()) + " LIDs");
+    node.lft.assign(b.begin(), b.end());
+    // Rows read up to a LID of the table (a dump cut after it): the LIDs from there on unknown.
+    if (!l.is_null(3)) node.lft_rows_to = static_cast<uint32_t>(int_col(l, 3, 1, top, where, "rows_to"));
+  }
+}
+
 Fabric FabricStore::load_fabric(int64_t scan_id, bool with_lfts) {
   ScanInfo info = scan(scan_id);
   Fabric f;
@@ -298,30 +326,7 @@ Fabric FabricStore::load_fabric(int64_t scan_id, bool with_lfts) {
                                       : std::string("nowhere")));
     }
 
-  if (with_lfts) {
-    Stmt l(db_, "SELECT node_idx, top, ports, rows_to FROM lft WHERE scan_id = ? ORDER BY node_idx");
-    l.bind(1, scan_id);
-    for (int64_t row = 1; l.step(); ++row) {
-      std::string where = scan_where + ", LFT row " + std::to_string(row);
-      const int64_t ni = l.type(0) == SQLITE_INTEGER ? l.i64(0) : -1;
-      if (ni < 0 || ni >= nn) damaged(where, "node " + shown(l, 0) + " of " + std::to_string(nn));
-      Node& node = f.nodes[ni];
-      where += " (node " + std::to_string(ni) + ")";
-      if (!node.is_switch()) damaged(where, "node " + std::to_string(ni) + " is not a switch");
-      const int64_t top = int_col(l, 1, -1, kMaxLid, where, "top");
-      auto b = blob_col(l, 2, where, "ports");
-      if (b.size() > static_cast<size_t>(kMaxLid) + 1) damaged(where, "table of " + std::to_string(b.size()) + " LIDs (at most 49152)");
-      for (size_t lid = 0; lid < b.size(); ++lid)
-        if (b[lid] != kNoRoute && b[lid] > node.num_ports())
-          damaged(where, "LID " + std::to_string(lid) + " to port " + std::to_string(b[lid]) + " of " + std::to_string(node.num_ports()));
-      // Written as the table's last LID: a row whose two disagree was changed after the scan.
-      if (static_cast<int64_t>(b.size()) != top + 1)
-        damaged(where, "top LID " + std::to_string(top) + " but a table of " + std::to_string(b.size()) + " LIDs");
-      node.lft.assign(b.begin(), b.end());
-      // Rows read up to a LID of the table (a dump cut after it): the LIDs from there on unknown.
-      if (!l.is_null(3)) node.lft_rows_to = static_cast<uint32_t>(int_col(l, 3, 1, top, where, "rows_to"));
-    }
-  }
+  if (with_lfts) load_lfts(scan_id, f);
   Stmt pr(db_, "SELECT kind, node_guid, port, detail FROM problem WHERE scan_id = ?");
   pr.bind(1, scan_id);
   for (int64_t row = 1; pr.step(); ++row) {

@@ -171,26 +171,17 @@ ScheduleInfo FabricStore::schedule_info(const std::string& name_or_id) {
   return read_schedule_row(q);
 }
 
-schedule::Schedule FabricStore::load_schedule(int64_t id) {
-  Stmt q(db_, std::string(kScheduleCols) + " WHERE id = ?");
-  q.bind(1, id);
-  if (!q.step()) throw InputError("no schedule " + std::to_string(id));
-  ScheduleInfo info = read_schedule_row(q);
+std::vector<schedule::Host> FabricStore::load_schedule_hosts(int64_t id, const ScheduleInfo& info) {
   const std::string sched_where = "schedule " + std::to_string(id);
-  scan(info.scan_id);  // the scan it was planned on exists, and its row is sound
   const std::vector<NodeShape>& nodes = shape(info.scan_id);
-  schedule::Schedule s;
-  s.name = info.name;
-  s.method = info.method;
-  s.bound = info.bound;
-  s.timing = info.timing;
+  std::vector<schedule::Host> hosts;
   Stmt h(db_, "SELECT rank, node_idx, port, name FROM schedule_host WHERE schedule_id = ? ORDER BY rank");
   h.bind(1, id);
   while (h.step()) {
-    std::string where = sched_where + ", host row " + std::to_string(s.hosts.size() + 1);
+    std::string where = sched_where + ", host row " + std::to_string(hosts.size() + 1);
     const int64_t rank = int_col(h, 0, 0, kMaxCount, where, "rank");
-    if (rank != static_cast<int64_t>(s.hosts.size()))
-      damaged(where, "rank " + std::to_string(rank) + ", expected " + std::to_string(s.hosts.size()) + " (ranks have gaps)");
+    if (rank != static_cast<int64_t>(hosts.size()))
+      damaged(where, "rank " + std::to_string(rank) + ", expected " + std::to_string(hosts.size()) + " (ranks have gaps)");
     where = sched_where + ", host rank " + std::to_string(rank);
     const int64_t ni = h.type(1) == SQLITE_INTEGER ? h.i64(1) : -1;
     if (ni < 0 || ni >= static_cast<int64_t>(nodes.size()))
@@ -199,10 +190,26 @@ schedule::Schedule FabricStore::load_schedule(int64_t id) {
     const int64_t port = h.type(2) == SQLITE_INTEGER ? h.i64(2) : -1;
     if (port < 1 || port > nodes[ni].nports)
       damaged(where, "port " + shown(h, 2) + " of node " + std::to_string(ni) + " with " + std::to_string(nodes[ni].nports) + " ports");
-    s.hosts.push_back({static_cast<int32_t>(ni), static_cast<uint8_t>(port), text_col(h, 3, where, "name")});
+    hosts.push_back({static_cast<int32_t>(ni), static_cast<uint8_t>(port), text_col(h, 3, where, "name")});
   }
-  if (static_cast<int64_t>(s.hosts.size()) != info.hosts)
-    damaged(sched_where, std::to_string(s.hosts.size()) + " host rows for " + std::to_string(info.hosts) + " hosts");
+  if (static_cast<int64_t>(hosts.size()) != info.hosts)
+    damaged(sched_where, std::to_string(hosts.size()) + " host rows for " + std::to_string(info.hosts) + " hosts");
+  return hosts;
+}
+
+schedule::Schedule FabricStore::load_schedule(int64_t id) {
+  Stmt q(db_, std::string(kScheduleCols) + " WHERE id = ?");
+  q.bind(1, id);
+  if (!q.step()) throw InputError("no schedule " + std::to_string(id));
+  ScheduleInfo info = read_schedule_row(q);
+  const std::string sched_where = "schedule " + std::to_string(id);
+  scan(info.scan_id);  // the scan it was planned on exists, and its row is sound
+  schedule::Schedule s;
+  s.name = info.name;
+  s.method = info.method;
+  s.bound = info.bound;
+  s.timing = info.timing;
+  s.hosts = load_schedule_hosts(id, info);
   const size_t n = s.hosts.size();
   {
     Stmt g(db_, "SELECT senders, receivers FROM schedule WHERE id = ?");

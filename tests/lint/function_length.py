@@ -16,7 +16,6 @@ SKIP = ("tests", "build", ".git")  # tests may be long: a scenario reads best in
 
 # Not yet split (issue 55): "file:function" -> its length when the lint came to cover the cores.
 KNOWN = {
-    "bench/plan_efficiency.cpp:main": 85,
     "bench/watch_synthetic.cpp:main": 97,
     "fabric/core/links.cpp:MaxMinFill::rates": 97,
     "fabric/core/shift_refine.cpp:refine_for_shift": 132,
@@ -32,8 +31,6 @@ KNOWN = {
     "runner/verbs/rank_send.cpp:Rank::timed_sends": 136,
     "runner/verbs/rank_setup.cpp:Rank::exchange_and_connect": 132,
     "schedule/core/planner/solve_phases.cpp:solve_phases": 101,
-    "src/store/store_scans.cpp:FabricStore::load_fabric": 96,
-    "src/store/store_schedules.cpp:FabricStore::load_schedule": 95,
 }
 
 
