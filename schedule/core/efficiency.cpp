@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "ibroute/fabric/parallel.hpp"
+#include "ibroute/fabric/printf_text.hpp"
 #include "ibroute/schedule/admission.hpp"
 #include "level_groups.hpp"
 
@@ -15,12 +16,6 @@ namespace ibroute::schedule {
 using namespace ibroute::fabric;
 
 namespace {
-
-std::string fmt(const char* f, double a, double b = 0) {
-  char buf[96];
-  std::snprintf(buf, sizeof buf, f, a, b);
-  return buf;
-}
 
 // Who takes part: per rank, whether it sends and receives, and how many of each there are.
 struct Roles {
@@ -69,7 +64,8 @@ void cut_bounds(const EvalContext& ctx, const std::vector<Host>& hosts, const Ro
         const Port& port = sw.ports[p];
         if (!port_usable(port) || !f.nodes[port.peer_node].is_switch()) continue;
         if (!inside(port.peer_node) && level[port.peer_node] > top) {
-          const int32_t l = ctx.links.id(static_cast<int32_t>(x), p), back = ctx.links.id(port.peer_node, port.peer_port);
+          const int32_t l = ctx.links.id(static_cast<int32_t>(x), p),
+                        back = ctx.links.id(port.peer_node, port.peer_port);
           if (!used || (*used)[l]) up[x] += ctx.links.gbps(l) / host_gbps;
           if (!used || (*used)[back]) down[x] += ctx.links.gbps(back) / host_gbps;
         }
@@ -92,15 +88,19 @@ void cut_bounds(const EvalContext& ctx, const std::vector<Host>& hosts, const Ro
       if (s_in[g] == 0 && r_in[g] == 0) continue;
       const double out = static_cast<double>(s_in[g]) * static_cast<double>(roles.receivers - r_in[g]);
       const double in = static_cast<double>(r_in[g]) * static_cast<double>(roles.senders - s_in[g]);
-      const std::string who = switches[g] == 1 ? f.nodes[g].desc : "the " + std::to_string(switches[g]) + " switches below level " +
-                                                                        std::to_string(top + 1) + " with " + f.nodes[g].desc;
+      const std::string who = switches[g] == 1 ? f.nodes[g].desc
+                                               : "the " + std::to_string(switches[g]) + " switches below level " +
+                                                     std::to_string(top + 1) + " with " + f.nodes[g].desc;
       // Nothing leaves (enters): the plan's unroutable (broken) transfers say so.
-      if (out > 0 && cap_out[g] > 0)
-        consider(best, out / cap_out[g], who + ": " + fmt("%.0f transfers leave", out) +
-                                             fmt(used ? " over the up-links the routes use, worth %.4g host links" : " over up-links worth %.4g host links", cap_out[g]));
-      if (in > 0 && cap_in[g] > 0)
-        consider(best, in / cap_in[g], who + ": " + fmt("%.0f transfers enter", in) +
-                                           fmt(used ? " over the down-links the routes use, worth %.4g host links" : " over down-links worth %.4g host links", cap_in[g]));
+      auto cut = [&](double n, double cap, const char* way, const std::string& links) {
+        if (n > 0 && cap > 0)
+          consider(best, n / cap,
+                   who + ": " + printf_text("%.0f transfers ", n) + way +
+                       (used ? " over the " + links + " the routes use, worth " : " over " + links + " worth ") +
+                       printf_text("%.4g host links", cap));
+      };
+      cut(out, cap_out[g], "leave", "up-links");
+      cut(in, cap_in[g], "enter", "down-links");
     }
   }
 }
@@ -126,7 +126,10 @@ class LinkSets {
           int32_t at = -1;
           for (size_t y = 0; y + static_cast<size_t>(dir) < r.size() && at < 0; ++y)
             if ((dir == 0 ? links.node(r[y]) : links.node(r[y + 1])) == sw) at = r[y];
-          if (at < 0) { everywhere = false; break; }
+          if (at < 0) {
+            everywhere = false;
+            break;
+          }
           if (std::find(key_.begin() + 2, key_.end(), at) == key_.end()) key_.push_back(at);
         }
         if (!everywhere || key_.size() < 4) continue;  // one link alone: forced_links counts it
@@ -143,7 +146,8 @@ class LinkSets {
     std::vector<const std::pair<const std::vector<int32_t>, double>*> at;
     for (auto it = load_.begin(); it != load_.end();) {
       at.clear();
-      for (auto e = it; e != load_.end() && e->first[0] == it->first[0] && e->first[1] == it->first[1]; ++e) at.push_back(&*e);
+      for (auto e = it; e != load_.end() && e->first[0] == it->first[0] && e->first[1] == it->first[1]; ++e)
+        at.push_back(&*e);
       it = std::next(it, static_cast<long>(at.size()));
       for (const auto* c : at) {
         const std::vector<int32_t>& k = c->first;
@@ -154,8 +158,10 @@ class LinkSets {
         if (cap <= 0) continue;
         const int32_t sw = k[1];
         consider(best, demand / cap,
-                 ctx.fabric.nodes[sw].desc + fmt(": %.0f transfers ", demand) + (k[0] == 0 ? "leave it" : "enter it") +
-                     fmt(" by %.0f links (worth %.4g host links) that every route of theirs uses there", static_cast<double>(k.size() - 2), cap));
+                 ctx.fabric.nodes[sw].desc + printf_text(": %.0f transfers ", demand) +
+                     (k[0] == 0 ? "leave it" : "enter it") +
+                     printf_text(" by %.0f links (worth %.4g host links) that every route of theirs uses there",
+                                 static_cast<double>(k.size() - 2), cap));
       }
     }
   }
@@ -167,8 +173,8 @@ class LinkSets {
 
 // Transfers that every LID of their destination routes over one link: that link carries them all.
 // Returns, per link, whether any route among the hosts uses it.
-std::vector<char> forced_links(const EvalContext& ctx, const std::vector<Host>& hosts, const Roles& roles, double host_gbps,
-                               LeastTime& best, uint32_t max_lids) {
+std::vector<char> forced_links(const EvalContext& ctx, const std::vector<Host>& hosts, const Roles& roles,
+                               double host_gbps, LeastTime& best, uint32_t max_lids) {
   const Fabric& f = ctx.fabric;
   std::vector<int32_t> group_switch;  // ingress switches, and per switch its senders
   std::vector<size_t> senders_at;
@@ -181,7 +187,8 @@ std::vector<char> forced_links(const EvalContext& ctx, const std::vector<Host>& 
     group_of[i] = static_cast<int>(it - group_switch.begin());
     senders_at[group_of[i]] += roles.sends[i];
   }
-  const unsigned threads = static_cast<unsigned>(std::clamp<size_t>(hosts.size() / 256, 1, std::max(1u, std::thread::hardware_concurrency())));
+  const unsigned threads = static_cast<unsigned>(
+      std::clamp<size_t>(hosts.size() / 256, 1, std::max(1u, std::thread::hardware_concurrency())));
   std::vector<std::vector<double>> counts(threads, std::vector<double>(ctx.links.size(), 0));
   std::vector<std::vector<char>> used(threads, std::vector<char>(ctx.links.size(), 0));
   std::vector<LinkSets> sets(threads);
@@ -202,13 +209,18 @@ std::vector<char> forced_links(const EvalContext& ctx, const std::vector<Host>& 
         bool first = true;
         for (uint32_t o = 0; o < std::min(d.lid_count(), max_lids); ++o) {
           path.clear();
-          if (switch_path(paths, finder, group_switch[g], static_cast<uint16_t>(d.base_lid + o), path) != RouteStatus::ok) continue;
+          if (switch_path(paths, finder, group_switch[g], static_cast<uint16_t>(d.base_lid + o), path) !=
+              RouteStatus::ok)
+            continue;
           for (int32_t l : path) used[t][l] = 1;
           routes.push_back(path);
-          if (first) common = path, first = false;
-          else common.erase(std::remove_if(common.begin(), common.end(),
-                                           [&](int32_t l) { return std::find(path.begin(), path.end(), l) == path.end(); }),
-                            common.end());
+          if (first)
+            common = path, first = false;
+          else
+            common.erase(
+                std::remove_if(common.begin(), common.end(),
+                               [&](int32_t l) { return std::find(path.begin(), path.end(), l) == path.end(); }),
+                common.end());
         }
         for (int32_t l : common) counts[t][l] += static_cast<double>(m);
         if (routes.size() > 1) sets[t].add(ctx.links, routes, static_cast<double>(m));
@@ -223,21 +235,25 @@ std::vector<char> forced_links(const EvalContext& ctx, const std::vector<Host>& 
   for (size_t l = 0; l < ctx.links.size(); ++l) {
     const double c = counts[0][l];
     if (c <= 0 || !ctx.switch_link(static_cast<int32_t>(l)) || ctx.gbps[l] <= 0) continue;
-    consider(best, c * host_gbps / ctx.gbps[l],
-             describe_link(f, ctx.links, static_cast<int32_t>(l)) + fmt(": %.0f transfers have no other path", c));
+    consider(
+        best, c * host_gbps / ctx.gbps[l],
+        describe_link(f, ctx.links, static_cast<int32_t>(l)) + printf_text(": %.0f transfers have no other path", c));
   }
   return std::move(used[0]);
 }
 
 // Each host's own link: what it sends and what it receives, at its own rate.
-void host_links(const EvalContext& ctx, const std::vector<Host>& hosts, const Roles& roles, double host_gbps, LeastTime& best) {
+void host_links(const EvalContext& ctx, const std::vector<Host>& hosts, const Roles& roles, double host_gbps,
+                LeastTime& best) {
   for (size_t i = 0; i < hosts.size(); ++i) {
     const double sends = roles.sends[i] ? static_cast<double>(roles.receivers - roles.receives[i]) : 0;
     const double gets = roles.receives[i] ? static_cast<double>(roles.senders - roles.sends[i]) : 0;
     const double gbps = ctx.links.gbps(ctx.links.id(hosts[i].node, hosts[i].port));
     const double t = std::max(sends, gets) * host_gbps / (gbps > 0 ? gbps : host_gbps);
-    consider(best, t, hosts[i].name + "'s link: " + fmt("%.0f messages ", std::max(sends, gets)) + (sends >= gets ? "sent" : "received") +
-                          (gbps > 0 && gbps < host_gbps ? fmt(" at %.4g of %.4g Gb/s", gbps, host_gbps) : ""));
+    consider(best, t,
+             hosts[i].name + "'s link: " + printf_text("%.0f messages ", std::max(sends, gets)) +
+                 (sends >= gets ? "sent" : "received") +
+                 (gbps > 0 && gbps < host_gbps ? printf_text(" at %.4g of %.4g Gb/s", gbps, host_gbps) : ""));
   }
 }
 
@@ -277,7 +293,8 @@ double planned_time(const LoadReport& load) {
   return t;
 }
 
-Efficiency efficiency_of(const EvalContext& ctx, const LeastTimes& least, const LoadReport& load, size_t max_sends, const Schedule* timed) {
+Efficiency efficiency_of(const EvalContext& ctx, const LeastTimes& least, const LoadReport& load, size_t max_sends,
+                         const Schedule* timed) {
   Efficiency e;
   e.least = least.fabric.time;
   e.least_tables = std::max(least.tables.time, least.fabric.time);
@@ -290,9 +307,11 @@ Efficiency efficiency_of(const EvalContext& ctx, const LeastTimes& least, const 
   e.value = complete ? std::min(1.0, e.least / e.planned) : 0;
   e.value_tables = complete ? std::min(1.0, e.least_tables / e.planned) : 0;
   e.timed = timed && timed->timing.slot_s > 0;
-  const double delivered = load.transfers ? static_cast<double>(load.transfers - load.broken) / static_cast<double>(load.transfers) : 0;
-  e.rate_gbps = delivered * (e.timed ? planned_rate(*timed) * 8 / 1e9
-                                     : e.planned > 0 ? static_cast<double>(max_sends) / e.planned * ctx.structure.host_gbps : 0);
+  const double delivered =
+      load.transfers ? static_cast<double>(load.transfers - load.broken) / static_cast<double>(load.transfers) : 0;
+  e.rate_gbps = delivered * (e.timed         ? planned_rate(*timed) * 8 / 1e9
+                             : e.planned > 0 ? static_cast<double>(max_sends) / e.planned * ctx.structure.host_gbps
+                                             : 0);
   return e;
 }
 

@@ -9,14 +9,13 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "fabric_analysis.hpp"
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/schedule/efficiency.hpp"
 #include "ibroute/schedule/hosts.hpp"
 #include "ibroute/schedule/lower_bound.hpp"
 #include "ibroute/schedule/patterns.hpp"
 #include "options.hpp"
-#include "round_robin.hpp"
-#include "scan_changes.hpp"
 
 namespace ibroute::cli {
 
@@ -27,25 +26,11 @@ using namespace ibroute::schedule;
 
 namespace {
 
-struct AnalyzeOptions {
+// The analysis' request with what the command adds.
+struct AnalyzeOptions : AnalysisRequest {
   std::string db = kDefaultDb;
   std::optional<int64_t> scan;
-  std::string hosts;
-  std::vector<std::string> patterns{"rr-name", "rr-topo", "perm", "bisect"};
-  std::vector<std::string> lids{"base", "spread"};
-  int samples = 10;
-  uint32_t seed = 1;
-  bool fair_share = true;
   bool json = false;
-};
-
-constexpr size_t kBoundPhases = 256;
-
-struct PatternResult {
-  std::string pattern, lids;
-  LoadReport load;
-  LowerBound least;                      // of the pattern's phases, whatever the DLIDs
-  std::optional<Efficiency> efficiency;  // round-robin: a whole all-to-all, its time against the least
 };
 
 nlohmann::json link_ref(const Fabric& f, const LinkRef& l) {
@@ -66,70 +51,6 @@ std::string pattern_title(const std::string& p) {
   if (p == "perm") return "random permutations";
   if (p == "bisect") return "random bisections";
   return p;
-}
-
-// Everything analyze finds, gathered once and then printed or written as JSON.
-struct Analysis {
-  const ScanContext& c;
-  std::vector<Host> hosts;
-  std::vector<PatternResult> results;
-  std::optional<LeastTimes> least;  // of the all-to-all among the hosts (with a round-robin pattern)
-  RoutingBalance rb;
-  int rr_least = INT32_MAX;  // the least worst link any DLID choice leaves round-robin
-  double bound_gbps = 0;
-  ScanChanges changes;  // cables and hosts the scan before had
-  static bool rr(const std::string& pattern) { return pattern.rfind("rr-", 0) == 0; }
-  // Over these tables against the fabric's own: at most this efficiency for any plan.
-  double ceiling() const { return least && least->tables.time > 0 ? least->fabric.time / least->tables.time : 0; }
-  // Where the tables cost time: whether `ibroute routing` passes its check here (routing_advice.hpp).
-  std::optional<RoutingAdvice> routing_advice() const {
-    if (!least || ceiling() >= 0.995) return std::nullopt;
-    return advise_routing(c.fabric, c.structure, hosts);
-  }
-};
-
-std::vector<LidPolicy> policies_of(const AnalyzeOptions& o) {
-  std::vector<LidPolicy> policies;
-  for (const std::string& l : o.lids) {
-    LidPolicy p;
-    if (!lid_policy_from(l, p)) throw InputError("--lids takes base, spread or random, not '" + l + "'");
-    policies.push_back(p);
-  }
-  for (const std::string& p : o.patterns)
-    if (p != "rr-name" && p != "rr-topo" && p != "perm" && p != "bisect")
-      throw InputError("--patterns takes rr-name, rr-topo, perm, bisect, not '" + p + "'");
-  return policies;
-}
-
-void evaluate_patterns(const AnalyzeOptions& o, const std::vector<LidPolicy>& policies, Analysis& a) {
-  const Fabric& f = a.c.fabric;
-  Progress progress;
-  const std::vector<std::string> patterns =
-      f.has_lfts ? o.patterns : std::vector<std::string>{};  // no tables, no routes
-  // The round-robin patterns are whole all-to-all exchanges: how close their time comes to the
-  // least, by the figures every command gives (plan_pipeline.hpp).
-  if (a.hosts.size() >= 2 && std::any_of(patterns.begin(), patterns.end(), Analysis::rr))
-    a.least = least_times(a.c.eval, a.hosts, {}, {});
-  for (const std::string& p : patterns) {
-    const workflow::Exchange x{p == "rr-topo" ? topology_order(f, a.hosts) : a.hosts};
-    std::vector<Phase> phases = p == "perm"     ? random_permutations(x.hosts.size(), o.samples, o.seed)
-                                : p == "bisect" ? random_bisections(x.hosts.size(), o.samples, o.seed)
-                                                : workflow::round_robin_phases(f, x);
-    // On at most kBoundPhases phases: analyze stays quick on big fabrics (plan bounds every phase).
-    const LowerBound least =
-        worst_load_lower_bound(a.c.eval, x.hosts, phases, kBoundPhases, nullptr,
-                               [&](std::string_view, size_t d, size_t t) { progress(p + ": lower bound", d, t); });
-    if (Analysis::rr(p)) a.rr_least = std::min(a.rr_least, least.worst);
-    for (LidPolicy pol : policies) {
-      apply_lid_policy(f, x.hosts, phases, pol, o.seed);
-      PatternResult r{p, to_string(pol),
-                      evaluate(a.c.eval, x.hosts, phases, o.fair_share,
-                               [&](std::string_view, size_t d, size_t t) { progress(p + " " + to_string(pol), d, t); }),
-                      least, std::nullopt};
-      if (a.least && Analysis::rr(p)) r.efficiency = workflow::figures_over(a.c.eval, *a.least, x, r.load).efficiency;
-      a.results.push_back(std::move(r));
-    }
-  }
 }
 
 nlohmann::json structure_json(const Fabric& f, const FabricStructure& s) {
@@ -476,10 +397,9 @@ void print_patterns(const AnalyzeOptions& o, const Analysis& a) {
 int run_analyze(const AnalyzeOptions& o) {
   store::FabricStore store(o.db, store::Access::read_only);
   ScanContext c(store, o.scan);
-  Analysis a{c, select_hosts(c.fabric, o.hosts), {}, std::nullopt, {}, INT32_MAX, 0, changes_since_previous(store, c)};
-  evaluate_patterns(o, policies_of(o), a);
-  a.bound_gbps = all_to_all_bound_gbps(c.eval, a.hosts);
-  if (c.fabric.has_lfts) a.rb = routing_balance(c.fabric, c.structure);
+  Progress progress;
+  const Analysis a = analyze_fabric(store, c, o, std::ref(progress));
+  progress.finish();
   if (o.json) {
     print_json(analysis_json(a));
     return kExitOk;

@@ -3,7 +3,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <map>
 
 #include "commands.hpp"
 #include "common.hpp"
@@ -12,11 +11,8 @@
 #include "ibroute/fabric/tree_routing.hpp"
 #include "ibroute/schedule/admission.hpp"
 #include "ibroute/schedule/efficiency.hpp"
-#include "ibroute/schedule/hosts.hpp"
-#include "ibroute/schedule/patterns.hpp"
-#include "ibroute/schedule/planner.hpp"
 #include "options.hpp"
-#include "round_robin.hpp"
+#include "tree_tables.hpp"
 #include "whole_file.hpp"
 
 namespace ibroute::cli {
@@ -28,80 +24,14 @@ using namespace ibroute::schedule;
 
 namespace {
 
-struct RoutingCliOptions {
+// The computation's request (hosts, order, style, refinement, --plan) with what the command adds.
+struct RoutingCliOptions : TreeTablesRequest {
   std::string db = kDefaultDb;
   std::optional<int64_t> scan;
-  std::string hosts;
-  std::string order = "auto";
-  std::string style = "auto";
   std::string output, ranks;
-  bool plan = false;
   bool no_refine = false;
-  double refine_work = 8192;  // millions of units (RefineLimits::work)
   bool json = false;
 };
-
-std::vector<CaPort> port_refs(const std::vector<Host>& hosts) {
-  std::vector<CaPort> out;
-  out.reserve(hosts.size());
-  for (const Host& h : hosts) out.push_back({h.node, h.port});
-  return out;
-}
-
-std::vector<Host> reorder(const std::vector<Host>& hosts, const std::vector<CaPort>& order) {
-  std::map<std::pair<int32_t, uint8_t>, const Host*> by_port;
-  for (const Host& h : hosts) by_port[{h.node, h.port}] = &h;
-  std::vector<Host> out;
-  for (CaPort p : order) out.push_back(*by_port.at({p.node, p.port}));
-  return out;
-}
-
-// Round-robin all-to-all with base LIDs over a fabric's tables: what LMC 0 gives.
-struct Outcome {
-  LoadReport load;
-  Efficiency efficiency;  // of that round-robin, as plan and analyze give it
-  std::vector<Host> hosts;
-  TreeRouting routing;
-  RefineStats refine;
-  TreeStyle style = TreeStyle::hubs;
-  LeastTimes least;  // over these tables (what any plan of the all-to-all needs at least) and the fabric's
-  // Better: a least time lower by more than 2 % (what every plan inherits), else a lower worst link.
-  bool better_than(const Outcome& o) const {
-    const double a = least.tables.time, b = o.least.tables.time;
-    if (a < 0.98 * b || b < 0.98 * a) return a < b;
-    return std::pair(load.max_load, load.congested_share()) < std::pair(o.load.max_load, o.load.congested_share());
-  }
-};
-
-Outcome route_one(const ScanContext& c, Fabric& routed, const std::vector<Host>& hosts, const RoutingCliOptions& o,
-                  TreeStyle style) {
-  Outcome out;
-  out.hosts = hosts;
-  out.style = style;
-  out.routing = route_tree(c.fabric, c.structure, port_refs(hosts), style);
-  if (!o.no_refine)
-    out.refine = refine_for_shift(c.fabric, c.structure, port_refs(hosts), out.routing,
-                                  {.work = static_cast<uint64_t>(o.refine_work * 1e6)});
-  apply_tree_routing(routed, out.routing);
-  const LinkIndex links(routed);
-  const EvalContext eval(routed, links, c.structure);
-  workflow::RoundRobin rr = workflow::measure_round_robin(eval, {.hosts = hosts});
-  out.load = std::move(rr.load), out.least = rr.figures.least, out.efficiency = rr.figures.efficiency;
-  return out;
-}
-
-// Both constructions where the style is auto: the hubs' (congestion-free shifts on k-ary trees)
-// and the spread one (even link totals where edges are cabled to several directors).
-Outcome route_in_order(const ScanContext& c, Fabric& routed, const std::vector<Host>& hosts,
-                       const RoutingCliOptions& o) {
-  if (o.style != "auto")
-    return route_one(c, routed, hosts, o, o.style == "spread" ? TreeStyle::spread : TreeStyle::hubs);
-  Outcome best = route_one(c, routed, hosts, o, TreeStyle::hubs);
-  Fabric again = c.fabric;
-  Outcome other = route_one(c, again, hosts, o, TreeStyle::spread);
-  if (other.better_than(best)) best = std::move(other), routed = std::move(again);
-  return best;
-}
 
 nlohmann::json over_links(const Fabric& f, const LoadReport& load, size_t most) {
   const LinkIndex links(f);
@@ -114,50 +44,8 @@ nlohmann::json over_links(const Fabric& f, const LoadReport& load, size_t most) 
   return a;
 }
 
-// What routing found: the tables in the order used, their check, and what they give.
-struct Routed {
-  Outcome best;
-  Fabric fabric;      // the scan's fabric with the computed tables
-  std::string order;  // given | tree
-  double seconds = 0;
-  RoutingCheck check;
-  std::optional<workflow::RoundRobin> before;  // the scanned tables, same order
-  std::optional<LoadReport> planned;           // --plan: a plan over the computed tables
-  bool wrote = false;
-  double ceiling() const { return best.least.tables.time > 0 ? best.least.fabric.time / best.least.tables.time : 0.0; }
-};
-
-// The order: as given, the tree's, or (auto) the given one where it reaches the bound, else the tree's.
-Routed compute(const ScanContext& c, const RoutingCliOptions& o) {
-  Routed r{{}, c.fabric, o.order, 0, {}, std::nullopt, std::nullopt, false};
-  const std::vector<Host> given = select_hosts(c.fabric, o.hosts);
-  Stopwatch clock;
-  const std::vector<Host> tree = reorder(given, tree_order(c.fabric, c.structure, port_refs(given)));
-  if (o.order == "given" || (o.order == "auto" && !o.hosts.empty())) {
-    r.best = route_in_order(c, r.fabric, given, o);
-    r.order = "given";
-    if (o.order == "auto" && r.best.load.max_load > c.structure.transfer_bound) {
-      Fabric again = c.fabric;
-      Outcome t = route_in_order(c, again, tree, o);
-      if (t.load.max_load < r.best.load.max_load) r.best = std::move(t), r.fabric = std::move(again), r.order = "tree";
-    }
-  } else {
-    r.best = route_in_order(c, r.fabric, tree, o);
-    r.order = "tree";
-  }
-  r.seconds = clock.seconds();
-  r.check = check_tree_routing(r.fabric, c.structure);
-  if (c.fabric.has_lfts) r.before = workflow::measure_round_robin(c.eval, {.hosts = r.best.hosts});
-  if (o.plan) {
-    const LinkIndex links(r.fabric);
-    const EvalContext eval(r.fabric, links, c.structure);
-    Schedule s = plan_groups(eval, r.best.hosts, {}, {}, {});
-    r.planned = evaluate(eval, s.hosts, s.phases, false);
-  }
-  return r;
-}
-
-void write_outputs(const ScanContext& c, const RoutingCliOptions& o, Routed& r) {
+// Written only where the tables pass their check.
+void write_outputs(const ScanContext& c, const RoutingCliOptions& o, const TreeTablesOutcome& r) {
   if (!r.check.ok()) return;
   if (!o.output.empty()) {
     const std::string info = "ibroute routing: scan " + std::to_string(c.scan_id) + ", " +
@@ -166,7 +54,6 @@ void write_outputs(const ScanContext& c, const RoutingCliOptions& o, Routed& r) 
                              std::to_string(c.structure.transfer_bound) + ")";
     write_whole_file(o.output,
                      write_lft_dump(r.fabric, r.best.routing.lft, {info, "load with: opensm -R file -U " + o.output}));
-    r.wrote = true;
   }
   if (!o.ranks.empty()) {
     std::string text;
@@ -175,8 +62,8 @@ void write_outputs(const ScanContext& c, const RoutingCliOptions& o, Routed& r) 
   }
 }
 
-nlohmann::json routing_json(const ScanContext& c, const RoutingCliOptions& o, const Routed& r) {
-  const Outcome& best = r.best;
+nlohmann::json routing_json(const ScanContext& c, const RoutingCliOptions& o, const TreeTablesOutcome& r) {
+  const TreeTables& best = r.best;
   const int bound = c.structure.transfer_bound;
   nlohmann::json j{
       {"scan_id", c.scan_id},
@@ -215,7 +102,7 @@ nlohmann::json routing_json(const ScanContext& c, const RoutingCliOptions& o, co
         {"over", over_links(r.fabric, best.load, 20)},
         {"efficiency", efficiency_json(best.efficiency)}}},
       {"congestion_free", best.load.max_load <= bound && best.load.broken == 0},
-      {"tables", r.wrote ? nlohmann::json(o.output) : nlohmann::json(nullptr)},
+      {"tables", r.check.ok() && !o.output.empty() ? nlohmann::json(o.output) : nlohmann::json(nullptr)},
       {"ranks", r.check.ok() && !o.ranks.empty() ? nlohmann::json(o.ranks) : nlohmann::json(nullptr)}};
   if (r.before)
     j["scanned_tables"] = {{"max_load", r.before->load.max_load},
@@ -225,8 +112,8 @@ nlohmann::json routing_json(const ScanContext& c, const RoutingCliOptions& o, co
   return j;
 }
 
-void print_routing(const ScanContext& c, const RoutingCliOptions& o, const Routed& r) {
-  const Outcome& best = r.best;
+void print_routing(const ScanContext& c, const RoutingCliOptions& o, const TreeTablesOutcome& r) {
+  const TreeTables& best = r.best;
   const int bound = c.structure.transfer_bound;
   const std::string how = best.style == TreeStyle::spread
                               ? std::string("spread (every switch balances its own choices)")
@@ -268,17 +155,16 @@ void print_routing(const ScanContext& c, const RoutingCliOptions& o, const Route
               r.check.ok() ? "every LID arrives, up*/down*, ports in range"
                            : (std::to_string(r.check.failures) + " failed").c_str());
   for (const std::string& line : r.check.first) std::printf("    %s\n", line.c_str());
-  if (r.wrote) std::printf("tables: %s (opensm -R file -U %s)\n", o.output.c_str(), o.output.c_str());
+  if (r.check.ok() && !o.output.empty())
+    std::printf("tables: %s (opensm -R file -U %s)\n", o.output.c_str(), o.output.c_str());
   if (r.check.ok() && !o.ranks.empty()) std::printf("ranks: %s (one host per line, rank order)\n", o.ranks.c_str());
 }
 
 int run_routing(RoutingCliOptions o) {
-  // plan's and accept's words for the same orders
-  if (o.order == "name") o.order = "given";
-  if (o.order == "topology") o.order = "tree";
+  o.refine = !o.no_refine;
   store::FabricStore store(o.db, store::Access::read_only);
   ScanContext c(store, o.scan);
-  Routed r = compute(c, o);
+  TreeTablesOutcome r = compute_tree_tables(c, o);
   write_outputs(c, o, r);
   if (o.json)
     print_json(routing_json(c, o, r));

@@ -1,14 +1,13 @@
 // Runs: the counts of a run and its whole report as JSON.
-#include "fabric_store.hpp"
-
 #include <charconv>
 #include <cmath>
 #include <ctime>
 #include <filesystem>
 #include <span>
 
-#include "ibroute/fabric/error.hpp"
 #include "column_read.hpp"
+#include "fabric_store.hpp"
+#include "ibroute/fabric/error.hpp"
 
 namespace ibroute::store {
 
@@ -16,12 +15,17 @@ using namespace ibroute::fabric;
 using namespace ibroute::store::column;
 
 int64_t FabricStore::save_run(const RunRow& r) {
-  Stmt q(db_,
-         "INSERT INTO run(schedule_id, scan_id, started_at, ranks, rounds, planned, ok, skipped, failed, missing, report) "
-         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  Stmt q(
+      db_,
+      "INSERT INTO run(schedule_id, scan_id, started_at, ranks, rounds, planned, ok, skipped, failed, missing, report) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   if (r.schedule_id) q.bind(1, *r.schedule_id);
   if (r.scan_id) q.bind(2, *r.scan_id);
-  q.bind(3, std::string_view(r.started_at.empty() ? now_iso() : r.started_at)).bind(4, r.ranks).bind(5, r.rounds).bind(6, r.planned).bind(7, r.ok);
+  q.bind(3, std::string_view(r.started_at.empty() ? now_iso() : r.started_at))
+      .bind(4, r.ranks)
+      .bind(5, r.rounds)
+      .bind(6, r.planned)
+      .bind(7, r.ok);
   q.bind(8, r.skipped).bind(9, r.failed).bind(10, r.missing).bind(11, r.report_json).run();
   return db_.last_insert_rowid();
 }
@@ -39,13 +43,14 @@ std::optional<RunRow> FabricStore::newest_run_of(int64_t schedule_id, int64_t af
 }
 
 std::optional<RunRow> FabricStore::run(int64_t id) {
-  Stmt q(db_, "SELECT id, schedule_id, scan_id, started_at, ranks, rounds, planned, ok, skipped, failed, missing, report FROM run WHERE id = ?");
+  Stmt q(db_,
+         "SELECT id, schedule_id, scan_id, started_at, ranks, rounds, planned, ok, skipped, failed, missing, report "
+         "FROM run WHERE id = ?");
   q.bind(1, id);
   if (!q.step()) return std::nullopt;
   RunRow r;
-  if (q.type(0) != SQLITE_INTEGER) damaged("run row", "id " + shown(q, 0) + " is not an integer");
-  r.id = q.i64(0);
-  const std::string where = "run " + std::to_string(r.id);
+  const auto [row, where] = row_id(q, "run");
+  r.id = row;
   if (!q.is_null(1)) r.schedule_id = int_col(q, 1, 0, kMaxCount, where, "schedule_id");
   if (!q.is_null(2)) r.scan_id = int_col(q, 2, 0, kMaxCount, where, "scan_id");
   r.started_at = text_col(q, 3, where, "started_at");

@@ -21,9 +21,8 @@ namespace {
 
 ScanInfo read_scan_row(Stmt& q) {
   ScanInfo s;
-  if (q.type(0) != SQLITE_INTEGER) damaged("scan row", "id " + shown(q, 0) + " is not an integer");
-  s.id = q.i64(0);
-  const std::string where = "scan " + std::to_string(s.id);
+  const auto [id, where] = row_id(q, "scan");
+  s.id = id;
   s.started_at = text_col(q, 1, where, "started_at");
   s.source = text_col(q, 2, where, "source");
   if (s.source != "live" && s.source != "offline") damaged(where, "source " + shown(q, 2) + " (not live or offline)");

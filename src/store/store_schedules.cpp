@@ -38,9 +38,8 @@ constexpr const char* kScheduleCols =
     "seconds FROM schedule";
 ScheduleInfo read_schedule_row(Stmt& q) {
   ScheduleInfo s;
-  if (q.type(0) != SQLITE_INTEGER) damaged("schedule row", "id " + shown(q, 0) + " is not an integer");
-  s.id = q.i64(0);
-  const std::string where = "schedule " + std::to_string(s.id);
+  const auto [id, where] = row_id(q, "schedule");
+  s.id = id;
   s.name = text_col(q, 1, where, "name");
   s.scan_id = int_col(q, 2, 0, kMaxCount, where, "scan_id");
   s.created_at = text_col(q, 3, where, "created_at");

@@ -7,10 +7,10 @@
 #include <cstdint>
 #include <string>
 
-#include "data_plane.hpp"
+#include "ibroute/runner/run_config.hpp"
 #include "ibroute/schedule/format.hpp"
 
-namespace ibroute::cli {
+namespace ibroute::workflow {
 
 // The epoch DIR/current names now; InputError when there is none.
 uint64_t current_epoch_of(const std::string& dir);
@@ -32,4 +32,4 @@ runner::OwnEpoch read_own_epoch(const std::string& dir, uint64_t epoch, uint64_t
 // The following run's settings: where it learns of newer epochs and how it reads them.
 void follow_epochs(const std::string& dir, const schedule::ScheduleDoc& first, runner::RunConfig::Follow& f);
 
-}  // namespace ibroute::cli
+}  // namespace ibroute::workflow

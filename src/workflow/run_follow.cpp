@@ -3,13 +3,12 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "common.hpp"
 #include "export_files.hpp"
+#include "ibroute/fabric/error.hpp"
 #include "ibroute/runner/epoch_follow.hpp"
+#include "text_input.hpp"
 
-namespace ibroute::cli {
-
-using namespace ibroute::workflow;  // what the commands bind to options and print
+namespace ibroute::workflow {
 
 using namespace ibroute::schedule;
 using namespace ibroute::runner;
@@ -17,7 +16,7 @@ using namespace ibroute::runner;
 namespace {
 
 std::string epoch_file(const std::string& dir, uint64_t epoch, const std::string& name) {
-  return (std::filesystem::path(dir) / workflow::epoch_dir_name(epoch) / name).string();
+  return (std::filesystem::path(dir) / epoch_dir_name(epoch) / name).string();
 }
 
 ScheduleDoc read_table(const std::string& file) {
@@ -67,7 +66,7 @@ void check_channel_count(const ScheduleDoc& d) {
 uint64_t current_epoch_of(const std::string& dir) {
   std::optional<uint64_t> k;
   try {
-    k = workflow::current_epoch(dir);
+    k = current_epoch(dir);
   } catch (const std::exception&) {
   }
   if (!k) throw InputError("--follow " + dir + ": no epoch published there (DIR/current; ibroute watch --export DIR)");
@@ -105,7 +104,7 @@ OwnEpoch read_own_epoch(const std::string& dir, uint64_t epoch, uint64_t port_gu
     if (table.identities[k].port_guid == port_guid) r = k;
   }
   if (r == table.identities.size()) return out;  // this host is not in the epoch
-  file = epoch_file(dir, epoch, workflow::slice_file_name(r, table.identities[r].name));
+  file = epoch_file(dir, epoch, slice_file_name(r, table.identities[r].name));
   try {
     SliceDoc slice = slice_from_json(read_file(file));
     if (slice.doc.epoch != epoch) throw InputError("holds epoch " + std::to_string(slice.doc.epoch));
@@ -137,7 +136,7 @@ void follow_epochs(const std::string& dir, const ScheduleDoc& first, RunConfig::
   f.lmc = follow_lmc(first);
   f.newest = [dir]() -> uint64_t {
     try {
-      return workflow::current_epoch(dir).value_or(0);
+      return current_epoch(dir).value_or(0);
     } catch (const std::exception&) {
       return 0;
     }
@@ -168,4 +167,4 @@ void follow_epochs(const std::string& dir, const ScheduleDoc& first, RunConfig::
   };
 }
 
-}  // namespace ibroute::cli
+}  // namespace ibroute::workflow
