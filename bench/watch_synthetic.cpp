@@ -71,11 +71,11 @@ void unplug(Fabric& f, size_t k) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  if (argc != 9) {
-    std::cerr << "usage: watch_synthetic HOSTS PODS LEAVES HOSTS_PER_LEAF AGGS CORES LMC CHANGES\n";
-    return 2;
-  }
+namespace {
+
+// HOSTS PODS LEAVES HOSTS_PER_LEAF AGGS CORES LMC: three levels where PODS > 0, else two
+// (AGGS up-links per leaf to CORES spines).
+FatTreeSpec spec_of(char** argv) {
   FatTreeSpec t;
   t.hosts = std::atoi(argv[1]), t.pods = std::atoi(argv[2]), t.leaves = std::atoi(argv[3]), t.hosts_per_leaf = std::atoi(argv[4]);
   t.levels = t.pods > 0 ? 3 : 2;
@@ -83,6 +83,44 @@ int main(int argc, char** argv) {
   else t.uplinks = std::atoi(argv[5]), t.spines = std::atoi(argv[6]), t.pods = 1, t.hosts = 0;
   t.lmc = static_cast<uint8_t>(std::atoi(argv[7]));
   t.shuffle_names = true;
+  return t;
+}
+
+// The followed set: every host, all-to-all, as fast as the links allow.
+workflow::FollowedSet followed_set(const Fabric& f) {
+  workflow::FollowedSet set;
+  set.name = "daq";
+  set.hosts = schedule::identify_hosts(f, schedule::all_hosts(f));
+  set.request.message_size = 1 << 20;
+  if (const char* v = std::getenv("WATCH_BENCH_NO_PACKING")) set.request.packing = std::string(v) != "1";
+  if (const char* v = std::getenv("WATCH_BENCH_METHOD")) schedule::method_from(v, set.request.method);
+  return set;
+}
+
+// The epoch watch starts from: the set planned on the first scan.
+void publish_first(store::FabricStore& store, int64_t scan, const workflow::FollowedSet& set,
+                   const std::filesystem::path& dir, uint64_t epoch) {
+  const workflow::FabricContext c(store, scan);
+  const workflow::EpochPlan e = workflow::plan_epoch(c.eval, set);
+  workflow::publish_epoch(dir / "epochs", workflow::epoch_doc(c.fabric, c.info, e.outcome.schedule, epoch, 0, store::now_iso()), 3);
+}
+
+void print_medians(size_t hosts, std::vector<double> totals, std::vector<double> sames) {
+  std::sort(totals.begin(), totals.end());
+  std::sort(sames.begin(), sames.end());
+  std::cout << nlohmann::json{{"hosts", hosts}, {"changes", totals.size()}, {"median_total_s", totals[totals.size() / 2]},
+                              {"median_same_read_s", sames[sames.size() / 2]}}.dump()
+            << std::endl;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 9) {
+    std::cerr << "usage: watch_synthetic HOSTS PODS LEAVES HOSTS_PER_LEAF AGGS CORES LMC CHANGES\n";
+    return 2;
+  }
+  const FatTreeSpec t = spec_of(argv);
   const int changes = std::atoi(argv[8]);
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("watch-bench-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
@@ -94,19 +132,9 @@ int main(int argc, char** argv) {
   store::FabricStore store(db, store::Access::create);
   store::ScanInfo info{.source = "offline", .origin = "watch_synthetic"};
   int64_t scan = store.save_scan(info, before, resolve_routes(before));
-  // The followed set: every host, all-to-all, as fast as the links allow.
-  workflow::FollowedSet set;
-  set.name = "daq";
-  set.hosts = schedule::identify_hosts(before, schedule::all_hosts(before));
-  set.request.message_size = 1 << 20;
-  if (const char* v = std::getenv("WATCH_BENCH_NO_PACKING")) set.request.packing = std::string(v) != "1";
-  if (const char* v = std::getenv("WATCH_BENCH_METHOD")) schedule::method_from(v, set.request.method);
+  const workflow::FollowedSet set = followed_set(before);
   uint64_t epoch = 0;
-  {
-    const workflow::FabricContext c(store, scan);
-    const workflow::EpochPlan e = workflow::plan_epoch(c.eval, set);
-    workflow::publish_epoch(dir / "epochs", workflow::epoch_doc(c.fabric, c.info, e.outcome.schedule, ++epoch, 0, store::now_iso()), 3);
-  }
+  publish_first(store, scan, set, dir, ++epoch);
   std::vector<double> totals, sames;
   for (int k = 0; k < changes; ++k) {
     Fabric after = before;
@@ -161,10 +189,6 @@ int main(int argc, char** argv) {
     std::cout << j.dump() << std::endl;
     before = std::move(after);
   }
-  std::sort(totals.begin(), totals.end());
-  std::sort(sames.begin(), sames.end());
-  std::cout << nlohmann::json{{"hosts", set.hosts.size()}, {"changes", totals.size()}, {"median_total_s", totals[totals.size() / 2]},
-                              {"median_same_read_s", sames[sames.size() / 2]}}.dump()
-            << std::endl;
+  print_medians(set.hosts.size(), totals, sames);
   std::filesystem::remove_all(dir);
 }

@@ -41,30 +41,32 @@ RunOutcome Rank::run() {
   mpi_.broadcast(&t0, sizeof t0);
   const Offset& mine = offsets[static_cast<size_t>(mpi_.rank())];
   ClockEstimate first;
-  first.offset_ns = mine.offset_ns, first.at_ns = mpi_.rank() == 0 ? t0 : mine.at_ns, first.uncertainty_ns = mine.uncertainty_ns;
+  first.offset_ns = mine.offset_ns, first.at_ns = mpi_.rank() == 0 ? t0 : mine.at_ns,
+  first.uncertainty_ns = mine.uncertainty_ns;
   first.samples = 1;
   tracker_.add(first);
   out.t0_ns = t0;
   t0_ = t0;
-  RateSearch search(cfg_.rate_at(cfg_.slot_ns), cfg_.max_skipped_share,
-                    cfg_.find_rate_steps, cfg_.find_rate_step_ns, static_cast<size_t>(round_slots()));
+  RateSearch search(cfg_.rate_at(cfg_.slot_ns), cfg_.max_skipped_share, cfg_.find_rate_steps, cfg_.find_rate_step_ns,
+                    static_cast<size_t>(round_slots()));
   for (;;) {
     timed_sends();
     out.rounds_run = rounds_run_;
     out.stop_signal = stop_signal_;
     out.rss_kib = rss_;
     out.slot_ns = slot_ns_;
-    if (mpi_.rank() == 0) finish_root(out, before);
-    else finish_peer();
+    if (mpi_.rank() == 0)
+      finish_root(out, before);
+    else
+      finish_peer();
     if (!cfg_.find_rate) break;
     // Rank 0 judges the step and picks the next rate; every rank takes its order.
     StepOrder order;
     if (mpi_.rank() == 0) {
-      const RateStep st = measure_step(*out.merged, cfg_.rate_at(slot_ns_),
-                                       rounds_run_, n_);
+      const RateStep st = measure_step(*out.merged, cfg_.rate_at(slot_ns_), rounds_run_, n_);
       const bool usable = out.missing.empty() && !stop_signal_ && open_ == 0;
-      std::fprintf(stderr, "run: rate %.4g B/s per node: skipped %.4f %%, %.3f Gb/s per node\n", st.rate, 100 * st.skipped_share,
-                   st.gbps_per_node);
+      std::fprintf(stderr, "run: rate %.4g B/s per node: skipped %.4f %%, %.3f Gb/s per node\n", st.rate,
+                   100 * st.skipped_share, st.gbps_per_node);
       const bool held = search.record(st, std::move(out.merged));
       if (held) out.best_step = search.steps().size() - 1;
       double next = usable ? search.next() : 0;
@@ -105,10 +107,29 @@ void Rank::finish_peer() {
   done.a = static_cast<int64_t>(open_);
   send_ctl(0, done);
   Msg fin;
-  if (!wait_root(kFinish, 2 * cfg_.finish_timeout_ns, fin)) throw RunError("rank 0 did not finish the run (did it die?)");
+  if (!wait_root(kFinish, 2 * cfg_.finish_timeout_ns, fin))
+    throw RunError("rank 0 did not finish the run (did it die?)");
   close_trace();
   mpi_.send(0, encode(stats_));
   if (fin.a > 0) mpi_.abandon();  // a rank died: MPI_Finalize would wait for it
+}
+
+// Each rank's clock as measured before and (if it answered) after the run, with its drift; a rate
+// search's steps keep the last measurement of each rank.
+void Rank::record_clocks(RunOutcome& out, const std::vector<ClockEstimate>& before,
+                         const std::vector<ClockEstimate>& after, const std::vector<char>& alive) const {
+  out.clocks.clear();
+  for (size_t r = 1; r < alive.size(); ++r) {
+    if (before[r].samples == 0) continue;
+    ClockModel model = fit_clock(before[r], alive[r] && after[r].samples ? &after[r] : nullptr);
+    RankClock rc;
+    rc.rank = sched_of_[r];
+    rc.before = before[r];
+    rc.after = after[r];
+    rc.measured_after = alive[r] && after[r].samples > 0;
+    rc.drift_ppm = model.drift * 1e6;
+    out.clocks.push_back(rc);
+  }
 }
 
 void Rank::finish_root(RunOutcome& out, const std::vector<ClockEstimate>& before) {
@@ -145,18 +166,7 @@ void Rank::finish_root(RunOutcome& out, const std::vector<ClockEstimate>& before
   for (size_t r = 1; r < size; ++r)
     if (alive[r]) send_ctl(r, fin);
   close_trace();
-  out.clocks.clear();  // a rate search's steps: the last measurement of each rank
-  for (size_t r = 1; r < size; ++r) {
-    if (before[r].samples == 0) continue;
-    ClockModel model = fit_clock(before[r], alive[r] && after[r].samples ? &after[r] : nullptr);
-    RankClock rc;
-    rc.rank = sched_of_[r];
-    rc.before = before[r];
-    rc.after = after[r];
-    rc.measured_after = alive[r] && after[r].samples > 0;
-    rc.drift_ppm = model.drift * 1e6;
-    out.clocks.push_back(rc);
-  }
+  record_clocks(out, before, after, alive);
   // The ranks' aggregates, one at a time: rank 0 never holds more than one rank's message.
   out.channels = channels_;
   out.merged = std::make_unique<RunMerge>(out.channels, n_, planned_ns(), cfg_.anomaly_cap);
@@ -179,7 +189,8 @@ void Rank::finish_root(RunOutcome& out, const std::vector<ClockEstimate>& before
   if (!dead.empty()) {
     // What the dead planned to send: every stretch's transfers (a following run left them out of
     // the stretches after their drop).
-    std::vector<uint64_t> planned = planned_per_channel(sched(), channels_, rounds_run_ - static_cast<uint32_t>(std::min<uint64_t>(rounds_run_, seg_round_)));
+    std::vector<uint64_t> planned = planned_per_channel(
+        sched(), channels_, rounds_run_ - static_cast<uint32_t>(std::min<uint64_t>(rounds_run_, seg_round_)));
     for (size_t c = 0; c < planned_acc_.size() && c < planned.size(); ++c) planned[c] += planned_acc_[c];
     for (int32_t d : dead) out.merged->lost(d, planned, cfg_.message_size);
   }
@@ -218,7 +229,7 @@ class StopSignals {
 
  private:
   static constexpr int kSignals[3] = {SIGINT, SIGTERM, SIGUSR1};
-  struct sigaction old_[3] {};
+  struct sigaction old_[3]{};
 };
 
 }  // namespace

@@ -3,20 +3,21 @@
 // (rank_send.cpp), and the run with its end (data_plane.cpp). Internal to runner/verbs.
 #pragma once
 
-#include "data_plane.hpp"
-
 #include <arpa/inet.h>
-#include <sys/resource.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
-#include <thread>
 #include <csignal>
 #include <cstring>
 #include <ctime>
 #include <deque>
+#include <thread>
 #include <unordered_map>
+
+#include "data_plane.hpp"
 #include "ibroute/fabric/model.hpp"
 #include "ibroute/runner/clock_sync.hpp"
 #include "ibroute/runner/epoch_follow.hpp"
@@ -41,7 +42,19 @@ inline int64_t raw_now() {
 // kAlive: rank 0 is still finishing (waiting for a missing rank): a rank that is done waits on.
 // kDrop, kEpoch (--follow): rank 0 names a dead rank left out from the next stretch, and orders the
 // switch to epoch a at round b.
-enum MsgType : uint32_t { kPing = 1, kPong, kSyncEnd, kDone, kFinish, kProgress, kStopAsk, kStop, kAlive, kDrop, kEpoch };
+enum MsgType : uint32_t {
+  kPing = 1,
+  kPong,
+  kSyncEnd,
+  kDone,
+  kFinish,
+  kProgress,
+  kStopAsk,
+  kStop,
+  kAlive,
+  kDrop,
+  kEpoch
+};
 struct Msg {
   uint32_t type = 0;
   int32_t from = 0;
@@ -75,12 +88,20 @@ struct Offset {
   int64_t offset_ns = 0, at_ns = 0, uncertainty_ns = 0;
 };
 
-inline uint64_t pattern(int32_t src, size_t word) { return (static_cast<uint64_t>(src) + 1) * 0x9E3779B97F4A7C15ull ^ word; }
+inline uint64_t pattern(int32_t src, size_t word) {
+  return (static_cast<uint64_t>(src) + 1) * 0x9E3779B97F4A7C15ull ^ word;
+}
 
 class Rank {
  public:
   Rank(Bootstrap& mpi, const schedule::Schedule& s, const RankMapping& map, const RunConfig& cfg)
-      : mpi_(mpi), s_(s), map_(map), cfg_(cfg), n_(s.hosts.size()), round_slots_(static_cast<int64_t>(cfg.follow.first_own ? cfg.follow.first_own->round.starts.back() : schedule::slot_starts(s).back())) {
+      : mpi_(mpi),
+        s_(s),
+        map_(map),
+        cfg_(cfg),
+        n_(s.hosts.size()),
+        round_slots_(static_cast<int64_t>(cfg.follow.first_own ? cfg.follow.first_own->round.starts.back()
+                                                               : schedule::slot_starts(s).back())) {
     const auto me = static_cast<size_t>(mpi.rank());
     if (!cfg.test_clock_skew_ns.empty()) skew_ = cfg.test_clock_skew_ns[me % cfg.test_clock_skew_ns.size()];
     if (!cfg.test_clock_ppm.empty()) ppm_ = cfg.test_clock_ppm[me % cfg.test_clock_ppm.size()];
@@ -101,7 +122,9 @@ class Rank {
   int64_t round_slots() const { return round_slots_; }
   int64_t round_ns() const { return std::max<int64_t>(1, slot_ns_ * round_slots_); }
   // The run's length: the stretches so far, then the current one to the last round.
-  int64_t planned_ns() const { return seg_ns_ + static_cast<int64_t>(rounds_ - std::min<uint64_t>(rounds_, seg_round_)) * slot_ns_ * round_slots_; }
+  int64_t planned_ns() const {
+    return seg_ns_ + static_cast<int64_t>(rounds_ - std::min<uint64_t>(rounds_, seg_round_)) * slot_ns_ * round_slots_;
+  }
 
   RunOutcome run();
 
@@ -140,16 +163,16 @@ class Rank {
   std::vector<Qp> send_qps_, recv_qps_, ctl_qps_;  // ctl_qps_: per MPI rank at rank 0, one elsewhere
 
   std::unordered_map<uint32_t, size_t> recv_qp_index_;  // QP number -> index into recv_qps_
-  std::deque<std::pair<size_t, Msg>> inbox_;  // control messages not yet asked for (qp index, msg)
+  std::deque<std::pair<size_t, Msg>> inbox_;            // control messages not yet asked for (qp index, msg)
   std::unique_ptr<SkipRule> skip_;
   static constexpr int64_t kHotNs = 5'000'000;
-  int64_t hot_until_ = 0;  // control traffic seen lately: spin, do not sleep
+  int64_t hot_until_ = 0;       // control traffic seen lately: spin, do not sleep
   int64_t last_from_root_ = 0;  // raw time of the last control message from rank 0
 
   // The run's state: transfers in flight (a fixed pool; wr_id = slot), aggregates, the clock.
   struct InFlight {
     uint64_t seq = 0;
-    uint32_t send = 0;  // index into my_send_
+    uint32_t send = 0;                // index into my_send_
     int64_t planned = 0, posted = 0;  // local clock
     bool late = false;
     uint32_t seg = 0;  // the stretch it was planned in (stats_.epochs)
@@ -177,9 +200,9 @@ class Rank {
   struct PeerProgress {
     int64_t bytes = 0, skipped = 0, failed = 0, done = 0;
   };
-  std::vector<PeerProgress> progress_;      // rank 0: per MPI rank, the latest report
-  std::vector<uint64_t> skipped_to_;        // rank 0: per schedule rank, skipped towards it
-  PeerProgress printed_;                    // rank 0: the totals at the last progress line
+  std::vector<PeerProgress> progress_;  // rank 0: per MPI rank, the latest report
+  std::vector<uint64_t> skipped_to_;    // rank 0: per schedule rank, skipped towards it
+  PeerProgress printed_;                // rank 0: the totals at the last progress line
   int64_t printed_at_ = 0;
   std::vector<std::pair<double, int64_t>> rss_;  // rank 0: (seconds, resident KiB) at each line
   uint64_t current_round_ = 0;
@@ -196,7 +219,7 @@ class Rank {
   schedule::Schedule epoch_raw_;
   const schedule::Schedule& epoch_read() const { return epoch_raw_.hosts.empty() ? s_ : epoch_raw_; }
   std::vector<uint64_t> epoch_guids_;
-  std::vector<char> dropped_;   // per schedule rank
+  std::vector<char> dropped_;  // per schedule rank
   size_t dropped_count_ = 0;
   std::vector<char> dead_;      // rank 0: per MPI rank, declared dead
   bool new_drops_ = false;      // rank 0: dropped since the last order
@@ -205,11 +228,11 @@ class Rank {
   uint64_t pending_epoch_ = 0, pending_round_ = UINT64_MAX;  // a switch ordered
   bool pending_ready_ = false;
   schedule::Schedule pending_;
-  uint64_t seg_round_ = 0;  // the current stretch starts at this round,
-  int64_t seg_ns_ = 0;      // this long after t0
-  std::vector<int32_t> ordered_drops_;  // rank 0: dropped by the switch ordered
+  uint64_t seg_round_ = 0;                                // the current stretch starts at this round,
+  int64_t seg_ns_ = 0;                                    // this long after t0
+  std::vector<int32_t> ordered_drops_;                    // rank 0: dropped by the switch ordered
   std::vector<std::pair<uint32_t, int32_t>> dropped_at_;  // rank 0: (stretch, schedule rank)
-  std::vector<uint64_t> planned_acc_;  // rank 0: per channel, the transfers of the stretches before
+  std::vector<uint64_t> planned_acc_;                     // rank 0: per channel, the transfers of the stretches before
   const schedule::Schedule& sched() const { return cfg_.follow.on ? cur_ : s_; }
   uint64_t round_by_clock() const;
 
@@ -296,6 +319,8 @@ class Rank {
   void finish_peer();
 
   void finish_root(RunOutcome& out, const std::vector<ClockEstimate>& before);
+  void record_clocks(RunOutcome& out, const std::vector<ClockEstimate>& before, const std::vector<ClockEstimate>& after,
+                     const std::vector<char>& alive) const;
 };
 
 }  // namespace ibroute::runner::detail
