@@ -13,8 +13,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <string>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "ibroute/fabric/synthetic.hpp"
@@ -57,7 +57,8 @@ std::vector<float> emulate(const EvalContext& ctx, const Schedule& s, int32_t ba
       if (paths[i].empty()) continue;
       double g = 1e30;
       bool over = false;
-      for (int32_t l : paths[i]) g = std::min(g, ctx.gbps[static_cast<size_t>(l)] / load[static_cast<size_t>(l)]), over |= l == bad;
+      for (int32_t l : paths[i])
+        g = std::min(g, ctx.gbps[static_cast<size_t>(l)] / load[static_cast<size_t>(l)]), over |= l == bad;
       observed[i * n + static_cast<size_t>(ph.dst[i])] = static_cast<float>(g * jitter(rng) * (over ? slowed : 1.0));
     }
     for (size_t i = 0; i < n; ++i)
@@ -113,11 +114,13 @@ int main(int argc, char** argv) {
     size_t place = d.suspects.size();
     for (size_t i = 0; i < d.suspects.size(); ++i)
       if (d.suspects[i].link == bad) place = i;
-    std::printf("{\"ranks\": %zu, \"pairs\": %zu, \"seconds_median\": %.3f, \"resident_mib_before\": %.0f, \"added_mib\": %.0f, "
-                "\"pair_matrix_mib\": %.0f, \"fault_ranked\": %zu, \"confidence\": %.2f, \"suspects\": %zu}\n",
-                s.hosts.size(), d.pairs, secs[secs.size() / 2], before, added,
-                static_cast<double>(observed.size() * sizeof(float)) / (1 << 20), place + 1,
-                place < d.suspects.size() ? d.suspects[place].confidence : 0.0, d.suspects.size());
+    std::printf(
+        "{\"ranks\": %zu, \"pairs\": %zu, \"seconds_median\": %.3f, \"resident_mib_before\": %.0f, \"added_mib\": "
+        "%.0f, "
+        "\"pair_matrix_mib\": %.0f, \"fault_ranked\": %zu, \"confidence\": %.2f, \"suspects\": %zu}\n",
+        s.hosts.size(), d.pairs, secs[secs.size() / 2], before, added,
+        static_cast<double>(observed.size() * sizeof(float)) / (1 << 20), place + 1,
+        place < d.suspects.size() ? d.suspects[place].confidence : 0.0, d.suspects.size());
     std::fflush(stdout);
   }
 }

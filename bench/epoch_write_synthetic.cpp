@@ -5,15 +5,15 @@
 // seconds of each round, their median and the bytes written.
 //
 //   epoch_write_synthetic HOSTS ROUNDS
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
-#include <random>
-
 #include <nlohmann/json.hpp>
-#include <unistd.h>
+#include <random>
 
 #include "export_files.hpp"
 #include "ibroute/schedule/schedule.hpp"
@@ -40,13 +40,15 @@ int main(int argc, char** argv) {
   doc.created_at = "2026-11-26T00:00:00Z";
   for (size_t r = 0; r < n; ++r) {
     doc.schedule.hosts.push_back({-1, 0, "node" + std::to_string(r)});
-    doc.identities.push_back({"node" + std::to_string(r) + " HCA-1", 0x1000 + r, 0x2000 + r, static_cast<uint16_t>(1 + 4 * r), 2});
+    doc.identities.push_back(
+        {"node" + std::to_string(r) + " HCA-1", 0x1000 + r, 0x2000 + r, static_cast<uint16_t>(1 + 4 * r), 2});
   }
   std::mt19937 rng(7);
   doc.schedule.phases = schedule::shift_phases(n);
   for (schedule::Phase& ph : doc.schedule.phases)
     for (size_t i = 0; i < n; ++i) ph.dlid[i] = static_cast<uint16_t>(doc.identities[ph.dst[i]].base_lid + rng() % 4);
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("epoch-bench-" + std::to_string(::getpid()));
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("epoch-bench-" + std::to_string(::getpid()));
   std::vector<double> times;
   uintmax_t bytes = 0;
   for (int k = 0; k < rounds; ++k) {

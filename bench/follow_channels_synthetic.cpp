@@ -34,8 +34,8 @@ double median_ms(F f) {
 int main(int argc, char** argv) {
   size_t build_max = 2000;
   if (argc == 3 && std::strcmp(argv[1], "--build-max") == 0) build_max = std::strtoul(argv[2], nullptr, 10);
-  std::printf("%8s %14s %12s %10s %14s %12s %10s %10s\n", "ranks", "own channels", "own MiB", "own ms", "all channels", "all MiB", "all ms",
-              "all/own");
+  std::printf("%8s %14s %12s %10s %14s %12s %10s %10s\n", "ranks", "own channels", "own MiB", "own ms", "all channels",
+              "all MiB", "all ms", "all/own");
   for (size_t n : {100, 1000, 2000, 10000}) {
     std::vector<uint16_t> lids;
     for (size_t r = 0; r < n; ++r) lids.push_back(static_cast<uint16_t>(1 + 4 * r));
@@ -44,16 +44,18 @@ int main(int argc, char** argv) {
     std::vector<uint32_t> ids;
     const int32_t me = static_cast<int32_t>(n / 2);
     const double own_ms = median_ms([&] { fc.own(me, own, ids); });
-    const double own_mib = static_cast<double>(own.size() * sizeof(Channel) + ids.size() * sizeof(uint32_t)) / (1 << 20);
+    const double own_mib =
+        static_cast<double>(own.size() * sizeof(Channel) + ids.size() * sizeof(uint32_t)) / (1 << 20);
     const double all_mib = static_cast<double>(fc.size() * sizeof(Channel)) / (1 << 20);
     double all_ms = -1;
-    if (n <= build_max) all_ms = median_ms([&] {
-      const std::vector<Channel> all = fc.all();
-      if (all.size() != fc.size()) std::abort();
-    });
+    if (n <= build_max)
+      all_ms = median_ms([&] {
+        const std::vector<Channel> all = fc.all();
+        if (all.size() != fc.size()) std::abort();
+      });
     char all_t[32] = "not built";
     if (all_ms >= 0) std::snprintf(all_t, sizeof all_t, "%.2f", all_ms);
-    std::printf("%8zu %14zu %12.3f %10.3f %14llu %12.1f %10s %10.0f\n", n, own.size(), own_mib, own_ms, static_cast<unsigned long long>(fc.size()),
-                all_mib, all_t, all_mib / own_mib);
+    std::printf("%8zu %14zu %12.3f %10.3f %14llu %12.1f %10s %10.0f\n", n, own.size(), own_mib, own_ms,
+                static_cast<unsigned long long>(fc.size()), all_mib, all_t, all_mib / own_mib);
   }
 }

@@ -14,11 +14,11 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "fabric_store.hpp"
 #include "ibroute/fabric/links.hpp"
 #include "ibroute/fabric/structure.hpp"
 #include "ibroute/fabric/synthetic.hpp"
 #include "ibroute/fabric/tree_routing.hpp"
-#include "fabric_store.hpp"
 #include "plan_pipeline.hpp"
 
 using namespace ibroute::fabric;
@@ -44,7 +44,8 @@ void route(Fabric& f, const std::string& routing) {
 int main(int argc, char** argv) {
   const std::string routing = argc >= 9 ? argv[8] : "";
   if (argc < 9 || argc > 10 || (routing != "dmodk" && routing != "minhop" && routing != "tree")) {
-    std::cerr << "usage: plan_routing_synthetic HOSTS PODS LEAVES HOSTS_PER_LEAF AGGS CORES LMC dmodk|minhop|tree [DB]\n";
+    std::cerr
+        << "usage: plan_routing_synthetic HOSTS PODS LEAVES HOSTS_PER_LEAF AGGS CORES LMC dmodk|minhop|tree [DB]\n";
     return 2;
   }
   FatTreeSpec t;
@@ -59,8 +60,11 @@ int main(int argc, char** argv) {
   route(f, routing);
   if (argc == 10) {  // the scan as `ibroute scan` would store it, its routes answered from the tables
     ibroute::store::FabricStore store(argv[9], ibroute::store::Access::create);
-    const int64_t scan = store.save_scan_tables({.source = "offline", .origin = "plan_routing_synthetic " + routing, .lmc = t.lmc}, f);
-    std::cout << nlohmann::json{{"db", argv[9]}, {"scan", scan}, {"hosts", all_hosts(f).size()}, {"routing", routing}}.dump() << "\n";
+    const int64_t scan =
+        store.save_scan_tables({.source = "offline", .origin = "plan_routing_synthetic " + routing, .lmc = t.lmc}, f);
+    std::cout
+        << nlohmann::json{{"db", argv[9]}, {"scan", scan}, {"hosts", all_hosts(f).size()}, {"routing", routing}}.dump()
+        << "\n";
     return 0;
   }
   LinkIndex links(f);
@@ -85,7 +89,8 @@ int main(int argc, char** argv) {
                               {"baseline_s", o.baseline_seconds},
                               {"method", o.schedule.method},
                               {"composition", o.stats.composition},
-                              {"greedy_start", o.stats.greedy_start}, {"repair_skipped", o.stats.repair_skipped},
+                              {"greedy_start", o.stats.greedy_start},
+                              {"repair_skipped", o.stats.repair_skipped},
                               {"efficiency", o.figures.efficiency.value},
                               {"efficiency_tables", o.figures.efficiency.value_tables},
                               {"planner_efficiency", o.planner_efficiency},

@@ -24,7 +24,8 @@ using namespace ibroute::schedule;
 int main(int argc, char** argv) {
   // plan_synthetic HOSTS PODS LEAVES HOSTS_PER_LEAF AGGS CORES LMC ORDER(name|topology) [REPAIR_ROUNDS]
   if (argc != 9 && argc != 10) {
-    std::cerr << "usage: plan_synthetic HOSTS PODS LEAVES HOSTS_PER_LEAF AGGS CORES LMC name|topology [REPAIR_ROUNDS]\n";
+    std::cerr
+        << "usage: plan_synthetic HOSTS PODS LEAVES HOSTS_PER_LEAF AGGS CORES LMC name|topology [REPAIR_ROUNDS]\n";
     return 2;
   }
   auto now = [] { return std::chrono::steady_clock::now(); };
@@ -44,7 +45,8 @@ int main(int argc, char** argv) {
   auto cpu = [] {  // user + system seconds of this process: comparable on a busy machine
     rusage r{};
     getrusage(RUSAGE_SELF, &r);
-    return static_cast<double>(r.ru_utime.tv_sec + r.ru_stime.tv_sec) + static_cast<double>(r.ru_utime.tv_usec + r.ru_stime.tv_usec) / 1e6;
+    return static_cast<double>(r.ru_utime.tv_sec + r.ru_stime.tv_sec) +
+           static_cast<double>(r.ru_utime.tv_usec + r.ru_stime.tv_usec) / 1e6;
   };
   const double c1 = cpu();
   auto t1 = now();
@@ -70,16 +72,29 @@ int main(int argc, char** argv) {
   auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
   size_t switches = 0;
   for (const Node& n : f.nodes) switches += n.is_switch();
-  std::cout << nlohmann::json{{"hosts", hosts.size()},       {"switches", switches},
-                              {"levels", s.levels},          {"lmc", t.lmc},
-                              {"order", order},              {"bound", s.transfer_bound},
-                              {"phases", plan.phases.size()}, {"method", st.method},
-                              {"build_s", secs(t0, t1)}, {"plan_s", secs(t1, t2)}, {"plan_cpu_s", c2 - c1},
-                              {"evaluate_s", secs(t2, t3)}, {"lower_bound_s", secs(t3, t4)}, {"round_robin_s", secs(t4, t5)},
-                              {"after_plan_cpu_s", cpu() - c2}, {"round_robin_max_load", naive.max_load},
-                              {"phases_over", st.phases_over}, {"worst_overflow", st.worst_overflow},
-                              {"max_load", load.max_load}, {"least", least.worst}, {"congested_share", load.congested_share()},
-                              {"peak_rss_mib", plan_rss / 1024}, {"peak_rss_all_mib", ru.ru_maxrss / 1024}}
+  std::cout << nlohmann::json{{"hosts", hosts.size()},
+                              {"switches", switches},
+                              {"levels", s.levels},
+                              {"lmc", t.lmc},
+                              {"order", order},
+                              {"bound", s.transfer_bound},
+                              {"phases", plan.phases.size()},
+                              {"method", st.method},
+                              {"build_s", secs(t0, t1)},
+                              {"plan_s", secs(t1, t2)},
+                              {"plan_cpu_s", c2 - c1},
+                              {"evaluate_s", secs(t2, t3)},
+                              {"lower_bound_s", secs(t3, t4)},
+                              {"round_robin_s", secs(t4, t5)},
+                              {"after_plan_cpu_s", cpu() - c2},
+                              {"round_robin_max_load", naive.max_load},
+                              {"phases_over", st.phases_over},
+                              {"worst_overflow", st.worst_overflow},
+                              {"max_load", load.max_load},
+                              {"least", least.worst},
+                              {"congested_share", load.congested_share()},
+                              {"peak_rss_mib", plan_rss / 1024},
+                              {"peak_rss_all_mib", ru.ru_maxrss / 1024}}
                    .dump()
             << "\n";
 }

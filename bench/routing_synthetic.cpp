@@ -5,8 +5,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
-#include <string>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "ibroute/fabric/links.hpp"
 #include "ibroute/fabric/structure.hpp"
@@ -24,7 +24,9 @@ int main(int argc, char** argv) {
     std::cerr << "usage: routing_synthetic HOSTS PODS LEAVES HOSTS_PER_LEAF AGGS CORES [spread]\n";
     return 2;
   }
-  auto seconds_since = [](auto t) { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count(); };
+  auto seconds_since = [](auto t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
   FatTreeSpec t;
   t.levels = 3, t.hosts = std::atoi(argv[1]), t.pods = std::atoi(argv[2]), t.leaves = std::atoi(argv[3]);
   t.hosts_per_leaf = std::atoi(argv[4]), t.aggs = std::atoi(argv[5]), t.cores = std::atoi(argv[6]);
@@ -58,10 +60,10 @@ int main(int argc, char** argv) {
   for (CaPort p : order)
     for (const Host& h : by_name)
       if (h.node == p.node && h.port == p.port) tree.push_back(h);
-  nlohmann::json j{{"hosts", by_name.size()},     {"bound", s.transfer_bound}, {"route_seconds", route_s},
-                   {"refine_seconds", refine_s}, {"refine_skipped", refined.skipped},
-                   {"check_seconds", check_s},   {"check_ok", check.ok()},  {"tree_order_max", worst(tree)},
-                   {"name_order_max", worst(by_name)}};
+  nlohmann::json j{
+      {"hosts", by_name.size()},    {"bound", s.transfer_bound},         {"route_seconds", route_s},
+      {"refine_seconds", refine_s}, {"refine_skipped", refined.skipped}, {"check_seconds", check_s},
+      {"check_ok", check.ok()},     {"tree_order_max", worst(tree)},     {"name_order_max", worst(by_name)}};
   std::cout << j.dump() << "\n";
   return check.ok() ? 0 : 1;
 }

@@ -10,9 +10,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "data_plane.hpp"
 #include "fabric_store.hpp"
@@ -79,7 +78,8 @@ int main(int argc, char** argv) {
     std::vector<uint32_t> send_of(plan.per_round());
     for (size_t k = 0; k < plan.per_round(); ++k) {
       const uint32_t ch = plan.at(k).channel;
-      send_of[k] = static_cast<uint32_t>(std::lower_bound(st.send_channels.begin(), st.send_channels.end(), ch) - st.send_channels.begin());
+      send_of[k] = static_cast<uint32_t>(std::lower_bound(st.send_channels.begin(), st.send_channels.end(), ch) -
+                                         st.send_channels.begin());
     }
     const uint64_t n = plan.count(rounds);
     const auto t = Clock::now();
@@ -87,10 +87,11 @@ int main(int argc, char** argv) {
       const uint64_t x = rng.next();
       const uint32_t send = send_of[k % send_of.size()];
       const uint32_t dest = st.dest_of_send[send];
-      const auto late = static_cast<int64_t>(x & 0x3ffff);           // 0 .. 262 us
-      const auto busy = static_cast<int64_t>(80'000 + (x >> 46));     // 80 .. 342 us
+      const auto late = static_cast<int64_t>(x & 0x3ffff);         // 0 .. 262 us
+      const auto busy = static_cast<int64_t>(80'000 + (x >> 46));  // 80 .. 342 us
       st.posted(send, dest, late);
-      st.completed(send, dest, busy, message, static_cast<int64_t>(k / send_of.size()) * static_cast<int64_t>(s.phases.size()) * slot_ns);
+      st.completed(send, dest, busy, message,
+                   static_cast<int64_t>(k / send_of.size()) * static_cast<int64_t>(s.phases.size()) * slot_ns);
     }
     aggregate_s += since(t);
     transfers += n;
@@ -124,9 +125,7 @@ int main(int argc, char** argv) {
 
   std::filesystem::remove(db);
   uintmax_t before = 0, after = 0;
-  {
-    store::FabricStore fs(db, store::Access::create);
-  }
+  { store::FabricStore fs(db, store::Access::create); }
   before = std::filesystem::file_size(db);
   {
     store::FabricStore fs(db, store::Access::read_write);

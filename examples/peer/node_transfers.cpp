@@ -17,11 +17,10 @@
 // START_UNIX_NS + k x ROUND_S) that starts at or after the epoch's time: every node computes the
 // same R, so all switch together. "# epoch K: this node is not in it" when it was dropped.
 // Exit 0, or 2 with one line on stderr when the file is not a schedule or the rank is unknown.
-#include <ibroute/peer.hpp>
-
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <ibroute/peer.hpp>
 #include <string>
 
 namespace {
@@ -30,15 +29,16 @@ namespace {
 std::vector<std::uint32_t> ranks_of(const ibroute::peer::Schedule& s, const std::string& who) {
   if (who.rfind("0x", 0) == 0)
     if (const auto r = s.rank_of_port_guid(std::strtoull(who.c_str(), nullptr, 16))) return {*r};
-  if (!who.empty() && who.size() < 10 && who.find_first_not_of("0123456789") == std::string::npos && std::stoul(who) < s.hosts().size())
+  if (!who.empty() && who.size() < 10 && who.find_first_not_of("0123456789") == std::string::npos &&
+      std::stoul(who) < s.hosts().size())
     return {static_cast<std::uint32_t>(std::stoul(who))};
   return s.ranks_of_names(who);
 }
 
 void print(const char* direction, const ibroute::peer::Schedule& s, const std::vector<ibroute::peer::Transfer>& list) {
   for (const ibroute::peer::Transfer& t : list)
-    std::printf("%s,%" PRIu32 ",%" PRIu32 ",%s,%u,%.9g,%" PRIu64 "\n", direction, t.phase, t.peer, s.hosts()[t.peer].name.c_str(),
-                static_cast<unsigned>(t.dlid), t.offset_s, t.size);
+    std::printf("%s,%" PRIu32 ",%" PRIu32 ",%s,%u,%.9g,%" PRIu64 "\n", direction, t.phase, t.peer,
+                s.hosts()[t.peer].name.c_str(), static_cast<unsigned>(t.dlid), t.offset_s, t.size);
 }
 
 // --epoch DIR PORT_GUID [START_UNIX_NS ROUND_S]
@@ -51,8 +51,11 @@ int follow(int argc, char** argv) {
     return 0;
   }
   const std::uint64_t round =
-      argc == 6 ? ibroute::peer::handover_round(mine->epoch_from_unix_ns(), std::strtoll(argv[4], nullptr, 10), std::strtod(argv[5], nullptr)) : 0;
-  std::printf("# epoch %" PRIu64 " from round %" PRIu64 "\ndirection,phase,peer,peer_name,dlid,offset_s,size\n", epoch->number, round);
+      argc == 6 ? ibroute::peer::handover_round(mine->epoch_from_unix_ns(), std::strtoll(argv[4], nullptr, 10),
+                                                std::strtod(argv[5], nullptr))
+                : 0;
+  std::printf("# epoch %" PRIu64 " from round %" PRIu64 "\ndirection,phase,peer,peer_name,dlid,offset_s,size\n",
+              epoch->number, round);
   print("send", *mine, mine->sends(*mine->own_rank()));
   print("receive", *mine, mine->receives(*mine->own_rank()));
   return 0;
@@ -74,17 +77,22 @@ int main(int argc, char** argv) {
     }
   }
   if (argc < 2 || argc > 3) {
-    std::fprintf(stderr, "usage: %s SCHEDULE.json [RANK | PORT_GUID | NAME | HOSTS]   (libibroute-peer %s)\n", argv[0], ibroute::peer::version());
+    std::fprintf(stderr, "usage: %s SCHEDULE.json [RANK | PORT_GUID | NAME | HOSTS]   (libibroute-peer %s)\n", argv[0],
+                 ibroute::peer::version());
     return 2;
   }
   try {
     const auto s = ibroute::peer::Schedule::load(argv[1]);
     std::vector<std::uint32_t> ranks;
-    if (argc == 3) ranks = ranks_of(s, argv[2]);
-    else if (s.own_rank()) ranks = {*s.own_rank()};
-    else throw ibroute::peer::Error("a whole schedule: name the rank (number, port GUID or host)");
+    if (argc == 3)
+      ranks = ranks_of(s, argv[2]);
+    else if (s.own_rank())
+      ranks = {*s.own_rank()};
+    else
+      throw ibroute::peer::Error("a whole schedule: name the rank (number, port GUID or host)");
     for (std::uint32_t rank : ranks) {
-      if (ranks.size() > 1) std::printf("%s# rank %" PRIu32 " %s\n", rank == ranks.front() ? "" : "\n", rank, s.hosts()[rank].name.c_str());
+      if (ranks.size() > 1)
+        std::printf("%s# rank %" PRIu32 " %s\n", rank == ranks.front() ? "" : "\n", rank, s.hosts()[rank].name.c_str());
       std::printf("direction,phase,peer,peer_name,dlid,offset_s,size\n");
       print("send", s, s.sends(rank));
       print("receive", s, s.receives(rank));

@@ -22,7 +22,8 @@ class Nodes {
     for (size_t n = 0; n < f.nodes.size(); ++n) {
       by_guid_[f.nodes[n].guid] = static_cast<int32_t>(n);
       by_name_[f.nodes[n].desc].insert(static_cast<int32_t>(n));
-      if (f.nodes[n].reported_desc() != f.nodes[n].desc) by_name_[f.nodes[n].reported_desc()].insert(static_cast<int32_t>(n));
+      if (f.nodes[n].reported_desc() != f.nodes[n].desc)
+        by_name_[f.nodes[n].reported_desc()].insert(static_cast<int32_t>(n));
     }
   }
   // The node, or -1 with `why`.
@@ -34,9 +35,12 @@ class Nodes {
       return -1;
     }
     auto it = by_name_.find(e.node);
-    if (it == by_name_.end()) why = e.node + ": no node of the fabric is named so";
-    else if (it->second.size() > 1) why = e.node + ": " + std::to_string(it->second.size()) + " nodes are named so (give GUIDs)";
-    else return *it->second.begin();
+    if (it == by_name_.end())
+      why = e.node + ": no node of the fabric is named so";
+    else if (it->second.size() > 1)
+      why = e.node + ": " + std::to_string(it->second.size()) + " nodes are named so (give GUIDs)";
+    else
+      return *it->second.begin();
     return -1;
   }
 
@@ -61,7 +65,9 @@ struct Work {
   // The fabric's cable at an end, if it is still unexplained.
   std::optional<Key> found_at(End e) const {
     const Node& n = f.nodes[static_cast<size_t>(e.first)];
-    if (e.second < 0 || static_cast<size_t>(e.second) >= n.ports.size() || !n.ports[static_cast<size_t>(e.second)].connected()) return {};
+    if (e.second < 0 || static_cast<size_t>(e.second) >= n.ports.size() ||
+        !n.ports[static_cast<size_t>(e.second)].connected())
+      return {};
     const Port& p = n.ports[static_cast<size_t>(e.second)];
     const Key k = key_of(e, {p.peer_node, p.peer_port});
     return found.count(k) ? std::optional<Key>(k) : std::nullopt;
@@ -79,7 +85,9 @@ void find_swaps(Work& w, CablingCheck& out) {
       if (!at_x1) continue;
       const End y2 = Work::other(*at_x1, x1);
       // The planned cable that ends at y2, and what the fabric has at its other end.
-      auto r2 = std::find_if(w.planned.begin(), w.planned.end(), [&](const auto& p) { return p.first != it->first && (p.first.first == y2 || p.first.second == y2); });
+      auto r2 = std::find_if(w.planned.begin(), w.planned.end(), [&](const auto& p) {
+        return p.first != it->first && (p.first.first == y2 || p.first.second == y2);
+      });
       if (r2 == w.planned.end()) continue;
       const End x2 = Work::other(r2->first, y2);
       const auto at_x2 = w.found_at(x2);
@@ -168,8 +176,10 @@ CablingCheck check_cabling(const Fabric& f, const std::vector<Cable>& plan) {
       if (port.connected() && a < b && (named.count(a.first) || named.count(b.first))) w.found.insert(key_of(a, b));
     }
   for (auto it = w.planned.begin(); it != w.planned.end();)
-    if (w.found.erase(it->first)) ++out.as_planned, it = w.planned.erase(it);
-    else ++it;
+    if (w.found.erase(it->first))
+      ++out.as_planned, it = w.planned.erase(it);
+    else
+      ++it;
   find_swaps(w, out);
   find_moves(w, out);
   for (const auto& [k, i] : w.planned) out.missing.push_back(plan[i]);

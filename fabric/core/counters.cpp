@@ -31,7 +31,8 @@ const CounterInfo& counter_info(size_t i) { return kInfo[i]; }
 const CounterInfo& counter_info(Counter c) { return kInfo[static_cast<size_t>(c)]; }
 
 int counter_bits(Counter c, bool extended) {
-  const bool wide = c == Counter::xmit_data || c == Counter::rcv_data || c == Counter::xmit_pkts || c == Counter::rcv_pkts;
+  const bool wide =
+      c == Counter::xmit_data || c == Counter::rcv_data || c == Counter::xmit_pkts || c == Counter::rcv_pkts;
   return wide && extended ? 64 : counter_info(c).bits;
 }
 
@@ -55,9 +56,8 @@ std::vector<PortDelta> counter_deltas(const CounterSnapshot& before, const Count
   std::vector<PortDelta> out;
   auto key = [](const PortSample& s) { return std::pair(s.node, s.port); };
   for (const PortSample& a : after.ports) {
-    auto it = std::lower_bound(before.ports.begin(), before.ports.end(), key(a), [&](const PortSample& s, const std::pair<int32_t, int>& k) {
-      return key(s) < k;
-    });
+    auto it = std::lower_bound(before.ports.begin(), before.ports.end(), key(a),
+                               [&](const PortSample& s, const std::pair<int32_t, int>& k) { return key(s) < k; });
     if (it == before.ports.end() || key(*it) != key(a)) continue;
     PortDelta d;
     d.node = a.node, d.port = a.port, d.now = a.v;

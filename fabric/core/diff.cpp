@@ -30,13 +30,15 @@ std::map<std::pair<End, End>, std::string> links_of(const Fabric& f) {
       const Port& far = f.nodes[port.peer_node].ports[port.peer_port];
       uint8_t width = port.width && far.width ? std::min(port.width, far.width) : std::max(port.width, far.width);
       const std::string& speed =
-          far.speed.empty() || (!port.speed.empty() && lane_gbps(port.speed) <= lane_gbps(far.speed)) ? port.speed : far.speed;
+          far.speed.empty() || (!port.speed.empty() && lane_gbps(port.speed) <= lane_gbps(far.speed)) ? port.speed
+                                                                                                      : far.speed;
       std::string what = format_width_speed(width, speed);
       // A port not active carries nothing, whichever end it is: both ends' states belong to the
       // link. (The near end's alone missed a switch port armed behind an active host port, and
       // the watch then never saw OpenSM activate it: no epoch until the next change.)
       auto idle = [](const Port& q) { return q.state != PortState::active && q.state != PortState::unknown; };
-      if (idle(port) || idle(far)) what += " " + std::string(to_string(port.state)) + "/" + std::string(to_string(far.state));
+      if (idle(port) || idle(far))
+        what += " " + std::string(to_string(port.state)) + "/" + std::string(to_string(far.state));
       out[{a, b}] = what;
     }
   return out;
@@ -65,7 +67,8 @@ std::string describe_path(const Fabric& f, std::span<const Hop> hops) {
   std::string s;
   for (const Hop& h : hops) {
     if (!s.empty()) s += " -> ";
-    s += f.nodes.at(h.node).desc + "[" + (h.out_port == kNoRoute ? std::string("none") : std::to_string(h.out_port)) + "]";
+    s += f.nodes.at(h.node).desc + "[" + (h.out_port == kNoRoute ? std::string("none") : std::to_string(h.out_port)) +
+         "]";
   }
   return s;
 }
@@ -74,7 +77,8 @@ namespace {
 
 // Everything but the routes; `tables_read_alike`: every switch of both has its table read in both
 // or in neither (else the routes may differ where no entry is seen to).
-FabricDiff diff_without_routes(const Fabric& a, const GuidIndex& ga, const Fabric& b, const GuidIndex& gb, bool* tables_read_alike) {
+FabricDiff diff_without_routes(const Fabric& a, const GuidIndex& ga, const Fabric& b, const GuidIndex& gb,
+                               bool* tables_read_alike) {
   FabricDiff d;
   for (const Node& n : a.nodes)
     if (!gb.count(n.guid)) d.nodes_removed.push_back({n.guid, n.desc, -1});
@@ -101,9 +105,11 @@ FabricDiff diff_without_routes(const Fabric& a, const GuidIndex& ga, const Fabri
       if (pa.base_lid != pb.base_lid || pa.lmc != pb.lmc)
         d.lids_changed.push_back({{na.guid, na.desc, static_cast<int>(p)}, pa.base_lid, pb.base_lid, pa.lmc, pb.lmc});
     }
-    if (tables_read_alike && na.is_switch() && (na.lft_read != nb.lft_read || na.lft_rows_to != nb.lft_rows_to)) *tables_read_alike = false;
+    if (tables_read_alike && na.is_switch() && (na.lft_read != nb.lft_read || na.lft_rows_to != nb.lft_rows_to))
+      *tables_read_alike = false;
     if (na.is_switch() && na.lft_read && nb.lft_read) {  // the LIDs both tables have rows for
-      size_t changed = 0, n = std::min<size_t>(std::max(na.lft.size(), nb.lft.size()), std::min(na.lft_rows_to, nb.lft_rows_to));
+      size_t changed = 0,
+             n = std::min<size_t>(std::max(na.lft.size(), nb.lft.size()), std::min(na.lft_rows_to, nb.lft_rows_to));
       for (size_t l = 0; l < n; ++l) {
         uint8_t x = l < na.lft.size() ? na.lft[l] : kNoRoute, y = l < nb.lft.size() ? nb.lft[l] : kNoRoute;
         changed += x != y;

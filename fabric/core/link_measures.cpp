@@ -11,8 +11,9 @@ std::vector<uint64_t> planned_bytes(const std::vector<uint32_t>& link_total, uin
   return out;
 }
 
-LinkMeasures measure_links(const std::vector<PortDelta>& deltas, const LinkIndex& links, const std::vector<uint64_t>& planned_per_link,
-                           double seconds, double tick_ns, double tolerance, uint64_t noise_bytes) {
+LinkMeasures measure_links(const std::vector<PortDelta>& deltas, const LinkIndex& links,
+                           const std::vector<uint64_t>& planned_per_link, double seconds, double tick_ns,
+                           double tolerance, uint64_t noise_bytes) {
   LinkMeasures out;
   std::vector<const PortDelta*> read(links.size(), nullptr);
   for (const PortDelta& d : deltas) {
@@ -25,8 +26,10 @@ LinkMeasures measure_links(const std::vector<PortDelta>& deltas, const LinkIndex
     const PortDelta* d = read[l];
     if (planned) {
       ++out.planned_links;
-      if (d) out.planned_bytes += planned;  // the totals compare links read on both sides
-      else ++out.unread_links;
+      if (d)
+        out.planned_bytes += planned;  // the totals compare links read on both sides
+      else
+        ++out.unread_links;
     }
     if (!d) continue;
     LinkMeasure m;
@@ -49,7 +52,8 @@ LinkMeasures measure_links(const std::vector<PortDelta>& deltas, const LinkIndex
   auto gap = [](const LinkMeasure& m) {
     return m.measured_bytes > m.planned_bytes ? m.measured_bytes - m.planned_bytes : m.planned_bytes - m.measured_bytes;
   };
-  std::stable_sort(out.rows.begin(), out.rows.end(), [&](const LinkMeasure& a, const LinkMeasure& b) { return gap(a) > gap(b); });
+  std::stable_sort(out.rows.begin(), out.rows.end(),
+                   [&](const LinkMeasure& a, const LinkMeasure& b) { return gap(a) > gap(b); });
   return out;
 }
 

@@ -1,8 +1,8 @@
-#include <cctype>
 #include "ibroute/fabric/model.hpp"
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdio>
 #include <unordered_map>
 
@@ -11,10 +11,19 @@ namespace ibroute::fabric {
 namespace {
 constexpr std::array<std::string_view, 4> kNodeTypes{"?", "ca", "switch", "router"};
 constexpr std::array<std::string_view, 5> kPortStates{"unknown", "down", "init", "armed", "active"};
-struct Lane { std::string_view name; double gbps; };
+struct Lane {
+  std::string_view name;
+  double gbps;
+};
 // Effective data rate per lane after line encoding (8b/10b up to QDR, 64b/66b after).
-constexpr std::array<Lane, 9> kLanes{{{"SDR", 2.0}, {"DDR", 4.0}, {"QDR", 8.0}, {"FDR10", 10.0},
-                                      {"FDR", 13.64}, {"EDR", 25.0}, {"HDR", 50.0}, {"NDR", 100.0},
+constexpr std::array<Lane, 9> kLanes{{{"SDR", 2.0},
+                                      {"DDR", 4.0},
+                                      {"QDR", 8.0},
+                                      {"FDR10", 10.0},
+                                      {"FDR", 13.64},
+                                      {"EDR", 25.0},
+                                      {"HDR", 50.0},
+                                      {"NDR", 100.0},
                                       {"XDR", 200.0}}};
 constexpr std::array<std::string_view, 4> kKinds{"host", "switch", "router", "aggregation"};
 }  // namespace
@@ -163,11 +172,21 @@ std::string markup_escape(std::string_view text) {
   o.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      case '\'': o += "&#39;"; break;
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      case '\'':
+        o += "&#39;";
+        break;
       default:
         if (static_cast<unsigned char>(c) >= 0x20 && c != 0x7f) o += c;
     }

@@ -35,7 +35,8 @@ NodeNames::NodeNames(const Fabric& f) : f_(f), lids_(f) {
     // Hosts describe themselves as "HOSTNAME HCA-1" or "HOSTNAME mlx5_0": users type the hostname.
     if (!n.is_switch())
       for (const std::string* d : {&n.desc, &n.node_desc})
-        if (const size_t sp = d->find(' '); sp != std::string::npos && sp > 0 && (d == &n.desc || *d != n.desc)) by_host_.emplace(d->substr(0, sp), node);
+        if (const size_t sp = d->find(' '); sp != std::string::npos && sp > 0 && (d == &n.desc || *d != n.desc))
+          by_host_.emplace(d->substr(0, sp), node);
     if (!n.is_switch())
       for (int p = 1; p <= n.num_ports(); ++p)
         if (n.ports[p].guid) by_port_guid_.emplace(n.ports[p].guid, NamedPort{node, p});
@@ -52,7 +53,8 @@ std::vector<NamedPort> NodeNames::candidates(std::string_view spec) const {
       auto port = by_port_guid_.find(*g);
       if (port != by_port_guid_.end()) add(port->second);
       // A CA whose port GUID equals its node GUID: the port is the more precise answer.
-      if (auto it = by_node_guid_.find(*g); it != by_node_guid_.end() && (port == by_port_guid_.end() || port->second.node != it->second))
+      if (auto it = by_node_guid_.find(*g);
+          it != by_node_guid_.end() && (port == by_port_guid_.end() || port->second.node != it->second))
         add({it->second, first_cabled_port(f_.nodes[it->second])});
     }
   } else if (auto lid = number(spec, 10)) {
@@ -77,9 +79,12 @@ std::vector<NamedPort> NodeNames::candidates(std::string_view spec) const {
   if (out.empty())
     if (const size_t sp = spec.rfind(' '); sp != std::string_view::npos && spec.substr(sp + 1).starts_with("0x"))
       if (auto g = number(spec.substr(sp + 3), 16))
-        if (auto it = by_node_guid_.find(*g); it != by_node_guid_.end() && f_.nodes[it->second].desc == spec.substr(0, sp))
+        if (auto it = by_node_guid_.find(*g);
+            it != by_node_guid_.end() && f_.nodes[it->second].desc == spec.substr(0, sp))
           add({it->second, first_cabled_port(f_.nodes[it->second])});
-  std::sort(out.begin(), out.end(), [](const NamedPort& a, const NamedPort& b) { return a.node != b.node ? a.node < b.node : a.port < b.port; });
+  std::sort(out.begin(), out.end(), [](const NamedPort& a, const NamedPort& b) {
+    return a.node != b.node ? a.node < b.node : a.port < b.port;
+  });
   return out;
 }
 
@@ -112,11 +117,15 @@ std::vector<std::string> nearest_names(std::string_view word, const std::vector<
   std::vector<std::pair<size_t, std::string>> near;
   for (const std::string& name : names) {
     // A name the word begins ("--sched" for "--schedule") is as near as a name can be.
-    const size_t d = word.size() >= 3 && name.size() > word.size() && name.starts_with(word) ? 0 : edit_distance(word, name, limit);
+    const size_t d =
+        word.size() >= 3 && name.size() > word.size() && name.starts_with(word) ? 0 : edit_distance(word, name, limit);
     if (d <= limit && name != word) near.emplace_back(d, name);
   }
-  std::sort(near.begin(), near.end(), [](const auto& a, const auto& b) { return a.first != b.first ? a.first < b.first : natural_less(a.second, b.second); });
-  near.erase(std::unique(near.begin(), near.end(), [](const auto& a, const auto& b) { return a.second == b.second; }), near.end());
+  std::sort(near.begin(), near.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : natural_less(a.second, b.second);
+  });
+  near.erase(std::unique(near.begin(), near.end(), [](const auto& a, const auto& b) { return a.second == b.second; }),
+             near.end());
   std::vector<std::string> out;
   for (size_t i = 0; i < near.size() && i < k; ++i) out.push_back(near[i].second);
   return out;
@@ -126,7 +135,8 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
   const std::vector<std::string> near = nearest_names(word, names, k);
   if (near.empty()) return "";
   std::string out = "; did you mean";
-  for (size_t i = 0; i < near.size(); ++i) out += std::string(i ? (i + 1 == near.size() ? " or" : ",") : "") + " '" + near[i] + "'";
+  for (size_t i = 0; i < near.size(); ++i)
+    out += std::string(i ? (i + 1 == near.size() ? " or" : ",") : "") + " '" + near[i] + "'";
   return out + "?";
 }
 
@@ -143,19 +153,23 @@ NamedPort NodeNames::resolve(std::string_view spec, const std::string& what) con
   if (c.size() == 1) return c[0];
   const std::string quoted = "'" + std::string(spec) + "'";
   if (c.empty()) {
-    const std::string forms = " in this scan (give a node description or node-name-map name, a node or port GUID 0x..., or a LID)";
+    const std::string forms =
+        " in this scan (give a node description or node-name-map name, a node or port GUID 0x..., or a LID)";
     if (number(spec, 10)) throw InputError(what + ": no port owns LID " + std::string(spec) + forms);
-    if (spec.starts_with("0x") || spec.starts_with("0X")) throw InputError(what + ": no node or port with GUID " + std::string(spec) + forms);
+    if (spec.starts_with("0x") || spec.starts_with("0X"))
+      throw InputError(what + ": no node or port with GUID " + std::string(spec) + forms);
     throw InputError(what + ": no node or port " + quoted + forms + did_you_mean(spec));
   }
   std::string list;
   for (size_t i = 0; i < c.size() && i < 8; ++i) {
     const Node& n = f_.nodes[c[i].node];
     const Port& p = n.ports[static_cast<size_t>(c[i].port)];
-    list += (i ? "; " : "") + n.desc + " " + guid_hex(n.guid) + (p.base_lid ? " LID " + std::to_string(p.base_lid) : "");
+    list +=
+        (i ? "; " : "") + n.desc + " " + guid_hex(n.guid) + (p.base_lid ? " LID " + std::to_string(p.base_lid) : "");
   }
   if (c.size() > 8) list += "; and " + std::to_string(c.size() - 8) + " more";
-  throw InputError(what + ": " + quoted + " names " + std::to_string(c.size()) + " nodes (" + list + "): give a GUID or LID");
+  throw InputError(what + ": " + quoted + " names " + std::to_string(c.size()) + " nodes (" + list +
+                   "): give a GUID or LID");
 }
 
 }  // namespace ibroute::fabric

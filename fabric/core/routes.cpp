@@ -1,9 +1,9 @@
 #include "ibroute/fabric/routes.hpp"
 
-#include <map>
-#include <tuple>
 #include <algorithm>
 #include <array>
+#include <map>
+#include <tuple>
 
 namespace ibroute::fabric {
 
@@ -40,8 +40,7 @@ RouteStatus LftWalker::walk(int32_t start, uint16_t dlid, std::vector<Hop>& hops
     if (!p.connected() && p.state == PortState::active) return RouteStatus::unknown;
     if (!port_usable(p)) return RouteStatus::dead_end;
     const Node& next = f.nodes[p.peer_node];
-    if (!next.is_switch())
-      return next.ports[p.peer_port].owns_lid(dlid) ? RouteStatus::ok : RouteStatus::misdelivered;
+    if (!next.is_switch()) return next.ports[p.peer_port].owns_lid(dlid) ? RouteStatus::ok : RouteStatus::misdelivered;
     if (mark[p.peer_node] == gen) return RouteStatus::loop;
     mark[p.peer_node] = gen;
     cur = p.peer_node;
@@ -75,9 +74,8 @@ RouteSet resolve_routes(const Fabric& f) {
   for (size_t i = 0; i < f.nodes.size(); ++i) {
     const Node& n = f.nodes[i];
     if (!n.is_switch()) continue;
-    bool has_ca = std::any_of(n.ports.begin() + 1, n.ports.end(), [&](const Port& p) {
-      return p.connected() && !f.nodes[p.peer_node].is_switch();
-    });
+    bool has_ca = std::any_of(n.ports.begin() + 1, n.ports.end(),
+                              [&](const Port& p) { return p.connected() && !f.nodes[p.peer_node].is_switch(); });
     if (has_ca) r.ingress.push_back(static_cast<int32_t>(i));
   }
   const size_t total = r.ingress.size() * r.dlids.size();
@@ -130,12 +128,24 @@ RouteCounts count_routes(const RouteSet& r) {
   RouteCounts c;
   c.total = r.size();
   for (RouteStatus s : r.status) switch (s) {
-      case RouteStatus::ok: ++c.ok; break;
-      case RouteStatus::drop: ++c.drop; break;
-      case RouteStatus::loop: ++c.loop; break;
-      case RouteStatus::dead_end: ++c.dead_end; break;
-      case RouteStatus::misdelivered: ++c.misdelivered; break;
-      case RouteStatus::unknown: ++c.unknown; break;
+      case RouteStatus::ok:
+        ++c.ok;
+        break;
+      case RouteStatus::drop:
+        ++c.drop;
+        break;
+      case RouteStatus::loop:
+        ++c.loop;
+        break;
+      case RouteStatus::dead_end:
+        ++c.dead_end;
+        break;
+      case RouteStatus::misdelivered:
+        ++c.misdelivered;
+        break;
+      case RouteStatus::unknown:
+        ++c.unknown;
+        break;
     }
   return c;
 }

@@ -47,8 +47,10 @@ Fabric build_fat_tree(const FatTreeSpec& s) {
   const int up = three ? s.aggs : s.uplinks;
   const int slots = nleaves * s.hosts_per_leaf;
   const int nhosts = s.hosts > 0 ? std::min(s.hosts, slots) : slots;
-  if (!three && (s.spines <= 0 || up % s.spines)) throw std::invalid_argument("fat-tree: uplinks must be a multiple of spines");
-  if (three && (s.aggs <= 0 || s.cores % s.aggs)) throw std::invalid_argument("fat-tree: cores must be a multiple of aggs");
+  if (!three && (s.spines <= 0 || up % s.spines))
+    throw std::invalid_argument("fat-tree: uplinks must be a multiple of spines");
+  if (three && (s.aggs <= 0 || s.cores % s.aggs))
+    throw std::invalid_argument("fat-tree: cores must be a multiple of aggs");
 
   Fabric f;
   std::vector<int> names(nhosts);
@@ -75,7 +77,8 @@ Fabric build_fat_tree(const FatTreeSpec& s) {
       std::snprintf(buf, sizeof buf, "spine%02d", sp + 1);
       int spine = add(f, NodeType::sw, buf, nleaves * per, guid++);
       for (int l = 0; l < nleaves; ++l)
-        for (int k = 0; k < per; ++k) cable(f, leaf[l], s.hosts_per_leaf + 1 + sp + k * s.spines, spine, l * per + k + 1, s.speed);
+        for (int k = 0; k < per; ++k)
+          cable(f, leaf[l], s.hosts_per_leaf + 1 + sp + k * s.spines, spine, l * per + k + 1, s.speed);
     }
   } else {
     const int cores_per_agg = s.cores / s.aggs;
@@ -88,8 +91,10 @@ Fabric build_fat_tree(const FatTreeSpec& s) {
       for (int a = 0; a < s.aggs; ++a) {
         std::snprintf(buf, sizeof buf, "agg%02d-%02d", p + 1, a + 1);
         int agg = add(f, NodeType::sw, buf, s.leaves + cores_per_agg, guid++);
-        for (int l = 0; l < s.leaves; ++l) cable(f, leaf[p * s.leaves + l], s.hosts_per_leaf + 1 + a, agg, l + 1, s.speed);
-        for (int k = 0; k < cores_per_agg; ++k) cable(f, agg, s.leaves + 1 + k, core[a * cores_per_agg + k], p + 1, s.speed);
+        for (int l = 0; l < s.leaves; ++l)
+          cable(f, leaf[p * s.leaves + l], s.hosts_per_leaf + 1 + a, agg, l + 1, s.speed);
+        for (int k = 0; k < cores_per_agg; ++k)
+          cable(f, agg, s.leaves + 1 + k, core[a * cores_per_agg + k], p + 1, s.speed);
       }
   }
   // LIDs: hosts first, leaf by leaf and port by port (the order a sweep finds them in), aligned
@@ -105,7 +110,8 @@ Fabric build_fat_tree(const FatTreeSpec& s) {
       }
   for (Node& n : f.nodes)
     if (n.is_switch()) n.ports[0].base_lid = static_cast<uint16_t>(lid++);
-  if (lid > static_cast<uint32_t>(kMaxLid)) throw std::invalid_argument("fat-tree: more LIDs than the unicast range holds (lower the LMC)");
+  if (lid > static_cast<uint32_t>(kMaxLid))
+    throw std::invalid_argument("fat-tree: more LIDs than the unicast range holds (lower the LMC)");
   route_dmodk(f);
   return f;
 }
@@ -141,7 +147,8 @@ struct TreeTables {
         int u = q.front();
         q.pop_front();
         for (const Port& p : f.nodes[u].ports)
-          if (p.connected() && f.nodes[p.peer_node].is_switch() && dist[a * ns + sw_index[p.peer_node]] == std::numeric_limits<uint16_t>::max()) {
+          if (p.connected() && f.nodes[p.peer_node].is_switch() &&
+              dist[a * ns + sw_index[p.peer_node]] == std::numeric_limits<uint16_t>::max()) {
             dist[a * ns + sw_index[p.peer_node]] = dist[a * ns + sw_index[u]] + 1;
             q.push_back(p.peer_node);
           }
@@ -167,7 +174,8 @@ struct TreeTables {
     cand.clear();
     for (int p = 1; p <= node.num_ports(); ++p) {
       const Port& port = node.ports[p];
-      if (port.connected() && f.nodes[port.peer_node].is_switch() && dist[t * ns + sw_index[port.peer_node]] + 1 == d) cand.push_back(p);
+      if (port.connected() && f.nodes[port.peer_node].is_switch() && dist[t * ns + sw_index[port.peer_node]] + 1 == d)
+        cand.push_back(p);
     }
   }
 };
@@ -190,12 +198,14 @@ void route_dmodk(Fabric& f) {
     int u = q.front();
     q.pop_front();
     for (const Port& p : f.nodes[u].ports)
-      if (p.connected() && f.nodes[p.peer_node].is_switch() && level[p.peer_node] == 0) level[p.peer_node] = level[u] + 1, q.push_back(p.peer_node);
+      if (p.connected() && f.nodes[p.peer_node].is_switch() && level[p.peer_node] == 0)
+        level[p.peer_node] = level[u] + 1, q.push_back(p.peer_node);
   }
   std::vector<long> up_degree(n + 2, 1);
   for (int sw : switches) {
     long up = 0;
-    for (const Port& p : f.nodes[sw].ports) up += p.connected() && f.nodes[p.peer_node].is_switch() && level[p.peer_node] > level[sw];
+    for (const Port& p : f.nodes[sw].ports)
+      up += p.connected() && f.nodes[p.peer_node].is_switch() && level[p.peer_node] > level[sw];
     up_degree[level[sw]] = std::max(up_degree[level[sw]], std::max(1L, up));
   }
   std::vector<long> divisor(n + 2, 1);
@@ -205,7 +215,8 @@ void route_dmodk(Fabric& f) {
   for (uint16_t lid : lids.lids()) {
     const LidOwner* o = lids.owner(lid);
     const Port& p = f.nodes[o->node].ports[o->port];
-    if (!f.nodes[o->node].is_switch() && lid == p.base_lid) host_index.emplace(lid, static_cast<long>(host_index.size()));
+    if (!f.nodes[o->node].is_switch() && lid == p.base_lid)
+      host_index.emplace(lid, static_cast<long>(host_index.size()));
   }
 
   std::vector<std::vector<uint16_t>> by_target(ns);

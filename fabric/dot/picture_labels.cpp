@@ -16,15 +16,20 @@ constexpr std::string_view kEllipsis = "\xE2\x80\xA6";  // one character on the 
 constexpr size_t kMinKept = 8;                          // the tail kept at least, where no separator starts it
 constexpr size_t kSeparatorReach = 8;                   // how far back a kept part may start at a separator
 
-bool separator(char c) { return c == ' ' || c == '/' || c == ':' || c == ';' || c == '(' || c == '-' || c == '_' || c == '.' || c == '='; }
+bool separator(char c) {
+  return c == ' ' || c == '/' || c == ':' || c == ';' || c == '(' || c == '-' || c == '_' || c == '.' || c == '=';
+}
 
 size_t common_prefix(const std::string& a, const std::string& b) {
-  return static_cast<size_t>(std::mismatch(a.begin(), a.begin() + static_cast<long>(std::min(a.size(), b.size())), b.begin()).first - a.begin());
+  return static_cast<size_t>(
+      std::mismatch(a.begin(), a.begin() + static_cast<long>(std::min(a.size(), b.size())), b.begin()).first -
+      a.begin());
 }
 
 // Characters as the page counts them: UTF-8 continuation bytes are not characters.
 size_t width(std::string_view s) {
-  return static_cast<size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+  return static_cast<size_t>(
+      std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
 // The first `chars` characters, never splitting a UTF-8 sequence.
@@ -67,8 +72,10 @@ std::vector<std::string> picture_labels(const std::vector<std::string>& names, s
     }
     const std::string kept = name.substr(distinct_from(name, shared[i]));
     const size_t kept_width = width(kept);
-    if (kept_width + 5 <= max_chars) out[i] = head(name, max_chars - 1 - kept_width) + std::string(kEllipsis) + kept;
-    else out[i] = std::string(kEllipsis) + kept.substr(kept.size() - std::min(kept.size(), max_chars - 1));  // its end
+    if (kept_width + 5 <= max_chars)
+      out[i] = head(name, max_chars - 1 - kept_width) + std::string(kEllipsis) + kept;
+    else
+      out[i] = std::string(kEllipsis) + kept.substr(kept.size() - std::min(kept.size(), max_chars - 1));  // its end
   }
   // Two labels still alike (equal names, or a distinct part longer than the room): numbered.
   std::map<std::string, std::vector<size_t>> alike;

@@ -22,29 +22,44 @@ std::string speed_name(const ibnd_port_t* p) {
   const uint8_t* info = p->info;
   int ext = mad_get_field(const_cast<uint8_t*>(info), 0, IB_PORT_LINK_SPEED_EXT_ACTIVE_F);
   switch (ext) {
-    case 1: return "FDR";
-    case 2: return "EDR";
-    case 4: return "HDR";
-    case 8: return "NDR";
-    default: break;
+    case 1:
+      return "FDR";
+    case 2:
+      return "EDR";
+    case 4:
+      return "HDR";
+    case 8:
+      return "NDR";
+    default:
+      break;
   }
   if (mad_get_field(const_cast<uint8_t*>(p->ext_info), 0, IB_MLNX_EXT_PORT_LINK_SPEED_ACTIVE_F) == 1) return "FDR10";
   switch (mad_get_field(const_cast<uint8_t*>(info), 0, IB_PORT_LINK_SPEED_ACTIVE_F)) {
-    case 1: return "SDR";
-    case 2: return "DDR";
-    case 4: return "QDR";
-    default: return "";
+    case 1:
+      return "SDR";
+    case 2:
+      return "DDR";
+    case 4:
+      return "QDR";
+    default:
+      return "";
   }
 }
 
 uint8_t width_lanes(int code) {
   switch (code) {
-    case 1: return 1;
-    case 2: return 4;
-    case 4: return 8;
-    case 8: return 12;
-    case 16: return 2;
-    default: return 0;
+    case 1:
+      return 1;
+    case 2:
+      return 4;
+    case 4:
+      return 8;
+    case 8:
+      return 12;
+    case 16:
+      return 2;
+    default:
+      return 0;
   }
 }
 
@@ -61,7 +76,8 @@ void check_ca(const std::string& ca, int port) {
   int nports = info.numports;
   umad_release_ca(&info);
   if (port < 0 || port > nports)
-    throw InputError("CA '" + ca + "' has no port " + std::to_string(port) + " (it has " + std::to_string(nports) + ")");
+    throw InputError("CA '" + ca + "' has no port " + std::to_string(port) + " (it has " + std::to_string(nports) +
+                     ")");
 }
 }  // namespace
 
@@ -104,15 +120,16 @@ Discovered convert(const ibnd_fabric_t* raw) {
       port.speed = speed_name(p);
       if (p->remoteport) {
         auto it = index.find(p->remoteport->node);
-        if (it != index.end() && p->remoteport->portnum >= 1 && p->remoteport->portnum <= p->remoteport->node->numports) {
+        if (it != index.end() && p->remoteport->portnum >= 1 &&
+            p->remoteport->portnum <= p->remoteport->node->numports) {
           port.peer_node = it->second;
           port.peer_port = static_cast<uint8_t>(p->remoteport->portnum);
         }
       } else if (mad_get_field(p->info, 0, IB_PORT_PHYS_STATE_F) == kPhysLinkUp && node.is_switch()) {
         d.fabric.complete = false;
-        d.fabric.problems.push_back({"unanswered_port", node.guid, pn,
-                                     node.desc + " port " + std::to_string(pn) +
-                                         " is LinkUp but the node behind it did not answer"});
+        d.fabric.problems.push_back(
+            {"unanswered_port", node.guid, pn,
+             node.desc + " port " + std::to_string(pn) + " is LinkUp but the node behind it did not answer"});
       }
     }
   }
@@ -123,7 +140,8 @@ Discovered convert(const ibnd_fabric_t* raw) {
 Fabric load_cache(const std::string& path) {
   std::string file = path;
   std::unique_ptr<ibnd_fabric_t, FabricDeleter> raw(ibnd_load_fabric(file.c_str(), 0));
-  if (!raw) throw InputError(path + ": not an ibnetdiscover cache file libibnetdisc can load (damaged, or of another version)");
+  if (!raw)
+    throw InputError(path + ": not an ibnetdiscover cache file libibnetdisc can load (damaged, or of another version)");
   Fabric f = convert(raw.get()).fabric;
   if (f.nodes.empty()) throw InputError(path + ": the ibnetdiscover cache holds no nodes");
   return f;
@@ -138,7 +156,8 @@ Discovered discover(const LiveScanOptions& opt) {
   std::unique_ptr<ibnd_fabric_t, FabricDeleter> raw(
       ibnd_discover_fabric(ca.empty() ? nullptr : ca.data(), opt.port, nullptr, &cfg));
   if (!raw)
-    throw std::runtime_error("fabric discovery failed from " + (ca.empty() ? std::string("the default CA") : "CA '" + ca + "'") +
+    throw std::runtime_error("fabric discovery failed from " +
+                             (ca.empty() ? std::string("the default CA") : "CA '" + ca + "'") +
                              " (no subnet manager, port down, or no access to umad)");
 
   return convert(raw.get());

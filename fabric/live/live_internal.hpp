@@ -25,8 +25,9 @@ Discovered discover(const LiveScanOptions& opt);
 using MadMaker = std::function<void(size_t, ib_rpc_t&, ib_portid_t&, uint8_t*)>;
 using MadAnswer = std::function<void(size_t, uint8_t*)>;
 using MadLost = std::function<void(size_t)>;
-void send_windowed(ibmad_port* port, int mgtclass, enum MAD_FIELDS status_field, size_t count, const LiveScanOptions& opt,
-                   const char* stage, const MadMaker& make, const MadAnswer& answered, const MadLost& lost);
+void send_windowed(ibmad_port* port, int mgtclass, enum MAD_FIELDS status_field, size_t count,
+                   const LiveScanOptions& opt, const char* stage, const MadMaker& make, const MadAnswer& answered,
+                   const MadLost& lost);
 
 // Read the LFTs of all switches of `d` into d.fabric, recording failures as problems.
 void read_lfts(Discovered& d, const LiveScanOptions& opt);

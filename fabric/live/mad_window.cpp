@@ -11,8 +11,9 @@
 
 namespace ibroute::fabric::live {
 
-void send_windowed(ibmad_port* port, int mgtclass, enum MAD_FIELDS status_field, size_t count, const LiveScanOptions& opt,
-                   const char* stage, const MadMaker& make, const MadAnswer& answered, const MadLost& lost) {
+void send_windowed(ibmad_port* port, int mgtclass, enum MAD_FIELDS status_field, size_t count,
+                   const LiveScanOptions& opt, const char* stage, const MadMaker& make, const MadAnswer& answered,
+                   const MadLost& lost) {
   const int fd = mad_rpc_portid(port);
   const int agent = mad_rpc_class_agent(port, mgtclass);
   const int timeout = opt.timeout_ms > 0 ? opt.timeout_ms : 200;
@@ -32,7 +33,8 @@ void send_windowed(ibmad_port* port, int mgtclass, enum MAD_FIELDS status_field,
     uint8_t payload[IB_MAD_SIZE] = {};
     make(i, rpc, dest, payload);
     std::memset(sbuf.data(), 0, bufsz);
-    if (mad_build_pkt(sbuf.data(), &rpc, &dest, nullptr, payload) < 0 || umad_send(fd, agent, sbuf.data(), IB_MAD_SIZE, timeout, retries) < 0) {
+    if (mad_build_pkt(sbuf.data(), &rpc, &dest, nullptr, payload) < 0 ||
+        umad_send(fd, agent, sbuf.data(), IB_MAD_SIZE, timeout, retries) < 0) {
       lost(i);
       ++done;
       return;
@@ -43,7 +45,8 @@ void send_windowed(ibmad_port* port, int mgtclass, enum MAD_FIELDS status_field,
     while (in_flight.size() < window && next < count) send(next++);
     if (in_flight.empty()) continue;
     int len = IB_MAD_SIZE;
-    if (umad_recv(fd, rbuf.data(), &len, timeout * (retries + 1) + 1000) < 0) {  // nothing came back: every request in flight is lost
+    if (umad_recv(fd, rbuf.data(), &len, timeout * (retries + 1) + 1000) <
+        0) {  // nothing came back: every request in flight is lost
       for (auto& [tid, i] : in_flight) lost(i), ++done;
       in_flight.clear();
       continue;
@@ -54,8 +57,10 @@ void send_windowed(ibmad_port* port, int mgtclass, enum MAD_FIELDS status_field,
     const size_t i = it->second;
     in_flight.erase(it);
     ++done;
-    if (umad_status(rbuf.data()) != 0 || mad_get_field(mad, 0, status_field) != 0) lost(i);
-    else answered(i, mad);
+    if (umad_status(rbuf.data()) != 0 || mad_get_field(mad, 0, status_field) != 0)
+      lost(i);
+    else
+      answered(i, mad);
     if (opt.progress && (done % 256 == 0 || done == count)) opt.progress(stage, done, count);
   }
 }

@@ -93,7 +93,8 @@ class LftDumpReader {
     std::string_view rest = line;
     std::string_view t0 = next_token(rest);
     if (t0 == "Lid" || t0 == "Port" || t0 == "LID") return;  // column headings
-    if (t0.starts_with("0x") || t0.starts_with("0X")) return section_ == Section::fdbs ? fdbs_row(t0, rest) : unicast_row(t0, rest);
+    if (t0.starts_with("0x") || t0.starts_with("0X"))
+      return section_ == Section::fdbs ? fdbs_row(t0, rest) : unicast_row(t0, rest);
     uint64_t n = 0;
     if (parse_uint(t0, 10, n) && (rest.find("lids dumped") != std::string_view::npos))
       return trailer(n, rest.find("valid") != std::string_view::npos);
@@ -122,7 +123,8 @@ class LftDumpReader {
     size_t close = line.find(']');
     size_t dash = line.find('-', 14);
     size_t g = line.find(" guid ", close == std::string_view::npos ? 0 : close);
-    if (close == std::string_view::npos || dash == std::string_view::npos || dash > close || g == std::string_view::npos)
+    if (close == std::string_view::npos || dash == std::string_view::npos || dash > close ||
+        g == std::string_view::npos)
       r_.fail("bad switch header: " + excerpt(line));
     // infiniband-diags writes the range in hex ("[0x0-0x1a3]"), OpenSM in decimal ("[0-215]").
     std::string_view lo_text = line.substr(14, dash - 14), hi_text = line.substr(dash + 1, close - dash - 1);
@@ -163,7 +165,8 @@ class LftDumpReader {
     if (cur_ < 0) return;
     Node& sw = f_.nodes[cur_];
     if (port != kNoRoute && port > static_cast<uint64_t>(sw.num_ports()))
-      r_.fail("port " + std::to_string(port) + " does not exist on " + sw.desc + " (" + std::to_string(sw.num_ports()) + " ports)");
+      r_.fail("port " + std::to_string(port) + " does not exist on " + sw.desc + " (" + std::to_string(sw.num_ports()) +
+              " ports)");
     if (section_ == Section::fdbs && lid >= sw.lft.size()) sw.lft.resize(lid + 1, kNoRoute);
     if (lid >= sw.lft.size()) r_.fail("LID " + std::to_string(lid) + " outside the table's range");
     sw.lft[lid] = static_cast<uint8_t>(port);
@@ -193,15 +196,17 @@ class LftDumpReader {
   void trailer(uint64_t n, bool counts_rows) {
     if (section_ != Section::unicast) r_.fail("'lids dumped' without a switch table");
     if (cur_ >= 0 && (counts_rows ? n != entries_ : (n < entries_ || n > top_ + 1)))
-      r_.fail("table of " + f_.nodes[cur_].desc + " says " + std::to_string(n) + " LIDs but has " + std::to_string(entries_));
+      r_.fail("table of " + f_.nodes[cur_].desc + " says " + std::to_string(n) + " LIDs but has " +
+              std::to_string(entries_));
     section_ = Section::none;
     cur_ = -1;
   }
 
   void tool_message(std::string_view line) {
     if (rows_complete()) {  // after the last row: the table stands, the line is noted
-      f_.problems.push_back({"tool_message", f_.nodes[cur_].guid, -1,
-                             r_.where() + ": after the last row of " + f_.nodes[cur_].desc + "'s table (kept): " + excerpt(line, 200)});
+      f_.problems.push_back(
+          {"tool_message", f_.nodes[cur_].guid, -1,
+           r_.where() + ": after the last row of " + f_.nodes[cur_].desc + "'s table (kept): " + excerpt(line, 200)});
       section_ = Section::none;
       cur_ = -1;
       return;
@@ -218,8 +223,10 @@ class LftDumpReader {
 
   // The open table ended without its trailer (or at the end of the file).
   void close_section(bool at_end) {
-    if (section_ == Section::fdbs && cur_ >= 0 && cut_line_ && at_end) cut(r_.where() + ": the file ends in the middle of a line");
-    const std::string why = ": the table has no 'lids dumped' line" + std::string(at_end ? " (the file ends)" : " (the next table starts)");
+    if (section_ == Section::fdbs && cur_ >= 0 && cut_line_ && at_end)
+      cut(r_.where() + ": the file ends in the middle of a line");
+    const std::string why =
+        ": the table has no 'lids dumped' line" + std::string(at_end ? " (the file ends)" : " (the next table starts)");
     if (rows_complete())
       f_.problems.push_back({"lft_unterminated", f_.nodes[cur_].guid, -1,
                              r_.where(header_line_) + why + "; its rows reach its top LID: kept"});
@@ -238,8 +245,8 @@ class LftDumpReader {
       char lid[8];
       std::snprintf(lid, sizeof lid, "0x%04x", static_cast<unsigned>(last_lid_ + 1));
       f_.problems.push_back({"lft_cut", sw.guid, -1,
-                             "forwarding table of " + sw.desc + " is cut after " + std::to_string(entries_) + " rows (routes to LID " + lid +
-                                 " and above unknown): " + why});
+                             "forwarding table of " + sw.desc + " is cut after " + std::to_string(entries_) +
+                                 " rows (routes to LID " + lid + " and above unknown): " + why});
       return;
     }
     sw.lft.clear();

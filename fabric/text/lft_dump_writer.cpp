@@ -17,7 +17,8 @@ std::string one_line(const std::string& s) {
 
 }  // namespace
 
-std::string write_lft_dump(const Fabric& f, const std::vector<std::vector<uint8_t>>& lft, const std::vector<std::string>& comment) {
+std::string write_lft_dump(const Fabric& f, const std::vector<std::vector<uint8_t>>& lft,
+                           const std::vector<std::string>& comment) {
   const LidMap lids(f);
   std::string out;
   for (const std::string& c : comment) out += "# " + one_line(c) + "\n";
@@ -27,7 +28,8 @@ std::string write_lft_dump(const Fabric& f, const std::vector<std::vector<uint8_
     const std::vector<uint8_t>& table = lft[i];
     if (!sw.is_switch() || table.empty()) continue;
     std::snprintf(buf, sizeof buf, "Unicast lids [0x0-0x%zx] of switch Lid %u guid 0x%016llx (%s):\n", table.size() - 1,
-                  unsigned{sw.ports.at(0).base_lid}, static_cast<unsigned long long>(sw.guid), one_line(sw.desc).c_str());
+                  unsigned{sw.ports.at(0).base_lid}, static_cast<unsigned long long>(sw.guid),
+                  one_line(sw.desc).c_str());
     out += buf;
     out += "  Lid  Out   Destination\n       Port     Info \n";
     size_t rows = 0;

@@ -78,11 +78,13 @@ inline bool parse_uint(std::string_view s, int base, uint64_t& out) {
 }
 
 // A number in [lo, hi] or an InputError naming the line and what the number is.
-inline uint64_t checked_uint(const LineReader& r, std::string_view s, int base, uint64_t lo, uint64_t hi, const char* what) {
+inline uint64_t checked_uint(const LineReader& r, std::string_view s, int base, uint64_t lo, uint64_t hi,
+                             const char* what) {
   uint64_t v = 0;
   if (!parse_uint(s, base, v)) r.fail(std::string("bad ") + what + " '" + excerpt(s) + "'");
   if (v < lo || v > hi)
-    r.fail(std::string(what) + " " + std::string(s) + " out of range (" + std::to_string(lo) + ".." + std::to_string(hi) + ")");
+    r.fail(std::string(what) + " " + std::string(s) + " out of range (" + std::to_string(lo) + ".." +
+           std::to_string(hi) + ")");
   return v;
 }
 

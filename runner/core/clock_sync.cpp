@@ -11,7 +11,8 @@ ClockEstimate estimate_offset(std::vector<ClockSample> samples, double keep) {
   e.samples = samples.size();
   if (samples.empty()) return e;
   auto rtt = [](const ClockSample& s) { return s.received - s.sent; };
-  std::sort(samples.begin(), samples.end(), [&](const ClockSample& a, const ClockSample& b) { return rtt(a) < rtt(b); });
+  std::sort(samples.begin(), samples.end(),
+            [&](const ClockSample& a, const ClockSample& b) { return rtt(a) < rtt(b); });
   size_t n = std::max<size_t>(1, static_cast<size_t>(static_cast<double>(samples.size()) * keep));
   samples.resize(n);
   e.kept = n;
@@ -48,7 +49,8 @@ int64_t ClockModel::to_reference(int64_t peer_ns) const {
 ClockModel fit_clock(const ClockEstimate& before, const ClockEstimate* after) {
   ClockModel m{before.offset_ns, 0.0, before.at_ns};
   if (after && after->at_ns != before.at_ns && after->samples > 0)
-    m.drift = static_cast<double>(after->offset_ns - before.offset_ns) / static_cast<double>(after->at_ns - before.at_ns);
+    m.drift =
+        static_cast<double>(after->offset_ns - before.offset_ns) / static_cast<double>(after->at_ns - before.at_ns);
   return m;
 }
 
@@ -62,7 +64,8 @@ int64_t ClockTracker::add(const ClockEstimate& e, bool count_residual) {
   if (count_ > 0 && count_residual) {
     // The measurement says only that the offset lies within its uncertainty: the model is shown
     // wrong by the distance from that interval, not by a starved burst's wide midpoint.
-    const int64_t wrong = std::max<int64_t>(0, (residual < 0 ? -residual : residual) - std::max<int64_t>(e.uncertainty_ns, 0));
+    const int64_t wrong =
+        std::max<int64_t>(0, (residual < 0 ? -residual : residual) - std::max<int64_t>(e.uncertainty_ns, 0));
     residual_max_ = std::max(residual_max_, wrong);
     residual_sq_ += static_cast<double>(wrong) * static_cast<double>(wrong);
     ++residuals_;
@@ -89,7 +92,8 @@ int64_t ClockTracker::add(const ClockEstimate& e, bool count_residual) {
   // second later can tilt the line by a thousand ppm, which a few failed re-measurements then
   // extrapolate into milliseconds; the last resolved slope (or none) errs by the drift at most.
   const double span = static_cast<double>(last.at_ns - points_.front().at_ns);
-  if (points_.size() >= 2 && span >= 5e8 && den > 0 && std::sqrt(sw / den) <= kMaxSlopeError) slope_ = (sw * sxy - sx * sy) / den;
+  if (points_.size() >= 2 && span >= 5e8 && den > 0 && std::sqrt(sw / den) <= kMaxSlopeError)
+    slope_ = (sw * sxy - sx * sy) / den;
   const double mean_x = sx / sw, mean_y = sy / sw;
   anchor_at_ = last.at_ns;
   anchor_offset_ = static_cast<double>(last.offset_ns) + mean_y - slope_ * mean_x;
@@ -115,6 +119,8 @@ int64_t ClockTracker::to_reference(int64_t local_ns) const {
   return local_ns - offset_at(ref);
 }
 
-double ClockTracker::residual_rms_ns() const { return residuals_ ? std::sqrt(residual_sq_ / static_cast<double>(residuals_)) : 0.0; }
+double ClockTracker::residual_rms_ns() const {
+  return residuals_ ? std::sqrt(residual_sq_ / static_cast<double>(residuals_)) : 0.0;
+}
 
 }  // namespace ibroute::runner

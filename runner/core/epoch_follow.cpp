@@ -26,7 +26,8 @@ std::vector<Channel> FollowChannels::all() const {
   const auto n = static_cast<int32_t>(base_.size());
   for (int32_t s = 0; s < n; ++s)
     for (int32_t d = 0; d < n; ++d)
-      for (uint32_t o = 0; s != d && o < paths(static_cast<size_t>(d)); ++o) ch.push_back({s, d, static_cast<uint16_t>(base_[static_cast<size_t>(d)] + o)});
+      for (uint32_t o = 0; s != d && o < paths(static_cast<size_t>(d)); ++o)
+        ch.push_back({s, d, static_cast<uint16_t>(base_[static_cast<size_t>(d)] + o)});
   return ch;
 }
 
@@ -35,7 +36,8 @@ void FollowChannels::own(int32_t me, std::vector<Channel>& channels, std::vector
   const auto n = static_cast<int32_t>(base_.size());
   auto add = [&](int32_t s, int32_t d) {
     for (uint32_t o = 0; o < paths(static_cast<size_t>(d)); ++o)
-      channels.push_back({s, d, static_cast<uint16_t>(base_[static_cast<size_t>(d)] + o)}), ids.push_back(static_cast<uint32_t>(id(s, d, o)));
+      channels.push_back({s, d, static_cast<uint16_t>(base_[static_cast<size_t>(d)] + o)}),
+          ids.push_back(static_cast<uint32_t>(id(s, d, o)));
   };
   // In channel order: what the lower ranks send me, what I send, what the higher ranks send me.
   for (int32_t s = 0; s < me; ++s) add(s, me);
@@ -53,22 +55,26 @@ std::string FollowChannels::off_channels(const schedule::Schedule& s) const {
       const auto du = static_cast<size_t>(d);
       const bool known = du < base_.size() && i < base_.size();
       if (known && dlid >= base_[du] && static_cast<uint32_t>(dlid - base_[du]) < paths(du)) continue;
-      const std::string what = "phase " + std::to_string(p) + ": transfer " + std::to_string(i) + " -> " + std::to_string(d);
+      const std::string what =
+          "phase " + std::to_string(p) + ": transfer " + std::to_string(i) + " -> " + std::to_string(d);
       if (!known) return what + ": a host the run has no LIDs of";
-      return what + " over DLID " + std::to_string(dlid) + ", which is not one of its destination's LIDs " + std::to_string(base_[du]) + ".." +
-             std::to_string(base_[du] + paths(du) - 1);
+      return what + " over DLID " + std::to_string(dlid) + ", which is not one of its destination's LIDs " +
+             std::to_string(base_[du]) + ".." + std::to_string(base_[du] + paths(du) - 1);
     }
   return "";
 }
 
-bool epoch_on_run(const schedule::Schedule& epoch, const std::vector<uint64_t>& epoch_guids, const schedule::Schedule& run,
-                  const std::vector<uint64_t>& run_guids, const std::vector<char>& dropped, const std::vector<Channel>& channels,
-                  EpochOnRun& out, std::string& why) {
+bool epoch_on_run(const schedule::Schedule& epoch, const std::vector<uint64_t>& epoch_guids,
+                  const schedule::Schedule& run, const std::vector<uint64_t>& run_guids,
+                  const std::vector<char>& dropped, const std::vector<Channel>& channels, EpochOnRun& out,
+                  std::string& why) {
   std::unordered_map<uint64_t, int32_t> rank_of;
   for (size_t r = 0; r < run_guids.size(); ++r) rank_of.emplace(run_guids[r], static_cast<int32_t>(r));
   std::vector<int32_t> to_run(epoch.hosts.size(), -1);
   for (size_t h = 0; h < epoch.hosts.size() && h < epoch_guids.size(); ++h)
-    if (auto it = rank_of.find(epoch_guids[h]); it != rank_of.end() && !(static_cast<size_t>(it->second) < dropped.size() && dropped[static_cast<size_t>(it->second)]))
+    if (auto it = rank_of.find(epoch_guids[h]);
+        it != rank_of.end() &&
+        !(static_cast<size_t>(it->second) < dropped.size() && dropped[static_cast<size_t>(it->second)]))
       to_run[h] = it->second;
   out = {};
   out.schedule.name = epoch.name;
@@ -90,8 +96,9 @@ bool epoch_on_run(const schedule::Schedule& epoch, const std::vector<uint64_t>& 
       }
       const Channel want{s, d, ph.dlid[i]};
       if (!std::binary_search(channels.begin(), channels.end(), want)) {
-        why = "its transfer " + epoch.hosts[i].name + " -> " + epoch.hosts[static_cast<size_t>(ph.dst[i])].name + " over DLID " +
-              std::to_string(ph.dlid[i]) + " is on no connection of the run (the host's LIDs changed since the run started?)";
+        why = "its transfer " + epoch.hosts[i].name + " -> " + epoch.hosts[static_cast<size_t>(ph.dst[i])].name +
+              " over DLID " + std::to_string(ph.dlid[i]) +
+              " is on no connection of the run (the host's LIDs changed since the run started?)";
         return false;
       }
       p.dst[static_cast<size_t>(s)] = d, p.dlid[static_cast<size_t>(s)] = ph.dlid[i];
@@ -100,9 +107,11 @@ bool epoch_on_run(const schedule::Schedule& epoch, const std::vector<uint64_t>& 
   }
   // Groups: the epoch's senders and receivers that are ranks of the run.
   for (int32_t h : epoch.senders)
-    if (h >= 0 && static_cast<size_t>(h) < to_run.size() && to_run[static_cast<size_t>(h)] >= 0) out.schedule.senders.push_back(to_run[static_cast<size_t>(h)]);
+    if (h >= 0 && static_cast<size_t>(h) < to_run.size() && to_run[static_cast<size_t>(h)] >= 0)
+      out.schedule.senders.push_back(to_run[static_cast<size_t>(h)]);
   for (int32_t h : epoch.receivers)
-    if (h >= 0 && static_cast<size_t>(h) < to_run.size() && to_run[static_cast<size_t>(h)] >= 0) out.schedule.receivers.push_back(to_run[static_cast<size_t>(h)]);
+    if (h >= 0 && static_cast<size_t>(h) < to_run.size() && to_run[static_cast<size_t>(h)] >= 0)
+      out.schedule.receivers.push_back(to_run[static_cast<size_t>(h)]);
   std::sort(out.schedule.senders.begin(), out.schedule.senders.end());
   std::sort(out.schedule.receivers.begin(), out.schedule.receivers.end());
   if (out.schedule.phases.empty()) {
@@ -112,29 +121,32 @@ bool epoch_on_run(const schedule::Schedule& epoch, const std::vector<uint64_t>& 
   return true;
 }
 
-bool own_on_run(const OwnEpoch& e, const std::vector<uint64_t>& run_guids, const std::vector<char>& dropped, const std::vector<Channel>& channels,
-                int32_t me, uint64_t round_slots, RankRound& out, std::string& why) {
+bool own_on_run(const OwnEpoch& e, const std::vector<uint64_t>& run_guids, const std::vector<char>& dropped,
+                const std::vector<Channel>& channels, int32_t me, uint64_t round_slots, RankRound& out,
+                std::string& why) {
   const auto is_dropped = [&](size_t r) { return r < dropped.size() && dropped[r]; };
   out = {{0, round_slots}, {}};
   if (!e.has_slice || is_dropped(static_cast<size_t>(me))) return true;
   if (e.round.starts.empty() || e.round.starts.back() != round_slots) {
-    why = "its slice's round is " + std::to_string(e.round.starts.empty() ? 0 : e.round.starts.back()) + " slots, rank 0's " +
-          std::to_string(round_slots) + " (the slice of another epoch?)";
+    why = "its slice's round is " + std::to_string(e.round.starts.empty() ? 0 : e.round.starts.back()) +
+          " slots, rank 0's " + std::to_string(round_slots) + " (the slice of another epoch?)";
     return false;
   }
   std::unordered_map<uint64_t, int32_t> rank_of;
   for (size_t r = 0; r < run_guids.size(); ++r) rank_of.emplace(run_guids[r], static_cast<int32_t>(r));
   out.starts = e.round.starts;
   for (const PlannedSend& x : e.round.sends) {
-    const auto it = x.dst >= 0 && static_cast<size_t>(x.dst) < e.guids.size() ? rank_of.find(e.guids[static_cast<size_t>(x.dst)]) : rank_of.end();
+    const auto it = x.dst >= 0 && static_cast<size_t>(x.dst) < e.guids.size()
+                        ? rank_of.find(e.guids[static_cast<size_t>(x.dst)])
+                        : rank_of.end();
     if (it == rank_of.end() || is_dropped(static_cast<size_t>(it->second))) continue;
     if (static_cast<size_t>(x.phase) + 1 >= out.starts.size()) {
       why = "its send in phase " + std::to_string(x.phase) + " of " + std::to_string(out.starts.size() - 1);
       return false;
     }
     if (!std::binary_search(channels.begin(), channels.end(), Channel{me, it->second, x.dlid})) {
-      why = "its send to rank " + std::to_string(it->second) + " in phase " + std::to_string(x.phase) + " over DLID " + std::to_string(x.dlid) +
-            " is on no connection of the run (the host's LIDs changed since the run started?)";
+      why = "its send to rank " + std::to_string(it->second) + " in phase " + std::to_string(x.phase) + " over DLID " +
+            std::to_string(x.dlid) + " is on no connection of the run (the host's LIDs changed since the run started?)";
       return false;
     }
     out.sends.push_back({x.phase, it->second, x.dlid});

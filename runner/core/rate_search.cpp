@@ -21,14 +21,20 @@ RateStep measure_step(const RunMerge& m, double rate, uint32_t rounds, size_t no
 }
 
 RateSearch::RateSearch(double start_rate, double max_skipped_share, int max_steps, int64_t step_ns, size_t phases)
-    : start_(start_rate), max_skipped_(max_skipped_share), max_steps_(max_steps), step_ns_(step_ns), phases_(std::max<size_t>(1, phases)) {}
+    : start_(start_rate),
+      max_skipped_(max_skipped_share),
+      max_steps_(max_steps),
+      step_ns_(step_ns),
+      phases_(std::max<size_t>(1, phases)) {}
 
 bool RateSearch::record(RateStep step, std::unique_ptr<RunMerge> merged) {
   const double achieved = step.gbps_per_node * 1e9 / 8;
   step.held = step.planned > 0 && step.failed == 0 && step.skipped_share <= max_skipped_ &&
               achieved >= 0.95 * (1 - max_skipped_) * step.rate;
-  if (step.held && step.rate >= answer()) best_ = std::move(merged), last_.reset();
-  else if (!step.held) last_ = std::move(merged);
+  if (step.held && step.rate >= answer())
+    best_ = std::move(merged), last_.reset();
+  else if (!step.held)
+    last_ = std::move(merged);
   steps_.push_back(step);
   return step.held;
 }
@@ -47,9 +53,9 @@ double RateSearch::next() const {
   double hi = std::numeric_limits<double>::infinity();
   for (const RateStep& s : steps_)
     if (!s.held && s.rate > lo) hi = std::min(hi, s.rate);
-  if (std::isinf(hi)) return lo * 2;                     // every rate so far held: speed up
+  if (std::isinf(hi)) return lo * 2;                         // every rate so far held: speed up
   if (lo == 0) return hi / 2 >= start_ / 1024 ? hi / 2 : 0;  // none held yet: slow down
-  if (hi / lo < 1.05) return 0;                          // bracketed closely enough
+  if (hi / lo < 1.05) return 0;                              // bracketed closely enough
   return (lo + hi) / 2;
 }
 

@@ -19,14 +19,16 @@ RunSummary summarise(const schedule::Schedule& s, const RunMerge& m, const std::
     ns.bytes_sent = t.bytes_sent, ns.bytes_received = t.bytes_received;
     ns.ok = t.ok, ns.skipped = t.skipped, ns.failed = t.failed;
     if (t.last_completion_ns > t.first_post_ns && t.first_post_ns != 0) {
-      ns.send_gbps = static_cast<double>(t.bytes_sent) * 8 / static_cast<double>(t.last_completion_ns - t.first_post_ns);
+      ns.send_gbps =
+          static_cast<double>(t.bytes_sent) * 8 / static_cast<double>(t.last_completion_ns - t.first_post_ns);
       t_first = std::min(t_first, t.first_post_ns), t_last = std::max(t_last, t.last_completion_ns);
     }
     ns.late_p99_ns = t.late.quantile(0.99), ns.completion_p99_ns = t.completion.quantile(0.99);
     ns.completion_in_p99_ns = t.completion_in.quantile(0.99);
   }
   for (const PathCounters& p : m.paths) {
-    r.planned += p.planned, r.ok += p.ok, r.skipped += p.skipped, r.timeout += p.timeout, r.failed += p.failed, r.lost += p.lost;
+    r.planned += p.planned, r.ok += p.ok, r.skipped += p.skipped, r.timeout += p.timeout, r.failed += p.failed,
+        r.lost += p.lost;
     r.corrupt += p.corrupt, r.bytes_ok += p.bytes;
   }
   if (t_last > t_first) {

@@ -10,11 +10,16 @@ namespace ibroute::runner {
 
 const char* to_string(Status s) {
   switch (s) {
-    case Status::ok: return "ok";
-    case Status::skipped: return "skipped";
-    case Status::timeout: return "timeout";
-    case Status::failed: return "failed";
-    case Status::lost: return "lost";
+    case Status::ok:
+      return "ok";
+    case Status::skipped:
+      return "skipped";
+    case Status::timeout:
+      return "timeout";
+    case Status::failed:
+      return "failed";
+    case Status::lost:
+      return "lost";
   }
   return "?";
 }
@@ -32,7 +37,8 @@ ThroughputSeries::ThroughputSeries(int64_t planned_ns) {
 
 void ThroughputSeries::add(int64_t since_t0_ns, uint64_t bytes) {
   // Late completions (the drain, a clock step) land in the last interval rather than growing it.
-  const auto k = static_cast<size_t>(std::clamp<int64_t>(since_t0_ns / interval_ns_, 0, static_cast<int64_t>(kMax - 1)));
+  const auto k =
+      static_cast<size_t>(std::clamp<int64_t>(since_t0_ns / interval_ns_, 0, static_cast<int64_t>(kMax - 1)));
   if (bytes_.size() <= k) bytes_.resize(k + 1, 0);
   bytes_[k] += bytes;
 }
@@ -71,7 +77,8 @@ void TruthTrack::merge(const TruthTrack& o) {
   abs_ns.merge(o.abs_ns);
 }
 
-RankStats RankStats::shaped(const std::vector<Channel>& channels, const std::vector<uint32_t>& ids, int32_t rank, int64_t planned_ns) {
+RankStats RankStats::shaped(const std::vector<Channel>& channels, const std::vector<uint32_t>& ids, int32_t rank,
+                            int64_t planned_ns) {
   RankStats s;
   s.rank = rank;
   std::vector<int32_t> send_dst;
@@ -109,8 +116,10 @@ void RankStats::completed(size_t s, size_t dest, int64_t busy_ns, uint64_t bytes
 }
 
 void RankStats::anomaly(const TransferRecord& t, size_t cap) {
-  if (anomalies.size() < cap) anomalies.push_back(t);
-  else ++anomalies_dropped;
+  if (anomalies.size() < cap)
+    anomalies.push_back(t);
+  else
+    ++anomalies_dropped;
 }
 
 // ---- byte form -------------------------------------------------------------------------------
@@ -156,7 +165,8 @@ class Reader {
   template <class T>
   std::vector<T> list(uint64_t limit, const char* what) {
     const auto n = get<uint64_t>();
-    if (n > limit || n > (in_.size() - pos_) / sizeof(T)) throw std::runtime_error(std::string("result message: too many ") + what);
+    if (n > limit || n > (in_.size() - pos_) / sizeof(T))
+      throw std::runtime_error(std::string("result message: too many ") + what);
     std::vector<T> v(n);
     for (T& x : v) x = get<T>();
     return v;
@@ -164,7 +174,8 @@ class Reader {
   void hist(LogHistogram& into) {
     LogHistogram::Sparse& s = sparse_;  // reused: a message holds thousands
     s.buckets.clear();
-    s.count = get<uint64_t>(), s.negative = get<uint64_t>(), s.min = get<int64_t>(), s.max = get<int64_t>(), s.sum = get<int64_t>();
+    s.count = get<uint64_t>(), s.negative = get<uint64_t>(), s.min = get<int64_t>(), s.max = get<int64_t>(),
+    s.sum = get<int64_t>();
     const auto n = get<uint16_t>();
     if (n > LogHistogram::kBuckets) throw std::runtime_error("result message: a histogram with too many buckets");
     for (uint16_t k = 0; k < n; ++k) {
@@ -187,8 +198,8 @@ class Reader {
 };
 
 void put_track(Writer& w, const ClockTrack& c) {
-  w.put(c.offset_ns), w.put(c.uncertainty_ns), w.put(c.drift_ppm), w.put(c.resyncs), w.put(c.resync_failures), w.put(c.residual_max_ns),
-      w.put(c.residual_rms_ns);
+  w.put(c.offset_ns), w.put(c.uncertainty_ns), w.put(c.drift_ppm), w.put(c.resyncs), w.put(c.resync_failures),
+      w.put(c.residual_max_ns), w.put(c.residual_rms_ns);
 }
 
 ClockTrack get_track(Reader& r) {
@@ -205,9 +216,11 @@ ClockTrack get_track(Reader& r) {
 
 std::vector<uint8_t> encode(const RankStats& s) {
   Writer w;
-  w.out.reserve(4096 + s.send.size() * (sizeof(PathCounters) + 4) + s.dests.size() * 200 + s.anomalies.size() * sizeof(TransferRecord));
+  w.out.reserve(4096 + s.send.size() * (sizeof(PathCounters) + 4) + s.dests.size() * 200 +
+                s.anomalies.size() * sizeof(TransferRecord));
   w.put(kMagic), w.put(s.rank), w.put(s.rounds_run);
-  w.list(s.send_channels), w.list(s.send), w.list(s.recv_channels), w.list(s.arrived), w.list(s.corrupt), w.list(s.dests);
+  w.list(s.send_channels), w.list(s.send), w.list(s.recv_channels), w.list(s.arrived), w.list(s.corrupt),
+      w.list(s.dests);
   for (size_t k = 0; k < s.dests.size(); ++k) w.hist(s.late[k]), w.hist(s.completion[k]);
   w.put(s.sent.interval_ns()), w.list(s.sent.bytes());
   w.put(s.bytes_sent), w.put(s.first_post_ns), w.put(s.last_completion_ns);
@@ -240,7 +253,8 @@ RankStats decode(const std::vector<uint8_t>& bytes, const std::vector<Channel>& 
   own(s.recv_channels, false);
   s.arrived = r.list<uint64_t>(channels.size(), "arrivals");
   s.corrupt = r.list<uint64_t>(channels.size(), "arrivals");
-  if (s.send.size() != s.send_channels.size() || s.arrived.size() != s.recv_channels.size() || s.corrupt.size() != s.recv_channels.size())
+  if (s.send.size() != s.send_channels.size() || s.arrived.size() != s.recv_channels.size() ||
+      s.corrupt.size() != s.recv_channels.size())
     throw std::runtime_error("result message: counters do not match the channels");
   for (size_t k = 0; k < s.corrupt.size(); ++k)
     if (s.corrupt[k] > s.arrived[k]) throw std::runtime_error("result message: more corrupt transfers than arrived");
@@ -273,8 +287,8 @@ RankStats decode(const std::vector<uint8_t>& bytes, const std::vector<Channel>& 
   s.epochs = r.list<EpochCounts>(1u << 16, "epochs");
   for (size_t k = 0; k < s.epochs.size(); ++k) {
     const EpochCounts& e = s.epochs[k];
-    if ((k && (e.from_round < s.epochs[k - 1].from_round || e.epoch < s.epochs[k - 1].epoch)) || e.ok + e.skipped + e.failed > e.planned ||
-        e.dropped > ranks || e.round_ns <= 0)
+    if ((k && (e.from_round < s.epochs[k - 1].from_round || e.epoch < s.epochs[k - 1].epoch)) ||
+        e.ok + e.skipped + e.failed > e.planned || e.dropped > ranks || e.round_ns <= 0)
       throw std::runtime_error("result message: an epoch's counts out of order or out of range");
   }
   if (!r.done()) throw std::runtime_error("result message: bytes after its end");
@@ -313,16 +327,22 @@ void RunMerge::add(const RankStats& s) {
   throughput.merge(s.sent);
   truth.merge(s.truth);
   for (const TransferRecord& t : s.anomalies) {
-    if (anomalies.size() < anomaly_cap) anomalies.push_back(t);
-    else ++anomalies_dropped;
+    if (anomalies.size() < anomaly_cap)
+      anomalies.push_back(t);
+    else
+      ++anomalies_dropped;
   }
   anomalies_dropped += s.anomalies_dropped;
   for (size_t k = 0; k < s.epochs.size(); ++k) {
     const EpochCounts& e = s.epochs[k];
-    if (k == epochs.size()) epochs.push_back({e.epoch, e.from_round, 0, 0, 0, 0, 0, e.dropped, e.round_ns}), epoch_ranks_agreeing.push_back(0);
+    if (k == epochs.size())
+      epochs.push_back({e.epoch, e.from_round, 0, 0, 0, 0, 0, e.dropped, e.round_ns}),
+          epoch_ranks_agreeing.push_back(0);
     EpochCounts& into = epochs[k];
-    into.planned += e.planned, into.ok += e.ok, into.skipped += e.skipped, into.failed += e.failed, into.bytes += e.bytes;
-    if (e.epoch == into.epoch && e.from_round == into.from_round && e.dropped == into.dropped) ++epoch_ranks_agreeing[k];
+    into.planned += e.planned, into.ok += e.ok, into.skipped += e.skipped, into.failed += e.failed,
+        into.bytes += e.bytes;
+    if (e.epoch == into.epoch && e.from_round == into.from_round && e.dropped == into.dropped)
+      ++epoch_ranks_agreeing[k];
   }
 }
 
@@ -355,7 +375,8 @@ void RunMerge::settle_unreliable(uint64_t message_size) {
   }
 }
 
-std::vector<uint64_t> planned_per_channel(const schedule::Schedule& s, const std::vector<Channel>& channels, uint32_t rounds) {
+std::vector<uint64_t> planned_per_channel(const schedule::Schedule& s, const std::vector<Channel>& channels,
+                                          uint32_t rounds) {
   std::vector<uint64_t> n(channels.size(), 0);
   for (const schedule::Phase& ph : s.phases)
     for (size_t i = 0; i < ph.dst.size(); ++i) {

@@ -8,10 +8,12 @@
 namespace ibroute::runner {
 
 namespace {
-constexpr const char* kHeader = "kind,seq,round,phase,src,dst,dlid,status,wc_status,verified,planned_ns,posted_ns,completed_ns\n";
+constexpr const char* kHeader =
+    "kind,seq,round,phase,src,dst,dlid,status,wc_status,verified,planned_ns,posted_ns,completed_ns\n";
 }
 
-TraceCsv::TraceCsv(const std::string& dir, int32_t rank, const std::string& host, const std::string& schedule, uint32_t phases)
+TraceCsv::TraceCsv(const std::string& dir, int32_t rank, const std::string& host, const std::string& schedule,
+                   uint32_t phases)
     : path_(dir + "/trace-" + std::to_string(rank) + ".csv"), phases_(phases ? phases : 1) {
   f_ = std::fopen(path_.c_str(), "w");
   if (!f_) throw std::runtime_error("--trace: cannot create " + path_ + ": " + std::strerror(errno));
@@ -21,8 +23,8 @@ TraceCsv::TraceCsv(const std::string& dir, int32_t rank, const std::string& host
       if (static_cast<unsigned char>(c) < 0x20) c = ' ';
     return s;
   };
-  std::fprintf(f_, "# ibroute run trace of rank %d (%s), schedule '%s'; times: ns since t0 on rank 0's clock\n", rank, clean(host).c_str(),
-               clean(schedule).c_str());
+  std::fprintf(f_, "# ibroute run trace of rank %d (%s), schedule '%s'; times: ns since t0 on rank 0's clock\n", rank,
+               clean(host).c_str(), clean(schedule).c_str());
   std::fputs(kHeader, f_);
 }
 
@@ -57,7 +59,8 @@ void TraceCsv::send(const TransferRecord& t, int64_t planned, int64_t posted, in
   buf_[used_++] = ',';
   field(t.wc_status, t.wc_status < 0), field(t.verified, t.verified == 0);
   field(planned, planned < 0), field(posted, posted < 0);
-  if (completed >= 0) used_ = static_cast<size_t>(std::to_chars(buf_ + used_, buf_ + sizeof buf_, completed).ptr - buf_);
+  if (completed >= 0)
+    used_ = static_cast<size_t>(std::to_chars(buf_ + used_, buf_ + sizeof buf_, completed).ptr - buf_);
   buf_[used_++] = '\n';
 }
 

@@ -38,15 +38,15 @@ Bootstrap::~Bootstrap() {
 
 std::vector<uint8_t> Bootstrap::allgather(const std::vector<uint8_t>& mine) {
   std::vector<uint8_t> all(mine.size() * static_cast<size_t>(size_));
-  check(MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_BYTE, all.data(), static_cast<int>(mine.size()), MPI_BYTE,
-                      MPI_COMM_WORLD),
+  check(MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_BYTE, all.data(), static_cast<int>(mine.size()),
+                      MPI_BYTE, MPI_COMM_WORLD),
         "MPI_Allgather");
   return all;
 }
 
 std::vector<std::vector<uint8_t>> Bootstrap::alltoallv(const std::vector<std::vector<uint8_t>>& send) {
-  std::vector<int> scount(static_cast<size_t>(size_)), rcount(static_cast<size_t>(size_)), sdispl(static_cast<size_t>(size_)),
-      rdispl(static_cast<size_t>(size_));
+  std::vector<int> scount(static_cast<size_t>(size_)), rcount(static_cast<size_t>(size_)),
+      sdispl(static_cast<size_t>(size_)), rdispl(static_cast<size_t>(size_));
   std::vector<uint8_t> sbuf;
   for (int p = 0; p < size_; ++p) {
     sdispl[p] = static_cast<int>(sbuf.size());
@@ -57,8 +57,8 @@ std::vector<std::vector<uint8_t>> Bootstrap::alltoallv(const std::vector<std::ve
   int total = 0;
   for (int p = 0; p < size_; ++p) rdispl[p] = total, total += rcount[p];
   std::vector<uint8_t> rbuf(static_cast<size_t>(total));
-  check(MPI_Alltoallv(sbuf.data(), scount.data(), sdispl.data(), MPI_BYTE, rbuf.data(), rcount.data(), rdispl.data(), MPI_BYTE,
-                      MPI_COMM_WORLD),
+  check(MPI_Alltoallv(sbuf.data(), scount.data(), sdispl.data(), MPI_BYTE, rbuf.data(), rcount.data(), rdispl.data(),
+                      MPI_BYTE, MPI_COMM_WORLD),
         "MPI_Alltoallv");
   std::vector<std::vector<uint8_t>> out(static_cast<size_t>(size_));
   for (int p = 0; p < size_; ++p) out[p].assign(rbuf.begin() + rdispl[p], rbuf.begin() + rdispl[p] + rcount[p]);
@@ -75,7 +75,8 @@ std::vector<std::string> Bootstrap::agree(const std::string& local_error) {
   std::memcpy(mine.data(), local_error.data(), std::min(local_error.size(), kLen - 1));
   std::vector<uint8_t> all = allgather(mine);
   std::vector<std::string> out;
-  for (int p = 0; p < size_; ++p) out.emplace_back(reinterpret_cast<const char*>(all.data() + static_cast<size_t>(p) * kLen));
+  for (int p = 0; p < size_; ++p)
+    out.emplace_back(reinterpret_cast<const char*>(all.data() + static_cast<size_t>(p) * kLen));
   return out;
 }
 
@@ -89,7 +90,8 @@ std::vector<uint8_t> Bootstrap::receive(int from) {
   uint64_t n = 0;
   check(MPI_Recv(&n, 1, MPI_UINT64_T, from, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
   std::vector<uint8_t> data(n);
-  if (n) check(MPI_Recv(data.data(), static_cast<int>(n), MPI_BYTE, from, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
+  if (n)
+    check(MPI_Recv(data.data(), static_cast<int>(n), MPI_BYTE, from, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
   return data;
 }
 

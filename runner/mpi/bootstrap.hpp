@@ -11,7 +11,7 @@ namespace ibroute::runner {
 class Bootstrap {
  public:
   Bootstrap(int* argc, char*** argv);  // MPI_Init (singleton when not started by a launcher)
-  ~Bootstrap();                         // MPI_Finalize unless abandon() was called
+  ~Bootstrap();                        // MPI_Finalize unless abandon() was called
   Bootstrap(const Bootstrap&) = delete;
 
   int rank() const { return rank_; }

@@ -53,7 +53,8 @@ void Rank::poll_ctl() {
       case kProgress:
         if (mpi_.rank() == 0 && k < progress_.size()) {
           progress_[k] = {m.a, m.b, m.c, m.d};
-          if (m.e >= 0 && static_cast<size_t>(m.e) < n_ && m.t > 0) skipped_to_[static_cast<size_t>(m.e)] += static_cast<uint64_t>(m.t);
+          if (m.e >= 0 && static_cast<size_t>(m.e) < n_ && m.t > 0)
+            skipped_to_[static_cast<size_t>(m.e)] += static_cast<uint64_t>(m.t);
         }
         break;
       case kStopAsk:
@@ -66,13 +67,14 @@ void Rank::poll_ctl() {
       case kAlive:
         break;
       case kDrop:
-        if (mpi_.rank() != 0 && m.a >= 0 && static_cast<size_t>(m.a) < dropped_.size() && !dropped_[static_cast<size_t>(m.a)])
+        if (mpi_.rank() != 0 && m.a >= 0 && static_cast<size_t>(m.a) < dropped_.size() &&
+            !dropped_[static_cast<size_t>(m.a)])
           dropped_[static_cast<size_t>(m.a)] = 1, ++dropped_count_;
         break;
       case kEpoch:
         if (mpi_.rank() != 0 && cfg_.follow.on && m.a > 0 && m.b >= 0 && m.c > 0)
-          pending_epoch_ = static_cast<uint64_t>(m.a), pending_round_ = static_cast<uint64_t>(m.b), pending_slots_ = static_cast<uint64_t>(m.c),
-          pending_ready_ = false;
+          pending_epoch_ = static_cast<uint64_t>(m.a), pending_round_ = static_cast<uint64_t>(m.b),
+          pending_slots_ = static_cast<uint64_t>(m.c), pending_ready_ = false;
         break;
       default:
         inbox_.emplace_back(k, m);
@@ -96,8 +98,10 @@ bool Rank::wait_ctl(uint32_t type, size_t k, int64_t deadline, Msg& out, size_t*
     if (raw_now() > deadline) return false;
     // Spin while control traffic flows (a clock ping-pong's delay is its error); else sleep,
     // so that ranks sharing cores (tests, VMs) leave them to those with work.
-    if (raw_now() < hot_until_) sched_yield();
-    else std::this_thread::sleep_for(std::chrono::microseconds(50));
+    if (raw_now() < hot_until_)
+      sched_yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
 }
 
@@ -176,7 +180,7 @@ void Rank::resync_pong(const Msg& m, int64_t t) {
   burst_on_ = false;
   ClockEstimate e = estimate_offset(burst_);
   ClockEstimate mine = e;
-  mine.offset_ns = -e.offset_ns;      // me - rank 0
+  mine.offset_ns = -e.offset_ns;          // me - rank 0
   mine.at_ns = e.at_ns - mine.offset_ns;  // on rank 0's clock
   if (tracker_.plausible(mine)) {
     tracker_.add(mine, t >= local_t0_);
@@ -227,7 +231,8 @@ void Rank::progress_step(int64_t t) {
   next_progress_ = t + cfg_.progress_interval_ns;
   int64_t bytes = 0, skipped = 0, failed = 0, done = 0;
   for (const PathCounters& p : stats_.send)
-    bytes += static_cast<int64_t>(p.bytes), skipped += static_cast<int64_t>(p.skipped), failed += static_cast<int64_t>(p.timeout + p.failed),
+    bytes += static_cast<int64_t>(p.bytes), skipped += static_cast<int64_t>(p.skipped),
+        failed += static_cast<int64_t>(p.timeout + p.failed),
         done += static_cast<int64_t>(p.ok + p.skipped + p.timeout + p.failed);
   size_t worst = 0;
   for (size_t d = 0; d < skipped_since_.size(); ++d)
@@ -271,7 +276,9 @@ void Rank::print_progress(int64_t t) {
   sample_rss(secs);
   // Rate and skipped share over the last interval: what the fabric does now.
   const double dt = static_cast<double>(t - (printed_at_ ? printed_at_ : local_t0_)) * 1e-9;
-  const double rate = dt > 0 ? static_cast<double>(bytes - printed_.bytes) * 8 / dt * 1e-9 / static_cast<double>(std::max<size_t>(1, n_)) : 0;
+  const double rate = dt > 0 ? static_cast<double>(bytes - printed_.bytes) * 8 / dt * 1e-9 /
+                                   static_cast<double>(std::max<size_t>(1, n_))
+                             : 0;
   const int64_t done_now = done - printed_.done, skipped_now = skipped - printed_.skipped;
   printed_ = {bytes, skipped, failed, done}, printed_at_ = t;
   std::vector<std::pair<uint64_t, size_t>> worst;
@@ -280,11 +287,14 @@ void Rank::print_progress(int64_t t) {
   std::sort(worst.rbegin(), worst.rend());
   std::string w;
   for (size_t i = 0; i < worst.size() && i < 3; ++i)
-    w += (i ? ", " : "; most skipped towards ") + s_.hosts[worst[i].second].name + " (" + std::to_string(worst[i].first) + ")";
-  std::fprintf(stderr, "run: %.0f s, round %llu of %u, %.3f Gb/s per node, skipped %.3f %% (%.3f %% in all), failed %lld%s\n", secs,
-               static_cast<unsigned long long>(current_round_ + 1), rounds_, rate,
+    w += (i ? ", " : "; most skipped towards ") + s_.hosts[worst[i].second].name + " (" +
+         std::to_string(worst[i].first) + ")";
+  std::fprintf(stderr,
+               "run: %.0f s, round %llu of %u, %.3f Gb/s per node, skipped %.3f %% (%.3f %% in all), failed %lld%s\n",
+               secs, static_cast<unsigned long long>(current_round_ + 1), rounds_, rate,
                done_now > 0 ? 100.0 * static_cast<double>(skipped_now) / static_cast<double>(done_now) : 0.0,
-               done ? 100.0 * static_cast<double>(skipped) / static_cast<double>(done) : 0.0, static_cast<long long>(failed), w.c_str());
+               done ? 100.0 * static_cast<double>(skipped) / static_cast<double>(done) : 0.0,
+               static_cast<long long>(failed), w.c_str());
 }
 
 // Everything a rank does while it waits: completions, control messages, its clock, progress.

@@ -41,8 +41,8 @@ void Rank::drop_silent(int64_t raw) {
     dead_[r] = 1;
     const auto sr = static_cast<size_t>(sched_of_[r]);
     if (!dropped_[sr]) dropped_[sr] = 1, ++dropped_count_, new_drops_ = true;
-    std::fprintf(stderr, "run: rank %zu (%s) silent for %.1f s: dropped from the next stretch\n", r, s_.hosts[sr].name.c_str(),
-                 static_cast<double>(raw - heard_[r]) * 1e-9);
+    std::fprintf(stderr, "run: rank %zu (%s) silent for %.1f s: dropped from the next stretch\n", r,
+                 s_.hosts[sr].name.c_str(), static_cast<double>(raw - heard_[r]) * 1e-9);
   }
 }
 
@@ -54,7 +54,8 @@ void Rank::follow_order(uint64_t epoch, schedule::Schedule raw, std::vector<uint
   const bool fresh = !raw.hosts.empty();
   EpochOnRun on;
   std::string why;
-  if (!epoch_on_run(fresh ? raw : epoch_read(), fresh ? guids : epoch_guids_, s_, map_.port_guids, dropped_, channels_, on, why)) {
+  if (!epoch_on_run(fresh ? raw : epoch_read(), fresh ? guids : epoch_guids_, s_, map_.port_guids, dropped_, channels_,
+                    on, why)) {
     refused_ = epoch;
     new_drops_ = false;
     std::fprintf(stderr, "run: epoch %llu not followed: %s\n", static_cast<unsigned long long>(epoch), why.c_str());
@@ -64,7 +65,7 @@ void Rank::follow_order(uint64_t epoch, schedule::Schedule raw, std::vector<uint
   const uint64_t margin = static_cast<uint64_t>((200'000'000 + 4 * read_ns) / round_ns()) + 1;
   const uint64_t round = std::max<uint64_t>(current_round_, round_by_clock()) + margin;
   const uint64_t slots = schedule::slot_starts(on.schedule).back();  // the ranks check their slices against it
-  if (round >= rounds_ || round >= stop_round_) {  // the run ends first
+  if (round >= rounds_ || round >= stop_round_) {                    // the run ends first
     new_drops_ = false;
     if (epoch != epoch_) refused_ = epoch;
     return;
@@ -82,7 +83,8 @@ void Rank::follow_order(uint64_t epoch, schedule::Schedule raw, std::vector<uint
   new_drops_ = false;
   ordered_drops_.clear();
   for (size_t d = 0; d < n_; ++d)
-    if (dropped_[d] && std::none_of(dropped_at_.begin(), dropped_at_.end(), [&](const auto& x) { return x.second == static_cast<int32_t>(d); }))
+    if (dropped_[d] && std::none_of(dropped_at_.begin(), dropped_at_.end(),
+                                    [&](const auto& x) { return x.second == static_cast<int32_t>(d); }))
       ordered_drops_.push_back(static_cast<int32_t>(d));
   if (fresh) epoch_raw_ = std::move(raw), epoch_guids_ = std::move(guids);
   pending_ = std::move(on.schedule), pending_epoch_ = epoch, pending_round_ = round, pending_ready_ = true;
@@ -96,7 +98,8 @@ void Rank::follow_ready() {
   if (pending_round_ == UINT64_MAX || pending_ready_) return;
   std::string why;
   const auto fail = [&] {
-    std::fprintf(stderr, "ibroute: rank %d: cannot follow epoch %llu: %s\n", mpi_.rank(), static_cast<unsigned long long>(pending_epoch_), why.c_str());
+    std::fprintf(stderr, "ibroute: rank %d: cannot follow epoch %llu: %s\n", mpi_.rank(),
+                 static_cast<unsigned long long>(pending_epoch_), why.c_str());
     pending_round_ = UINT64_MAX;
   };
   if (pending_epoch_ != epoch_) {
@@ -104,27 +107,32 @@ void Rank::follow_ready() {
     if (!cfg_.follow.load_own(pending_epoch_, map_.port_guids[static_cast<size_t>(me_)], e, why)) return fail();
     own_raw_ = std::move(e);
   }
-  if (!own_on_run(own_raw_, map_.port_guids, dropped_, channels_, me_, pending_slots_, pending_own_, why)) return fail();
+  if (!own_on_run(own_raw_, map_.port_guids, dropped_, channels_, me_, pending_slots_, pending_own_, why))
+    return fail();
   pending_ready_ = true;
 }
 
 // At the ordered round: the next stretch's plan, timed from where the last one ends.
 void Rank::switch_stretch() {
   if (mpi_.rank() == 0) {
-    const std::vector<uint64_t> p = planned_per_channel(cur_, channels_, static_cast<uint32_t>(pending_round_ - seg_round_));
+    const std::vector<uint64_t> p =
+        planned_per_channel(cur_, channels_, static_cast<uint32_t>(pending_round_ - seg_round_));
     if (planned_acc_.empty()) planned_acc_.assign(channels_.size(), 0);
     for (size_t c = 0; c < p.size(); ++c) planned_acc_[c] += p[c];
   }
   seg_ns_ += static_cast<int64_t>(pending_round_ - seg_round_) * round_ns();
   seg_round_ = pending_round_;
   epoch_ = pending_epoch_;
-  if (mpi_.rank() == 0) cur_ = std::move(pending_), plan_ = SendPlan(cur_, channels_, me_, slot_ns_);
-  else plan_ = SendPlan(pending_own_, channels_, me_, slot_ns_), pending_own_ = {};
+  if (mpi_.rank() == 0)
+    cur_ = std::move(pending_), plan_ = SendPlan(cur_, channels_, me_, slot_ns_);
+  else
+    plan_ = SendPlan(pending_own_, channels_, me_, slot_ns_), pending_own_ = {};
   round_slots_ = static_cast<int64_t>(plan_.slots());
   // Rank 0 may know of a death the order did not carry yet: it counts the ordered drops only.
   for (int32_t d : ordered_drops_) dropped_at_.emplace_back(static_cast<uint32_t>(stats_.epochs.size()), d);
   ordered_drops_.clear();
-  stats_.epochs.push_back({epoch_, seg_round_, 0, 0, 0, 0, 0, mpi_.rank() == 0 ? dropped_at_.size() : dropped_count_, round_ns()});
+  stats_.epochs.push_back(
+      {epoch_, seg_round_, 0, 0, 0, 0, 0, mpi_.rank() == 0 ? dropped_at_.size() : dropped_count_, round_ns()});
   pending_round_ = UINT64_MAX, pending_ready_ = false;
 }
 

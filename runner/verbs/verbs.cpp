@@ -10,7 +10,8 @@ namespace ibroute::runner::verbs {
 
 Buffer::Buffer(size_t bytes) : size(bytes) {
   if (bytes == 0) return;
-  if (posix_memalign(reinterpret_cast<void**>(&data), 4096, bytes) != 0) throw VerbsError("cannot allocate " + std::to_string(bytes) + " bytes");
+  if (posix_memalign(reinterpret_cast<void**>(&data), 4096, bytes) != 0)
+    throw VerbsError("cannot allocate " + std::to_string(bytes) + " bytes");
   std::memset(data, 0, bytes);
 }
 Buffer::~Buffer() { std::free(data); }
@@ -80,7 +81,8 @@ OpenPort open_port(const std::string& device, int port, int gid_index) {
       std::memcpy(p.address.gid, g.raw, 16);
       return p;
     }
-    if (!device.empty()) throw VerbsError("device " + name + " has no active port" + (port ? " " + std::to_string(port) : ""));
+    if (!device.empty())
+      throw VerbsError("device " + name + " has no active port" + (port ? " " + std::to_string(port) : ""));
   }
   if (!device.empty()) throw VerbsError("no RDMA device named " + device + " (found: " + seen + ")");
   throw VerbsError("no RDMA device with an active port (found: " + seen + ")");
@@ -88,8 +90,9 @@ OpenPort open_port(const std::string& device, int port, int gid_index) {
 
 Cq create_cq(ibv_context* ctx, int entries, const ibv_device_attr& limits, const char* what) {
   if (entries > limits.max_cqe)
-    throw VerbsError(std::string(what) + " completion queue needs " + std::to_string(entries) + " entries, the device allows " +
-                     std::to_string(limits.max_cqe) + ": lower --skip-after or use fewer ranks per node");
+    throw VerbsError(std::string(what) + " completion queue needs " + std::to_string(entries) +
+                     " entries, the device allows " + std::to_string(limits.max_cqe) +
+                     ": lower --skip-after or use fewer ranks per node");
   Cq cq(ibv_create_cq(ctx, std::max(entries, 1), nullptr, nullptr, 0));
   if (!cq) throw VerbsError(err(std::string("ibv_create_cq (") + what + ", " + std::to_string(entries) + " entries)"));
   return cq;
@@ -110,17 +113,21 @@ Qp create_qp(ibv_pd* pd, ibv_cq* send_cq, ibv_cq* recv_cq, uint32_t send_depth, 
   a.cap.max_recv_sge = 1;
   a.cap.max_inline_data = 64;  // the clock ping-pong's messages go inline
   Qp qp(ibv_create_qp(pd, &a));
-  if (!qp) throw VerbsError(err(unreliable ? "ibv_create_qp (UC: does the device support unreliable connections?)" : "ibv_create_qp"));
+  if (!qp)
+    throw VerbsError(
+        err(unreliable ? "ibv_create_qp (UC: does the device support unreliable connections?)" : "ibv_create_qp"));
   return qp;
 }
 
-void connect_qp(ibv_qp* qp, const OpenPort& local, const PortAddress& peer, uint16_t dlid, uint32_t remote_qpn, uint8_t sl) {
+void connect_qp(ibv_qp* qp, const OpenPort& local, const PortAddress& peer, uint16_t dlid, uint32_t remote_qpn,
+                uint8_t sl) {
   ibv_qp_attr a{};
   a.qp_state = IBV_QPS_INIT;
   a.pkey_index = 0;
   a.port_num = local.port_num;
   a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) throw VerbsError(err("QP to INIT"));
+  if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+    throw VerbsError(err("QP to INIT"));
 
   a = {};
   a.qp_state = IBV_QPS_RTR;
@@ -141,24 +148,27 @@ void connect_qp(ibv_qp* qp, const OpenPort& local, const PortAddress& peer, uint
   }
   const bool uc = qp->qp_type == IBV_QPT_UC;
   const int rtr = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
-  if (ibv_modify_qp(qp, &a, uc ? rtr : rtr | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)) throw VerbsError(err("QP to RTR"));
+  if (ibv_modify_qp(qp, &a, uc ? rtr : rtr | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+    throw VerbsError(err("QP to RTR"));
   if (sl && !local.address.ethernet) {  // RoCE has no service levels (rxe keeps none): nothing to check there
     ibv_qp_attr got{};
     ibv_qp_init_attr init{};
     if (ibv_query_qp(qp, &got, IBV_QP_AV, &init)) throw VerbsError(err("ibv_query_qp"));
     if (got.ah_attr.sl != sl)
-      throw VerbsError("the device set service level " + std::to_string(got.ah_attr.sl) + ", not " + std::to_string(sl) + " (--sl)");
+      throw VerbsError("the device set service level " + std::to_string(got.ah_attr.sl) + ", not " +
+                       std::to_string(sl) + " (--sl)");
   }
 
   a = {};
   a.qp_state = IBV_QPS_RTS;
-  a.timeout = 14;    // 67 ms per try, 7 tries: a dead peer fails its transfers in about 0.5 s
+  a.timeout = 14;  // 67 ms per try, 7 tries: a dead peer fails its transfers in about 0.5 s
   a.retry_cnt = 7;
-  a.rnr_retry = 7;   // a busy receiver is retried forever; the skip rule bounds what piles up
+  a.rnr_retry = 7;  // a busy receiver is retried forever; the skip rule bounds what piles up
   a.sq_psn = 0;
   a.max_rd_atomic = 1;
   const int rts = IBV_QP_STATE | IBV_QP_SQ_PSN;
-  if (ibv_modify_qp(qp, &a, uc ? rts : rts | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC))
+  if (ibv_modify_qp(qp, &a,
+                    uc ? rts : rts | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC))
     throw VerbsError(err("QP to RTS"));
 }
 

@@ -72,6 +72,7 @@ Qp create_qp(ibv_pd* pd, ibv_cq* send_cq, ibv_cq* recv_cq, uint32_t send_depth, 
 // offset), the peer's GID on RoCE.
 // `sl`: the service level of the queue pair's path; on InfiniBand checked back from the QP (a
 // device that drops it fails here, not silently). RoCE has none: set, not checked.
-void connect_qp(ibv_qp* qp, const OpenPort& local, const PortAddress& peer, uint16_t dlid, uint32_t remote_qpn, uint8_t sl = 0);
+void connect_qp(ibv_qp* qp, const OpenPort& local, const PortAddress& peer, uint16_t dlid, uint32_t remote_qpn,
+                uint8_t sl = 0);
 
 }  // namespace ibroute::runner::verbs

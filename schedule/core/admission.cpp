@@ -23,7 +23,8 @@ std::string describe_link(const Fabric& f, const LinkIndex& links, int32_t link)
 std::string rate_text(double bytes_per_s) {
   char buf[64];
   // Rates as commands print them (the plan's and accept's figures go through here): Gb/s as links
-  // are sold, the bytes in brackets; three significant digits, never in exponent form ("8000 Gb/s (1000 GB/s)", not "1e+03").
+  // are sold, the bytes in brackets; three significant digits, never in exponent form ("8000 Gb/s (1000 GB/s)", not
+  // "1e+03").
   const double gb = bytes_per_s / 1e9;
   std::snprintf(buf, sizeof buf, gb * 8 >= 100 ? "%.0f Gb/s (%.4g GB/s)" : "%.3g Gb/s (%.3g GB/s)", gb * 8, gb);
   return buf;
@@ -55,15 +56,16 @@ double floor_for(const std::vector<double>& need_s, double upper, double target)
 
 }  // namespace
 
-PhaseTimes time_phases(const std::vector<double>& need_s, size_t messages, uint64_t message_size, double rate, const std::string& why) {
+PhaseTimes time_phases(const std::vector<double>& need_s, size_t messages, uint64_t message_size, double rate,
+                       const std::string& why) {
   if (message_size == 0) throw InputError("the message size must be more than 0 bytes");
   if (rate < 0 || !std::isfinite(rate)) throw InputError("the rate must be positive");
   const double fastest = fastest_rate(need_s, messages, message_size);
   if (need_s.empty() || messages == 0 || !(fastest > 0))
     throw InputError("no transfer of this schedule has a working route: no rate is possible");
   if (rate > fastest * (1 + 1e-9))
-    throw InputError("rate " + rate_text(rate) + " per node is more than the fabric carries: at most " + rate_text(fastest) +
-                     (why.empty() ? "" : ", because " + why));
+    throw InputError("rate " + rate_text(rate) + " per node is more than the fabric carries: at most " +
+                     rate_text(fastest) + (why.empty() ? "" : ", because " + why));
   const double m = static_cast<double>(message_size);
   // Each phase's length: what its links need, and at least one message at the rate asked, as far
   // as the round's time at that rate allows.
@@ -92,7 +94,8 @@ PhaseTimes time_phases(const std::vector<double>& need_s, size_t messages, uint6
   }
   t.timing.message_size = message_size;
   t.timing.slot_s = unit;
-  t.timing.rate = static_cast<double>(messages) * m / (t.slots.empty() ? unit * static_cast<double>(len.size()) : unit * static_cast<double>(total));
+  t.timing.rate = static_cast<double>(messages) * m /
+                  (t.slots.empty() ? unit * static_cast<double>(len.size()) : unit * static_cast<double>(total));
   return t;
 }
 
@@ -113,8 +116,8 @@ double time_schedule(const EvalContext& ctx, const LoadReport& load, uint64_t me
     if (t > busiest) {
       busiest = t;
       why = "its phases take that long on their busiest links; the busiest over the exchange, " +
-            describe_link(ctx.fabric, ctx.links, static_cast<int32_t>(l)) + ", carries " + std::to_string(load.link_total[l]) +
-            " transfers at " + rate_text(ctx.gbps[l] * 1e9 / 8);
+            describe_link(ctx.fabric, ctx.links, static_cast<int32_t>(l)) + ", carries " +
+            std::to_string(load.link_total[l]) + " transfers at " + rate_text(ctx.gbps[l] * 1e9 / 8);
     }
   }
   PhaseTimes t = time_phases(phase_needs(ctx, load, message_size), messages_per_node(s), message_size, rate, why);

@@ -13,7 +13,8 @@ namespace ibroute::schedule {
 
 using namespace ibroute::fabric;
 
-EvalContext::EvalContext(const Fabric& f, const LinkIndex& l, const FabricStructure& s) : fabric(f), links(l), structure(s) {
+EvalContext::EvalContext(const Fabric& f, const LinkIndex& l, const FabricStructure& s)
+    : fabric(f), links(l), structure(s) {
   capacity.resize(l.size());
   gbps.resize(l.size());
   between_switches.resize(l.size());
@@ -43,7 +44,8 @@ const SwitchPaths* EvalContext::switch_paths() const {
           seen[n.ports[p].peer_node] = 1, ingress.push_back(n.ports[p].peer_node);
     }
     if (!ingress.empty() && SwitchPaths::may_fit(ingress.size(), lids)) {
-      auto table = std::make_unique<SwitchPaths>(fabric, links, ingress, std::max(1u, std::thread::hardware_concurrency()));
+      auto table =
+          std::make_unique<SwitchPaths>(fabric, links, ingress, std::max(1u, std::thread::hardware_concurrency()));
       if (table->bytes()) paths_ = std::move(table);
     }
   });
@@ -56,7 +58,8 @@ void EvalContext::drop_option_table() const {
   options_hosts_.clear();
 }
 
-std::shared_ptr<const OptionTable> option_table_of(const EvalContext& ctx, const std::vector<Host>& hosts, unsigned threads) {
+std::shared_ptr<const OptionTable> option_table_of(const EvalContext& ctx, const std::vector<Host>& hosts,
+                                                   unsigned threads) {
   const std::lock_guard<std::mutex> lock(ctx.options_mutex_);
   if (!ctx.options_ || ctx.options_hosts_ != hosts) {
     ctx.options_.reset();  // the old one freed before the new one is built
@@ -81,16 +84,19 @@ std::vector<Source> sources_of(const EvalContext& ctx, const SwitchPaths* table,
   for (size_t i = 0; i < out.size(); ++i) {
     const Port& p = ctx.fabric.nodes[hosts[i].node].ports[hosts[i].port];
     if (!p.connected() || !table->has(p.peer_node) || !port_usable(p)) continue;
-    out[i] = {p.peer_node, ctx.links.id(hosts[i].node, hosts[i].port), p.base_lid, static_cast<uint16_t>(p.lid_count())};
+    out[i] = {p.peer_node, ctx.links.id(hosts[i].node, hosts[i].port), p.base_lid,
+              static_cast<uint16_t>(p.lid_count())};
   }
   return out;
 }
 
 // The path of a transfer as PathFinder::path gives it, appended to `out`: the switch part from
 // the table when it has the ingress switch (else walked into `scratch`).
-RouteStatus transfer_path(const SwitchPaths* table, const std::vector<Source>& sources, PathFinder& finder, const Host& h, size_t rank,
-                          uint16_t dlid, std::vector<int32_t>& scratch, std::vector<int32_t>& out) {
-  if (!table || sources[rank].sw < 0 || (dlid >= sources[rank].base && dlid - sources[rank].base < sources[rank].count)) {
+RouteStatus transfer_path(const SwitchPaths* table, const std::vector<Source>& sources, PathFinder& finder,
+                          const Host& h, size_t rank, uint16_t dlid, std::vector<int32_t>& scratch,
+                          std::vector<int32_t>& out) {
+  if (!table || sources[rank].sw < 0 ||
+      (dlid >= sources[rank].base && dlid - sources[rank].base < sources[rank].count)) {
     const RouteStatus s = finder.path(h.node, h.port, dlid, scratch);
     out.insert(out.end(), scratch.begin(), scratch.end());
     return s;
@@ -105,7 +111,8 @@ constexpr size_t kPrefetchAhead = 8;
 
 // Threads for an evaluation of `phases` phases: every core, at least 8 phases each, at most 16.
 unsigned phase_threads(size_t phases) {
-  return static_cast<unsigned>(std::max<size_t>(1, std::min<size_t>({std::max(1u, std::thread::hardware_concurrency()), 16, phases / 8 + 1})));
+  return static_cast<unsigned>(
+      std::max<size_t>(1, std::min<size_t>({std::max(1u, std::thread::hardware_concurrency()), 16, phases / 8 + 1})));
 }
 
 // Links above capacity kept per phase: enough to name them, few enough that an all-to-all of
@@ -116,7 +123,7 @@ constexpr size_t kOverPerPhase = 16;
 // the report is the same for any number of threads.
 struct PhaseResult {
   int worst = 0;
-  double time = 0;  // message-times at the host link rate
+  double time = 0;             // message-times at the host link rate
   std::vector<OverLink> over;  // its first kOverPerPhase links above capacity, and its worst one last
   double sum_rate = 0, min_rate = std::numeric_limits<double>::infinity();
   size_t rated = 0;
@@ -137,8 +144,9 @@ struct Worker {
       : link_total(ctx.links.size(), 0), link_worst(ctx.links.size(), 0), load(ctx.links.size(), 0), fill(ctx.gbps) {}
 };
 
-void evaluate_phase(const EvalContext& ctx, const SwitchPaths* table, const std::vector<Source>& sources, const std::vector<Host>& hosts,
-                    const Phase& ph, int k, bool fair_share, PathFinder& finder, Worker& w, PhaseResult& out) {
+void evaluate_phase(const EvalContext& ctx, const SwitchPaths* table, const std::vector<Source>& sources,
+                    const std::vector<Host>& hosts, const Phase& ph, int k, bool fair_share, PathFinder& finder,
+                    Worker& w, PhaseResult& out) {
   w.flat.clear();
   w.begin.assign(1, 0);
   for (size_t i = 0; i < ph.dst.size(); ++i) {
@@ -149,7 +157,8 @@ void evaluate_phase(const EvalContext& ctx, const SwitchPaths* table, const std:
     if (ph.dst[i] < 0) continue;
     ++w.transfers;
     const size_t at = w.flat.size();  // the path goes straight to the phase's list
-    if (const RouteStatus st = transfer_path(table, sources, finder, hosts[i], i, ph.dlid[i], w.path, w.flat); st != RouteStatus::ok) {
+    if (const RouteStatus st = transfer_path(table, sources, finder, hosts[i], i, ph.dlid[i], w.path, w.flat);
+        st != RouteStatus::ok) {
       // A lost transfer still loads the links up to where its route ends (once each, a loop
       // included); it delivers nothing, so it is no flow and no congested transfer.
       ++w.broken;
@@ -171,8 +180,10 @@ void evaluate_phase(const EvalContext& ctx, const SwitchPaths* table, const std:
   int plain = 0;
   for (int32_t l : w.used) {
     const int load = w.load[l];
-    if (ctx.at_host_rate[l]) plain = std::max(plain, load);
-    else out.time = std::max(out.time, load * host / std::max(ctx.gbps[l], 1e-9));
+    if (ctx.at_host_rate[l])
+      plain = std::max(plain, load);
+    else
+      out.time = std::max(out.time, load * host / std::max(ctx.gbps[l], 1e-9));
     w.link_total[l] += load;
     w.link_worst[l] = std::max(w.link_worst[l], load);
     if (ctx.switch_link(l)) {
@@ -239,8 +250,10 @@ LoadReport evaluate(const EvalContext& ctx, const std::vector<Host>& hosts, cons
   auto work = [&](Worker& w) {
     PathFinder finder(ctx.fabric, ctx.links);
     for (size_t k; (k = next.fetch_add(1)) < phases.size();) {
-      if (&w == &workers[0] && progress) report_or_stop(next, phases.size(), [&] { progress("evaluate", k, phases.size()); });  // the calling thread
-      evaluate_phase(ctx, table, sources, hosts, phases[k], static_cast<int>(k), fair_share && k % stride == 0, finder, w, results[k]);
+      if (&w == &workers[0] && progress)
+        report_or_stop(next, phases.size(), [&] { progress("evaluate", k, phases.size()); });  // the calling thread
+      evaluate_phase(ctx, table, sources, hosts, phases[k], static_cast<int>(k), fair_share && k % stride == 0, finder,
+                     w, results[k]);
     }
   };
   // Said once before the threads start: a phase at a time goes to whichever thread is free, and
@@ -253,10 +266,12 @@ LoadReport evaluate(const EvalContext& ctx, const std::vector<Host>& hosts, cons
   size_t load_samples = 0;
   double load_sum = 0;
   for (const Worker& w : workers) {
-    for (size_t l = 0; l < nl; ++l) r.link_total[l] += w.link_total[l], r.link_worst[l] = std::max(r.link_worst[l], w.link_worst[l]);
+    for (size_t l = 0; l < nl; ++l)
+      r.link_total[l] += w.link_total[l], r.link_worst[l] = std::max(r.link_worst[l], w.link_worst[l]);
     for (size_t k = 0; k < w.histogram.size(); ++k)
       if (w.histogram[k]) r.histogram[static_cast<int>(k)] += w.histogram[k];
-    r.transfers += w.transfers, r.broken += w.broken, r.unknown += w.unknown, r.congested += w.congested, r.over_count += w.over_count;
+    r.transfers += w.transfers, r.broken += w.broken, r.unknown += w.unknown, r.congested += w.congested,
+        r.over_count += w.over_count;
     load_samples += w.load_samples, load_sum += w.load_sum;
   }
   double sum_rate = 0, min_rate = std::numeric_limits<double>::infinity();
@@ -266,8 +281,10 @@ LoadReport evaluate(const EvalContext& ctx, const std::vector<Host>& hosts, cons
     r.phase_time.push_back(p.time);
     r.max_load = std::max(r.max_load, p.worst);
     for (const OverLink& o : p.over) {
-      if (r.over.size() < LoadReport::kMaxOver) r.over.push_back(o);
-      else if (o.load - o.capacity > r.over.back().load - r.over.back().capacity) r.over.back() = o;
+      if (r.over.size() < LoadReport::kMaxOver)
+        r.over.push_back(o);
+      else if (o.load - o.capacity > r.over.back().load - r.over.back().capacity)
+        r.over.back() = o;
     }
     sum_rate += p.sum_rate, min_rate = std::min(min_rate, p.min_rate), rated += p.rated;
   }
@@ -279,7 +296,8 @@ LoadReport evaluate(const EvalContext& ctx, const std::vector<Host>& hosts, cons
   return r;
 }
 
-LongerThan takes_longer_than(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<Phase>& phases, double limit) {
+LongerThan takes_longer_than(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<Phase>& phases,
+                             double limit) {
   std::vector<char> busy(phases.size(), 0);
   size_t pending = 0;  // phases with a transfer not yet evaluated: each takes at least one message-time
   for (size_t k = 0; k < phases.size(); ++k) {

@@ -42,9 +42,12 @@ std::vector<int32_t> every_rank(size_t n) {
 }  // namespace
 
 std::vector<int32_t> sender_ranks(const Schedule& s) { return s.all_to_all() ? every_rank(s.hosts.size()) : s.senders; }
-std::vector<int32_t> receiver_ranks(const Schedule& s) { return s.all_to_all() ? every_rank(s.hosts.size()) : s.receivers; }
+std::vector<int32_t> receiver_ranks(const Schedule& s) {
+  return s.all_to_all() ? every_rank(s.hosts.size()) : s.receivers;
+}
 
-Phase group_shift_phase(size_t n, const std::vector<int32_t>& senders, const std::vector<int32_t>& receivers, int32_t k) {
+Phase group_shift_phase(size_t n, const std::vector<int32_t>& senders, const std::vector<int32_t>& receivers,
+                        int32_t k) {
   const size_t m = std::max(senders.size(), receivers.size());
   Phase p{std::vector<int32_t>(n, -1), std::vector<uint16_t>(n, 0)};
   for (size_t i = 0; i < senders.size(); ++i) {

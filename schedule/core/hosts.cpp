@@ -38,8 +38,11 @@ std::vector<std::string> expand_ranges(std::string_view item) {
     const bool ok = !lo.empty() && !hi.empty() && lo.size() <= 9 && hi.size() <= 9 &&
                     std::from_chars(lo.data(), lo.data() + lo.size(), a).ptr == lo.data() + lo.size() &&
                     std::from_chars(hi.data(), hi.data() + hi.size(), b).ptr == hi.data() + hi.size();
-    if (!ok || b < a) throw InputError("host list '" + std::string(item.substr(0, 80)) + "': '" + std::string(r) + "' is no range of numbers");
-    if (b - a >= kMaxNames || numbers.size() + (b - a) >= kMaxNames) throw InputError("host list '" + std::string(item.substr(0, 80)) + "' names more than a million hosts");
+    if (!ok || b < a)
+      throw InputError("host list '" + std::string(item.substr(0, 80)) + "': '" + std::string(r) +
+                       "' is no range of numbers");
+    if (b - a >= kMaxNames || numbers.size() + (b - a) >= kMaxNames)
+      throw InputError("host list '" + std::string(item.substr(0, 80)) + "' names more than a million hosts");
     for (uint64_t x = a; x <= b; ++x) {
       std::string digits = std::to_string(x);
       if (digits.size() < lo.size()) digits.insert(0, lo.size() - digits.size(), '0');
@@ -52,7 +55,8 @@ std::vector<std::string> expand_ranges(std::string_view item) {
   const std::vector<std::string> rests = expand_ranges(item.substr(close + 1));
   for (const std::string& n : numbers)  // the first group outermost, as Slurm lists them
     for (const std::string& rest : rests) {
-      if (out.size() >= kMaxNames) throw InputError("host list '" + std::string(item.substr(0, 80)) + "' names more than a million hosts");
+      if (out.size() >= kMaxNames)
+        throw InputError("host list '" + std::string(item.substr(0, 80)) + "' names more than a million hosts");
       out.push_back(prefix + n + rest);
     }
   return out;
@@ -77,7 +81,8 @@ std::vector<std::string> host_commas(std::string_view text) {
   std::vector<std::string> out;
   for (size_t at = 0; at <= text.size();) {
     size_t end = at;  // the next comma outside brackets: "node[01-03,07],gpu1"
-    for (int depth = 0; end < text.size() && (depth > 0 || text[end] != ','); ++end) depth += text[end] == '[' ? 1 : text[end] == ']' ? -1 : 0;
+    for (int depth = 0; end < text.size() && (depth > 0 || text[end] != ','); ++end)
+      depth += text[end] == '[' ? 1 : text[end] == ']' ? -1 : 0;
     if (const std::string_view name = trimmed(text.substr(at, end - at)); !name.empty())
       for (std::string& n : expand_ranges(name)) out.push_back(std::move(n));
     at = end + 1;
@@ -106,7 +111,8 @@ std::vector<Host> all_hosts(const Fabric& f) {
   return hosts;
 }
 
-std::vector<Host> pick_hosts(const Fabric& f, const std::vector<Host>& all, const std::vector<std::string>& names, size_t at_least) {
+std::vector<Host> pick_hosts(const Fabric& f, const std::vector<Host>& all, const std::vector<std::string>& names,
+                             size_t at_least) {
   const NodeNames index(f);
   std::unordered_map<int32_t, size_t> host_of;  // node -> its entry in `all`
   for (size_t i = 0; i < all.size(); ++i) host_of.emplace(all[i].node, i);
@@ -118,19 +124,23 @@ std::vector<Host> pick_hosts(const Fabric& f, const std::vector<Host>& all, cons
     for (const NamedPort& c : any)
       if (host_of.count(c.node)) hosts.push_back(c);
     if (any.empty())
-      throw InputError("unknown host '" + n + "' (no node description, node-name-map name, GUID or LID of this scan)" + index.did_you_mean(n));
+      throw InputError("unknown host '" + n + "' (no node description, node-name-map name, GUID or LID of this scan)" +
+                       index.did_you_mean(n));
     if (hosts.empty())
-      throw InputError("'" + n + "' is a " + std::string(to_string(node_kind(f.nodes[any[0].node]))) + ", not a host that sends traffic");
+      throw InputError("'" + n + "' is a " + std::string(to_string(node_kind(f.nodes[any[0].node]))) +
+                       ", not a host that sends traffic");
     if (hosts.size() > 1) index.resolve(n, "host");  // throws, listing the candidates
     const size_t i = host_of.at(hosts[0].node);
     if (taken[i]++) throw InputError("host '" + n + "' is listed twice (as '" + all[i].name + "')");
     Host h = all[i];
     const Port& named = f.nodes[h.node].ports[static_cast<size_t>(hosts[0].port)];
-    if (hosts[0].port != h.port && named.connected() && named.base_lid) h.port = static_cast<uint8_t>(hosts[0].port);  // a port GUID or LID names that port
+    if (hosts[0].port != h.port && named.connected() && named.base_lid)
+      h.port = static_cast<uint8_t>(hosts[0].port);  // a port GUID or LID names that port
     out.push_back(h);
   }
   if (out.size() < at_least)
-    throw InputError(at_least == 2 ? "an all-to-all needs at least 2 hosts" : "a group needs at least " + std::to_string(at_least) + " host");
+    throw InputError(at_least == 2 ? "an all-to-all needs at least 2 hosts"
+                                   : "a group needs at least " + std::to_string(at_least) + " host");
   return out;
 }
 
@@ -153,7 +163,8 @@ HostNames::HostNames(const std::vector<HostIdentity>& ids) {
     n.guid = h.node_guid;
     n.desc = h.name;
     // A repeated description is listed as "description 0xGUID": the description is the node's own.
-    if (const size_t sp = h.name.rfind(' '); sp != std::string::npos && h.node_guid && h.name.substr(sp + 1) == guid_hex(h.node_guid))
+    if (const size_t sp = h.name.rfind(' ');
+        sp != std::string::npos && h.node_guid && h.name.substr(sp + 1) == guid_hex(h.node_guid))
       n.desc = h.name.substr(0, sp), n.node_desc = h.name;
     n.ports.resize(2);
     n.ports[1].guid = h.port_guid, n.ports[1].base_lid = h.base_lid, n.ports[1].lmc = h.lmc;
@@ -181,10 +192,11 @@ size_t HostNames::rank(std::string_view spec, const std::string& what) const {
                      names_->did_you_mean(spec));
   std::string list;
   for (size_t i = 0; i < found.size() && i < 8; ++i)
-    list += (i ? "; " : "") + std::string("rank ") + std::to_string(found[i]) + " " + f_.nodes[found[i]].reported_desc() + " port " +
-            guid_hex(f_.nodes[found[i]].ports[1].guid);
+    list += (i ? "; " : "") + std::string("rank ") + std::to_string(found[i]) + " " +
+            f_.nodes[found[i]].reported_desc() + " port " + guid_hex(f_.nodes[found[i]].ports[1].guid);
   if (found.size() > 8) list += "; and " + std::to_string(found.size() - 8) + " more";
-  throw InputError(what + ": " + quoted + " names " + std::to_string(found.size()) + " hosts of the schedule (" + list + "): give a port GUID");
+  throw InputError(what + ": " + quoted + " names " + std::to_string(found.size()) + " hosts of the schedule (" + list +
+                   "): give a port GUID");
 }
 
 size_t rank_named(const std::vector<HostIdentity>& ids, std::string_view spec, const std::string& what) {

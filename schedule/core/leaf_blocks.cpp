@@ -42,26 +42,31 @@ LeafPairsPlan leaf_pairs_plan(const Ring& ring, const Leaves& leaves, const Leaf
   LeafPairsPlan out{LeafPairsWay::blocks, own_exchange_phases(groups) + blocks};
   if (slots) {
     const std::vector<LeafGroup> at_ports = leaf_groups(ring, leaves, 1, slots);
-    if (const size_t b = block_phase_count(at_ports); b <= blocks) out = {LeafPairsWay::blocks_at_ports, own_exchange_phases(at_ports) + b};
+    if (const size_t b = block_phase_count(at_ports); b <= blocks)
+      out = {LeafPairsWay::blocks_at_ports, own_exchange_phases(at_ports) + b};
   }
   if (groups.size() <= kMaxShopLeaves) {
     const size_t shop = open_shop_length(pair_durations(groups));
-    if (static_cast<double>(shop) < kOpenShopGain * static_cast<double>(blocks)) out = {LeafPairsWay::open_shop, own_exchange_phases(groups) + shop};
+    if (static_cast<double>(shop) < kOpenShopGain * static_cast<double>(blocks))
+      out = {LeafPairsWay::open_shop, own_exchange_phases(groups) + shop};
   }
   return out;
 }
 
-size_t leaf_block_phase_count(const Ring& ring, const Leaves& leaves, const LeafSlots* slots) { return leaf_pairs_plan(ring, leaves, slots).phases; }
+size_t leaf_block_phase_count(const Ring& ring, const Leaves& leaves, const LeafSlots* slots) {
+  return leaf_pairs_plan(ring, leaves, slots).phases;
+}
 
 bool leaf_blocks_as_open_shop(const Ring& ring, const Leaves& leaves, const LeafSlots* slots) {
   return leaf_pairs_plan(ring, leaves, slots).way == LeafPairsWay::open_shop;
 }
 
-std::vector<Phase> leaf_block_phases(const Ring& ring, const Leaves& leaves, size_t period, const LeafSlots* slots, const LeafPaths* paths,
-                                     std::vector<Transfer>* leftover) {
+std::vector<Phase> leaf_block_phases(const Ring& ring, const Leaves& leaves, size_t period, const LeafSlots* slots,
+                                     const LeafPaths* paths, std::vector<Transfer>* leftover) {
   const size_t n = ring.place.size();
   const LeafPairsWay way = leaf_pairs_plan(ring, leaves, slots).way;
-  const std::vector<LeafGroup> groups = leaf_groups(ring, leaves, period, way == LeafPairsWay::blocks_at_ports ? slots : nullptr);
+  const std::vector<LeafGroup> groups =
+      leaf_groups(ring, leaves, period, way == LeafPairsWay::blocks_at_ports ? slots : nullptr);
   const size_t g = groups.size();
   std::vector<Phase> out;
   auto fresh = [&] {
@@ -93,7 +98,8 @@ std::vector<Phase> leaf_block_phases(const Ring& ring, const Leaves& leaves, siz
     for (size_t taken = 0; taken < pr.width && pr.next < pr.total(); ++taken, ++pr.next) {
       const auto [src, dst] = pr.at(pr.next);
       if (src < 0 || dst < 0) continue;  // an empty slot: its place in the window kept
-      if (sent[static_cast<size_t>(src)] == p || received[static_cast<size_t>(dst)] == p) break;  // the next phase takes it
+      if (sent[static_cast<size_t>(src)] == p || received[static_cast<size_t>(dst)] == p)
+        break;  // the next phase takes it
       sent[static_cast<size_t>(src)] = received[static_cast<size_t>(dst)] = p;
       out.back().dst[static_cast<size_t>(src)] = dst;
     }

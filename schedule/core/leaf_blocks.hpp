@@ -50,8 +50,9 @@ LeafPairsPlan leaf_pairs_plan(const Ring& ring, const Leaves& leaves, const Leaf
 // of them takes its windows one later, so that in each phase the two receive on different hosts.
 // (The 3 456-host tree: 388 k transfers left to pack instead of 549 k; alternating neighbouring
 // leaves instead, 1.05 M.) `slots`, `paths`, `leftover`: for the ports' blocks and the open shop.
-std::vector<Phase> leaf_block_phases(const Ring& ring, const Leaves& leaves, size_t period, const LeafSlots* slots = nullptr,
-                                     const LeafPaths* paths = nullptr, std::vector<Transfer>* leftover = nullptr);
+std::vector<Phase> leaf_block_phases(const Ring& ring, const Leaves& leaves, size_t period,
+                                     const LeafSlots* slots = nullptr, const LeafPaths* paths = nullptr,
+                                     std::vector<Transfer>* leftover = nullptr);
 
 // Transfers appended to `phases` (each of `n` ranks) in phases of their own, each sender and
 // receiver once per phase: what the open shop left over, where it is not packed.

@@ -31,20 +31,24 @@ std::vector<LeafGroup> leaf_groups(const Ring& ring, const Leaves& leaves, size_
   std::vector<LeafGroup> out;
   std::vector<int> group(leaves.up.size(), -1);
   std::vector<size_t> twins(std::max<size_t>(period, 1), 0);  // groups so far whose first place has this residue
-  size_t places = 0;                                         // with slots: those of the groups so far
+  size_t places = 0;                                          // with slots: those of the groups so far
   for (int32_t r : ranks) {
     const int l = leaves.of_rank[static_cast<size_t>(r)];
     int* s = l < 0 ? nullptr : &group[static_cast<size_t>(l)];
     if (!s || *s < 0) {
       const size_t first = slots ? places : ring.place[static_cast<size_t>(r)];
-      out.push_back({{}, l < 0 ? 1 : std::max(1, leaves.up[static_cast<size_t>(l)]), period > 1 && twins[first % period]++ % 2 == 1});
+      out.push_back({{},
+                     l < 0 ? 1 : std::max(1, leaves.up[static_cast<size_t>(l)]),
+                     period > 1 && twins[first % period]++ % 2 == 1});
       if (s) *s = static_cast<int>(out.size() - 1);
       if (slots && l >= 0) out.back().ranks.assign(static_cast<size_t>(slots->count[static_cast<size_t>(l)]), -1);
       places += slots && l >= 0 ? out.back().ranks.size() : 1;
     }
     LeafGroup& gr = out[s ? static_cast<size_t>(*s) : out.size() - 1];
-    if (slots && l >= 0) gr.ranks[static_cast<size_t>(slots->slot[static_cast<size_t>(r)])] = r;
-    else gr.ranks.push_back(r);
+    if (slots && l >= 0)
+      gr.ranks[static_cast<size_t>(slots->slot[static_cast<size_t>(r)])] = r;
+    else
+      gr.ranks.push_back(r);
   }
   return out;
 }

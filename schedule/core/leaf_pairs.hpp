@@ -30,7 +30,8 @@ LeafSlots leaf_slots(const EvalContext& ctx, const std::vector<Host>& hosts, con
 // `period`: twins (first places a multiple of it apart) alternate `later`; 1 for none.
 // With `slots`, each leaf's ranks at their slots, the hosts not planned left empty (-1), and the
 // twins found by the slots' places (a leaf's first after all slots of the leaves before it).
-std::vector<LeafGroup> leaf_groups(const Ring& ring, const Leaves& leaves, size_t period, const LeafSlots* slots = nullptr);
+std::vector<LeafGroup> leaf_groups(const Ring& ring, const Leaves& leaves, size_t period,
+                                   const LeafSlots* slots = nullptr);
 
 // One leaf pair's exchange as a sequence: the complete bipartite graph as max(n, m) matchings, the
 // c-th pairing the smaller side's q-th host with the larger side's (q + c)-th, each in q order.

@@ -16,22 +16,31 @@ constexpr size_t kGapTries = 8;  // receiving leaves tried per sender with up-li
 class ShopPhases {
  public:
   ShopPhases(const std::vector<LeafGroup>& groups, size_t n, const LeafPaths* paths, std::vector<Phase>& phases)
-      : groups_(groups), n_(n), paths_(paths), out_(phases), sent_(n, SIZE_MAX), received_(n, SIZE_MAX), done_((n * n + 63) / 64, 0),
-        behind_(groups.size() * n, 0), ahead_(groups.size() * n, 0) {
+      : groups_(groups),
+        n_(n),
+        paths_(paths),
+        out_(phases),
+        sent_(n, SIZE_MAX),
+        received_(n, SIZE_MAX),
+        done_((n * n + 63) / 64, 0),
+        behind_(groups.size() * n, 0),
+        ahead_(groups.size() * n, 0) {
     if (paths) load_at_.assign(paths->cap.size(), SIZE_MAX), load_.assign(paths->cap.size(), 0);
     for (size_t x = 0; x < groups.size(); ++x)
       for (const LeafGroup& to : groups)
         if (&to != &groups[x])
           for (int32_t r : to.ranks)
             behind_[x * n + static_cast<size_t>(r)] = static_cast<uint16_t>(groups[x].ranks.size()),
-                ahead_[x * n + static_cast<size_t>(r)] = static_cast<uint16_t>(groups[x].ranks.size());
+                            ahead_[x * n + static_cast<size_t>(r)] = static_cast<uint16_t>(groups[x].ranks.size());
   }
 
   void fresh() {
     out_.push_back({});
     out_.back().dst.assign(n_, -1), out_.back().dlid.assign(n_, 0);
   }
-  bool empty_last() const { return std::all_of(out_.back().dst.begin(), out_.back().dst.end(), [](int32_t d) { return d < 0; }); }
+  bool empty_last() const {
+    return std::all_of(out_.back().dst.begin(), out_.back().dst.end(), [](int32_t d) { return d < 0; });
+  }
 
   // Up to `width` transfers from leaf x's hosts to leaf y's into the newest phase. The receivers
   // furthest behind with x first (a receiver whose paths the others' took waits once, not in every
@@ -48,10 +57,15 @@ class ShopPhases {
     uint16_t* ahead = &ahead_[y * n_];
     order_.clear();
     for (size_t k = 0; k < m; ++k)
-      if (const size_t j = (cursor + k) % m; received_[static_cast<size_t>(to.ranks[j])] != p && behind[to.ranks[j]] > 0) order_.push_back(j);
-    std::stable_sort(order_.begin(), order_.end(), [&](size_t a, size_t b) { return behind[to.ranks[a]] > behind[to.ranks[b]]; });
-    if (routed)  // the receivers' rows of the option table, asked for at once (read at random, they are most of the time)
-      for (size_t j : order_) paths_->table->prefetch_range(static_cast<size_t>(from.ranks[0]), static_cast<size_t>(to.ranks[j]));
+      if (const size_t j = (cursor + k) % m;
+          received_[static_cast<size_t>(to.ranks[j])] != p && behind[to.ranks[j]] > 0)
+        order_.push_back(j);
+    std::stable_sort(order_.begin(), order_.end(),
+                     [&](size_t a, size_t b) { return behind[to.ranks[a]] > behind[to.ranks[b]]; });
+    if (routed)  // the receivers' rows of the option table, asked for at once (read at random, they are most of the
+                 // time)
+      for (size_t j : order_)
+        paths_->table->prefetch_range(static_cast<size_t>(from.ranks[0]), static_cast<size_t>(to.ranks[j]));
     size_t taken = 0, last = SIZE_MAX;
     for (size_t k = 0; k < order_.size() && taken < width; ++k) {
       const size_t j = order_[k];
@@ -108,7 +122,8 @@ class ShopPhases {
     for (uint32_t k = first; k < last; ++k) {
       const int32_t* ls = t.links(k);
       bool room = true;
-      for (uint16_t x = 0; x < t.opt(k).len && room; ++x) room = load(ls[x], p) < paths_->cap[static_cast<size_t>(ls[x])];
+      for (uint16_t x = 0; x < t.opt(k).len && room; ++x)
+        room = load(ls[x], p) < paths_->cap[static_cast<size_t>(ls[x])];
       if (!room) continue;
       for (uint16_t x = 0; x < t.opt(k).len; ++x) load(ls[x], p) += 1;
       dlid = t.opt(k).dlid;
@@ -128,17 +143,17 @@ class ShopPhases {
   std::vector<Phase>& out_;
   std::vector<size_t> sent_, received_;  // the phase a rank last sent / received in
   std::vector<uint64_t> done_;           // per (sender, receiver): sent
-  std::vector<uint16_t> behind_;  // per (sending leaf, receiver on another): transfers still to come
-  std::vector<uint16_t> ahead_;   // per (receiving leaf, sender on another): transfers still to go
+  std::vector<uint16_t> behind_;         // per (sending leaf, receiver on another): transfers still to come
+  std::vector<uint16_t> ahead_;          // per (receiving leaf, sender on another): transfers still to go
   std::vector<size_t> order_;
-  std::vector<size_t> load_at_;          // per link: the phase load_ counts
+  std::vector<size_t> load_at_;  // per link: the phase load_ counts
   std::vector<int> load_;
 };
 
 }  // namespace
 
-void leaf_shop_phases(const std::vector<LeafGroup>& groups, size_t n, const LeafPaths* paths, std::vector<Phase>& phases,
-                      std::vector<Transfer>* leftover) {
+void leaf_shop_phases(const std::vector<LeafGroup>& groups, size_t n, const LeafPaths* paths,
+                      std::vector<Phase>& phases, std::vector<Transfer>* leftover) {
   const size_t g = groups.size();
   ShopPhases out(groups, n, paths, phases);
   struct State {
@@ -154,7 +169,8 @@ void leaf_shop_phases(const std::vector<LeafGroup>& groups, size_t n, const Leaf
       }
   auto take = [&](size_t x, size_t y, size_t width = SIZE_MAX) {
     State& st = pairs[x * g + y];
-    const size_t got = st.left > 0 ? out.take(x, y, std::min(width, st.width), st.cursor, st.round, paths != nullptr) : 0;
+    const size_t got =
+        st.left > 0 ? out.take(x, y, std::min(width, st.width), st.cursor, st.round, paths != nullptr) : 0;
     st.left -= got;
     return got;
   };
@@ -171,7 +187,8 @@ void leaf_shop_phases(const std::vector<LeafGroup>& groups, size_t n, const Leaf
       if (receiving[y] < static_cast<size_t>(groups[y].up)) open.push_back(y);
     if (open.empty()) return;
     for (size_t x : order) {
-      for (size_t k = 0, tries = 0; k < open.size() && tries < kGapTries && sending[x] < static_cast<size_t>(groups[x].up); ++k) {
+      for (size_t k = 0, tries = 0;
+           k < open.size() && tries < kGapTries && sending[x] < static_cast<size_t>(groups[x].up); ++k) {
         const size_t y = open[(t * 7 + x + k) % open.size()];
         const size_t room = static_cast<size_t>(groups[y].up) - receiving[y];
         if (y == x || room == 0 || pairs[x * g + y].left == 0) continue;

@@ -17,7 +17,7 @@ namespace ibroute::schedule {
 // leaf has room (its DLID set): the pairs' windows no longer move in step, so that what keeps the
 // blocks' core links apart does not hold, and unrouted they left 22 % to wait. What a pair could
 // not send in its time goes to `leftover` (for packing), else follows (append_leftover_phases).
-void leaf_shop_phases(const std::vector<LeafGroup>& groups, size_t n, const LeafPaths* paths, std::vector<Phase>& phases,
-                      std::vector<Transfer>* leftover = nullptr);
+void leaf_shop_phases(const std::vector<LeafGroup>& groups, size_t n, const LeafPaths* paths,
+                      std::vector<Phase>& phases, std::vector<Transfer>* leftover = nullptr);
 
 }  // namespace ibroute::schedule

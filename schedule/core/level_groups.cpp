@@ -25,7 +25,8 @@ LevelGroups level_groups(const EvalContext& ctx) {
       const Node& sw = f.nodes[x];
       for (int p = 1; p <= sw.num_ports(); ++p) {
         const Port& port = sw.ports[p];
-        if (port_usable(port) && f.nodes[port.peer_node].is_switch() && inside(port.peer_node)) up[find(static_cast<int32_t>(x))] = find(port.peer_node);
+        if (port_usable(port) && f.nodes[port.peer_node].is_switch() && inside(port.peer_node))
+          up[find(static_cast<int32_t>(x))] = find(port.peer_node);
       }
     }
     std::vector<int32_t>& g = out.groups.emplace_back(f.nodes.size(), -1);

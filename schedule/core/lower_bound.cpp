@@ -8,7 +8,6 @@
 #include <thread>
 
 #include "ibroute/fabric/parallel.hpp"
-
 #include "ibroute/schedule/admission.hpp"
 #include "level_groups.hpp"
 #include "option_table.hpp"
@@ -80,10 +79,21 @@ class BMatching {
 class PhaseBounder {
  public:
   PhaseBounder(const EvalContext& ctx, const OptionTable& t, const std::vector<int32_t>& cut_of, int cuts)
-      : ctx_(ctx), t_(t), cut_of_(cut_of), cuts_(static_cast<size_t>(cuts)), forced_(ctx.links.size(), 0),
-        mark_(ctx.links.size(), 0), bucket_size_(2 * ctx.fabric.nodes.size(), 0), bucket_start_(bucket_size_.size(), 0),
-        fill_(bucket_size_.size(), 0), link_slot_(ctx.links.size(), -1), cut_routes_(cuts_, 0), cut_last_(cuts_, UINT32_MAX), cut_links_(cuts_),
-        cut_transfers_(cuts_, 0), cut_union_(cuts_, 0) {}
+      : ctx_(ctx),
+        t_(t),
+        cut_of_(cut_of),
+        cuts_(static_cast<size_t>(cuts)),
+        forced_(ctx.links.size(), 0),
+        mark_(ctx.links.size(), 0),
+        bucket_size_(2 * ctx.fabric.nodes.size(), 0),
+        bucket_start_(bucket_size_.size(), 0),
+        fill_(bucket_size_.size(), 0),
+        link_slot_(ctx.links.size(), -1),
+        cut_routes_(cuts_, 0),
+        cut_last_(cuts_, UINT32_MAX),
+        cut_links_(cuts_),
+        cut_transfers_(cuts_, 0),
+        cut_union_(cuts_, 0) {}
 
   PhaseResult bound(const Phase& ph) {
     steps_.clear();
@@ -125,7 +135,8 @@ class PhaseBounder {
       const int32_t* ls = t_.links(k);
       const uint16_t len = t_.opt(k).len;
       if (len >= 2 && ctx_.switch_link(ls[0])) add_step(2 * static_cast<uint32_t>(ctx_.links.node(ls[0])), i, ls[0]);
-      if (len >= 2 && ctx_.switch_link(ls[len - 2])) add_step(2 * static_cast<uint32_t>(ctx_.links.node(ls[len - 1])) + 1, i, ls[len - 2]);
+      if (len >= 2 && ctx_.switch_link(ls[len - 2]))
+        add_step(2 * static_cast<uint32_t>(ctx_.links.node(ls[len - 1])) + 1, i, ls[len - 2]);
       for (uint16_t x = 0; x < len; ++x) {
         if (routes == 1 && ctx_.switch_link(ls[x])) {  // the only route: every link of it is taken
           if (forced_[ls[x]]++ == 0) forced_links_.push_back(ls[x]);
@@ -148,7 +159,8 @@ class PhaseBounder {
     touched_cuts_.clear();
   }
   void add_step(uint32_t key, uint32_t i, int32_t link) {
-    if (!steps_.empty() && steps_.back().key == key && steps_.back().transfer == i && steps_.back().link == link) return;
+    if (!steps_.empty() && steps_.back().key == key && steps_.back().transfer == i && steps_.back().link == link)
+      return;
     steps_.push_back({key, i, link});
   }
 
@@ -159,7 +171,8 @@ class PhaseBounder {
     links_.clear();
     cand_.clear();
     for (uint32_t z = 0; z < n; ++z) {
-      if (link_slot_[st[z].link] < 0) link_slot_[st[z].link] = static_cast<int32_t>(links_.size()), links_.push_back(st[z].link);
+      if (link_slot_[st[z].link] < 0)
+        link_slot_[st[z].link] = static_cast<int32_t>(links_.size()), links_.push_back(st[z].link);
       if (z == 0 || st[z].transfer != st[z - 1].transfer) cand_.emplace_back();
       const auto x = static_cast<uint32_t>(link_slot_[st[z].link]);
       if (std::find(cand_.back().begin(), cand_.back().end(), x) == cand_.back().end()) cand_.back().push_back(x);
@@ -201,9 +214,9 @@ class PhaseBounder {
 struct GroupCuts {
   std::vector<int32_t> of;  // per link: its cut, or -1 (within a level, off the tree, not between switches)
   struct Cut {
-    int32_t group = -1;     // a switch of the group
-    int lower = 0;          // the group's top level: the cut lies between it and the level above
-    bool down = false;      // entering the group
+    int32_t group = -1;  // a switch of the group
+    int lower = 0;       // the group's top level: the cut lies between it and the level above
+    bool down = false;   // entering the group
     size_t switches = 0;
   };
   std::vector<Cut> cuts;
@@ -214,7 +227,8 @@ GroupCuts group_cuts(const EvalContext& ctx) {
   const LevelGroups below = level_groups(ctx);
   GroupCuts out;
   out.of.assign(ctx.links.size(), -1);
-  std::vector<int32_t> id(2 * ctx.fabric.nodes.size() * std::max(1, ctx.structure.levels - 1), -1);  // (top, group, down) -> cut
+  std::vector<int32_t> id(2 * ctx.fabric.nodes.size() * std::max(1, ctx.structure.levels - 1),
+                          -1);  // (top, group, down) -> cut
   auto cut_for = [&](int lower, int32_t node, bool down) {
     const int32_t g = below.of(lower, node);
     int32_t& c = id[(static_cast<size_t>(lower - 1) * ctx.fabric.nodes.size() + static_cast<size_t>(g)) * 2 + down];
@@ -234,17 +248,20 @@ GroupCuts group_cuts(const EvalContext& ctx) {
   for (size_t t = 0; t < below.groups.size(); ++t)
     for (int32_t g : below.groups[t])
       if (g >= 0) ++size[t * ctx.fabric.nodes.size() + static_cast<size_t>(g)];
-  for (GroupCuts::Cut& c : out.cuts) c.switches = size[static_cast<size_t>(c.lower - 1) * ctx.fabric.nodes.size() + static_cast<size_t>(c.group)];
+  for (GroupCuts::Cut& c : out.cuts)
+    c.switches = size[static_cast<size_t>(c.lower - 1) * ctx.fabric.nodes.size() + static_cast<size_t>(c.group)];
   return out;
 }
 
 }  // namespace
 
 LowerBound worst_load_lower_bound(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<Phase>& all,
-                                  size_t at_most, const std::vector<int>* ceiling, const ProgressFn& progress, size_t budget) {
+                                  size_t at_most, const std::vector<int>* ceiling, const ProgressFn& progress,
+                                  size_t budget) {
   LowerBound out;
   if (all.empty() || hosts.empty()) return out;
-  if (ceiling && ceiling->size() != all.size()) throw std::invalid_argument("worst_load_lower_bound: one ceiling per phase");
+  if (ceiling && ceiling->size() != all.size())
+    throw std::invalid_argument("worst_load_lower_bound: one ceiling per phase");
   // Which phases are bounded: evenly spaced, as many as at_most and (without ceilings to order
   // them by) the work budget allow.
   size_t count = at_most && at_most < all.size() ? at_most : all.size();
@@ -263,7 +280,8 @@ LowerBound worst_load_lower_bound(const EvalContext& ctx, const std::vector<Host
   std::vector<size_t> order(index.size());
   std::iota(order.begin(), order.end(), size_t{0});
   if (ceiling) {
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return (*ceiling)[index[a]] > (*ceiling)[index[b]]; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return (*ceiling)[index[a]] > (*ceiling)[index[b]]; });
     size_t transfers = 0, within = 0;
     for (; within < order.size() && (within == 0 || transfers < budget); ++within)
       for (int32_t d : all[index[order[within]]].dst) transfers += d >= 0;
@@ -288,7 +306,8 @@ LowerBound worst_load_lower_bound(const EvalContext& ctx, const std::vector<Host
       }
     }
   };
-  const unsigned threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(), static_cast<unsigned>(index.size() / 8 + 1)));
+  const unsigned threads = std::max(
+      1u, std::min<unsigned>(std::thread::hardware_concurrency(), static_cast<unsigned>(index.size() / 8 + 1)));
   if (progress) progress("lower bound", 0, order.size());  // before the threads: either may take every phase
   run_parallel(threads, [&](unsigned k) { work(k == 0); });
   for (size_t p : order) {
@@ -298,17 +317,22 @@ LowerBound worst_load_lower_bound(const EvalContext& ctx, const std::vector<Host
     out.phase = static_cast<int>(index[p]);
     const std::string over = " over " + std::to_string(r.links) + (r.links == 1 ? " link" : " links");
     if (r.key == -1) {
-      out.where = describe_link(ctx.fabric, ctx.links, r.link) + ": the only route of " + std::to_string(r.transfers) + " transfers";
+      out.where = describe_link(ctx.fabric, ctx.links, r.link) + ": the only route of " + std::to_string(r.transfers) +
+                  " transfers";
     } else if (r.key < -1) {
       const GroupCuts::Cut& c = cuts.cuts[static_cast<size_t>(-2 - r.key)];
       const std::string& name = ctx.fabric.nodes[static_cast<size_t>(c.group)].desc;
-      out.where = (c.switches == 1 ? name : "the " + std::to_string(c.switches) + " switches below level " + std::to_string(c.lower + 1) + " with " + name) +
-                  ": " + std::to_string(r.transfers) + " transfers " + (c.down ? "enter" : "leave") + over + " that their routes use";
+      out.where = (c.switches == 1 ? name
+                                   : "the " + std::to_string(c.switches) + " switches below level " +
+                                         std::to_string(c.lower + 1) + " with " + name) +
+                  ": " + std::to_string(r.transfers) + " transfers " + (c.down ? "enter" : "leave") + over +
+                  " that their routes use";
     } else {
-      out.where = ctx.fabric.nodes[static_cast<size_t>(r.key / 2)].desc + ": " + std::to_string(r.transfers) + " transfers " +
-                  (r.key & 1 ? "enter" : "leave") + over;
+      out.where = ctx.fabric.nodes[static_cast<size_t>(r.key / 2)].desc + ": " + std::to_string(r.transfers) +
+                  " transfers " + (r.key & 1 ? "enter" : "leave") + over;
       if (static_cast<size_t>(r.worst) > (r.transfers + r.links - 1) / r.links)
-        out.where += " their routes allow, but too few of them differ to carry fewer than " + std::to_string(r.worst) + " on one";
+        out.where += " their routes allow, but too few of them differ to carry fewer than " + std::to_string(r.worst) +
+                     " on one";
     }
   }
   return out;

@@ -95,7 +95,8 @@ std::vector<ShopSegment> open_shop(const Matrix& durations) {
     left -= seg.length;
     std::vector<size_t> spent;
     for (size_t x = 0; x < g; ++x)
-      if ((m[x][seg.column[x]] -= seg.length) == 0) spent.push_back(x), match.row_of[seg.column[x]] = -1, match.col_of[x] = -1;
+      if ((m[x][seg.column[x]] -= seg.length) == 0)
+        spent.push_back(x), match.row_of[seg.column[x]] = -1, match.col_of[x] = -1;
     out.push_back(std::move(seg));
     if (left > 0)
       for (size_t x : spent)

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "ibroute/fabric/huge_pages.hpp"
-#include "ibroute/fabric/prefetch.hpp"
 #include "ibroute/fabric/parallel.hpp"
+#include "ibroute/fabric/prefetch.hpp"
 #include "ibroute/schedule/evaluate.hpp"
 
 namespace ibroute::schedule {
@@ -29,7 +29,7 @@ using ibroute::fabric::HugeVector;
 class OptionTable {
  public:
   struct Option {
-    uint32_t begin;   // into links()
+    uint32_t begin;  // into links()
     uint16_t dlid;
     uint16_t len;
   };
@@ -37,7 +37,8 @@ class OptionTable {
   // `threads`: 0 for every core. The destinations are cut into one run per thread, each built
   // apart and then appended in order: the table is the same for any number of threads.
   // `max_lids`: each destination's first LIDs alone (1: its base LID, as at LMC 0).
-  OptionTable(const EvalContext& ctx, const std::vector<Host>& hosts, unsigned threads = 0, uint32_t max_lids = UINT32_MAX)
+  OptionTable(const EvalContext& ctx, const std::vector<Host>& hosts, unsigned threads = 0,
+              uint32_t max_lids = UINT32_MAX)
       : n_(hosts.size()), max_lids_(max_lids) {
     using namespace ibroute::fabric;
     std::unordered_map<int32_t, int> slot;
@@ -60,7 +61,9 @@ class OptionTable {
     if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
     threads = static_cast<unsigned>(std::clamp<size_t>(n_ / 256, 1, threads));
     std::vector<Part> parts(threads);
-    ibroute::fabric::run_parallel(threads, [&](unsigned t) { build(ctx, paths, hosts, ingress, n_ * t / threads, n_ * (t + 1) / threads, parts[t]); });
+    ibroute::fabric::run_parallel(threads, [&](unsigned t) {
+      build(ctx, paths, hosts, ingress, n_ * t / threads, n_ * (t + 1) / threads, parts[t]);
+    });
     size_t nb = 1, no = 0, nl = 0;
     for (const Part& p : parts) nb += p.begin.size(), no += p.opts.size(), nl += p.links.size();
     if (no > UINT32_MAX || nl > UINT32_MAX) throw std::length_error("the option table is beyond 2^32 paths or links");
@@ -69,7 +72,8 @@ class OptionTable {
     begin_.resize(nb), opts_.resize(no), links_.resize(nl);  // not zeroed (HugeVector)
     std::vector<size_t> b0(threads + 1, 0), o0(threads + 1, 0), l0(threads + 1, 0);
     for (unsigned t = 0; t < threads; ++t)
-      b0[t + 1] = b0[t] + parts[t].begin.size(), o0[t + 1] = o0[t] + parts[t].opts.size(), l0[t + 1] = l0[t] + parts[t].links.size();
+      b0[t + 1] = b0[t] + parts[t].begin.size(), o0[t + 1] = o0[t] + parts[t].opts.size(),
+             l0[t + 1] = l0[t] + parts[t].links.size();
     ibroute::fabric::run_parallel(threads, [&](unsigned t) {
       Part& p = parts[t];
       const auto oo = static_cast<uint32_t>(o0[t]), lo = static_cast<uint32_t>(l0[t]);
@@ -119,8 +123,8 @@ class OptionTable {
   };
   // Destination-major: the walks towards one destination's LIDs from every ingress switch read
   // the same few LFT cache lines, instead of streaming all LFTs once per ingress switch.
-  void build(const EvalContext& ctx, const fabric::SwitchPaths* paths, const std::vector<Host>& hosts, const std::vector<int32_t>& ingress,
-             size_t from, size_t to, Part& out) const {
+  void build(const EvalContext& ctx, const fabric::SwitchPaths* paths, const std::vector<Host>& hosts,
+             const std::vector<int32_t>& ingress, size_t from, size_t to, Part& out) const {
     using namespace ibroute::fabric;
     PathFinder finder(ctx.fabric, ctx.links);
     std::vector<int32_t> path;
@@ -129,7 +133,8 @@ class OptionTable {
       const Port& d = ctx.fabric.nodes[hosts[j].node].ports[hosts[j].port];
       for (size_t g = 0; g < rep_.size(); ++g) {
         if (paths && g + 8 < rep_.size() && paths->has(ingress[g + 8]))  // each group's cell is in another row
-          for (uint32_t o = 0; o < std::min(d.lid_count(), max_lids_); ++o) paths->prefetch(ingress[g + 8], static_cast<uint16_t>(d.base_lid + o));
+          for (uint32_t o = 0; o < std::min(d.lid_count(), max_lids_); ++o)
+            paths->prefetch(ingress[g + 8], static_cast<uint16_t>(d.base_lid + o));
         out.begin.push_back(static_cast<uint32_t>(out.opts.size()));
         if (d.base_lid == 0 || ingress[g] < 0) continue;
         const auto first = static_cast<uint32_t>(out.opts.size());
@@ -140,7 +145,8 @@ class OptionTable {
           if (switch_path(paths, finder, ingress[g], dlid, path) != RouteStatus::ok || path.empty()) continue;
           bool dup = false;
           for (uint32_t k = first; k < out.opts.size() && !dup; ++k)
-            dup = out.opts[k].len == path.size() && std::equal(path.begin(), path.end(), out.links.begin() + out.opts[k].begin);
+            dup = out.opts[k].len == path.size() &&
+                  std::equal(path.begin(), path.end(), out.links.begin() + out.opts[k].begin);
           if (dup) continue;
           out.opts.push_back({static_cast<uint32_t>(out.links.size()), dlid, static_cast<uint16_t>(path.size())});
           out.links.insert(out.links.end(), path.begin(), path.end());
@@ -151,8 +157,8 @@ class OptionTable {
 
   size_t n_;
   uint32_t max_lids_;
-  std::vector<int32_t> rep_;   // a representative rank per ingress group
-  std::vector<int> group_;     // per rank: its ingress group
+  std::vector<int32_t> rep_;  // a representative rank per ingress group
+  std::vector<int> group_;    // per rank: its ingress group
   std::vector<int32_t> src_link_;
   HugeVector<uint32_t> begin_;
   HugeVector<Option> opts_;
@@ -162,6 +168,7 @@ class OptionTable {
 // The option table of `hosts`, shared with the last caller that asked for the same hosts on
 // this context (the planner's, read again by its plan's lower bound). Built with `threads`
 // (0: every core); the table does not depend on them.
-std::shared_ptr<const OptionTable> option_table_of(const EvalContext& ctx, const std::vector<Host>& hosts, unsigned threads = 0);
+std::shared_ptr<const OptionTable> option_table_of(const EvalContext& ctx, const std::vector<Host>& hosts,
+                                                   unsigned threads = 0);
 
 }  // namespace ibroute::schedule

@@ -8,9 +8,12 @@ namespace ibroute::schedule {
 
 std::string to_string(LidPolicy p) {
   switch (p) {
-    case LidPolicy::base: return "base";
-    case LidPolicy::spread: return "spread";
-    case LidPolicy::random: return "random";
+    case LidPolicy::base:
+      return "base";
+    case LidPolicy::spread:
+      return "spread";
+    case LidPolicy::random:
+      return "random";
   }
   return "?";
 }

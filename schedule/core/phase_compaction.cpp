@@ -25,9 +25,21 @@ constexpr size_t kMaxBlockers = 2;
 class Compactor {
  public:
   Compactor(const OptionTable& t, const std::vector<int>& cap, std::vector<Phase>& phases, CompactWork& w)
-      : t_(t), cap_(cap), ph_(phases), w_(w), n_(phases[0].dst.size()), nl_(cap.size()), np_(phases.size()), dst_(np_ * n_, -1),
-        src_(np_ * n_, -1), opt_(np_ * n_, kNone), link_(np_ * nl_, 0), count_(np_, 0), alive_(np_, 1),
-        closed_(np_, 0), moved_(np_ * n_, 0) {
+      : t_(t),
+        cap_(cap),
+        ph_(phases),
+        w_(w),
+        n_(phases[0].dst.size()),
+        nl_(cap.size()),
+        np_(phases.size()),
+        dst_(np_ * n_, -1),
+        src_(np_ * n_, -1),
+        opt_(np_ * n_, kNone),
+        link_(np_ * nl_, 0),
+        count_(np_, 0),
+        alive_(np_, 1),
+        closed_(np_, 0),
+        moved_(np_ * n_, 0) {
     for (size_t p = 0; p < np_; ++p)
       for (size_t s = 0; s < n_; ++s) {
         const int32_t d = ph_[p].dst[s];
@@ -38,7 +50,8 @@ class Compactor {
         if (o != kNone) links(p, o, +1, static_cast<int32_t>(s));
       }
     for (size_t l = 0; l < nl_; ++l)
-      for (size_t p = 0; p < np_; ++p) closed_[p] = closed_[p] || static_cast<int>(link_[at(l, p)] >> 16) > cap_[l];  // over already: left alone
+      for (size_t p = 0; p < np_; ++p)
+        closed_[p] = closed_[p] || static_cast<int>(link_[at(l, p)] >> 16) > cap_[l];  // over already: left alone
   }
 
   size_t phases() const { return np_; }
@@ -57,7 +70,8 @@ class Compactor {
     const size_t mark = log_.size();
     std::deque<Homeless> out;
     for (size_t s = 0; s < n_; ++s)
-      if (dst_[at(s, v)] >= 0) out.push_back({static_cast<int32_t>(s), dst_[at(s, v)], ph_[v].dlid[s], opt_[at(s, v)], v});
+      if (dst_[at(s, v)] >= 0)
+        out.push_back({static_cast<int32_t>(s), dst_[at(s, v)], ph_[v].dlid[s], opt_[at(s, v)], v});
     for (const Homeless& h : out) remove(v, static_cast<size_t>(h.s));
     const size_t limit = kMovesPerTransfer * out.size();
     for (size_t moves = 0; !out.empty(); ++moves) {
@@ -114,7 +128,8 @@ class Compactor {
     for (uint16_t y = 0; y < t_.opt(o).len; ++y) {
       const size_t c = at(ls[y], p);
       const uint32_t load = (link_[c] >> 16) + static_cast<uint32_t>(delta);
-      link_[c] = load ? load << 16 | static_cast<uint32_t>(s + 1) : 0;  // the owner: meaningful on a link that carries one at a time
+      link_[c] = load ? load << 16 | static_cast<uint32_t>(s + 1)
+                      : 0;  // the owner: meaningful on a link that carries one at a time
     }
     w_.work += t_.opt(o).len;
   }
@@ -129,7 +144,8 @@ class Compactor {
     const uint32_t o = opt_[at(s, p)];
     log_.push_back({false, static_cast<uint32_t>(p), static_cast<int32_t>(s), d, ph_[p].dlid[s], o});
     if (o != kNone) links(p, o, -1, static_cast<int32_t>(s));
-    ph_[p].dst[s] = -1, ph_[p].dlid[s] = 0, dst_[at(s, p)] = -1, src_[at(d, p)] = -1, opt_[at(s, p)] = kNone, --count_[p];
+    ph_[p].dst[s] = -1, ph_[p].dlid[s] = 0, dst_[at(s, p)] = -1, src_[at(d, p)] = -1, opt_[at(s, p)] = kNone,
+    --count_[p];
   }
   void undo(size_t mark) {
     while (log_.size() > mark) {
@@ -231,17 +247,20 @@ class Compactor {
   uint32_t move_ = kTabu;
   std::vector<int32_t> who_;
   std::vector<std::pair<size_t, uint32_t>> ties_;  // the phases (and options) with the fewest in the way
-  std::mt19937_64 rng_{0x1b2042};  // fixed seed: the same choices on any machine
+  std::mt19937_64 rng_{0x1b2042};                  // fixed seed: the same choices on any machine
 };
 
 }  // namespace
 
 bool compaction_fits(size_t phases, size_t hosts, size_t links) {
-  return phases > 1 && phases * links <= kCells && phases * hosts <= kCells && hosts < 0xffff;  // link_'s owner: 16 bits
+  return phases > 1 && phases * links <= kCells && phases * hosts <= kCells &&
+         hosts < 0xffff;  // link_'s owner: 16 bits
 }
 
-size_t compact_phases(const OptionTable& table, const std::vector<int>& cap, std::vector<Phase>& phases, size_t floor, CompactWork& work) {
-  if (phases.size() <= std::max<size_t>(floor, 1) || !compaction_fits(phases.size(), phases[0].dst.size(), cap.size())) return 0;
+size_t compact_phases(const OptionTable& table, const std::vector<int>& cap, std::vector<Phase>& phases, size_t floor,
+                      CompactWork& work) {
+  if (phases.size() <= std::max<size_t>(floor, 1) || !compaction_fits(phases.size(), phases[0].dst.size(), cap.size()))
+    return 0;
   Compactor c(table, cap, phases, work);
   size_t removed = 0;
   while (c.phases() - removed > floor && work.work <= work.budget) {

@@ -25,7 +25,8 @@ struct CompactWork {
 // the emptiest can be emptied and the work is within budget, down to `floor` phases at the least.
 // Phases whose links are over their capacity already are left as they are and receive nothing.
 // Returns the phases removed. Deterministic: the same phases on any machine.
-size_t compact_phases(const OptionTable& table, const std::vector<int>& cap, std::vector<Phase>& phases, size_t floor, CompactWork& work);
+size_t compact_phases(const OptionTable& table, const std::vector<int>& cap, std::vector<Phase>& phases, size_t floor,
+                      CompactWork& work);
 
 // Whether compacting `phases` phases of `hosts` ranks over `links` links fits its memory limit.
 bool compaction_fits(size_t phases, size_t hosts, size_t links);

@@ -45,7 +45,8 @@ Leaves::Leaves(const EvalContext& ctx, const std::vector<Host>& hosts, int slots
         if (!port_usable(port) || !f.nodes[port.peer_node].is_switch()) continue;
         if (level[sw] >= 1 && level[port.peer_node] <= level[sw]) continue;  // not up
         const double g = ctx.links.gbps(ctx.links.id(sw, q));
-        units += host > 0 ? static_cast<int>(std::floor(slots * g / host + 1e-9)) : slots;  // a slower link: none in a one-slot phase
+        units += host > 0 ? static_cast<int>(std::floor(slots * g / host + 1e-9))
+                          : slots;  // a slower link: none in a one-slot phase
       }
       up.push_back(units);
     }
@@ -79,7 +80,8 @@ void Leaves::defer_excess(Phase& ph, std::vector<uint32_t>& waits, std::vector<T
     order.clear();
     std::fill(count.begin(), count.end(), 0);
     for (size_t i = 0; i < ph.dst.size(); ++i)
-      if (ph.dst[i] >= 0) order.emplace_back(UINT32_MAX - waits[sending ? i : static_cast<size_t>(ph.dst[i])], static_cast<uint32_t>(i));
+      if (ph.dst[i] >= 0)
+        order.emplace_back(UINT32_MAX - waits[sending ? i : static_cast<size_t>(ph.dst[i])], static_cast<uint32_t>(i));
     std::sort(order.begin(), order.end());
     for (auto [key, i] : order) {
       const int a = of_rank[i], b = of_rank[static_cast<size_t>(ph.dst[i])];
@@ -99,7 +101,9 @@ void Leaves::defer_excess(Phase& ph, std::vector<uint32_t>& waits, std::vector<T
 
 std::vector<int32_t> Leaves::interleave(const std::vector<int32_t>& ranks) const {
   std::vector<int> size(up.size() + 1, 0), seen(up.size() + 1, 0);
-  auto bucket = [&](int32_t r) { return of_rank[static_cast<size_t>(r)] < 0 ? static_cast<int>(up.size()) : of_rank[static_cast<size_t>(r)]; };
+  auto bucket = [&](int32_t r) {
+    return of_rank[static_cast<size_t>(r)] < 0 ? static_cast<int>(up.size()) : of_rank[static_cast<size_t>(r)];
+  };
   for (int32_t r : ranks) ++size[bucket(r)];
   std::vector<std::pair<double, int32_t>> keyed;
   keyed.reserve(ranks.size());
@@ -120,13 +124,32 @@ namespace {
 // phase being filled (its link loads, busy receivers, leaves' up-links in use).
 class Packer {
  public:
-  Packer(const EvalContext& ctx, const OptionTable& table, const std::vector<Host>& hosts, const Leaves& leaves, const std::vector<int>& cap,
-         const std::vector<Transfer>& deferred, size_t window, PackWork& w)
-      : window_(window), ctx_(ctx), table_(table), hosts_(hosts), leaves_(leaves), cap_(cap), w_(w), n_(hosts.size()), todo_(n_), send_left_(n_, 0),
-        recv_left_(n_, 0), intra_left_(n_, 0), out_left_(leaves.up.size(), 0), in_left_(leaves.up.size(), 0),
-        load_(ctx.links.size(), 0), busy_(n_, 0), from_(n_, -1), option_(n_, kNone), out_used_(leaves.up.size(), 0),
-        in_used_(leaves.up.size(), 0), intra_leaf_left_(leaves.up.size(), 0), intra_used_(leaves.up.size(), 0),
-        intra_quota_(leaves.up.size(), 0), any_slow_(std::find(cap.begin(), cap.end(), 0) != cap.end()) {
+  Packer(const EvalContext& ctx, const OptionTable& table, const std::vector<Host>& hosts, const Leaves& leaves,
+         const std::vector<int>& cap, const std::vector<Transfer>& deferred, size_t window, PackWork& w)
+      : window_(window),
+        ctx_(ctx),
+        table_(table),
+        hosts_(hosts),
+        leaves_(leaves),
+        cap_(cap),
+        w_(w),
+        n_(hosts.size()),
+        todo_(n_),
+        send_left_(n_, 0),
+        recv_left_(n_, 0),
+        intra_left_(n_, 0),
+        out_left_(leaves.up.size(), 0),
+        in_left_(leaves.up.size(), 0),
+        load_(ctx.links.size(), 0),
+        busy_(n_, 0),
+        from_(n_, -1),
+        option_(n_, kNone),
+        out_used_(leaves.up.size(), 0),
+        in_used_(leaves.up.size(), 0),
+        intra_leaf_left_(leaves.up.size(), 0),
+        intra_used_(leaves.up.size(), 0),
+        intra_quota_(leaves.up.size(), 0),
+        any_slow_(std::find(cap.begin(), cap.end(), 0) != cap.end()) {
     for (const Transfer& t : deferred) count(t.src, t.dst, +1), todo_[static_cast<size_t>(t.src)].push_back(t.dst);
     left_ = deferred.size();
   }
@@ -141,10 +164,14 @@ class Packer {
     // are missing late (the leaf's up-links then wait for senders). Each phase takes at most its
     // share of them: what is left over the phases the busiest rank or leaf still needs.
     double phases_left = 1;
-    for (size_t i = 0; i < n_; ++i) phases_left = std::max<double>({phases_left, double(send_left_[i]), double(recv_left_[i])});
+    for (size_t i = 0; i < n_; ++i)
+      phases_left = std::max<double>({phases_left, double(send_left_[i]), double(recv_left_[i])});
     for (size_t l = 0; l < leaves_.up.size(); ++l)
-      if (leaves_.up[l] > 0) phases_left = std::max({phases_left, double(out_left_[l]) / leaves_.up[l], double(in_left_[l]) / leaves_.up[l]});
-    for (size_t l = 0; l < leaves_.up.size(); ++l) intra_quota_[l] = static_cast<uint32_t>(std::ceil(intra_leaf_left_[l] / phases_left));
+      if (leaves_.up[l] > 0)
+        phases_left =
+            std::max({phases_left, double(out_left_[l]) / leaves_.up[l], double(in_left_[l]) / leaves_.up[l]});
+    for (size_t l = 0; l < leaves_.up.size(); ++l)
+      intra_quota_[l] = static_cast<uint32_t>(std::ceil(intra_leaf_left_[l] / phases_left));
     for (size_t i = 0; i < n_ && !fresh; ++i) {
       if (ph.dst[i] < 0) continue;
       busy_[static_cast<size_t>(ph.dst[i])] = 1;
@@ -191,7 +218,7 @@ class Packer {
 
  private:
   static constexpr uint32_t kNone = UINT32_MAX;
-  static constexpr size_t kTries = 24;    // receivers tried per sender and phase, most pressing first
+  static constexpr size_t kTries = 24;  // receivers tried per sender and phase, most pressing first
   // A phase whose links are full above the leaves (a routing that leaves most core links unused)
   // takes no more however many senders try: after this many senders in a row placed nothing, the
   // next phase begins. Work per phase is then bounded by what it places, not by the senders.
@@ -211,7 +238,9 @@ class Packer {
     const int a = leaf(s), b = leaf(d);
     return a >= 0 && b >= 0 && a != b;
   }
-  bool full(const std::vector<int>& used, int l) const { return l >= 0 && leaves_.up[l] > 0 && used[l] >= leaves_.up[l]; }
+  bool full(const std::vector<int>& used, int l) const {
+    return l >= 0 && leaves_.up[l] > 0 && used[l] >= leaves_.up[l];
+  }
   // Whether s -> d may enter the phase as its leaves' up-links are used.
   bool leaves_allow(int32_t s, int32_t d) const {
     if (!crosses(s, d)) return leaf(s) < 0 || intra_used_[leaf(s)] < intra_quota_[leaf(s)];
@@ -221,8 +250,10 @@ class Packer {
   // Adds (+1) or takes back (-1) a waiting transfer in the counts of what is left.
   void count(int32_t s, int32_t d, int delta) {
     send_left_[static_cast<size_t>(s)] += delta, recv_left_[static_cast<size_t>(d)] += delta;
-    if (crosses(s, d)) out_left_[leaf(s)] += delta, in_left_[leaf(d)] += delta;
-    else if (intra_left_[static_cast<size_t>(s)] += delta; leaf(s) >= 0) intra_leaf_left_[leaf(s)] += delta;  // a rank on no leaf: none
+    if (crosses(s, d))
+      out_left_[leaf(s)] += delta, in_left_[leaf(d)] += delta;
+    else if (intra_left_[static_cast<size_t>(s)] += delta; leaf(s) >= 0)
+      intra_leaf_left_[leaf(s)] += delta;  // a rank on no leaf: none
   }
   // How many phases a rank or its leaf still needs at the least: what a phase should serve first.
   double pressure_out(size_t i) const {
@@ -252,7 +283,8 @@ class Packer {
     for (size_t y = 0; y < window; ++y) {
       const size_t x = (from + y) % m;
       const int32_t d = todo_[i][x];
-      if (ok(d) && leaves_allow(static_cast<int32_t>(i), d)) cand_.emplace_back(-pressure_in(i, d), static_cast<uint32_t>(x));
+      if (ok(d) && leaves_allow(static_cast<int32_t>(i), d))
+        cand_.emplace_back(-pressure_in(i, d), static_cast<uint32_t>(x));
     }
     const size_t k = std::min(kTries, cand_.size());
     std::partial_sort(cand_.begin(), cand_.begin() + static_cast<long>(k), cand_.end());
@@ -315,8 +347,10 @@ class Packer {
     }
     busy_[static_cast<size_t>(d)] = 1, from_[static_cast<size_t>(d)] = static_cast<int32_t>(i), option_[i] = o;
     count(static_cast<int32_t>(i), d, -1);
-    if (crosses(static_cast<int32_t>(i), d)) ++out_used_[leaf(i)], ++in_used_[leaf(d)];
-    else if (leaf(i) >= 0) ++intra_used_[leaf(i)];
+    if (crosses(static_cast<int32_t>(i), d))
+      ++out_used_[leaf(i)], ++in_used_[leaf(d)];
+    else if (leaf(i) >= 0)
+      ++intra_used_[leaf(i)];
     todo_[i][x] = todo_[i].back();
     todo_[i].pop_back();
     --left_;
@@ -327,8 +361,10 @@ class Packer {
     if (option_[i] != kNone) add_links(option_[i], -1);
     busy_[static_cast<size_t>(d)] = 0, from_[static_cast<size_t>(d)] = -1;
     count(static_cast<int32_t>(i), d, +1);
-    if (crosses(static_cast<int32_t>(i), d)) --out_used_[leaf(i)], --in_used_[leaf(d)];
-    else if (leaf(i) >= 0) --intra_used_[leaf(i)];
+    if (crosses(static_cast<int32_t>(i), d))
+      --out_used_[leaf(i)], --in_used_[leaf(d)];
+    else if (leaf(i) >= 0)
+      --intra_used_[leaf(i)];
     todo_[i].push_back(d);
     ph.dst[i] = -1, ph.dlid[i] = 0;
     ++left_;
@@ -345,7 +381,8 @@ class Packer {
       if (full(out_used_, leaf(i)) && intra_left_[i] == 0) continue;
       ++misses;  // until a swap succeeds
       candidates(i, p, [&](int32_t d) { return from_[static_cast<size_t>(d)] >= 0; });
-      std::vector<std::pair<double, uint32_t>> mine(cand_.begin(), cand_.begin() + static_cast<long>(std::min(kSwapTries, cand_.size())));
+      std::vector<std::pair<double, uint32_t>> mine(
+          cand_.begin(), cand_.begin() + static_cast<long>(std::min(kSwapTries, cand_.size())));
       for (const auto& [k, x] : mine) {
         const int32_t d = todo_[i][x];
         const auto j = static_cast<size_t>(from_[static_cast<size_t>(d)]);
@@ -368,7 +405,7 @@ class Packer {
             ++placed, misses = 0;
             break;
           }
-          untake(ph, i);  // no way on for j: d goes back to it, i's list as it was (the
+          untake(ph, i);                            // no way on for j: d goes back to it, i's list as it was (the
           std::swap(todo_[i][x], todo_[i].back());  // candidates left refer to its positions)
         }
         take(ph, j, todo_[j].size() - 1, old);
@@ -390,8 +427,8 @@ class Packer {
   std::vector<int> load_;
   std::vector<int32_t> touched_;
   std::vector<char> busy_;
-  std::vector<int32_t> from_;     // per receiver: its sender in this phase, where this packing placed it
-  std::vector<uint32_t> option_;  // per sender: the option it was placed by
+  std::vector<int32_t> from_;            // per receiver: its sender in this phase, where this packing placed it
+  std::vector<uint32_t> option_;         // per sender: the option it was placed by
   std::vector<int> out_used_, in_used_;  // per leaf: the phase's transfers leaving (entering) it
   std::vector<uint32_t> intra_leaf_left_, intra_used_, intra_quota_;  // per leaf: transfers within it
   std::vector<std::pair<double, uint32_t>> senders_, cand_;
@@ -401,7 +438,8 @@ class Packer {
 }  // namespace
 
 bool pack_phases(const EvalContext& ctx, const OptionTable& table, const std::vector<Host>& hosts, const Leaves& leaves,
-                 const std::vector<int>& cap, std::vector<Transfer> deferred, std::vector<Phase>& phases, size_t max_phases, PackWork* pw) {
+                 const std::vector<int>& cap, std::vector<Transfer> deferred, std::vector<Phase>& phases,
+                 size_t max_phases, PackWork* pw) {
   PackWork local;
   PackWork& w = pw ? *pw : local;
   const size_t n = hosts.size();
@@ -412,7 +450,8 @@ bool pack_phases(const EvalContext& ctx, const OptionTable& table, const std::ve
   // with 64 they finish, 0.99. On 288 hosts under minhop 64 lost a phase in 50: 0.955 -> 0.945.)
   size_t window = 256;
   while (window > 64 && max_phases != SIZE_MAX &&
-         static_cast<double>(window) * static_cast<double>(max_phases) * static_cast<double>(n) > static_cast<double>(w.budget))
+         static_cast<double>(window) * static_cast<double>(max_phases) * static_cast<double>(n) >
+             static_cast<double>(w.budget))
     window /= 2;
   Packer packer(ctx, table, hosts, leaves, cap, deferred, window, w);
   deferred = {};
@@ -437,17 +476,22 @@ bool pack_phases(const EvalContext& ctx, const OptionTable& table, const std::ve
     constexpr uint64_t kJudgeAfter = 50'000'000;  // about a second: below it nothing is judged
     const auto work = static_cast<double>(w.work), budget = static_cast<double>(w.budget);
     const auto left = static_cast<double>(packer.left());
-    if (!fresh && p >= kProjectAfter && w.work >= kJudgeAfter && work * static_cast<double>(existing) > budget / 2 * static_cast<double>(p)) {
+    if (!fresh && p >= kProjectAfter && w.work >= kJudgeAfter &&
+        work * static_cast<double>(existing) > budget / 2 * static_cast<double>(p)) {
       p = existing - 1;  // the pass would take more than half the budget: new phases decide
       continue;
     }
     if (fresh && fresh_phases == 0) fresh_work0 = w.work;
     if (fresh && fresh_phases >= kProjectAfter && w.work >= kJudgeAfter &&
-        work + left * static_cast<double>(w.work - fresh_work0) / static_cast<double>(std::max<size_t>(fresh_placed, 1)) > budget)
+        work + left * static_cast<double>(w.work - fresh_work0) /
+                    static_cast<double>(std::max<size_t>(fresh_placed, 1)) >
+            budget)
       return w.over = true, false;
     if (w.work > w.budget) return w.over = true, false;
     if (fresh && fresh_phases >= kProjectAfter && fresh_placed > 0 &&
-        static_cast<double>(phases.size()) + left * static_cast<double>(fresh_phases) / static_cast<double>(fresh_placed) > static_cast<double>(max_phases))
+        static_cast<double>(phases.size()) +
+                left * static_cast<double>(fresh_phases) / static_cast<double>(fresh_placed) >
+            static_cast<double>(max_phases))
       return false;
     if (w.progress) w.progress(total - packer.left(), total);
     if (fresh) phases.push_back(Phase{std::vector<int32_t>(n, -1), std::vector<uint16_t>(n, 0)});

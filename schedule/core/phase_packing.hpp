@@ -59,11 +59,11 @@ struct Leaves {
 struct PackWork {
   uint64_t budget = UINT64_MAX;
   uint64_t work = 0;
-  bool over = false;  // stopped for the budget
+  bool over = false;                                          // stopped for the budget
   std::function<void(size_t placed, size_t total)> progress;  // transfers placed of those waiting, phase by phase
 };
 bool pack_phases(const EvalContext& ctx, const OptionTable& table, const std::vector<Host>& hosts, const Leaves& leaves,
-                 const std::vector<int>& cap, std::vector<Transfer> deferred, std::vector<Phase>& phases, size_t max_phases = SIZE_MAX,
-                 PackWork* work = nullptr);
+                 const std::vector<int>& cap, std::vector<Transfer> deferred, std::vector<Phase>& phases,
+                 size_t max_phases = SIZE_MAX, PackWork* work = nullptr);
 
 }  // namespace ibroute::schedule

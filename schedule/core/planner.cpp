@@ -10,9 +10,12 @@ using namespace ibroute::fabric;
 
 std::string to_string(Method m) {
   switch (m) {
-    case Method::automatic: return "auto";
-    case Method::free: return "free";
-    case Method::structure: return "structure";
+    case Method::automatic:
+      return "auto";
+    case Method::free:
+      return "free";
+    case Method::structure:
+      return "structure";
   }
   return "?";
 }
@@ -26,14 +29,16 @@ bool method_from(const std::string& s, Method& out) {
   return false;
 }
 
-Schedule plan_all_to_all(const EvalContext& ctx, const std::vector<Host>& hosts, const PlanOptions& opt, PlanStats* stats) {
+Schedule plan_all_to_all(const EvalContext& ctx, const std::vector<Host>& hosts, const PlanOptions& opt,
+                         PlanStats* stats) {
   return plan_groups(ctx, hosts, {}, {}, opt, stats);
 }
 
 Schedule plan_groups(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<int32_t>& senders,
                      const std::vector<int32_t>& receivers, const PlanOptions& opt, PlanStats* stats) {
   const std::shared_ptr<const OptionTable> table =
-      opt.max_lids ? std::make_shared<const OptionTable>(ctx, hosts, opt.threads, opt.max_lids) : option_table_of(ctx, hosts, opt.threads);
+      opt.max_lids ? std::make_shared<const OptionTable>(ctx, hosts, opt.threads, opt.max_lids)
+                   : option_table_of(ctx, hosts, opt.threads);
   const Leaves leaves(ctx, hosts);
   PlanInputs inputs(ctx, *table, hosts, leaves, senders, receivers, opt, kPlannerPolicy);
   PlanSearch search(inputs, opt.work_max);

@@ -41,7 +41,8 @@ std::pair<std::vector<uint32_t>, size_t> places(const std::vector<size_t>& order
       continue;
     }
     if (slot[static_cast<size_t>(l)] < 0) slot[static_cast<size_t>(l)] = static_cast<int>(next++);
-    place[r] = static_cast<uint32_t>(static_cast<size_t>(slot[static_cast<size_t>(l)]) * width + static_cast<size_t>(used[static_cast<size_t>(l)]++));
+    place[r] = static_cast<uint32_t>(static_cast<size_t>(slot[static_cast<size_t>(l)]) * width +
+                                     static_cast<size_t>(used[static_cast<size_t>(l)]++));
   }
   return {place, next * width};
 }
@@ -63,13 +64,15 @@ std::vector<size_t> tree_ranks(const EvalContext& ctx, const std::vector<Host>& 
   }
   std::vector<size_t> out;
   out.reserve(hosts.size());
-  for (const CaPort& p : tree_order(ctx.fabric, ctx.structure, std::move(ports))) out.push_back(rank_of.at(key(p.node, p.port)));
+  for (const CaPort& p : tree_order(ctx.fabric, ctx.structure, std::move(ports)))
+    out.push_back(rank_of.at(key(p.node, p.port)));
   return out;
 }
 
 }  // namespace
 
-std::vector<NamedRing> candidate_rings(const EvalContext& ctx, const std::vector<Host>& hosts, const Leaves& leaves, size_t most) {
+std::vector<NamedRing> candidate_rings(const EvalContext& ctx, const std::vector<Host>& hosts, const Leaves& leaves,
+                                       size_t most) {
   const Fabric& f = ctx.fabric;
   const size_t n = hosts.size();
   auto port_of = [&](size_t r) -> const Port& { return f.nodes[hosts[r].node].ports[hosts[r].port]; };
@@ -83,9 +86,8 @@ std::vector<NamedRing> candidate_rings(const EvalContext& ctx, const std::vector
   };
   std::sort(topology.begin(), topology.end(), [&](size_t a, size_t b) { return leaf_key(a) < leaf_key(b); });
   const std::vector<size_t> tree = tree_ranks(ctx, hosts);
-  std::sort(by_lid.begin(), by_lid.end(), [&](size_t a, size_t b) {
-    return std::pair(port_of(a).base_lid, a) < std::pair(port_of(b).base_lid, b);
-  });
+  std::sort(by_lid.begin(), by_lid.end(),
+            [&](size_t a, size_t b) { return std::pair(port_of(a).base_lid, a) < std::pair(port_of(b).base_lid, b); });
   size_t fullest = 0;
   {
     std::vector<size_t> count(leaves.up.size(), 0);
@@ -105,7 +107,8 @@ std::vector<NamedRing> candidate_rings(const EvalContext& ctx, const std::vector
   }
   std::vector<NamedRing> out;
   std::set<std::tuple<int, size_t, size_t>> seen;  // (order, leaf width, size)
-  const std::pair<const char*, const std::vector<size_t>*> orders[] = {{"topology order", &topology}, {"LID order", &by_lid}, {"tree order", &tree}};
+  const std::pair<const char*, const std::vector<size_t>*> orders[] = {
+      {"topology order", &topology}, {"LID order", &by_lid}, {"tree order", &tree}};
   for (int o = 0; o < 3; ++o) {
     // The same rings again: no need to sample them twice.
     if ((o == 1 && by_lid == topology) || (o == 2 && (tree.empty() || tree == topology || tree == by_lid))) continue;

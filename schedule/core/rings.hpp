@@ -29,7 +29,8 @@ NamedRing given_ring(size_t ranks);
 // numbers destinations; where it differs from the topology order), each compact and each leaf padded to the
 // fullest leaf's host count, each on its own size and rounded up to multiples of the up-link counts
 // of the levels; none larger than `most` places.
-std::vector<NamedRing> candidate_rings(const EvalContext& ctx, const std::vector<Host>& hosts, const Leaves& leaves, size_t most);
+std::vector<NamedRing> candidate_rings(const EvalContext& ctx, const std::vector<Host>& hosts, const Leaves& leaves,
+                                       size_t most);
 
 // The phases of `ring` for the shifts listed (1..size-1), leaving out phases in which nobody sends.
 std::vector<Phase> ring_phases(const Ring& ring, const std::vector<size_t>& shifts);

@@ -30,7 +30,8 @@ std::vector<char> hosts_at_host_rate(const EvalContext& ctx, const Schedule& s, 
     const Host& h = s.hosts[r];
     if (h.node < 0) continue;
     const fabric::Port& p = ctx.fabric.nodes[h.node].ports[h.port];
-    plain[r] = p.connected() && ctx.at_host_rate[ctx.links.id(h.node, h.port)] && ctx.at_host_rate[ctx.links.id(p.peer_node, p.peer_port)];
+    plain[r] = p.connected() && ctx.at_host_rate[ctx.links.id(h.node, h.port)] &&
+               ctx.at_host_rate[ctx.links.id(p.peer_node, p.peer_port)];
   }
   return plain;
 }
@@ -65,9 +66,11 @@ Simulation simulate(const EvalContext& ctx, const Schedule& s, uint64_t message_
   // phases on every core: each is played on its own.
   const fabric::SwitchPaths* table = ctx.switch_paths_for(sim.n);
   const std::vector<char> plain = hosts_at_host_rate(ctx, s, known);
-  const double host_gbps = ctx.structure.host_gbps > 0 ? ctx.structure.host_gbps : 1;  // the rate EvalContext::at_host_rate marks
+  const double host_gbps =
+      ctx.structure.host_gbps > 0 ? ctx.structure.host_gbps : 1;  // the rate EvalContext::at_host_rate marks
   std::atomic<size_t> next{0}, broken{0};
-  const unsigned threads = static_cast<unsigned>(std::clamp<size_t>(s.phases.size() / 16, 1, std::max(1u, std::thread::hardware_concurrency())));
+  const unsigned threads = static_cast<unsigned>(
+      std::clamp<size_t>(s.phases.size() / 16, 1, std::max(1u, std::thread::hardware_concurrency())));
   fabric::run_parallel(threads, [&](unsigned) {
     PathOf path_of(ctx, s.hosts, table);
     fabric::MaxMinFill fill(ctx.gbps);

@@ -4,10 +4,9 @@
 // Shared by the schedule format and the files `accept` reads; header-only.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <charconv>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
@@ -55,7 +54,8 @@ struct At {
     return *this;
   }
   int64_t integer(int64_t lo, int64_t hi, const std::string& what) const {
-    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) fail(path, shown(v) + " is not " + what);
+    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+      fail(path, shown(v) + " is not " + what);
     if (!v.is_number_integer()) fail(path, shown(v) + " is not an integer (" + what + ")");
     const int64_t x = v.get<int64_t>();
     if (x < lo || x > hi) fail(path, shown(v) + " is not " + what);
@@ -85,7 +85,8 @@ struct At {
     d.remove_prefix(2);
     uint64_t g = 0;
     auto [p, ec] = std::from_chars(d.data(), d.data() + d.size(), g, 16);
-    if (d.empty() || ec != std::errc() || p != d.data() + d.size()) fail(path, shown(v) + " is not a GUID (0x and up to 16 hex digits)");
+    if (d.empty() || ec != std::errc() || p != d.data() + d.size())
+      fail(path, shown(v) + " is not a GUID (0x and up to 16 hex digits)");
     return g;
   }
 };

@@ -1,12 +1,12 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
-#include <optional>
-#include <unordered_map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string_view>
+#include <unordered_map>
 
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/fabric/model.hpp"
@@ -29,8 +29,12 @@ json timing_json(const Schedule& s) {
   return j;
 }
 json host_json(const HostIdentity& h, size_t rank) {
-  return {{"rank", rank}, {"name", h.name}, {"node_guid", fabric::guid_hex(h.node_guid)}, {"port_guid", fabric::guid_hex(h.port_guid)},
-          {"base_lid", h.base_lid}, {"lmc", h.lmc}};
+  return {{"rank", rank},
+          {"name", h.name},
+          {"node_guid", fabric::guid_hex(h.node_guid)},
+          {"port_guid", fabric::guid_hex(h.port_guid)},
+          {"base_lid", h.base_lid},
+          {"lmc", h.lmc}};
 }
 json hosts_json(const ScheduleDoc& doc) {
   json hosts = json::array();
@@ -39,8 +43,14 @@ json hosts_json(const ScheduleDoc& doc) {
 }
 json header(const ScheduleDoc& doc, const char* format) {
   const Schedule& s = doc.schedule;
-  json j{{"format", format}, {"version", format_version_for(s)}, {"name", s.name}, {"created_at", doc.created_at},
-         {"method", s.method}, {"bound", s.bound}, {"fabric", fabric_json(doc.fabric)}, {"timing", timing_json(s)}};
+  json j{{"format", format},
+         {"version", format_version_for(s)},
+         {"name", s.name},
+         {"created_at", doc.created_at},
+         {"method", s.method},
+         {"bound", s.bound},
+         {"fabric", fabric_json(doc.fabric)},
+         {"timing", timing_json(s)}};
   if (doc.epoch) j["epoch"] = doc.epoch, j["epoch_from_unix_ns"] = doc.epoch_from_unix_ns;
   return j;
 }
@@ -86,18 +96,20 @@ int hex_value(char c) {
 void check_claim(const std::string& at, size_t n, size_t phases, size_t listed) {
   const size_t cells = n * phases;
   if (cells > (size_t{1} << 20) && listed * 64 < cells)
-    fail(at, std::to_string(phases) + " phases of " + std::to_string(n) + " hosts list only " + std::to_string(listed) + " transfers (" +
-                 std::to_string(cells) + " cells in memory)");
+    fail(at, std::to_string(phases) + " phases of " + std::to_string(n) + " hosts list only " + std::to_string(listed) +
+                 " transfers (" + std::to_string(cells) + " cells in memory)");
 }
 
 // A group: distinct ranks of 0..n-1, at least one.
 std::vector<int32_t> read_group(const At& a, size_t n) {
   a.list();
-  if (a.size() == 0 || a.size() > n) fail(a.path, std::to_string(a.size()) + " ranks; a group has 1.." + std::to_string(n));
+  if (a.size() == 0 || a.size() > n)
+    fail(a.path, std::to_string(a.size()) + " ranks; a group has 1.." + std::to_string(n));
   std::vector<int32_t> out;
   std::vector<char> seen(n, 0);
   for (size_t i = 0; i < a.size(); ++i) {
-    const auto r = static_cast<int32_t>(a[i].integer(0, static_cast<int64_t>(n) - 1, "a rank (0.." + std::to_string(n - 1) + ")"));
+    const auto r =
+        static_cast<int32_t>(a[i].integer(0, static_cast<int64_t>(n) - 1, "a rank (0.." + std::to_string(n - 1) + ")"));
     if (seen[r]++) fail(a[i].path, "rank " + std::to_string(r) + " is listed twice");
     out.push_back(r);
   }
@@ -111,13 +123,16 @@ size_t max_ring(size_t n) { return n + n / 4 + 16; }
 // A ring's places (encoding "ring"): its size and one distinct place per rank.
 Ring read_ring(const At& ph_at, size_t n) {
   Ring r;
-  r.size = static_cast<size_t>(ph_at["size"].integer(static_cast<int64_t>(n), static_cast<int64_t>(max_ring(n)),
-                                                     "ring places (" + std::to_string(n) + ".." + std::to_string(max_ring(n)) + ")"));
+  r.size = static_cast<size_t>(
+      ph_at["size"].integer(static_cast<int64_t>(n), static_cast<int64_t>(max_ring(n)),
+                            "ring places (" + std::to_string(n) + ".." + std::to_string(max_ring(n)) + ")"));
   const At places = ph_at["places"].list();
-  if (places.size() != n) fail(places.path, std::to_string(places.size()) + " places for " + std::to_string(n) + " ranks");
+  if (places.size() != n)
+    fail(places.path, std::to_string(places.size()) + " places for " + std::to_string(n) + " ranks");
   std::vector<char> taken(r.size, 0);
   for (size_t i = 0; i < n; ++i) {
-    const auto q = static_cast<uint32_t>(places[i].integer(0, static_cast<int64_t>(r.size) - 1, "a place (0.." + std::to_string(r.size - 1) + ")"));
+    const auto q = static_cast<uint32_t>(
+        places[i].integer(0, static_cast<int64_t>(r.size) - 1, "a place (0.." + std::to_string(r.size - 1) + ")"));
     if (taken[q]++) fail(places[i].path, "place " + std::to_string(q) + " is held twice");
     r.place.push_back(q);
   }
@@ -133,20 +148,23 @@ void read_shift_phases(const At& ph_at, int64_t version, ScheduleDoc& doc) {
   const std::string encoding = ph_at["encoding"].text();
   const bool on_ring = encoding == "ring" && version >= 3 && s.all_to_all();
   if (encoding != "shift" && !on_ring)
-    fail(ph_at.path + "/encoding", encoding == "ring" ? "\"ring\" is an all-to-all's encoding from version 3"
-                                                      : "unknown phase encoding (this ibroute reads \"shift\" and, from version 3, \"ring\")");
+    fail(ph_at.path + "/encoding",
+         encoding == "ring" ? "\"ring\" is an all-to-all's encoding from version 3"
+                            : "unknown phase encoding (this ibroute reads \"shift\" and, from version 3, \"ring\")");
   const Ring ring = on_ring ? read_ring(ph_at, n) : Ring{};
   const std::vector<int32_t> at = on_ring ? ranks_at(ring) : std::vector<int32_t>{};
   // Shifts 0..m-1 of the groups, 1..size-1 of a ring; the fewest transfers one of them can have.
-  const int64_t lo = on_ring ? 1 : 0, m = on_ring ? static_cast<int64_t>(ring.size) : static_cast<int64_t>(std::max(snd.size(), rcv.size()));
+  const int64_t lo = on_ring ? 1 : 0,
+                m = on_ring ? static_cast<int64_t>(ring.size) : static_cast<int64_t>(std::max(snd.size(), rcv.size()));
   const size_t fewest = on_ring ? 2 * n - std::min(2 * n, ring.size) : std::min(snd.size(), rcv.size());
   const int digits = static_cast<int>(ph_at["offset_digits"].integer(1, 2, "1 or 2 (hex digits per offset)"));
   const At shifts = ph_at["shifts"].list(), offsets = ph_at["offsets"].list();
   if (shifts.size() > static_cast<size_t>(m - lo))
-    fail(shifts.path, std::to_string(shifts.size()) + " phases; " + (on_ring ? "this ring has " : "these groups have ") +
-                          std::to_string(m - lo) + " shifts");
+    fail(shifts.path, std::to_string(shifts.size()) + " phases; " +
+                          (on_ring ? "this ring has " : "these groups have ") + std::to_string(m - lo) + " shifts");
   if (offsets.size() != shifts.size())
-    fail(offsets.path, std::to_string(offsets.size()) + " offset lines for " + std::to_string(shifts.size()) + " shifts");
+    fail(offsets.path,
+         std::to_string(offsets.size()) + " offset lines for " + std::to_string(shifts.size()) + " shifts");
   check_claim(shifts.path, n, shifts.size(), shifts.size() * fewest);
   std::vector<char> used(static_cast<size_t>(m), 0);
   for (size_t k = 0; k < shifts.size(); ++k) {
@@ -155,8 +173,8 @@ void read_shift_phases(const At& ph_at, int64_t version, ScheduleDoc& doc) {
     if (used[shift]++) fail(shifts[k].path, "shift " + std::to_string(shift) + " appears twice");
     const std::string line = offsets[k].text();
     if (line.size() != snd.size() * digits)
-      fail(offsets[k].path, std::to_string(line.size()) + " characters for " + std::to_string(snd.size()) + " senders of " +
-                                std::to_string(digits) + " digit(s)");
+      fail(offsets[k].path, std::to_string(line.size()) + " characters for " + std::to_string(snd.size()) +
+                                " senders of " + std::to_string(digits) + " digit(s)");
     Phase ph = on_ring ? ring_phase(ring, at, static_cast<size_t>(shift)) : group_shift_phase(n, snd, rcv, shift);
     for (size_t i = 0; i < snd.size(); ++i) {
       const int32_t r = snd[i], d = ph.dst[r];
@@ -164,18 +182,22 @@ void read_shift_phases(const At& ph_at, int64_t version, ScheduleDoc& doc) {
       // Named only when something fails: this loop runs phases x senders times (10^8 at 10 000 hosts).
       auto at = [&] { return offsets[k].path + " (sender " + std::to_string(i) + ")"; };
       if (d < 0) {
-        if (c[0] != '.' || c[digits - 1] != '.') fail(at(), "an offset where shift " + std::to_string(shift) + " has no transfer (expected '.')");
+        if (c[0] != '.' || c[digits - 1] != '.')
+          fail(at(), "an offset where shift " + std::to_string(shift) + " has no transfer (expected '.')");
         continue;
       }
       int off = 0;
       for (int x = 0; x < digits; ++x) {
         const int h = hex_value(c[x]);
-        if (h < 0) fail(at(), std::string("'") + (c[x] >= 0x20 && c[x] < 0x7f ? std::string(1, c[x]) : "?") + "' is not a hex digit");
+        if (h < 0)
+          fail(at(),
+               std::string("'") + (c[x] >= 0x20 && c[x] < 0x7f ? std::string(1, c[x]) : "?") + "' is not a hex digit");
         off = off * 16 + h;
       }
       const HostIdentity& dst = doc.identities[d];
       if (off >= (1 << dst.lmc))
-        fail(at(), "offset " + std::to_string(off) + " beyond the " + std::to_string(1 << dst.lmc) + " LIDs of " + dst.name);
+        fail(at(),
+             "offset " + std::to_string(off) + " beyond the " + std::to_string(1 << dst.lmc) + " LIDs of " + dst.name);
       ph.dlid[r] = static_cast<uint16_t>(dst.base_lid + off);
     }
     s.phases.push_back(std::move(ph));
@@ -204,17 +226,22 @@ std::string to_json(const ScheduleDoc& doc) {
       line.reserve(snd.size() * digits);
       for (int32_t r : snd) {
         const int32_t d = ph.dst[r];
-        if (d < 0) line.append(digits, '.');
-        else append_hex(line, ph.dlid[r] - doc.identities[d].base_lid, digits);
+        if (d < 0)
+          line.append(digits, '.');
+        else
+          append_hex(line, ph.dlid[r] - doc.identities[d].base_lid, digits);
       }
       offsets.push_back(std::move(line));
     }
     if (ring) {  // an all-to-all over a ring with empty places: version 3
       j["version"] = 3;
-      j["phases"] = {{"encoding", "ring"},        {"offset_digits", digits}, {"size", ring->first.size}, {"places", ring->first.place},
-                     {"shifts", std::move(shifts)}, {"offsets", std::move(offsets)}};
+      j["phases"] = {{"encoding", "ring"},          {"offset_digits", digits},     {"size", ring->first.size},
+                     {"places", ring->first.place}, {"shifts", std::move(shifts)}, {"offsets", std::move(offsets)}};
     } else {
-      j["phases"] = {{"encoding", "shift"}, {"offset_digits", digits}, {"shifts", std::move(shifts)}, {"offsets", std::move(offsets)}};
+      j["phases"] = {{"encoding", "shift"},
+                     {"offset_digits", digits},
+                     {"shifts", std::move(shifts)},
+                     {"offsets", std::move(offsets)}};
     }
   } else {
     json phases = json::array();
@@ -237,7 +264,9 @@ int64_t read_format(const json& j, const char* format) {
   const std::string_view f = format;
   if (!j.is_object() || !j.contains("format") || j["format"] != format)
     throw InputError(std::string("not an ") +
-                     (f.ends_with("slice") ? "ibroute schedule slice" : f.ends_with("hosts") ? "ibroute slices' host table" : "ibroute schedule") +
+                     (f.ends_with("slice")   ? "ibroute schedule slice"
+                      : f.ends_with("hosts") ? "ibroute slices' host table"
+                                             : "ibroute schedule") +
                      " (\"format\" is not \"" + format + "\")");
   const At ver = root["version"];
   const int newest = f.ends_with("slice") ? kSliceVersion : f.ends_with("hosts") ? 1 : kFormatVersion;
@@ -253,7 +282,8 @@ json parse_json(std::string_view text) {
   } catch (const json::exception& e) {
     // The parser's own words without its "[json.exception.parse_error.101] " tag.
     std::string what = e.what();
-    if (what.starts_with("[json.exception.")) what.erase(0, what.find("] ") == std::string::npos ? 0 : what.find("] ") + 2);
+    if (what.starts_with("[json.exception."))
+      what.erase(0, what.find("] ") == std::string::npos ? 0 : what.find("] ") + 2);
     const bool csv = text.starts_with("phase,");
     throw InputError(std::string(csv ? "a CSV export, not the JSON format this reads (ibroute export --format json)"
                                      : "not valid JSON (truncated or corrupted?)") +
@@ -287,8 +317,10 @@ HostIdentity read_identity(const At& h) {
   const int64_t base = h["base_lid"].integer(1, kMaxUnicastLid, "a unicast LID (1..49151)");
   const int64_t lmc = h["lmc"].integer(0, 7, "an LMC (0..7)");
   if (base + (int64_t{1} << lmc) - 1 > kMaxUnicastLid)
-    fail(h.path + "/lmc", "LIDs " + std::to_string(base) + " + 2^" + std::to_string(lmc) + " go beyond the unicast range (1..49151)");
-  return HostIdentity{h["name"].text(), h["node_guid"].guid(), h["port_guid"].guid(), static_cast<uint16_t>(base), static_cast<uint8_t>(lmc)};
+    fail(h.path + "/lmc",
+         "LIDs " + std::to_string(base) + " + 2^" + std::to_string(lmc) + " go beyond the unicast range (1..49151)");
+  return HostIdentity{h["name"].text(), h["node_guid"].guid(), h["port_guid"].guid(), static_cast<uint16_t>(base),
+                      static_cast<uint8_t>(lmc)};
 }
 
 void read_meta(const At& root, int64_t version, ScheduleDoc& doc) {
@@ -297,14 +329,16 @@ void read_meta(const At& root, int64_t version, ScheduleDoc& doc) {
   s.method = root["method"].text();
   s.bound = static_cast<int>(root["bound"].integer(0, 1 << 20, "a transfer bound (0..1048576)"));
   const At tim = root["timing"];
-  s.timing.message_size = static_cast<uint64_t>(tim["message_size"].integer(0, INT64_MAX, "a message size in bytes (0 or more)"));
+  s.timing.message_size =
+      static_cast<uint64_t>(tim["message_size"].integer(0, INT64_MAX, "a message size in bytes (0 or more)"));
   s.timing.rate = tim["rate"].number(0, 1e15, "a rate in bytes per second (0..1e15)");
   s.timing.slot_s = tim["slot_s"].number(0, kMaxSlotSeconds, "a slot in seconds (0..1e6)");
   if (version >= 3 && tim.has("phase_slots")) {  // its length is checked against the phases once they are read
     const At slots = tim["phase_slots"].list();
     s.slots.reserve(slots.size());
     for (size_t k = 0; k < slots.size(); ++k)
-      s.slots.push_back(static_cast<uint32_t>(slots[k].integer(1, kMaxPhaseSlots, "slots of a phase (1.." + std::to_string(kMaxPhaseSlots) + ")")));
+      s.slots.push_back(static_cast<uint32_t>(
+          slots[k].integer(1, kMaxPhaseSlots, "slots of a phase (1.." + std::to_string(kMaxPhaseSlots) + ")")));
   }
 }
 
@@ -317,7 +351,8 @@ void read_hosts(const At& root, int64_t version, ScheduleDoc& doc) {
   std::unordered_map<uint64_t, size_t> rank_of_port;
   for (size_t r = 0; r < n; ++r) {
     const At h = hosts[r];
-    if (static_cast<size_t>(h["rank"].integer(0, INT64_MAX, "a rank")) != r) fail(h.path + "/rank", "ranks must be 0, 1, 2, ... in order");
+    if (static_cast<size_t>(h["rank"].integer(0, INT64_MAX, "a rank")) != r)
+      fail(h.path + "/rank", "ranks must be 0, 1, 2, ... in order");
     HostIdentity id = read_identity(h);
     if (auto [it, fresh] = rank_of_port.emplace(id.port_guid, r); !fresh)
       fail(h.path + "/port_guid", shown(h["port_guid"].v) + " is already rank " + std::to_string(it->second));
@@ -334,7 +369,8 @@ void read_hosts(const At& root, int64_t version, ScheduleDoc& doc) {
 // A rank field: an integer in 0..n-1.
 int32_t read_rank(const At& a, size_t n) {
   if (!a.v.is_number_integer()) fail(a.path, shown(a.v) + " is not an integer (a rank)");
-  if (a.v.is_number_unsigned() ? a.v.get<uint64_t>() >= n : (a.v.get<int64_t>() < 0 || static_cast<uint64_t>(a.v.get<int64_t>()) >= n))
+  if (a.v.is_number_unsigned() ? a.v.get<uint64_t>() >= n
+                               : (a.v.get<int64_t>() < 0 || static_cast<uint64_t>(a.v.get<int64_t>()) >= n))
     fail(a.path, shown(a.v) + ": rank out of range (0.." + std::to_string(n - 1) + ")");
   return static_cast<int32_t>(a.v.get<int64_t>());
 }
@@ -351,7 +387,8 @@ size_t max_phases(const Schedule& s, int64_t version) {
 // timing.phase_slots, where given, has one entry per phase.
 void check_slots(const At& root, const Schedule& s, size_t phases) {
   if (!s.slots.empty() && s.slots.size() != phases)
-    fail(root.path + "/timing/phase_slots", std::to_string(s.slots.size()) + " entries for " + std::to_string(phases) + " phases");
+    fail(root.path + "/timing/phase_slots",
+         std::to_string(s.slots.size()) + " entries for " + std::to_string(phases) + " phases");
 }
 
 // A schedule without phases moves nothing, and its slices could not name a phase: refused as a
@@ -383,9 +420,10 @@ ScheduleDoc schedule_of(const json& j, int64_t version) {
   check_some_phases(phases, phases.v.size());
   check_slots(root, s, phases.v.size());
   if (phases.v.size() > k_max)
-    fail(phases.path, std::to_string(phases.v.size()) + " phases; " +
-                          (s.all_to_all() ? "an all-to-all of " + std::to_string(n) + " hosts has " : "these groups have ") +
-                          std::to_string(k_max));
+    fail(phases.path,
+         std::to_string(phases.v.size()) + " phases; " +
+             (s.all_to_all() ? "an all-to-all of " + std::to_string(n) + " hosts has " : "these groups have ") +
+             std::to_string(k_max));
   size_t listed = 0;
   for (size_t k = 0; k < phases.v.size(); ++k) listed += phases[k].list().size();
   check_claim(phases.path, n, phases.v.size(), listed);
@@ -396,7 +434,8 @@ ScheduleDoc schedule_of(const json& j, int64_t version) {
       const At t = ph_at[i];
       const auto src = static_cast<size_t>(read_rank(t["src"], n));
       const int32_t dst = read_rank(t["dst"], n);
-      if (ph.dst[src] >= 0) fail(t.path + "/src", "rank " + std::to_string(src) + " sends twice in phase " + std::to_string(k));
+      if (ph.dst[src] >= 0)
+        fail(t.path + "/src", "rank " + std::to_string(src) + " sends twice in phase " + std::to_string(k));
       if (static_cast<size_t>(dst) == src) fail(t.path + "/dst", "rank " + std::to_string(src) + " sends to itself");
       ph.dst[src] = dst;
       ph.dlid[src] = static_cast<uint16_t>(t["dlid"].integer(1, kMaxUnicastLid, "a unicast LID (1..49151)"));
@@ -477,8 +516,8 @@ void append_numbers(std::string& out, const std::vector<T>& v) {
 // A slice's transfers as columns, written as nlohmann's compact dump writes them (keys in order,
 // no spaces) but without a JSON value per number: 10^8 of them in an epoch of 10 000 hosts.
 // "phase" is left out where transfer i is in phase i.
-void append_columns(std::string& out, const std::vector<uint32_t>& phase, const std::vector<int32_t>& peer, const std::vector<uint16_t>& dlid,
-                    const char* key) {
+void append_columns(std::string& out, const std::vector<uint32_t>& phase, const std::vector<int32_t>& peer,
+                    const std::vector<uint16_t>& dlid, const char* key) {
   bool dense = true;
   for (size_t i = 0; i < phase.size() && dense; ++i) dense = phase[i] == i;
   const bool phase_first = std::string_view(key) > "phase";  // "dlid" < "dst" < "phase" < "src"
@@ -503,8 +542,10 @@ std::vector<std::string> SliceWriter::slices(size_t first, size_t last) const {
     const int32_t* src_of = src_of_.data() + k * n_;
     for (size_t rank = first; rank < last; ++rank) {
       SliceColumns& c = cols[rank - first];
-      if (ph.dst[rank] >= 0) c.sp.push_back(static_cast<uint32_t>(k)), c.dst.push_back(ph.dst[rank]), c.sd.push_back(ph.dlid[rank]);
-      if (const int32_t i = src_of[rank]; i >= 0) c.rp.push_back(static_cast<uint32_t>(k)), c.src.push_back(i), c.rd.push_back(ph.dlid[i]);
+      if (ph.dst[rank] >= 0)
+        c.sp.push_back(static_cast<uint32_t>(k)), c.dst.push_back(ph.dst[rank]), c.sd.push_back(ph.dlid[rank]);
+      if (const int32_t i = src_of[rank]; i >= 0)
+        c.rp.push_back(static_cast<uint32_t>(k)), c.src.push_back(i), c.rd.push_back(ph.dlid[i]);
     }
   }
   std::vector<std::string> out(cols.size());
@@ -519,7 +560,8 @@ std::vector<std::string> SliceWriter::slices(size_t first, size_t last) const {
     j["receives"] = j["sends"] = "\x01";
     const std::string head = j.dump();
     const size_t r_at = head.find(receives), s_at = head.find(sends, r_at);
-    if (r_at == std::string::npos || s_at == std::string::npos) throw std::logic_error("slice: a placeholder is not in the header");
+    if (r_at == std::string::npos || s_at == std::string::npos)
+      throw std::logic_error("slice: a placeholder is not in the header");
     const SliceColumns& c = cols[rank - first];
     std::string& text = out[rank - first];
     text.reserve(head.size() + 8 * (c.dst.size() + c.src.size()) + 64);
@@ -533,14 +575,19 @@ std::vector<std::string> SliceWriter::slices(size_t first, size_t last) const {
 }
 
 std::string hosts_file_json(const ScheduleDoc& doc) {
-  json j{{"format", "ibroute-schedule-hosts"}, {"version", 1}, {"name", doc.schedule.name}, {"created_at", doc.created_at},
+  json j{{"format", "ibroute-schedule-hosts"},
+         {"version", 1},
+         {"name", doc.schedule.name},
+         {"created_at", doc.created_at},
          {"fabric", fabric_json(doc.fabric)}};
-  if (!doc.schedule.all_to_all()) j["groups"] = {{"senders", doc.schedule.senders}, {"receivers", doc.schedule.receivers}};
+  if (!doc.schedule.all_to_all())
+    j["groups"] = {{"senders", doc.schedule.senders}, {"receivers", doc.schedule.receivers}};
   // One host per line: compact, and still read by eye and by grep.
   std::string out = j.dump();
   out.pop_back();
   out += ",\"hosts\":[\n";
-  for (size_t r = 0; r < doc.identities.size(); ++r) out += host_json(doc.identities[r], r).dump() + (r + 1 < doc.identities.size() ? ",\n" : "\n");
+  for (size_t r = 0; r < doc.identities.size(); ++r)
+    out += host_json(doc.identities[r], r).dump() + (r + 1 < doc.identities.size() ? ",\n" : "\n");
   return out + "]}\n";
 }
 
@@ -549,19 +596,25 @@ std::string node_slice_json(const ScheduleDoc& doc, size_t rank) { return SliceW
 namespace {
 
 // A slice's "sends" or "receives": one transfer per phase at most, phases rising, never to itself.
-std::vector<SliceTransfer> read_slice_transfers(const At& list, const char* peer_key, size_t rank, size_t n, size_t k_max) {
+std::vector<SliceTransfer> read_slice_transfers(const At& list, const char* peer_key, size_t rank, size_t n,
+                                                size_t k_max) {
   list.list();
-  if (list.size() > k_max) fail(list.path, std::to_string(list.size()) + " transfers; the schedule has at most " + std::to_string(k_max) + " phases");
+  if (list.size() > k_max)
+    fail(list.path,
+         std::to_string(list.size()) + " transfers; the schedule has at most " + std::to_string(k_max) + " phases");
   std::vector<SliceTransfer> out;
   out.reserve(list.size());
   for (size_t i = 0; i < list.size(); ++i) {
     const At t = list[i];
     SliceTransfer x;
-    x.phase = static_cast<uint32_t>(t["phase"].integer(0, static_cast<int64_t>(k_max) - 1, "a phase (0.." + std::to_string(k_max - 1) + ")"));
+    x.phase = static_cast<uint32_t>(
+        t["phase"].integer(0, static_cast<int64_t>(k_max) - 1, "a phase (0.." + std::to_string(k_max - 1) + ")"));
     if (!out.empty() && x.phase <= out.back().phase)
-      fail(t.path + "/phase", "phase " + std::to_string(x.phase) + " after phase " + std::to_string(out.back().phase) + " (one transfer per phase, in order)");
+      fail(t.path + "/phase", "phase " + std::to_string(x.phase) + " after phase " + std::to_string(out.back().phase) +
+                                  " (one transfer per phase, in order)");
     x.peer = read_rank(t[peer_key], n);
-    if (static_cast<size_t>(x.peer) == rank) fail(t.path + "/" + peer_key, "rank " + std::to_string(rank) + " is the slice's own");
+    if (static_cast<size_t>(x.peer) == rank)
+      fail(t.path + "/" + peer_key, "rank " + std::to_string(rank) + " is the slice's own");
     x.dlid = static_cast<uint16_t>(t["dlid"].integer(1, kMaxUnicastLid, "a unicast LID (1..49151)"));
     out.push_back(x);
   }
@@ -570,15 +623,19 @@ std::vector<SliceTransfer> read_slice_transfers(const At& list, const char* peer
 
 // Version 4: the transfers as columns (dst or src, dlid, and "phase" unless transfer i is in
 // phase i); the same rules as the lists of older slices.
-std::vector<SliceTransfer> read_slice_columns(const At& cols, const char* peer_key, size_t rank, size_t n, size_t k_max) {
+std::vector<SliceTransfer> read_slice_columns(const At& cols, const char* peer_key, size_t rank, size_t n,
+                                              size_t k_max) {
   const At peer = cols[peer_key].list(), dlid = cols["dlid"].list();
-  if (peer.size() > k_max) fail(peer.path, std::to_string(peer.size()) + " transfers; the schedule has " + std::to_string(k_max) + " phases");
-  if (dlid.size() != peer.size()) fail(dlid.path, std::to_string(dlid.size()) + " DLIDs for " + std::to_string(peer.size()) + " transfers");
+  if (peer.size() > k_max)
+    fail(peer.path, std::to_string(peer.size()) + " transfers; the schedule has " + std::to_string(k_max) + " phases");
+  if (dlid.size() != peer.size())
+    fail(dlid.path, std::to_string(dlid.size()) + " DLIDs for " + std::to_string(peer.size()) + " transfers");
   const bool dense = !cols.has("phase");
   std::optional<At> phase;
   if (!dense) {
     phase.emplace(cols["phase"].list());
-    if (phase->size() != peer.size()) fail(phase->path, std::to_string(phase->size()) + " phases for " + std::to_string(peer.size()) + " transfers");
+    if (phase->size() != peer.size())
+      fail(phase->path, std::to_string(phase->size()) + " phases for " + std::to_string(peer.size()) + " transfers");
   }
   std::vector<SliceTransfer> out;
   out.reserve(peer.size());
@@ -588,9 +645,11 @@ std::vector<SliceTransfer> read_slice_columns(const At& cols, const char* peer_k
       x.phase = static_cast<uint32_t>(i);
     } else {
       const At p = (*phase)[i];
-      x.phase = static_cast<uint32_t>(p.integer(0, static_cast<int64_t>(k_max) - 1, "a phase (0.." + std::to_string(k_max - 1) + ")"));
+      x.phase = static_cast<uint32_t>(
+          p.integer(0, static_cast<int64_t>(k_max) - 1, "a phase (0.." + std::to_string(k_max - 1) + ")"));
       if (!out.empty() && x.phase <= out.back().phase)
-        fail(p.path, "phase " + std::to_string(x.phase) + " after phase " + std::to_string(out.back().phase) + " (one transfer per phase, in order)");
+        fail(p.path, "phase " + std::to_string(x.phase) + " after phase " + std::to_string(out.back().phase) +
+                         " (one transfer per phase, in order)");
     }
     x.peer = read_rank(peer[i], n);
     if (static_cast<size_t>(x.peer) == rank) fail(peer[i].path, "rank " + std::to_string(rank) + " is the slice's own");
@@ -609,17 +668,20 @@ SliceDoc compact_slice_of(const At& root) {
   read_meta(root, 4, doc);
   // The placeholders cost ~100 B per host whatever the file lists: a claim is bounded (a million
   // hosts: 100 MB), not taken at its word.
-  const auto n = static_cast<size_t>(root["hosts_count"].integer(2, int64_t{1} << 20, "a number of hosts (2 .. 1048576)"));
+  const auto n =
+      static_cast<size_t>(root["hosts_count"].integer(2, int64_t{1} << 20, "a number of hosts (2 .. 1048576)"));
   out.hosts_file = root["hosts_file"].text();
   if (out.hosts_file.empty() || out.hosts_file.find('/') != std::string::npos || out.hosts_file.starts_with("."))
     fail("/hosts_file", "'" + out.hosts_file + "' is not a file name in the slice's own folder");
   out.rank = static_cast<size_t>(read_rank(root["rank"], n));
   const At h = root["host"];
-  if (static_cast<size_t>(h["rank"].integer(0, INT64_MAX, "a rank")) != out.rank) fail(h.path + "/rank", "not the slice's rank");
+  if (static_cast<size_t>(h["rank"].integer(0, INT64_MAX, "a rank")) != out.rank)
+    fail(h.path + "/rank", "not the slice's rank");
   const HostIdentity me = read_identity(h);
   // Every phase is named by the slots where they are given; the count cannot exceed one per transfer.
   const int64_t most = static_cast<int64_t>(std::min<uint64_t>(uint64_t{n} * (n - 1), uint64_t{1} << 32));
-  const auto phases = static_cast<size_t>(root["phases"].integer(1, most, "a number of phases (1 .. one per transfer)"));
+  const auto phases =
+      static_cast<size_t>(root["phases"].integer(1, most, "a number of phases (1 .. one per transfer)"));
   check_slots(root, s, phases);
   s.hosts.assign(n, Host{-1, 0, ""});
   doc.identities.assign(n, HostIdentity{});

@@ -1,16 +1,15 @@
 // libibroute-peer over the schedule format's own reader (schedule/io): one definition of the
 // format, whichever side reads it. A whole file is held decoded (phases × hosts cells: 600 MB at
 // 10 000 hosts) — nodes of large fabrics read their per-node slice, which is O(phases).
-#include "ibroute/peer.hpp"
-
 #include <cmath>
 #include <cstdio>
-#include <mutex>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <system_error>
 
 #include "ibroute/fabric/error.hpp"
+#include "ibroute/peer.hpp"
 #include "ibroute/schedule/format.hpp"
 #include "ibroute/schedule/hosts.hpp"
 
@@ -19,11 +18,11 @@ namespace ibroute::peer {
 namespace sch = ibroute::schedule;
 
 struct Schedule::Impl {
-  sch::ScheduleDoc doc;           // header, hosts, groups; phases only for a whole file
+  sch::ScheduleDoc doc;                // header, hosts, groups; phases only for a whole file
   std::optional<sch::SliceDoc> slice;  // the slice's transfers (its doc moved into `doc`)
   int version = 0;
   std::vector<Host> hosts;
-  mutable std::once_flag names_once;               // the name index, built on the first lookup
+  mutable std::once_flag names_once;  // the name index, built on the first lookup
   mutable std::unique_ptr<sch::HostNames> names;
 
   std::vector<Transfer> timed(const std::vector<sch::SliceTransfer>& list) const {
@@ -34,17 +33,21 @@ struct Schedule::Impl {
     uint64_t start = 0;
     uint32_t at = 0;  // the phase `start` belongs to: transfers come in phase order
     for (const sch::SliceTransfer& x : list) {
-      if (slots.empty()) start = x.phase;
+      if (slots.empty())
+        start = x.phase;
       else
         for (; at < x.phase; ++at) start += slots[at];
-      out.push_back({x.phase, static_cast<uint32_t>(x.peer), x.dlid, static_cast<double>(start) * t.slot_s, t.message_size});
+      out.push_back(
+          {x.phase, static_cast<uint32_t>(x.peer), x.dlid, static_cast<double>(start) * t.slot_s, t.message_size});
     }
     return out;
   }
   void check_rank(uint32_t rank) const {
     if (slice && rank != slice->rank)
-      throw Error("this slice is rank " + std::to_string(slice->rank) + "'s; rank " + std::to_string(rank) + " needs its own slice or the whole schedule");
-    if (rank >= hosts.size()) throw Error("rank " + std::to_string(rank) + " out of range (0.." + std::to_string(hosts.size() - 1) + ")");
+      throw Error("this slice is rank " + std::to_string(slice->rank) + "'s; rank " + std::to_string(rank) +
+                  " needs its own slice or the whole schedule");
+    if (rank >= hosts.size())
+      throw Error("rank " + std::to_string(rank) + " out of range (0.." + std::to_string(hosts.size() - 1) + ")");
   }
 };
 
@@ -81,7 +84,8 @@ std::string read_whole(const std::string& path) {
   // Read in place: a whole schedule of 10 000 hosts is 100 MB, not to be held twice.
   std::ifstream in(path, std::ios::binary);
   std::string text(std::filesystem::file_size(path, ec), '\0');
-  if (ec || !in || !in.read(text.data(), static_cast<std::streamsize>(text.size()))) throw Error(path + ": cannot read");
+  if (ec || !in || !in.read(text.data(), static_cast<std::streamsize>(text.size())))
+    throw Error(path + ": cannot read");
   return text;
 }
 }  // namespace
@@ -103,8 +107,8 @@ Schedule Schedule::load(const std::string& path) {
   const size_t me = im.slice->rank;
   if (hosts.identities.size() != im.hosts.size() || hosts.schedule.name != im.doc.schedule.name ||
       hosts.created_at != im.doc.created_at || hosts.identities[me] != im.doc.identities[me])
-    throw Error(table.string() + ": the host table of another schedule (not " + im.doc.schedule.name + " of " + im.doc.created_at +
-                " with " + std::to_string(im.hosts.size()) + " hosts)");
+    throw Error(table.string() + ": the host table of another schedule (not " + im.doc.schedule.name + " of " +
+                im.doc.created_at + " with " + std::to_string(im.hosts.size()) + " hosts)");
   im.doc.identities = std::move(hosts.identities);
   for (size_t r = 0; r < im.doc.identities.size(); ++r) {
     const sch::HostIdentity& h = im.doc.identities[r];
@@ -144,8 +148,8 @@ std::optional<std::uint32_t> Schedule::rank_of_name(std::string_view name) const
   const std::vector<size_t> found = impl_->names->ranks(name);
   if (found.empty()) return std::nullopt;
   if (found.size() > 1)
-    throw Error("'" + std::string(name) + "' is ranks " + std::to_string(found[0]) + " and " + std::to_string(found[1]) +
-                (found.size() > 2 ? " and more" : "") + "; name the host by port GUID");
+    throw Error("'" + std::string(name) + "' is ranks " + std::to_string(found[0]) + " and " +
+                std::to_string(found[1]) + (found.size() > 2 ? " and more" : "") + "; name the host by port GUID");
   return static_cast<std::uint32_t>(found[0]);
 }
 
@@ -182,7 +186,8 @@ std::vector<Transfer> Schedule::receives(std::uint32_t rank) const {
   const auto& phases = impl_->doc.schedule.phases;
   for (size_t k = 0; k < phases.size(); ++k)
     for (size_t i = 0; i < phases[k].dst.size(); ++i)
-      if (phases[k].dst[i] == static_cast<int32_t>(rank)) list.push_back({static_cast<uint32_t>(k), static_cast<int32_t>(i), phases[k].dlid[i]});
+      if (phases[k].dst[i] == static_cast<int32_t>(rank))
+        list.push_back({static_cast<uint32_t>(k), static_cast<int32_t>(i), phases[k].dlid[i]});
   return impl_->timed(list);
 }
 
@@ -198,7 +203,8 @@ std::optional<Epoch> newest_epoch(const std::string& dir) {
   if (ec) return std::nullopt;
   const std::string name = target.filename().string();
   uint64_t k = 0;
-  if (name.size() < 7 || name.size() > 21 || name.rfind("epoch-", 0) != 0) throw Error(dir + "/current: " + name + " is no epoch");
+  if (name.size() < 7 || name.size() > 21 || name.rfind("epoch-", 0) != 0)
+    throw Error(dir + "/current: " + name + " is no epoch");
   for (size_t i = 6; i < name.size(); ++i) {
     if (name[i] < '0' || name[i] > '9') throw Error(dir + "/current: " + name + " is no epoch");
     k = k * 10 + static_cast<uint64_t>(name[i] - '0');
@@ -222,7 +228,8 @@ std::optional<Schedule> load_epoch(const Epoch& e, std::uint64_t port_guid) {
     for (const std::filesystem::directory_entry& f : std::filesystem::directory_iterator(e.dir, ec))
       if (f.path().filename().string().rfind(prefix, 0) == 0) {
         Schedule s = Schedule::load(f.path().string());
-        if (s.epoch() != e.number) throw Error(f.path().string() + ": epoch " + std::to_string(s.epoch()) + ", not " + std::to_string(e.number));
+        if (s.epoch() != e.number)
+          throw Error(f.path().string() + ": epoch " + std::to_string(s.epoch()) + ", not " + std::to_string(e.number));
         // The slice its name promises, or none a node may send on (sch::check_slice_on_table).
         if (!s.impl_->slice) throw Error(f.path().string() + ": holds no slice, not rank " + std::to_string(r) + "'s");
         try {
@@ -239,14 +246,16 @@ std::optional<Schedule> load_epoch(const Epoch& e, std::uint64_t port_guid) {
 
 std::uint64_t handover_round(std::int64_t from_unix_ns, std::int64_t start_unix_ns, double round_s) {
   // A round of less than a nanosecond (or not a number, or endless) names no round on the clock.
-  if (!(round_s >= 1e-9) || !std::isfinite(round_s)) throw Error("handover_round: a round of " + std::to_string(round_s) + " s (1 ns or more)");
+  if (!(round_s >= 1e-9) || !std::isfinite(round_s))
+    throw Error("handover_round: a round of " + std::to_string(round_s) + " s (1 ns or more)");
   if (from_unix_ns <= start_unix_ns) return 0;
   // The distance in unsigned arithmetic: from - start may exceed INT64_MAX (start near INT64_MIN).
   const std::uint64_t ns = static_cast<std::uint64_t>(from_unix_ns) - static_cast<std::uint64_t>(start_unix_ns);
   const long double rounds = static_cast<long double>(ns) / (static_cast<long double>(round_s) * 1e9L);
   // Whole nanoseconds on both sides: a round that starts exactly at `from` is the one.
   const long double k = std::ceil(rounds - 1e-12L);
-  if (k >= 18446744073709551615.0L) throw Error("handover_round: round " + std::to_string(static_cast<double>(k)) + " is beyond 2^64");
+  if (k >= 18446744073709551615.0L)
+    throw Error("handover_round: round " + std::to_string(static_cast<double>(k)) + " is beyond 2^64");
   return static_cast<std::uint64_t>(k);
 }
 

@@ -12,13 +12,13 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "export_files.hpp"
 #include "common.hpp"
-#include "whole_file.hpp"
-#include "options.hpp"
+#include "export_files.hpp"
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/schedule/format.hpp"
 #include "ibroute/schedule/validate.hpp"
+#include "options.hpp"
+#include "whole_file.hpp"
 
 namespace ibroute::cli {
 
@@ -61,35 +61,41 @@ void check_own_slices(const std::string& dir) {
   for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
     const std::string name = e.path().filename().string();
     if (name == kSliceMarker) continue;
-    if (name == schedule::kHostsFile && e.is_regular_file() && is_host_table(e.path())) continue;  // the slices' host table, not a namesake
+    if (name == schedule::kHostsFile && e.is_regular_file() && is_host_table(e.path()))
+      continue;  // the slices' host table, not a namesake
     if (!(e.is_regular_file() && slice_name(name)) && !foreign++) example = name;
   }
   if (foreign)
-    throw InputError("--per-node " + dir + " holds " + std::to_string(foreign) + " file(s) export did not write (e.g. " + example +
-                     "): give an empty or new directory");
+    throw InputError("--per-node " + dir + " holds " + std::to_string(foreign) +
+                     " file(s) export did not write (e.g. " + example + "): give an empty or new directory");
 }
 
 // The slices written into a new directory beside `dir` and put in its place whole: exchanged with
 // the old one by renameat2(RENAME_EXCHANGE), which then goes. A peer reads the old slices or the
 // new, never a mix (an interrupted export leaves the old directory and a hidden `.NAME.slices-*`
 // beside it); no slice of an earlier, larger schedule stays beside the new ones.
-void replace_slices(const std::string& dir, const ScheduleDoc& doc, const std::string& schedule, const fabric::ProgressFn& progress) {
+void replace_slices(const std::string& dir, const ScheduleDoc& doc, const std::string& schedule,
+                    const fabric::ProgressFn& progress) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  fs::path target = fs::weakly_canonical(fs::absolute(dir), ec);  // "slices/", "./slices", a link to it: the one directory
+  fs::path target =
+      fs::weakly_canonical(fs::absolute(dir), ec);  // "slices/", "./slices", a link to it: the one directory
   if (!ec && target.filename().empty() && target != target.root_path()) target = target.parent_path();  // "slices/"
   if (ec || target.filename().empty() || target == fs::current_path(ec))
-    throw InputError("--per-node " + dir + ": give the slices a directory of their own (not the current one or /); it is replaced whole");
+    throw InputError("--per-node " + dir +
+                     ": give the slices a directory of their own (not the current one or /); it is replaced whole");
   const fs::path name = target.filename(), parent = target.parent_path();
   const bool existed = fs::exists(fs::symlink_status(target, ec));
   if (existed && !fs::is_directory(target)) throw InputError("--per-node " + dir + ": exists and is not a directory");
   if (existed) check_own_slices(dir);
   fs::create_directories(parent, ec);
   std::string templ = (parent / ("." + name.string() + ".slices-XXXXXX")).string();
-  if (!::mkdtemp(templ.data())) throw InputError("--per-node " + dir + ": cannot create a directory beside it: " + std::strerror(errno));
+  if (!::mkdtemp(templ.data()))
+    throw InputError("--per-node " + dir + ": cannot create a directory beside it: " + std::strerror(errno));
   const fs::path fresh = templ;
   try {
-    workflow::write_text_file(fresh / kSliceMarker, "slices of schedule " + schedule + ", written by ibroute export --per-node\n");
+    workflow::write_text_file(fresh / kSliceMarker,
+                              "slices of schedule " + schedule + ", written by ibroute export --per-node\n");
     workflow::write_slices(fresh, doc, progress);
     ::chmod(fresh.c_str(), 0755);  // mkdtemp's 0700 would keep other users' peers out
     if (!existed) {
@@ -98,7 +104,8 @@ void replace_slices(const std::string& dir, const ScheduleDoc& doc, const std::s
       return;
     }
     if (::renameat2(AT_FDCWD, fresh.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) != 0)
-      throw InputError("--per-node " + dir + ": cannot exchange it with " + fresh.string() + ": " + std::strerror(errno));
+      throw InputError("--per-node " + dir + ": cannot exchange it with " + fresh.string() + ": " +
+                       std::strerror(errno));
   } catch (...) {
     fs::remove_all(fresh, ec);
     throw;
@@ -121,12 +128,15 @@ int run_export(const ExportOptions& o) {
     Progress progress;
     replace_slices(o.per_node, doc, info.name, std::ref(progress));
     progress.finish();
-    std::cerr << "wrote " << doc.identities.size() << " per-node slices and their host table (" << schedule::kHostsFile << ") to " << o.per_node << "\n";
+    std::cerr << "wrote " << doc.identities.size() << " per-node slices and their host table (" << schedule::kHostsFile
+              << ") to " << o.per_node << "\n";
     if (o.output.empty()) return kExitOk;
   }
   auto write = [&](std::ostream& out) {
-    if (o.format == "csv") write_csv(out, doc);  // streamed: 10^8 lines must not sit in memory
-    else out << to_json(doc);                   // compact (format version 2): O(N) values per phase
+    if (o.format == "csv")
+      write_csv(out, doc);  // streamed: 10^8 lines must not sit in memory
+    else
+      out << to_json(doc);  // compact (format version 2): O(N) values per phase
   };
   if (o.output.empty() || o.output == "-") {
     write(std::cout);
@@ -148,7 +158,9 @@ Runner setup_export(CLI::App& app) {
   c->add_option("--schedule", o->schedule, "schedule name or id")->required();
   c->add_option("--format", o->format, "json or csv")->check(CLI::IsMember({"json", "csv"}))->capture_default_str();
   c->add_option("-o,--output", o->output, "output file (default: standard output)");
-  c->add_option("--per-node", o->per_node, "also write one slice per host into this directory, and their host table (hosts.json; docs/schedule-format.md)");
+  c->add_option(
+      "--per-node", o->per_node,
+      "also write one slice per host into this directory, and their host table (hosts.json; docs/schedule-format.md)");
   return [o] { return run_export(*o); };
 }
 

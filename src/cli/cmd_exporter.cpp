@@ -27,16 +27,18 @@ std::function<int()> setup_exporter_options(CLI::App& app, std::function<int(con
   c->add_option("--min-interval", o->min_interval_s, "seconds a reading is served before a scrape starts another")
       ->capture_default_str()
       ->check(decimal_in(0, 3600));
-  c->add_option("--scrape-timeout", o->scrape_timeout_s, "seconds a scrape waits for its reading before it gets the last one")
+  c->add_option("--scrape-timeout", o->scrape_timeout_s,
+                "seconds a scrape waits for its reading before it gets the last one")
       ->capture_default_str()
       ->check(decimal_in(0.1, 600));
   c->add_option("-C,--Ca", o->ca, "CA name to read from");
   c->add_option("-P,--Port", o->port, "CA port number to read from")->check(CLI::Range(0, 254));
   c->add_option("-t,--timeout", o->timeout_ms, "MAD timeout in ms (default: libibmad's)")->check(CLI::Range(0, 60000));
   c->add_option("--retries", o->retries, "MAD retries (default: libibmad's)")->check(CLI::Range(0, 100));
-  c->add_option("--mads-in-flight", o->mads, "PerfMgt queries in flight at once")->capture_default_str()->check(CLI::Range(1, 256));
+  c->add_option("--mads-in-flight", o->mads, "PerfMgt queries in flight at once")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
   return [o, run] { return run(*o); };
 }
-
 
 }  // namespace ibroute::cli

@@ -21,7 +21,8 @@ int run_migrate(const MigrateOptions& o) {
   store::FabricStore store(o.db, store::Access::read_write);  // migrates in one transaction, or throws
   const int from = store.found_version();
   if (o.json) {
-    print_json({{"db", o.db}, {"from_version", from}, {"version", store::kSchemaVersion}, {"migrated", store.migrated()}});
+    print_json(
+        {{"db", o.db}, {"from_version", from}, {"version", store::kSchemaVersion}, {"migrated", store.migrated()}});
   } else if (store.migrated()) {
     std::cout << "migrated " << o.db << " from version " << from << " to " << store::kSchemaVersion << "\n";
   } else {
@@ -34,7 +35,8 @@ int run_migrate(const MigrateOptions& o) {
 
 Runner setup_migrate(CLI::App& app) {
   auto o = std::make_shared<MigrateOptions>();
-  auto* c = app.add_subcommand("migrate", "Upgrade a database to this ibroute's schema version (reading commands never do).");
+  auto* c =
+      app.add_subcommand("migrate", "Upgrade a database to this ibroute's schema version (reading commands never do).");
   add_db_option(c, o->db);
   add_json_flag(c, o->json);
   return [o] { return run_migrate(*o); };

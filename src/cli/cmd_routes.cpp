@@ -4,9 +4,9 @@
 
 #include "commands.hpp"
 #include "common.hpp"
-#include "options.hpp"
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/fabric/routes.hpp"
+#include "options.hpp"
 
 namespace ibroute::cli {
 
@@ -52,8 +52,13 @@ std::vector<uint16_t> pick_dlids(const Port& dst, const std::string& spec) {
 nlohmann::json port_json(const Fabric& f, int node, int port) {
   const Node& n = f.nodes[node];
   const Port& p = n.ports[port];
-  return {{"guid", guid_hex(n.guid)}, {"port_guid", guid_hex(p.guid)}, {"desc", n.desc}, {"type", to_string(n.type)},
-          {"port", port}, {"base_lid", p.base_lid}, {"lmc", p.lmc}};
+  return {{"guid", guid_hex(n.guid)},
+          {"port_guid", guid_hex(p.guid)},
+          {"desc", n.desc},
+          {"type", to_string(n.type)},
+          {"port", port},
+          {"base_lid", p.base_lid},
+          {"lmc", p.lmc}};
 }
 
 // The routes as text: one line per LID where there are several, else every hop of the one.
@@ -66,12 +71,12 @@ void print_routes(const Fabric& f, PortSel src, PortSel dst, const nlohmann::jso
     std::cout << "From \"" << sn.desc << "\" port " << src.port << " to \"" << dn.desc << "\" lid " << lid_range(dport)
               << ":\n";
     for (const auto& r : out["routes"]) {
-      std::cout << "  " << r["dlid"].get<int>() << " +" << r["offset"].get<int>() << "\t" << r["status"].get<std::string>()
-                << "\t";
+      std::cout << "  " << r["dlid"].get<int>() << " +" << r["offset"].get<int>() << "\t"
+                << r["status"].get<std::string>() << "\t";
       for (const auto& h : r["hops"]) {
         int port = h["out_port"].get<int>();
-        std::cout << h["desc"].get<std::string>() << "[" << (port == kNoRoute ? std::string("none") : std::to_string(port))
-                  << "] -> ";
+        std::cout << h["desc"].get<std::string>() << "["
+                  << (port == kNoRoute ? std::string("none") : std::to_string(port)) << "] -> ";
       }
       std::cout << (r["status"] == "ok" ? dn.desc : std::string("X")) << "\n";
     }
@@ -108,13 +113,17 @@ int run_routes(const RoutesOptions& o) {
   // --to given as one of the port's LIDs other than the base: that LID is the one meant (an
   // explicit --lid still decides).
   std::string lid_spec = o.lid;
-  if (uint32_t named = 0; lid_spec == "base" && std::from_chars(o.to.data(), o.to.data() + o.to.size(), named).ptr == o.to.data() + o.to.size() &&
-                          named != dport.base_lid && dport.owns_lid(named))
+  if (uint32_t named = 0;
+      lid_spec == "base" &&
+      std::from_chars(o.to.data(), o.to.data() + o.to.size(), named).ptr == o.to.data() + o.to.size() &&
+      named != dport.base_lid && dport.owns_lid(named))
     lid_spec = o.to;
   std::vector<uint16_t> dlids = pick_dlids(dport, lid_spec);
 
   const Port& sport = f.nodes[src.node].ports[src.port];
-  nlohmann::json out{{"scan_id", scan}, {"from", port_json(f, src.node, src.port)}, {"to", port_json(f, dst.node, dst.port)},
+  nlohmann::json out{{"scan_id", scan},
+                     {"from", port_json(f, src.node, src.port)},
+                     {"to", port_json(f, dst.node, dst.port)},
                      {"routes", nlohmann::json::array()}};
   for (uint16_t dlid : dlids) {
     // The first hop comes from the port table; the rest is one stored row per (ingress, DLID).
@@ -136,16 +145,20 @@ int run_routes(const RoutesOptions& o) {
     int in_port = -1;
     for (const Hop& h : hops) {
       const Node& n = f.nodes[h.node];
-      nlohmann::json x{{"guid", guid_hex(n.guid)}, {"desc", n.desc}, {"type", to_string(n.type)}, {"out_port", h.out_port}};
+      nlohmann::json x{
+          {"guid", guid_hex(n.guid)}, {"desc", n.desc}, {"type", to_string(n.type)}, {"out_port", h.out_port}};
       if (in_port >= 0) x["in_port"] = in_port;
       const Port& op = n.ports[h.out_port == kNoRoute || h.out_port > n.num_ports() ? 0 : h.out_port];
       in_port = h.out_port != kNoRoute && op.connected() ? op.peer_port : -1;
       jh.push_back(std::move(x));
     }
-    out["routes"].push_back({{"dlid", dlid}, {"offset", dlid - dport.base_lid}, {"status", to_string(status)}, {"hops", jh}});
+    out["routes"].push_back(
+        {{"dlid", dlid}, {"offset", dlid - dport.base_lid}, {"status", to_string(status)}, {"hops", jh}});
   }
-  if (o.json) print_json(out);
-  else print_routes(f, src, dst, out);
+  if (o.json)
+    print_json(out);
+  else
+    print_routes(f, src, dst, out);
   for (const auto& r : out["routes"])
     if (r["status"] != "ok") return kExitFailure;
   return kExitOk;
@@ -166,7 +179,8 @@ Runner setup_routes(CLI::App& app) {
   add_scan_option(c, o->scan);
   c->add_option("--from", o->from, "source NODE (a CA)")->required();
   c->add_option("--to", o->to, "destination NODE")->required();
-  c->add_option("--lid", o->lid, "destination LID: all, base, +K (offset from the base LID) or a LID")->capture_default_str();
+  c->add_option("--lid", o->lid, "destination LID: all, base, +K (offset from the base LID) or a LID")
+      ->capture_default_str();
   c->add_flag("--json", o->json, "print JSON: every hop with node GUID, description, in and out port");
   return [o] { return run_routes(*o); };
 }

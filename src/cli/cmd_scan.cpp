@@ -5,12 +5,12 @@
 
 #include "commands.hpp"
 #include "common.hpp"
-#include "options.hpp"
-#include "scan_pipeline.hpp"
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/fabric/live_scan.hpp"
 #include "ibroute/fabric/routes.hpp"
 #include "ibroute/fabric/text_import.hpp"
+#include "options.hpp"
+#include "scan_pipeline.hpp"
 
 namespace ibroute::cli {
 
@@ -41,41 +41,64 @@ struct Scanned {
 };
 
 void print_scan_json(const ScanOptions& o, const Scanned& x, const RouteCounts& rc, std::map<NodeKind, int>& kinds) {
-  nlohmann::json j{{"scan_id", x.id}, {"database", o.db}, {"source", x.info.source}, {"origin", x.info.origin},
-                   {"complete", x.info.complete}, {"switches", x.info.switches}, {"cas", x.info.cas}, {"links", x.info.links},
-                   {"lmc", x.info.lmc}, {"lids", x.info.lids}, {"hosts", kinds[NodeKind::host]},
-                   {"aggregation_nodes", kinds[NodeKind::aggregation]}, {"routers", kinds[NodeKind::router]},
+  nlohmann::json j{{"scan_id", x.id},
+                   {"database", o.db},
+                   {"source", x.info.source},
+                   {"origin", x.info.origin},
+                   {"complete", x.info.complete},
+                   {"switches", x.info.switches},
+                   {"cas", x.info.cas},
+                   {"links", x.info.links},
+                   {"lmc", x.info.lmc},
+                   {"lids", x.info.lids},
+                   {"hosts", kinds[NodeKind::host]},
+                   {"aggregation_nodes", kinds[NodeKind::aggregation]},
+                   {"routers", kinds[NodeKind::router]},
                    {"forwarding_tables", x.f.has_lfts},
-                   {"routes", {{"total", rc.total}, {"ok", rc.ok}, {"drop", rc.drop}, {"loop", rc.loop},
-                               {"dead_end", rc.dead_end}, {"misdelivered", rc.misdelivered}, {"unknown", rc.unknown}}},
+                   {"routes",
+                    {{"total", rc.total},
+                     {"ok", rc.ok},
+                     {"drop", rc.drop},
+                     {"loop", rc.loop},
+                     {"dead_end", rc.dead_end},
+                     {"misdelivered", rc.misdelivered},
+                     {"unknown", rc.unknown}}},
                    {"problems", nlohmann::json::array()},
                    {"seconds", {{"read", x.t_read}, {"routes", x.t_routes}, {"store", x.t_store}, {"total", x.total}}}};
   for (const Problem& p : x.f.problems)
-    j["problems"].push_back({{"kind", p.kind}, {"node_guid", guid_hex(p.node_guid)}, {"port", p.port}, {"detail", p.detail}});
+    j["problems"].push_back(
+        {{"kind", p.kind}, {"node_guid", guid_hex(p.node_guid)}, {"port", p.port}, {"detail", p.detail}});
   print_json(j);
 }
 
 void print_scan(const ScanOptions& o, const Scanned& x, const RouteCounts& rc, std::map<NodeKind, int>& kinds) {
   const store::ScanInfo& info = x.info;
-  std::cout << "scan " << x.id << " (" << info.source << ", " << (info.complete ? "complete" : "INCOMPLETE") << ") stored in " << o.db << "\n"
-            << "  fabric    " << info.switches << " switches, " << info.cas << " CAs, " << info.links << " links, LMC " << info.lmc << "\n";
+  std::cout << "scan " << x.id << " (" << info.source << ", " << (info.complete ? "complete" : "INCOMPLETE")
+            << ") stored in " << o.db << "\n"
+            << "  fabric    " << info.switches << " switches, " << info.cas << " CAs, " << info.links << " links, LMC "
+            << info.lmc << "\n";
   if (kinds[NodeKind::aggregation] || kinds[NodeKind::router])
-    std::cout << "  not hosts " << kinds[NodeKind::aggregation] << " aggregation node(s), " << kinds[NodeKind::router] << " router(s)\n";
+    std::cout << "  not hosts " << kinds[NodeKind::aggregation] << " aggregation node(s), " << kinds[NodeKind::router]
+              << " router(s)\n";
   std::cout << "  LIDs      " << info.lids << "\n";
   if (!x.f.has_lfts)
     std::cout << "  routes    unknown: no forwarding tables imported (--lfts)";
   else
-    std::cout << "  routes    " << rc.total << " (" << x.routes.ingress.size() << " ingress switches x " << x.routes.dlids.size()
-              << " DLIDs): " << rc.ok << " ok";
-  for (auto [n, what] : {std::pair{rc.drop, "drop"}, {rc.loop, "loop"}, {rc.dead_end, "dead end"},
-                         {rc.misdelivered, "misdelivered"}, {rc.unknown, "unknown (LFT unread)"}})
+    std::cout << "  routes    " << rc.total << " (" << x.routes.ingress.size() << " ingress switches x "
+              << x.routes.dlids.size() << " DLIDs): " << rc.ok << " ok";
+  for (auto [n, what] : {std::pair{rc.drop, "drop"},
+                         {rc.loop, "loop"},
+                         {rc.dead_end, "dead end"},
+                         {rc.misdelivered, "misdelivered"},
+                         {rc.unknown, "unknown (LFT unread)"}})
     if (n) std::cout << ", " << n << ' ' << what;
   std::cout << "\n  problems  " << (x.f.problems.empty() ? "none" : std::to_string(x.f.problems.size())) << "\n";
   for (size_t i = 0; i < x.f.problems.size() && i < 20; ++i) std::cout << "    " << x.f.problems[i].detail << "\n";
   if (x.f.problems.size() > 20) std::cout << "    ... (ibroute scans --problems " << x.id << " lists all)\n";
   std::cout << "  time      " << std::fixed;
   std::cout.precision(2);
-  std::cout << x.total << " s (read " << x.t_read << " s, routes " << x.t_routes << " s, store " << x.t_store << " s)\n";
+  std::cout << x.total << " s (read " << x.t_read << " s, routes " << x.t_routes << " s, store " << x.t_store
+            << " s)\n";
 }
 
 int run_scan(const ScanOptions& o) {
@@ -98,8 +121,10 @@ int run_scan(const ScanOptions& o) {
   for (const Node& n : x.f.nodes) ++kinds[node_kind(n)];
   for (const Problem& p : x.f.problems)
     if (p.kind == "no_lids") std::cerr << "ibroute: warning: " << p.detail << "\n";
-  if (o.json) print_scan_json(o, x, rc, kinds);
-  else print_scan(o, x, rc, kinds);
+  if (o.json)
+    print_scan_json(o, x, rc, kinds);
+  else
+    print_scan(o, x, rc, kinds);
   return x.info.complete ? kExitOk : kExitIncomplete;
 }
 
@@ -119,9 +144,12 @@ Runner setup_scan(CLI::App& app) {
   add_db_option(c, o->db, true);
   c->add_option("-C,--Ca", o->ca, "CA name to scan from (live)");
   c->add_option("-P,--Port", o->port, "CA port number to scan from (live)")->check(CLI::Range(0, 254));
-  c->add_option("-t,--timeout", o->timeout_ms, "MAD timeout in ms (live; default: libibmad's)")->check(CLI::Range(0, 60000));
+  c->add_option("-t,--timeout", o->timeout_ms, "MAD timeout in ms (live; default: libibmad's)")
+      ->check(CLI::Range(0, 60000));
   c->add_option("--retries", o->retries, "MAD retries (live; default: libibmad's)")->check(CLI::Range(0, 100));
-  c->add_option("--mads-in-flight", o->mads, "LFT SMPs in flight at once (live)")->capture_default_str()->check(CLI::Range(1, 256));
+  c->add_option("--mads-in-flight", o->mads, "LFT SMPs in flight at once (live)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
   c->add_option("--topology", o->topology,
                 "topology to import (offline): ibnetdiscover output, plain, -g or -p, or its --cache file");
   c->add_option("--lfts", o->lfts,

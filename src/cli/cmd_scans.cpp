@@ -20,10 +20,21 @@ struct ScansOptions {
 };
 
 nlohmann::json scan_json(const store::ScanInfo& s) {
-  return {{"scan_id", s.id}, {"started_at", s.started_at}, {"source", s.source}, {"origin", s.origin}, {"complete", s.complete},
-          {"duration_s", s.duration_s}, {"lmc", s.lmc}, {"switches", s.switches}, {"cas", s.cas}, {"links", s.links},
-          {"lids", s.lids}, {"routes", s.routes}, {"forwarding_tables", s.has_lfts},
-          {"routes_stored", !(s.has_lfts && s.routes == 0 && s.lids > 0)}};  // false: answered from the tables (watch stores them later)
+  return {{"scan_id", s.id},
+          {"started_at", s.started_at},
+          {"source", s.source},
+          {"origin", s.origin},
+          {"complete", s.complete},
+          {"duration_s", s.duration_s},
+          {"lmc", s.lmc},
+          {"switches", s.switches},
+          {"cas", s.cas},
+          {"links", s.links},
+          {"lids", s.lids},
+          {"routes", s.routes},
+          {"forwarding_tables", s.has_lfts},
+          {"routes_stored",
+           !(s.has_lfts && s.routes == 0 && s.lids > 0)}};  // false: answered from the tables (watch stores them later)
 }
 
 int run_scans(const ScansOptions& o) {
@@ -41,18 +52,20 @@ int run_scans(const ScansOptions& o) {
   nlohmann::json j = nlohmann::json::array();
   const std::vector<store::ScanInfo> all = store.scans();
   if (!o.json) {
-    if (all.empty()) std::cout << "no scans in " << o.db << " (ibroute scan makes one)\n";
-    else std::cout << "id\tstarted\tsource\tstate\tfabric\torigin\n";
+    if (all.empty())
+      std::cout << "no scans in " << o.db << " (ibroute scan makes one)\n";
+    else
+      std::cout << "id\tstarted\tsource\tstate\tfabric\torigin\n";
   }
   for (const auto& s : all) {
     j.push_back(scan_json(s));
     if (!o.json)
-      std::cout << s.id << "\t" << s.started_at << "\t" << s.source << "\t" << (s.complete ? "complete" : "INCOMPLETE") << "\t"
-                << s.switches << " switches, " << s.cas << " CAs, LMC " << s.lmc << ", "
-                << (!s.has_lfts ? std::string("routes unknown (no tables)")
+      std::cout << s.id << "\t" << s.started_at << "\t" << s.source << "\t" << (s.complete ? "complete" : "INCOMPLETE")
+                << "\t" << s.switches << " switches, " << s.cas << " CAs, LMC " << s.lmc << ", "
+                << (!s.has_lfts                   ? std::string("routes unknown (no tables)")
                     : s.routes == 0 && s.lids > 0 ? std::string("routes from the tables (not stored yet)")
-                                                  : std::to_string(s.routes) + " routes") << "\t"
-                << s.origin << "\n";
+                                                  : std::to_string(s.routes) + " routes")
+                << "\t" << s.origin << "\n";
   }
   if (o.json) print_json({{"db", o.db}, {"scans", j}});
   return kExitOk;
@@ -65,7 +78,8 @@ Runner setup_scans(CLI::App& app) {
   auto* c = app.add_subcommand("scans", "List the scans in a database, or one scan's problems.");
   add_db_option(c, o->db);
   c->add_option("--problems", o->problems, "list the problems recorded for this scan id");
-  c->add_flag("--json", o->json, "print JSON: {\"db\", \"scans\": [{\"scan_id\", ...}]} (with --problems: {\"scan_id\", \"problems\"})");
+  c->add_flag("--json", o->json,
+              "print JSON: {\"db\", \"scans\": [{\"scan_id\", ...}]} (with --problems: {\"scan_id\", \"problems\"})");
   return [o] { return run_scans(*o); };
 }
 

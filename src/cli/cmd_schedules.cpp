@@ -22,10 +22,21 @@ int run_schedules(const SchedulesOptions& o) {
   if (o.json) {
     nlohmann::json list = nlohmann::json::array();
     for (const store::ScheduleInfo& s : all)
-      list.push_back({{"schedule_id", s.id}, {"name", s.name}, {"scan_id", s.scan_id}, {"created_at", s.created_at},
-                      {"method", s.method}, {"hosts", s.hosts}, {"phases", s.phases}, {"bound", s.bound}, {"max_load", s.max_load},
-                      {"congested", s.congested}, {"message_size_bytes", s.timing.message_size}, {"rate_bytes_per_s", s.timing.rate}, {"slot_s", s.timing.slot_s},
-                      {"rate_per_node_gbps", s.timing.rate * 8 / 1e9}, {"planning_seconds", s.seconds}});
+      list.push_back({{"schedule_id", s.id},
+                      {"name", s.name},
+                      {"scan_id", s.scan_id},
+                      {"created_at", s.created_at},
+                      {"method", s.method},
+                      {"hosts", s.hosts},
+                      {"phases", s.phases},
+                      {"bound", s.bound},
+                      {"max_load", s.max_load},
+                      {"congested", s.congested},
+                      {"message_size_bytes", s.timing.message_size},
+                      {"rate_bytes_per_s", s.timing.rate},
+                      {"slot_s", s.timing.slot_s},
+                      {"rate_per_node_gbps", s.timing.rate * 8 / 1e9},
+                      {"planning_seconds", s.seconds}});
     print_json({{"db", o.db}, {"schedules", list}});
     return kExitOk;
   }
@@ -33,13 +44,14 @@ int run_schedules(const SchedulesOptions& o) {
     std::printf("no schedules in %s (ibroute plan makes one)\n", o.db.c_str());
     return kExitOk;
   }
-  std::printf("%-4s %-24s %-5s %-20s %6s %7s %5s %6s %10s  %s\n", "id", "name", "scan", "created", "hosts", "phases", "worst", "bound",
-              "Gb/s/node", "method");
+  std::printf("%-4s %-24s %-5s %-20s %6s %7s %5s %6s %10s  %s\n", "id", "name", "scan", "created", "hosts", "phases",
+              "worst", "bound", "Gb/s/node", "method");
   // The rate is the plan's per-node rate (bytes each node moves / planned time), as plan prints it.
   for (const store::ScheduleInfo& s : all)
-    std::printf("%-4lld %-24s %-5lld %-20s %6lld %7lld %5d %6d %10.1f  %s\n", static_cast<long long>(s.id), s.name.c_str(),
-                static_cast<long long>(s.scan_id), s.created_at.c_str(), static_cast<long long>(s.hosts), static_cast<long long>(s.phases),
-                s.max_load, s.bound, s.timing.rate * 8 / 1e9, s.method.c_str());
+    std::printf("%-4lld %-24s %-5lld %-20s %6lld %7lld %5d %6d %10.1f  %s\n", static_cast<long long>(s.id),
+                s.name.c_str(), static_cast<long long>(s.scan_id), s.created_at.c_str(),
+                static_cast<long long>(s.hosts), static_cast<long long>(s.phases), s.max_load, s.bound,
+                s.timing.rate * 8 / 1e9, s.method.c_str());
   return kExitOk;
 }
 
@@ -47,8 +59,11 @@ int run_schedules(const SchedulesOptions& o) {
 
 Runner setup_schedules(CLI::App& app) {
   auto o = std::make_shared<SchedulesOptions>();
-  auto* c = app.add_subcommand("schedules", "List the schedules in a database: name, scan, hosts, phases, worst link against the bound.");
-  c->footer("Names and ids are what 'ibroute export --schedule' and 'ibroute run --schedule' take.\nExit: 0 listed, 2 bad input (no such database, a damaged one).");
+  auto* c = app.add_subcommand(
+      "schedules", "List the schedules in a database: name, scan, hosts, phases, worst link against the bound.");
+  c->footer(
+      "Names and ids are what 'ibroute export --schedule' and 'ibroute run --schedule' take.\nExit: 0 listed, 2 bad "
+      "input (no such database, a damaged one).");
   add_db_option(c, o->db);
   add_json_flag(c, o->json);
   return [o] { return run_schedules(*o); };

@@ -3,12 +3,12 @@
 
 #include "commands.hpp"
 #include "common.hpp"
-#include "options.hpp"
-#include "plan_pipeline.hpp"
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/schedule/admission.hpp"
 #include "ibroute/schedule/format.hpp"
 #include "ibroute/schedule/validate.hpp"
+#include "options.hpp"
+#include "plan_pipeline.hpp"
 
 namespace ibroute::cli {
 
@@ -51,24 +51,32 @@ int run_validate(const ValidateOptions& o) {
     if (figures) advice = advise_if_limited(c, figures->efficiency, x.hosts);
   }
   if (o.json) {
-    nlohmann::json j{{"file", o.file}, {"schedule", doc.schedule.name}, {"planned_for_scan", doc.fabric.scan_id},
-                     {"scan_id", c.scan_id}, {"ok", v.ok()}, {"rate_per_node_gbps", rate * 8 / 1e9},
-                     {"efficiency", figures ? efficiency_json(figures->efficiency, advice ? &*advice : nullptr) : nlohmann::json(nullptr)},
+    nlohmann::json j{{"file", o.file},
+                     {"schedule", doc.schedule.name},
+                     {"planned_for_scan", doc.fabric.scan_id},
+                     {"scan_id", c.scan_id},
+                     {"ok", v.ok()},
+                     {"rate_per_node_gbps", rate * 8 / 1e9},
+                     {"efficiency", figures ? efficiency_json(figures->efficiency, advice ? &*advice : nullptr)
+                                            : nlohmann::json(nullptr)},
                      {"checks", nlohmann::json::array()}};
     for (const Check& ch : v.checks) j["checks"].push_back({{"check", ch.name}, {"ok", ch.ok}, {"detail", ch.detail}});
     print_json(j);
   } else {
     std::printf("schedule '%s' (planned for scan %lld) against scan %lld:\n", doc.schedule.name.c_str(),
                 static_cast<long long>(doc.fabric.scan_id), static_cast<long long>(c.scan_id));
-    for (const Check& ch : v.checks) std::printf("  %-4s %-11s %s\n", ch.ok ? "ok" : "FAIL", ch.name.c_str(), ch.detail.c_str());
-    std::printf("  rate             %s per node as timed (%llu-byte messages, a round in %.3g ms)\n", format_rate(rate).c_str(),
-                static_cast<unsigned long long>(doc.schedule.timing.message_size), planned_seconds(doc.schedule) * 1e3);
+    for (const Check& ch : v.checks)
+      std::printf("  %-4s %-11s %s\n", ch.ok ? "ok" : "FAIL", ch.name.c_str(), ch.detail.c_str());
+    std::printf("  rate             %s per node as timed (%llu-byte messages, a round in %.3g ms)\n",
+                format_rate(rate).c_str(), static_cast<unsigned long long>(doc.schedule.timing.message_size),
+                planned_seconds(doc.schedule) * 1e3);
     if (figures) std::fputs(efficiency_text(figures->efficiency, advice ? &*advice : nullptr).c_str(), stdout);
   }
   if (v.ok()) return kExitOk;
   for (const Check& ch : v.checks)
     if (!ch.ok) {
-      std::cerr << "ibroute: " << o.file << " does not fit scan " << c.scan_id << ": " << ch.name << ": " << ch.detail << "\n";
+      std::cerr << "ibroute: " << o.file << " does not fit scan " << c.scan_id << ": " << ch.name << ": " << ch.detail
+                << "\n";
       break;
     }
   return kExitFailure;
@@ -78,7 +86,8 @@ int run_validate(const ValidateOptions& o) {
 
 Runner setup_validate(CLI::App& app) {
   auto o = std::make_shared<ValidateOptions>();
-  auto* c = app.add_subcommand("validate", "Check a schedule file against a scan: hosts, all-to-all, DLIDs, routes, load.");
+  auto* c =
+      app.add_subcommand("validate", "Check a schedule file against a scan: hosts, all-to-all, DLIDs, routes, load.");
   c->footer("Exit code 0 when every check passes, 1 when one fails, 2 when the file cannot be read as a schedule.");
   add_db_option(c, o->db);
   c->add_option("--scan", o->scan, "scan id to check against (default: the newest)");

@@ -1,20 +1,19 @@
 // Helpers the subcommands share: database and scan selection, node lookup, progress, JSON.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
-#include "fabric_store.hpp"
 #include "fabric_context.hpp"
-#include "launch.hpp"
-#include "stopwatch.hpp"
-#include "routing_advice.hpp"
-#include "text_input.hpp"
+#include "fabric_store.hpp"
 #include "ibroute/fabric/model.hpp"
 #include "ibroute/schedule/efficiency.hpp"
+#include "launch.hpp"
+#include "routing_advice.hpp"
+#include "stopwatch.hpp"
+#include "text_input.hpp"
 
 namespace ibroute::cli {
 

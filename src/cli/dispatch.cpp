@@ -38,7 +38,8 @@ std::string did_you_mean(CLI::App& app, int argc, char** argv) {
   }
   if (!first.starts_with("-") && !sub) {
     const std::string guess = closest(first, commands);
-    return "; unknown command '" + std::string(first.substr(0, 40)) + "'" + (guess.empty() ? "" : " (did you mean '" + guess + "'?)");
+    return "; unknown command '" + std::string(first.substr(0, 40)) + "'" +
+           (guess.empty() ? "" : " (did you mean '" + guess + "'?)");
   }
   if (!sub) return "";
   std::vector<std::string> options;
@@ -54,7 +55,6 @@ std::string did_you_mean(CLI::App& app, int argc, char** argv) {
 }
 
 }  // namespace
-
 
 namespace {
 

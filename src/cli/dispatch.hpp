@@ -2,7 +2,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <initializer_list>
 
 #include "commands.hpp"

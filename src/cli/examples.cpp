@@ -12,7 +12,8 @@ const std::map<std::string, std::string>& examples() {
   static const std::map<std::string, std::string> table{
       {"scan",
        "ibroute scan --db fabric.db\n"
-       "ibroute scan --db fabric.db --topology ibnetdiscover.out --lfts dump_lfts.out --node-name-map /etc/opensm/ib-node-name-map"},
+       "ibroute scan --db fabric.db --topology ibnetdiscover.out --lfts dump_lfts.out --node-name-map "
+       "/etc/opensm/ib-node-name-map"},
       {"scans", "ibroute scans --db fabric.db\nibroute scans --db fabric.db --problems 3"},
       {"schedules", "ibroute schedules --db fabric.db\nibroute schedules --db fabric.db --json"},
       {"counters",
@@ -25,11 +26,16 @@ const std::map<std::string, std::string>& examples() {
        "ibroute exporter --db fabric.db                                  # Prometheus scrapes 127.0.0.1:9683/metrics\n"
        "ibroute exporter --db fabric.db --listen 0.0.0.0:9683 --min-interval 10"},
       {"routes", "ibroute routes --db fabric.db --from node1-036 --to 0x0002c90300a1b2c4 --lid all"},
-      {"watch", "ibroute watch --db fabric.db --schedule daq --export /shared/daq-epochs --interval 5\n"
-                "ibroute watch --db fabric.db --schedule daq --export epochs --json   # one JSON object per event"},
+      {"watch",
+       "ibroute watch --db fabric.db --schedule daq --export /shared/daq-epochs --interval 5\n"
+       "ibroute watch --db fabric.db --schedule daq --export epochs --json   # one JSON object per event"},
       {"diff", "ibroute diff --db fabric.db          # the two newest scans\nibroute diff --db fabric.db 4 7 --json"},
-      {"topo", "ibroute topo --db fabric.db --format svg -o fabric.svg\nibroute topo --db fabric.db --format matrix --schedule a2a -o load.svg"},
-      {"analyze", "ibroute analyze --db fabric.db --patterns rr-name,rr-topo --lids base\nibroute analyze --db fabric.db --hosts @hosts.txt --json"},
+      {"topo",
+       "ibroute topo --db fabric.db --format svg -o fabric.svg\nibroute topo --db fabric.db --format matrix --schedule "
+       "a2a -o load.svg"},
+      {"analyze",
+       "ibroute analyze --db fabric.db --patterns rr-name,rr-topo --lids base\nibroute analyze --db fabric.db --hosts "
+       "@hosts.txt --json"},
       {"plan",
        "ibroute plan --db fabric.db --hosts @hosts.txt --message-size 1M --name a2a\n"
        "ibroute plan --db fabric.db --senders @inputs.txt --receivers @builders.txt --order topology"},
@@ -39,11 +45,14 @@ const std::map<std::string, std::string>& examples() {
        "srun --mpi=pmix -N 64 --ntasks-per-node=1 ibroute run --db fabric.db --schedule a2a --rounds 10\n"
        "mpirun -np 8 --map-by node ibroute run --db fabric.db --schedule a2a --duration 3600 -o run.json\n"
        "mpirun -np 8 --map-by node ibroute run --db fabric.db --schedule a2a --find-rate --max-skipped 0.001\n"
-       "mpirun -np 8 --map-by node ibroute run --db fabric.db --schedule a2a --transport uc   # writes that never hang"},
+       "mpirun -np 8 --map-by node ibroute run --db fabric.db --schedule a2a --transport uc   # writes that never "
+       "hang"},
       {"accept",
        "ibroute accept --db fabric.db --expect expect.json --simulate --report accept.html\n"
-       "ibroute accept --db fabric.db --expect expect.json --launch 'srun --mpi=pmix -N {ranks} --ntasks-per-node=1' --report accept.html"},
-      {"routing", "ibroute routing --db fabric.db --hosts @hosts.txt -o lfts.dump --ranks ranks.txt\nopensm -R file -U lfts.dump"},
+       "ibroute accept --db fabric.db --expect expect.json --launch 'srun --mpi=pmix -N {ranks} --ntasks-per-node=1' "
+       "--report accept.html"},
+      {"routing",
+       "ibroute routing --db fabric.db --hosts @hosts.txt -o lfts.dump --ranks ranks.txt\nopensm -R file -U lfts.dump"},
       {"migrate", "ibroute migrate --db fabric.db"},
   };
   return table;

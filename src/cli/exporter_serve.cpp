@@ -33,12 +33,13 @@ using Clock = std::chrono::steady_clock;
 // "HOST:PORT", "[v6]:PORT": the address to bind and the port (1..65535).
 std::pair<std::string, int> listen_address(const std::string& text) {
   const size_t colon = text.rfind(':');
-  if (colon == std::string::npos || colon == 0) throw InputError("--listen '" + text + "': give HOST:PORT, e.g. 127.0.0.1:9683");
+  if (colon == std::string::npos || colon == 0)
+    throw InputError("--listen '" + text + "': give HOST:PORT, e.g. 127.0.0.1:9683");
   std::string host = text.substr(0, colon);
   if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
   const std::string digits = text.substr(colon + 1);
-  if (digits.empty() || digits.size() > 5 || digits.find_first_not_of("0123456789") != std::string::npos || std::stoi(digits) < 1 ||
-      std::stoi(digits) > 65535)
+  if (digits.empty() || digits.size() > 5 || digits.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoi(digits) < 1 || std::stoi(digits) > 65535)
     throw InputError("--listen '" + text + "': the port is a number from 1 to 65535");
   return {host, std::stoi(digits)};
 }
@@ -48,7 +49,9 @@ std::pair<std::string, int> listen_address(const std::string& text) {
 std::string private_directory() {
   const char* tmp = std::getenv("TMPDIR");
   std::string dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/ibroute-exporter-XXXXXX";
-  if (!mkdtemp(dir.data())) throw InputError("cannot make a directory of its own under " + dir.substr(0, dir.rfind('/')) + ": " + std::strerror(errno));
+  if (!mkdtemp(dir.data()))
+    throw InputError("cannot make a directory of its own under " + dir.substr(0, dir.rfind('/')) + ": " +
+                     std::strerror(errno));
   return dir;
 }
 
@@ -88,7 +91,8 @@ class Readings {
 std::vector<std::string> Readings::command() const {
   // ibroute itself, which started this helper (run_exec.cpp); beside it when started directly.
   const char* self = std::getenv("IBROUTE_EXECUTABLE");
-  std::vector<std::string> a{self && *self ? self : own_directory() + "/ibroute", "counters", "--db", o_.db, "--format", "prometheus"};
+  std::vector<std::string> a{
+      self && *self ? self : own_directory() + "/ibroute", "counters", "--db", o_.db, "--format", "prometheus"};
   if (o_.scan) a.insert(a.end(), {"--scan", std::to_string(*o_.scan)});
   if (!o_.ca.empty()) a.insert(a.end(), {"-C", o_.ca});
   if (o_.port) a.insert(a.end(), {"-P", std::to_string(o_.port)});
@@ -142,7 +146,8 @@ std::string Readings::own_gauges(Clock::time_point now) const {
                 "# TYPE ibroute_exporter_read_failures_total counter\nibroute_exporter_read_failures_total %llu\n"
                 "# HELP ibroute_exporter_last_read_ok 1 if the last reading worked\n"
                 "# TYPE ibroute_exporter_last_read_ok gauge\nibroute_exporter_last_read_ok %d\n",
-                age, static_cast<unsigned long long>(reads_), static_cast<unsigned long long>(failures_), last_ok_ ? 1 : 0);
+                age, static_cast<unsigned long long>(reads_), static_cast<unsigned long long>(failures_),
+                last_ok_ ? 1 : 0);
   return b;
 }
 
@@ -155,9 +160,12 @@ std::pair<bool, std::string> Readings::scrape() {
     cv_.notify_all();
   }
   // This scrape's reading, or the last one when it is late.
-  cv_.wait_until(l, now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o_.scrape_timeout_s)),
+  cv_.wait_until(l,
+                 now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o_.scrape_timeout_s)),
                  [&] { return !wanted_ && !reading_; });
-  if (!have_) return {false, "no reading yet" + (error_.empty() ? std::string(" (the first is under way)") : ": " + error_) + "\n"};
+  if (!have_)
+    return {false,
+            "no reading yet" + (error_.empty() ? std::string(" (the first is under way)") : ": " + error_) + "\n"};
   return {true, text_ + own_gauges(Clock::now())};
 }
 
@@ -190,7 +198,8 @@ int serve_exporter(const ExporterOptions& o) {
   });
   errno = 0;
   if (!svr.bind_to_port(host, port))  // the reason where the system gave one, none invented
-    throw InputError("--listen " + o.listen + ": cannot listen there" + (errno ? std::string(" (") + std::strerror(errno) + ")" : std::string()));
+    throw InputError("--listen " + o.listen + ": cannot listen there" +
+                     (errno ? std::string(" (") + std::strerror(errno) + ")" : std::string()));
   Readings readings(o);
   svr.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
     auto [ok, body] = readings.scrape();

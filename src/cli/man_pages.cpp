@@ -15,9 +15,12 @@ std::string roff(const std::string& text) {
   bool line_start = true;
   for (char c : text) {
     if (line_start && (c == '.' || c == '\'')) out += "\\&";
-    if (c == '\\') out += "\\e";
-    else if (c == '-') out += "\\-";
-    else out += c;
+    if (c == '\\')
+      out += "\\e";
+    else if (c == '-')
+      out += "\\-";
+    else
+      out += c;
     line_start = c == '\n';
   }
   return out;
@@ -32,23 +35,27 @@ std::vector<const CLI::Option*> visible(const CLI::App& app) {
 }
 
 std::string option_line(const CLI::Option* o) {
-  std::string names = o->get_positional() && o->get_lnames().empty() && o->get_snames().empty() ? o->get_name(true) : o->get_name(false, true);
+  std::string names = o->get_positional() && o->get_lnames().empty() && o->get_snames().empty()
+                          ? o->get_name(true)
+                          : o->get_name(false, true);
   std::string line = "\\fB" + roff(names) + "\\fR";
   if (o->get_type_size() != 0 && !o->get_type_name().empty()) line += " \\fI" + roff(o->get_type_name()) + "\\fR";
   return line;
 }
 
-std::string page(const CLI::App& cmd, const std::string& name, const std::string& version, const std::string& exit_codes,
-                 const std::vector<std::string>& see_also) {
+std::string page(const CLI::App& cmd, const std::string& name, const std::string& version,
+                 const std::string& exit_codes, const std::vector<std::string>& see_also) {
   std::ostringstream o;
   std::string upper;
   for (char c : name) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   o << ".TH " << roff(upper) << " 1 \"\" \"ibroute " << version << "\" \"ibroute manual\"\n";
   o << ".SH NAME\n" << roff(name) << " \\- " << roff(cmd.get_description()) << "\n";
   o << ".SH SYNOPSIS\n.B " << roff(name == "ibroute" ? "ibroute" : "ibroute " + name.substr(8)) << "\n";
-  o << (name == "ibroute" ? "[\\fB\\-\\-version\\fR] [\\fB\\-\\-help\\fR] \\fICOMMAND\\fR [\\fIOPTIONS\\fR]\n" : "[\\fIOPTIONS\\fR]\n");
+  o << (name == "ibroute" ? "[\\fB\\-\\-version\\fR] [\\fB\\-\\-help\\fR] \\fICOMMAND\\fR [\\fIOPTIONS\\fR]\n"
+                          : "[\\fIOPTIONS\\fR]\n");
   for (const CLI::Option* p : visible(cmd))
-    if (p->get_positional() && p->get_lnames().empty() && p->get_snames().empty()) o << "\\fI" << roff(p->get_name(true)) << "\\fR\n";
+    if (p->get_positional() && p->get_lnames().empty() && p->get_snames().empty())
+      o << "\\fI" << roff(p->get_name(true)) << "\\fR\n";
   std::string footer = cmd.get_footer(), examples;
   if (const size_t at = footer.find(kExamplesHeading); at != std::string::npos) {
     examples = footer.substr(at + std::string(kExamplesHeading).size() + 1);
@@ -60,8 +67,8 @@ std::string page(const CLI::App& cmd, const std::string& name, const std::string
   if (name == "ibroute") {
     o << ".SH COMMANDS\n";
     for (const CLI::App* sub : cmd.get_subcommands({}))
-      o << ".TP\n\\fB" << roff(sub->get_name()) << "\\fR\n" << roff(sub->get_description()) << " See \\fBibroute\\-" << roff(sub->get_name())
-        << "\\fR(1).\n";
+      o << ".TP\n\\fB" << roff(sub->get_name()) << "\\fR\n"
+        << roff(sub->get_description()) << " See \\fBibroute\\-" << roff(sub->get_name()) << "\\fR(1).\n";
   }
   o << ".SH OPTIONS\n";
   for (const CLI::Option* opt : visible(cmd)) {
@@ -72,9 +79,11 @@ std::string page(const CLI::App& cmd, const std::string& name, const std::string
   }
   o << ".SH EXIT STATUS\n.nf\n" << roff(exit_codes) << "\n.fi\n";
   if (!examples.empty()) o << ".SH EXAMPLES\n.nf\n" << roff(examples) << "\n.fi\n";
-  o << ".SH FILES\n.TP\n\\fIibroute.db\\fR\nThe fabric database (\\fB\\-\\-db\\fR): scans, routes, schedules and runs, in SQLite; "
+  o << ".SH FILES\n.TP\n\\fIibroute.db\\fR\nThe fabric database (\\fB\\-\\-db\\fR): scans, routes, schedules and runs, "
+       "in SQLite; "
        "its schema in /usr/share/doc/ibroute/database.md. Commands that only read it never change it.\n"
-       ".TP\n\\fI/usr/share/doc/ibroute/\\fR\nThe formats: schedule files (schedule\\-format.md), run reports (run\\-report.md), "
+       ".TP\n\\fI/usr/share/doc/ibroute/\\fR\nThe formats: schedule files (schedule\\-format.md), run reports "
+       "(run\\-report.md), "
        "acceptance expectations (acceptance.md), imported dumps (import\\-formats.md).\n"
        ".TP\n\\fI/usr/share/doc/ibroute/examples/\\fR\nFabrics to import and an expectation file.\n";
   o << ".SH SEE ALSO\n";

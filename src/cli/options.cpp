@@ -1,8 +1,9 @@
 #include "options.hpp"
-#include "text_input.hpp"
 
 #include <cstdio>
 #include <cstdlib>
+
+#include "text_input.hpp"
 
 namespace ibroute::cli {
 
@@ -16,7 +17,9 @@ constexpr const char* kHostForms =
 }  // namespace
 
 CLI::Option* add_db_option(CLI::App* c, std::string& db, bool created) {
-  return c->add_option("--db", db, created ? "fabric database (created if absent)" : "fabric database (made by ibroute scan)")
+  return c
+      ->add_option("--db", db,
+                   created ? "fabric database (created if absent)" : "fabric database (made by ibroute scan)")
       ->capture_default_str();
 }
 
@@ -25,23 +28,30 @@ CLI::Option* add_scan_option(CLI::App* c, std::optional<int64_t>& scan) {
 }
 
 CLI::Option* add_hosts_option(CLI::App* c, std::string& hosts) {
-  return c->add_option("--hosts", hosts, std::string("hosts in rank order: ") + kHostForms + " (default: every host, in name order)");
+  return c->add_option("--hosts", hosts,
+                       std::string("hosts in rank order: ") + kHostForms + " (default: every host, in name order)");
 }
 
 void add_group_options(CLI::App* c, std::string& senders, std::string& receivers) {
-  c->add_option("--senders", senders, "two groups instead of an all-to-all: the hosts that send (as --hosts), with --receivers");
-  c->add_option("--receivers", receivers, "two groups: the hosts that receive; every sender sends to every receiver once");
+  c->add_option("--senders", senders,
+                "two groups instead of an all-to-all: the hosts that send (as --hosts), with --receivers");
+  c->add_option("--receivers", receivers,
+                "two groups: the hosts that receive; every sender sends to every receiver once");
 }
 
 void add_rate_options(CLI::App* c, std::string& rate, std::string& message_size, const char* rate_default) {
   c->add_option("--message-size", message_size, "bytes per transfer: 64KiB, 1MiB (1024^n), 64K, 1MB (1000^n) or bytes")
       ->capture_default_str();
-  c->add_option("--rate", rate,
-                std::string("per-node rate: 5G or 5GB/s (bytes, 1000^n), 5GiB/s (1024^n) or 40Gb/s, 40Gbit/s (bits); a unit is "
-                            "required; default: ") + rate_default);
+  c->add_option(
+      "--rate", rate,
+      std::string("per-node rate: 5G or 5GB/s (bytes, 1000^n), 5GiB/s (1024^n) or 40Gb/s, 40Gbit/s (bits); a unit is "
+                  "required; default: ") +
+          rate_default);
 }
 
-CLI::Option* add_json_flag(CLI::App* c, bool& json) { return c->add_flag("--json", json, "print JSON instead of text"); }
+CLI::Option* add_json_flag(CLI::App* c, bool& json) {
+  return c->add_flag("--json", json, "print JSON instead of text");
+}
 
 CLI::Validator decimal_in(double lo, double hi) {
   return CLI::Validator(

@@ -7,10 +7,10 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "common.hpp"
-#include "launch.hpp"
 #include "commands.hpp"
+#include "common.hpp"
 #include "exporter_options.hpp"
+#include "launch.hpp"
 #include "run_options.hpp"
 
 namespace ibroute::cli {
@@ -37,7 +37,8 @@ int exec_run_helper(const RunOptions&) { return exec_helper("ibroute-run", "run"
 
 Runner setup_run(CLI::App& app) { return setup_run_options(app, exec_run_helper); }
 Runner setup_exporter(CLI::App& app) {
-  return setup_exporter_options(app, [](const ExporterOptions&) { return exec_helper("ibroute-exporter", "exporter"); });
+  return setup_exporter_options(app,
+                                [](const ExporterOptions&) { return exec_helper("ibroute-exporter", "exporter"); });
 }
 
 }  // namespace ibroute::cli

@@ -62,8 +62,10 @@ void Db::fail(int rc, std::string_view what) const {
   std::string msg = sqlite3_errmsg(db_);
   if (is_damage(rc, msg)) throw DamagedError(rc, "database damaged: " + path_ + ": " + one_line(msg));
   if (rc == SQLITE_READONLY_ROLLBACK)
-    throw InputError(path_ + ": an interrupted write left a journal that a reading command cannot roll back; run 'ibroute migrate --db " +
-                     path_ + "' (it rolls it back)");
+    throw InputError(
+        path_ +
+        ": an interrupted write left a journal that a reading command cannot roll back; run 'ibroute migrate --db " +
+        path_ + "' (it rolls it back)");
   throw SqliteError(rc, std::string(what) + ": " + one_line(msg, 400));
 }
 
@@ -81,7 +83,8 @@ void Db::exec(const char* sql) {
 Stmt Db::prepare(std::string_view sql) { return Stmt(*this, sql); }
 
 Stmt::Stmt(const Db& db, std::string_view sql) : db_(&db) {
-  int rc = sqlite3_prepare_v3(db.raw(), sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &st_, nullptr);
+  int rc =
+      sqlite3_prepare_v3(db.raw(), sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &st_, nullptr);
   if (rc != SQLITE_OK) db.fail(rc, "database");
 }
 
@@ -99,8 +102,10 @@ Stmt& Stmt::bind(int i, std::string_view v) {
 }
 Stmt& Stmt::bind_blob(int i, std::span<const uint8_t> v) {
   // An empty span is an empty blob, not NULL (what sqlite3_bind_blob makes of a null pointer).
-  if (v.empty()) sqlite3_bind_zeroblob(st_, i, 0);
-  else sqlite3_bind_blob(st_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  if (v.empty())
+    sqlite3_bind_zeroblob(st_, i, 0);
+  else
+    sqlite3_bind_blob(st_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
   return *this;
 }
 Stmt& Stmt::bind_null(int i) {

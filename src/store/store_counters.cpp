@@ -1,8 +1,7 @@
 // Snapshots of the ports' performance counters (ibroute counters), each taken against a scan: per
 // port of that scan whether it answered, whether its data counts are 64 bits, and every counter.
-#include "fabric_store.hpp"
-
 #include "column_read.hpp"
+#include "fabric_store.hpp"
 #include "ibroute/fabric/counters.hpp"
 
 namespace ibroute::store {
@@ -35,12 +34,14 @@ int64_t FabricStore::save_counters(int64_t scan, const std::string& label, const
   Stmt q(db_, "INSERT INTO counter_snapshot(scan_id, taken_at, label) VALUES (?, ?, ?)");
   q.bind(1, scan).bind(2, now_iso()).bind(3, std::string_view(label)).run();
   const int64_t id = db_.last_insert_rowid();
-  std::string sql = "INSERT INTO counter_port(snapshot_id, node_idx, port, answered, extended, " + counter_columns() + ") VALUES (?, ?, ?, ?, ?";
+  std::string sql = "INSERT INTO counter_port(snapshot_id, node_idx, port, answered, extended, " + counter_columns() +
+                    ") VALUES (?, ?, ?, ?, ?";
   for (size_t i = 0; i < kCounters; ++i) sql += ", ?";
   Stmt p(db_, sql + ")");
   for (const PortSample& x : s.ports) {
     p.bind(1, id).bind(2, int64_t{x.node}).bind(3, int64_t{x.port}).bind(4, int64_t{1}).bind(5, int64_t{x.extended});
-    for (size_t i = 0; i < kCounters; ++i) p.bind(static_cast<int>(6 + i), static_cast<int64_t>(x.v[i]));  // 64-bit counts as their bits
+    for (size_t i = 0; i < kCounters; ++i)
+      p.bind(static_cast<int>(6 + i), static_cast<int64_t>(x.v[i]));  // 64-bit counts as their bits
     p.run();
   }
   for (auto [node, port] : s.unanswered) {
@@ -74,7 +75,8 @@ CounterSnapshot FabricStore::load_counters(int64_t id) {
   const int64_t scan_id = int_col(s, 0, 1, kMaxCount, where, "scan_id");
   (void)scan(scan_id);  // exists
   const std::vector<NodeShape>& nodes = shape(scan_id);
-  Stmt q(db_, "SELECT node_idx, port, answered, extended, " + counter_columns() + " FROM counter_port WHERE snapshot_id = ? ORDER BY node_idx, port");
+  Stmt q(db_, "SELECT node_idx, port, answered, extended, " + counter_columns() +
+                  " FROM counter_port WHERE snapshot_id = ? ORDER BY node_idx, port");
   q.bind(1, id);
   CounterSnapshot out;
   size_t row = 0;
@@ -92,7 +94,8 @@ CounterSnapshot FabricStore::load_counters(int64_t id) {
       const int bits = counter_bits(static_cast<Counter>(i), x.extended);
       const int col = static_cast<int>(4 + i);
       if (bits >= 64) {
-        if (q.type(col) != SQLITE_INTEGER) damaged(at, std::string(counter_info(i).name) + " " + shown(q, col) + " is not an integer");
+        if (q.type(col) != SQLITE_INTEGER)
+          damaged(at, std::string(counter_info(i).name) + " " + shown(q, col) + " is not an integer");
         x.v[i] = static_cast<uint64_t>(q.i64(col));
       } else {
         x.v[i] = static_cast<uint64_t>(int_col(q, col, 0, (int64_t{1} << bits) - 1, at, counter_info(i).name));

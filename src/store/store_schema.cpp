@@ -1,17 +1,17 @@
 // The database file: its schema, version check and migrations (docs/database.md).
-#include "fabric_store.hpp"
+#include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <unistd.h>
-#include <cstring>
-#include <cerrno>
 #include <span>
 
-#include "ibroute/fabric/error.hpp"
 #include "column_read.hpp"
+#include "fabric_store.hpp"
+#include "ibroute/fabric/error.hpp"
 
 namespace ibroute::store {
 
@@ -144,31 +144,37 @@ void check_db_path(const std::string& path, Access access) {
     if (access != Access::create) throw InputError("no database at " + path + " (run 'ibroute scan' first)");
     const fs::path dir = fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path();
     if (!fs::is_directory(dir, ec)) throw InputError(path + ": its directory " + dir.string() + " does not exist");
-    if (::access(dir.c_str(), W_OK) != 0) throw InputError(path + ": its directory is not writable (" + std::strerror(errno) + ")");
+    if (::access(dir.c_str(), W_OK) != 0)
+      throw InputError(path + ": its directory is not writable (" + std::strerror(errno) + ")");
     return;
   }
   if (!fs::is_regular_file(st)) {
-    const char* kind = fs::is_directory(st) ? "a directory" : fs::is_fifo(st) ? "a FIFO" : fs::is_socket(st) ? "a socket"
-                       : fs::is_block_file(st) || fs::is_character_file(st) ? "a device" : "not a regular file";
+    const char* kind = fs::is_directory(st)                                 ? "a directory"
+                       : fs::is_fifo(st)                                    ? "a FIFO"
+                       : fs::is_socket(st)                                  ? "a socket"
+                       : fs::is_block_file(st) || fs::is_character_file(st) ? "a device"
+                                                                            : "not a regular file";
     throw InputError(path + " is " + kind + ", not a database file");
   }
   if (access != Access::read_only) {
     // SQLite writes its journal beside the file: both must be writable.
     const fs::path dir = fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path();
-    if (::access(path.c_str(), W_OK) != 0) throw InputError(path + " is read-only (" + std::strerror(errno) + "); this command writes to it");
+    if (::access(path.c_str(), W_OK) != 0)
+      throw InputError(path + " is read-only (" + std::strerror(errno) + "); this command writes to it");
     if (::access(dir.c_str(), W_OK) != 0)
-      throw InputError(path + ": its directory is not writable (" + std::strerror(errno) + "); SQLite writes its journal there");
+      throw InputError(path + ": its directory is not writable (" + std::strerror(errno) +
+                       "); SQLite writes its journal there");
   }
 }
 
 }  // namespace
 
 FabricStore::FabricStore(const std::string& path, Access access)
-    : path_(path),
-      db_([&] {
+    : path_(path), db_([&] {
         check_db_path(path, access);
-        int flags = access == Access::read_only ? SQLITE_OPEN_READONLY
-                                                : SQLITE_OPEN_READWRITE | (access == Access::create ? SQLITE_OPEN_CREATE : 0);
+        int flags = access == Access::read_only
+                        ? SQLITE_OPEN_READONLY
+                        : SQLITE_OPEN_READWRITE | (access == Access::create ? SQLITE_OPEN_CREATE : 0);
         return Db(path, flags);
       }()) {
   check_or_create_schema(access);
@@ -181,7 +187,8 @@ void FabricStore::check_or_create_schema(Access access) {
     q.step();
     tables = q.i64(0);
   } catch (const DamagedError& e) {
-    if ((e.code() & 0xff) == SQLITE_NOTADB) throw InputError(path_ + " is not an ibroute database (file is not a database)");
+    if ((e.code() & 0xff) == SQLITE_NOTADB)
+      throw InputError(path_ + " is not an ibroute database (file is not a database)");
     throw;
   } catch (const SqliteError& e) {
     throw InputError(path_ + " is not an ibroute database (" + e.what() + ")");
@@ -248,7 +255,8 @@ bool FabricStore::migrate_from(int version) {
   // Never write into a damaged file: the check reads every page once.
   {
     Stmt c(db_, "PRAGMA quick_check(1)");
-    if (c.step() && c.text_view(0) != "ok") throw InputError("database damaged: " + path_ + ": " + one_line(c.text_view(0)));
+    if (c.step() && c.text_view(0) != "ok")
+      throw InputError("database damaged: " + path_ + ": " + one_line(c.text_view(0)));
   }
   Transaction t(db_);
   {
@@ -259,8 +267,8 @@ bool FabricStore::migrate_from(int version) {
   if (version <= 1) db_.exec(kSchemaV2);
   if (version <= 2) db_.exec(kSchemaV3);
   for (std::span<const AddedColumn> added :
-       {std::span<const AddedColumn>(kSchemaV4), std::span<const AddedColumn>(kSchemaV5), std::span<const AddedColumn>(kSchemaV6),
-        std::span<const AddedColumn>(kSchemaV8)})
+       {std::span<const AddedColumn>(kSchemaV4), std::span<const AddedColumn>(kSchemaV5),
+        std::span<const AddedColumn>(kSchemaV6), std::span<const AddedColumn>(kSchemaV8)})
     for (const AddedColumn& c : added)
       if (!has_column(c.table, c.column)) db_.exec(c.sql);
   if (version <= 6) {  // version 7: counter snapshots (a database may have them already, see above)

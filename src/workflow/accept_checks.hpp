@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "expectation.hpp"
+#include "ibroute/fabric/cabling.hpp"
 #include "ibroute/fabric/model.hpp"
 #include "ibroute/fabric/structure.hpp"
 #include "ibroute/schedule/efficiency.hpp"
-#include "expectation.hpp"
-#include "ibroute/fabric/cabling.hpp"
 #include "run_facts.hpp"
 #include "scan_changes.hpp"
 
@@ -27,8 +27,8 @@ struct Checks {
     const char* key;
     double v;
   };
-  void add(const std::string& name, std::optional<bool> ok, nlohmann::json measured, nlohmann::json expected, const std::string& detail = "",
-           std::optional<Value> value = std::nullopt);
+  void add(const std::string& name, std::optional<bool> ok, nlohmann::json measured, nlohmann::json expected,
+           const std::string& detail = "", std::optional<Value> value = std::nullopt);
 };
 
 // 1. Is the fabric what was ordered? topology, hosts, link width and speed, broken links, LMC.
@@ -63,10 +63,11 @@ void check_delivery(const Expectation& expect, const Delivery& d, Checks& out);
 // 5. Did the links stay clean? The ports' error counters that rose between two snapshots
 // (`ibroute counters`; taken around the run by accept --launch). `facts` empty: not measured, `why`.
 struct CounterFacts {
-  std::string between;  // "snapshots 3 and 4 of scan 1 (around the run)"
+  std::string between;           // "snapshots 3 and 4 of scan 1 (around the run)"
   std::vector<ErrorPort> links;  // with errors that rose, worst first
 };
-void check_counters(const Expectation& expect, const std::optional<CounterFacts>& facts, const std::string& why, Checks& out);
+void check_counters(const Expectation& expect, const std::optional<CounterFacts>& facts, const std::string& why,
+                    Checks& out);
 
 // 6. Did any link wait for credits? PortXmitWait as a share of the run's time (the tick is the
 // switch's, from the expectation: xmit_wait_tick_ns). `links`: name and share, worst first.
@@ -74,13 +75,15 @@ struct CongestionFacts {
   std::string between;
   std::vector<std::pair<std::string, double>> links;
 };
-void check_congestion(const Expectation& expect, const std::optional<CongestionFacts>& facts, const std::string& why, Checks& out);
+void check_congestion(const Expectation& expect, const std::optional<CongestionFacts>& facts, const std::string& why,
+                      Checks& out);
 
 // 7. Is a part of the fabric located as slow? A suspect of the repair list (diagnosis.suspects[])
 // at `fault_confidence` or more whose traffic ran at `fault_max_share` or less of its plan fails
 // acceptance, naming the part, whatever the nodes' rates. A simulation locates nothing: not measured.
 // "cabling": the scan's cables against the plan the expectation names (docs/cabling.md).
-void check_cabling_plan(const Expectation& expect, const std::vector<fabric::Cable>& plan, const fabric::Fabric& f, Checks& out);
+void check_cabling_plan(const Expectation& expect, const std::vector<fabric::Cable>& plan, const fabric::Fabric& f,
+                        Checks& out);
 
 void check_faults(const Expectation& expect, const nlohmann::json& diagnosis, bool simulated, Checks& out);
 

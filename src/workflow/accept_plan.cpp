@@ -15,7 +15,9 @@ namespace {
 constexpr size_t kWorstShown = 5;
 
 // Within the bound first, then the lowest worst link, then the fewest phases and transfers over.
-auto rank_of(const PlanOutcome& p) { return std::tuple(p.stats.phases_over > 0, p.load.max_load, p.stats.phases_over, p.load.congested); }
+auto rank_of(const PlanOutcome& p) {
+  return std::tuple(p.stats.phases_over > 0, p.load.max_load, p.stats.phases_over, p.load.congested);
+}
 
 // The links above their capacity in some phase, worst first (then the busiest over all phases):
 // where to look, rather than the first one found.
@@ -33,8 +35,8 @@ std::string worst_text(const json& worst, size_t count) {
   if (worst.empty()) return "";
   std::string t = "worst: ";
   for (const json& w : worst)
-    t += (&w == &worst.front() ? "" : ", ") + w["link"].get<std::string>() + " carries " + std::to_string(w["load"].get<int>()) +
-         " (capacity " + std::to_string(w["capacity"].get<int>()) + ")";
+    t += (&w == &worst.front() ? "" : ", ") + w["link"].get<std::string>() + " carries " +
+         std::to_string(w["load"].get<int>()) + " (capacity " + std::to_string(w["capacity"].get<int>()) + ")";
   if (count > worst.size()) t += " and " + std::to_string(count - worst.size()) + " more links";
   return t;
 }
@@ -70,12 +72,16 @@ AcceptPlan plan_for_acceptance(const FabricContext& c, const AcceptPlanRequest& 
   a.over = links_over(c.eval, a.chosen.load);
   a.worst_links = json::array();
   for (size_t k = 0; k < a.over.size() && k < kWorstShown; ++k)
-    a.worst_links.push_back({{"link", link_name(c, a.over[k])}, {"load", a.chosen.load.link_worst[a.over[k]]},
-                             {"capacity", c.eval.capacity[a.over[k]]}, {"transfers", a.chosen.load.link_total[a.over[k]]}});
+    a.worst_links.push_back({{"link", link_name(c, a.over[k])},
+                             {"load", a.chosen.load.link_worst[a.over[k]]},
+                             {"capacity", c.eval.capacity[a.over[k]]},
+                             {"transfers", a.chosen.load.link_total[a.over[k]]}});
   a.why = worst_text(a.worst_links, a.over.size());
   const LowerBound& least = a.chosen.least;
-  if (least.worst > a.chosen.schedule.bound) a.why += "; no choice of DLIDs gets below " + std::to_string(least.worst) + ": " + least.where;
-  a.chosen.schedule.name = "accept-" + std::to_string(a.chosen.schedule.hosts.size()) + "-scan" + std::to_string(c.scan_id);
+  if (least.worst > a.chosen.schedule.bound)
+    a.why += "; no choice of DLIDs gets below " + std::to_string(least.worst) + ": " + least.where;
+  a.chosen.schedule.name =
+      "accept-" + std::to_string(a.chosen.schedule.hosts.size()) + "-scan" + std::to_string(c.scan_id);
   return a;
 }
 

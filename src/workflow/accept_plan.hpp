@@ -3,7 +3,6 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
-
 #include <string>
 #include <vector>
 
@@ -19,13 +18,13 @@ struct AcceptPlanRequest {
 };
 
 struct AcceptPlan {
-  Exchange given;         // in the order given: the round-robin baseline's ranks
+  Exchange given;  // in the order given: the round-robin baseline's ranks
   PlanOutcome chosen;
-  std::string order;                // of the chosen plan
+  std::string order;  // of the chosen plan
   nlohmann::json orders_tried = nlohmann::json::array();
-  std::vector<int32_t> over;        // links above capacity in some phase, worst first
-  nlohmann::json worst_links;       // the first few of them
-  std::string why;                  // the worst links and what no DLID choice avoids; "" when within the bound
+  std::vector<int32_t> over;               // links above capacity in some phase, worst first
+  nlohmann::json worst_links;              // the first few of them
+  std::string why;                         // the worst links and what no DLID choice avoids; "" when within the bound
   const FabricContext* context = nullptr;  // the scan it was planned on
 };
 

@@ -4,10 +4,9 @@
 // data out. src/cli/cmd_accept binds the options, writes the page and prints (docs/acceptance.md).
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,8 +14,8 @@
 #include "accept_plan.hpp"
 #include "expectation.hpp"
 #include "fabric_context.hpp"
-#include "pair_heatmap.hpp"
 #include "ibroute/fabric/progress.hpp"
+#include "pair_heatmap.hpp"
 
 namespace ibroute::workflow {
 
@@ -52,7 +51,7 @@ struct AcceptOutcome {
   std::optional<PlanOutcome> ran;          // --run-report: the stored schedule the run ran, measured as a plan
   // What the delivery was judged against: the schedule that ran (the plan itself, where accept ran it).
   const PlanOutcome& judged() const { return ran ? *ran : plan.chosen; }
-  nlohmann::json report;                   // the report's data: checks, plan, loads, delivery, diagnosis, stage seconds
+  nlohmann::json report;  // the report's data: checks, plan, loads, delivery, diagnosis, stage seconds
   Heatmap heat;
   bool accepted() const { return report["accepted"].get<bool>(); }
 };

@@ -51,14 +51,16 @@ std::vector<PortSample> parse_carry(const std::string& text, const Fabric& f) {
     bool ok = take(at, UINT64_MAX, guid, 16) && take(at, 254, port) && port >= 1 && take(at, 1, ext);
     for (size_t i = 0; ok && i < kCounters; ++i) ok = take(at, largest(i, ext != 0), s.v[i]);
     if (!ok || !at.empty())
-      throw InputError("line " + std::to_string(no) + " is not 'GUID PORT EXTENDED' and " + std::to_string(kCounters) + " counters in range");
+      throw InputError("line " + std::to_string(no) + " is not 'GUID PORT EXTENDED' and " + std::to_string(kCounters) +
+                       " counters in range");
     const auto it = node_of.find(guid);
     if (it == node_of.end() || static_cast<int>(port) > f.nodes[static_cast<size_t>(it->second)].num_ports()) continue;
     s.node = it->second, s.port = static_cast<int>(port), s.extended = ext != 0;
     out.push_back(s);
   }
   std::sort(out.begin(), out.end(), by_port);
-  out.erase(std::unique(out.begin(), out.end(), [](const PortSample& a, const PortSample& b) { return a.node == b.node && a.port == b.port; }),
+  out.erase(std::unique(out.begin(), out.end(),
+                        [](const PortSample& a, const PortSample& b) { return a.node == b.node && a.port == b.port; }),
             out.end());
   return out;
 }
@@ -78,7 +80,8 @@ std::string carry_text(const Fabric& f, const std::vector<PortSample>& samples) 
   std::string out = std::string(kHeader) + "\n";
   char guid[24];
   for (const PortSample& s : samples) {
-    std::snprintf(guid, sizeof guid, "%llx", static_cast<unsigned long long>(f.nodes[static_cast<size_t>(s.node)].guid));
+    std::snprintf(guid, sizeof guid, "%llx",
+                  static_cast<unsigned long long>(f.nodes[static_cast<size_t>(s.node)].guid));
     out += guid;
     out += " " + std::to_string(s.port) + (s.extended ? " 1" : " 0");
     for (uint64_t v : s.v) out += " " + std::to_string(v);

@@ -14,19 +14,29 @@ namespace {
 
 // treydock/infiniband_exporter's names, in the order of fabric::Counter (docs/monitoring.md).
 constexpr std::array<std::string_view, kCounters> kPromNames{
-    "port_transmit_data_bytes_total",          "port_receive_data_bytes_total",
-    "port_transmit_packets_total",             "port_receive_packets_total",
-    "port_transmit_wait_total",                "port_symbol_error_total",
-    "port_link_error_recovery_total",          "port_link_downed_total",
-    "port_receive_errors_total",               "port_receive_remote_physical_errors_total",
-    "port_receive_switch_relay_errors_total",  "port_transmit_discards_total",
-    "port_transmit_constraint_errors_total",   "port_receive_constraint_errors_total",
-    "port_local_link_integrity_errors_total",  "port_excessive_buffer_overrun_errors_total",
+    "port_transmit_data_bytes_total",
+    "port_receive_data_bytes_total",
+    "port_transmit_packets_total",
+    "port_receive_packets_total",
+    "port_transmit_wait_total",
+    "port_symbol_error_total",
+    "port_link_error_recovery_total",
+    "port_link_downed_total",
+    "port_receive_errors_total",
+    "port_receive_remote_physical_errors_total",
+    "port_receive_switch_relay_errors_total",
+    "port_transmit_discards_total",
+    "port_transmit_constraint_errors_total",
+    "port_receive_constraint_errors_total",
+    "port_local_link_integrity_errors_total",
+    "port_excessive_buffer_overrun_errors_total",
     "port_vl15_dropped_total",
 };
 
 // The data counters count 4-octet words; both formats give bytes.
-bool in_words(size_t i) { return i == static_cast<size_t>(Counter::xmit_data) || i == static_cast<size_t>(Counter::rcv_data); }
+bool in_words(size_t i) {
+  return i == static_cast<size_t>(Counter::xmit_data) || i == static_cast<size_t>(Counter::rcv_data);
+}
 
 const char* kind_of(const Node& n) { return n.is_switch() ? "switch" : "hca"; }
 
@@ -96,8 +106,9 @@ std::string number(double v) {
 
 // A port's link state in the reading, or null when its PortInfo was not read.
 const PortLinkState* state_of(const CounterSnapshot& s, int32_t node, int port) {
-  const auto it = std::lower_bound(s.states.begin(), s.states.end(), std::pair(node, port),
-                                   [](const PortLinkState& a, const std::pair<int32_t, int>& b) { return std::pair(a.node, a.port) < b; });
+  const auto it = std::lower_bound(
+      s.states.begin(), s.states.end(), std::pair(node, port),
+      [](const PortLinkState& a, const std::pair<int32_t, int>& b) { return std::pair(a.node, a.port) < b; });
   return it != s.states.end() && it->node == node && it->port == port ? &*it : nullptr;
 }
 
@@ -114,12 +125,14 @@ std::vector<Listed> listed_ports(const CounterSnapshot& s) {
   std::vector<Listed> out;
   for (const PortSample& p : s.ports) out.push_back({p.node, p.port, &p, true, nullptr});
   for (const std::pair<int32_t, int>& u : s.unanswered) {  // carried is sorted by (node, port)
-    const auto c = std::lower_bound(s.carried.begin(), s.carried.end(), u,
-                                    [](const PortSample& x, const std::pair<int32_t, int>& k) { return std::pair(x.node, x.port) < k; });
+    const auto c = std::lower_bound(
+        s.carried.begin(), s.carried.end(), u,
+        [](const PortSample& x, const std::pair<int32_t, int>& k) { return std::pair(x.node, x.port) < k; });
     const bool has = c != s.carried.end() && c->node == u.first && c->port == u.second;
     out.push_back({u.first, u.second, has ? &*c : nullptr, false, nullptr});
   }
-  std::sort(out.begin(), out.end(), [](const Listed& a, const Listed& b) { return std::pair(a.node, a.port) < std::pair(b.node, b.port); });
+  std::sort(out.begin(), out.end(),
+            [](const Listed& a, const Listed& b) { return std::pair(a.node, a.port) < std::pair(b.node, b.port); });
   for (Listed& l : out) l.state = state_of(s, l.node, l.port);
   return out;
 }
@@ -149,7 +162,10 @@ void prom_counters(PromWriter& w, const Fabric& f, const std::vector<Listed>& po
     bool any = false;
     for (const Listed& l : ports) {
       if (!l.sample || std::string_view(kind_of(f.nodes[static_cast<size_t>(l.node)])) != kind) continue;
-      if (!any) w.family(name, "counter", "Infiniband " + std::string(kind) + " port " + std::string(counter_info(i).ib) + (in_words(i) ? " (bytes)" : ""));
+      if (!any)
+        w.family(name, "counter",
+                 "Infiniband " + std::string(kind) + " port " + std::string(counter_info(i).ib) +
+                     (in_words(i) ? " (bytes)" : ""));
       any = true;
       const double v = static_cast<double>(l.sample->v[i]) * (in_words(i) ? 4 : 1);
       w.sample(name, w.port_labels(l.node, l.port), number(v));
@@ -162,11 +178,15 @@ void prom_port_gauges(PromWriter& w, const Fabric& f, const std::vector<Listed>&
     const char* suffix;
     const char* help;
   };
-  const Gauge gauges[] = {{"port_answered", "1 if the port's counters were read this time, 0 if it gave no answer (its counters then are the last read, if any)"},
-                          {"port_width_lanes", "Active lanes of the port's link as the scan found it"},
-                          {"port_rate_bytes_per_second", "Data rate of the port's link as the scan found it (after encoding)"},
-                          {"port_state", "The port's PortState read now: 1 Down, 2 Initialize, 3 Armed, 4 Active (absent: not read)"},
-                          {"port_physical_state", "The port's PortPhysicalState read now: 2 Polling, 3 Disabled, 5 LinkUp, ... (absent: not read)"}};
+  const Gauge gauges[] = {
+      {"port_answered",
+       "1 if the port's counters were read this time, 0 if it gave no answer (its counters then are the last read, if "
+       "any)"},
+      {"port_width_lanes", "Active lanes of the port's link as the scan found it"},
+      {"port_rate_bytes_per_second", "Data rate of the port's link as the scan found it (after encoding)"},
+      {"port_state", "The port's PortState read now: 1 Down, 2 Initialize, 3 Armed, 4 Active (absent: not read)"},
+      {"port_physical_state",
+       "The port's PortPhysicalState read now: 2 Polling, 3 Disabled, 5 LinkUp, ... (absent: not read)"}};
   for (size_t g = 0; g < 5; ++g) {
     const std::string name = std::string("infiniband_") + kind + "_" + gauges[g].suffix;
     bool any = false;
@@ -176,7 +196,11 @@ void prom_port_gauges(PromWriter& w, const Fabric& f, const std::vector<Listed>&
       if (!any) w.family(name, "gauge", gauges[g].help);
       any = true;
       const Port& p = n.ports[static_cast<size_t>(l.port)];
-      const double v = g == 0 ? (l.answered ? 1 : 0) : g == 1 ? p.width : g == 2 ? port_rate_bytes(p) : g == 3 ? l.state->state : l.state->physical;
+      const double v = g == 0   ? (l.answered ? 1 : 0)
+                       : g == 1 ? p.width
+                       : g == 2 ? port_rate_bytes(p)
+                       : g == 3 ? l.state->state
+                                : l.state->physical;
       w.sample(name, w.port_labels(l.node, l.port), number(v));
     }
   }
@@ -191,9 +215,13 @@ void prom_node_info(PromWriter& w, const Fabric& f, const std::vector<Listed>& p
   w.family(pre + "info", "gauge", std::string("Infiniband ") + kind + " information (constant 1)");
   for (const auto& [node, list] : by_node) {
     const Node& n = f.nodes[static_cast<size_t>(node)];
-    w.sample(pre + "info", "guid=\"" + guid_hex(n.guid) + "\"," + kind + "=\"" + prom_label(n.desc) + "\",lid=\"" + std::to_string(lid_of(n)) + "\"", "1");
+    w.sample(pre + "info",
+             "guid=\"" + guid_hex(n.guid) + "\"," + kind + "=\"" + prom_label(n.desc) + "\",lid=\"" +
+                 std::to_string(lid_of(n)) + "\"",
+             "1");
   }
-  w.family(pre + "rate_bytes_per_second", "gauge", std::string("Infiniband ") + kind + " rate: its fastest port's data rate");
+  w.family(pre + "rate_bytes_per_second", "gauge",
+           std::string("Infiniband ") + kind + " rate: its fastest port's data rate");
   for (const auto& [node, list] : by_node) {
     const Node& n = f.nodes[static_cast<size_t>(node)];
     double best = 0;
@@ -208,9 +236,14 @@ void prom_node_info(PromWriter& w, const Fabric& f, const std::vector<Listed>& p
       if (!port.connected()) continue;
       const Node& far = f.nodes[static_cast<size_t>(port.peer_node)];
       w.sample(pre + "uplink_info",
-               w.port_labels(node, p) + "," + kind + "=\"" + prom_label(n.desc) + "\",uplink=\"" + prom_label(far.desc) + "\",uplink_guid=\"" +
-                   guid_hex(far.guid) + "\",uplink_type=\"" + (far.is_switch() ? "SW" : "CA") + "\",uplink_port=\"" + std::to_string(port.peer_port) +
-                   "\",uplink_lid=\"" + std::to_string(far.is_switch() || port.peer_port >= far.ports.size() ? lid_of(far) : far.ports[port.peer_port].base_lid) + "\"",
+               w.port_labels(node, p) + "," + kind + "=\"" + prom_label(n.desc) + "\",uplink=\"" +
+                   prom_label(far.desc) + "\",uplink_guid=\"" + guid_hex(far.guid) + "\",uplink_type=\"" +
+                   (far.is_switch() ? "SW" : "CA") + "\",uplink_port=\"" + std::to_string(port.peer_port) +
+                   "\",uplink_lid=\"" +
+                   std::to_string(far.is_switch() || port.peer_port >= far.ports.size()
+                                      ? lid_of(far)
+                                      : far.ports[port.peer_port].base_lid) +
+                   "\"",
                "1");
     }
   }
@@ -229,7 +262,8 @@ std::string prometheus_text(const Fabric& f, const CounterSnapshot& s, const Rea
   w.family("ibroute_counters_ports", "gauge", "Ports of the scan read this time, by whether they answered");
   w.sample("ibroute_counters_ports", "answered=\"yes\"", std::to_string(s.ports.size()));
   w.sample("ibroute_counters_ports", "answered=\"no\"", std::to_string(s.unanswered.size()));
-  w.family("ibroute_counters_ports_carried", "gauge", "Ports that gave no answer, reported with their last counters read");
+  w.family("ibroute_counters_ports_carried", "gauge",
+           "Ports that gave no answer, reported with their last counters read");
   w.sample("ibroute_counters_ports_carried", "", std::to_string(s.carried.size()));
   w.family("ibroute_counters_read_seconds", "gauge", "How long reading every port's counters took");
   w.sample("ibroute_counters_read_seconds", "", number(m.seconds));
@@ -240,17 +274,20 @@ std::string prometheus_text(const Fabric& f, const CounterSnapshot& s, const Rea
   return std::move(w).text();
 }
 
-std::string influx_lines(const Fabric& f, const CounterSnapshot& s, const ReadingMeta& m, std::vector<std::string>& left_out) {
+std::string influx_lines(const Fabric& f, const CounterSnapshot& s, const ReadingMeta& m,
+                         std::vector<std::string>& left_out) {
   std::string out;
   const std::string at = std::to_string(m.unix_ns);
   for (const PortSample& p : s.ports) {
     const Node& n = f.nodes[static_cast<size_t>(p.node)];
     const Port& port = n.ports[static_cast<size_t>(p.port)];
-    std::string line = "infiniband_port,kind=" + std::string(kind_of(n)) + ",guid=" + guid_hex(n.guid) + ",port=" + std::to_string(p.port);
+    std::string line = "infiniband_port,kind=" + std::string(kind_of(n)) + ",guid=" + guid_hex(n.guid) +
+                       ",port=" + std::to_string(p.port);
     if (!n.desc.empty()) line += ",node=" + influx_tag(n.desc);
     if (port.connected()) {
       const Node& far = f.nodes[static_cast<size_t>(port.peer_node)];
-      line += ",remote_kind=" + std::string(kind_of(far)) + ",remote_guid=" + guid_hex(far.guid) + ",remote_port=" + std::to_string(port.peer_port);
+      line += ",remote_kind=" + std::string(kind_of(far)) + ",remote_guid=" + guid_hex(far.guid) +
+              ",remote_port=" + std::to_string(port.peer_port);
       if (!far.desc.empty()) line += ",remote_node=" + influx_tag(far.desc);
     }
     line += " width=" + std::to_string(port.width) + "i,rate_bytes_per_second=" + number(port_rate_bytes(port));
@@ -259,7 +296,8 @@ std::string influx_lines(const Fabric& f, const CounterSnapshot& s, const Readin
     for (size_t i = 0; i < kCounters; ++i) {
       const uint64_t v = p.v[i];
       const bool fits = in_words(i) ? v <= static_cast<uint64_t>(INT64_MAX) / 4 : v <= static_cast<uint64_t>(INT64_MAX);
-      const std::string key = in_words(i) ? (i == 0 ? "xmit_data_bytes" : "rcv_data_bytes") : std::string(counter_info(i).name);
+      const std::string key =
+          in_words(i) ? (i == 0 ? "xmit_data_bytes" : "rcv_data_bytes") : std::string(counter_info(i).name);
       if (!fits) {
         left_out.push_back(guid_hex(n.guid) + "[" + std::to_string(p.port) + "] " + key);
         continue;

@@ -33,6 +33,7 @@ std::string prometheus_text(const fabric::Fabric& f, const fabric::CounterSnapsh
 // both ends, every counter an integer field, data in bytes, the port's state where read), all at
 // the reading's time in ns (a port that did not answer has no point: nothing was read). A
 // value InfluxDB cannot hold (a signed 64-bit integer) is left out and named in `left_out`.
-std::string influx_lines(const fabric::Fabric& f, const fabric::CounterSnapshot& s, const ReadingMeta& m, std::vector<std::string>& left_out);
+std::string influx_lines(const fabric::Fabric& f, const fabric::CounterSnapshot& s, const ReadingMeta& m,
+                         std::vector<std::string>& left_out);
 
 }  // namespace ibroute::workflow

@@ -5,19 +5,18 @@
 // and what a technician does about it. JSON: `diagnosis.suspects[]` (docs/acceptance.md).
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "fabric_context.hpp"
+#include "ibroute/schedule/diagnosis.hpp"
+#include "ibroute/schedule/schedule.hpp"
 #include "run_facts.hpp"
 #include "run_report_read.hpp"
 #include "scan_changes.hpp"
-#include "ibroute/schedule/diagnosis.hpp"
-#include "ibroute/schedule/schedule.hpp"
 
 namespace ibroute::workflow {
 
@@ -31,14 +30,15 @@ struct DiagnosisInput {
   bool simulated = false;
   std::vector<ErrorPort> errors;
   const ScanChanges* changes = nullptr;  // hosts and cables the scan before had and this one lacks
-  std::vector<BadLink> bad;       // links with skipped or failed transfers
-  std::vector<double> node_send_gbps;  // per rank what it sent over its sending time; empty: unknown
+  std::vector<BadLink> bad;              // links with skipped or failed transfers
+  std::vector<double> node_send_gbps;    // per rank what it sent over its sending time; empty: unknown
 };
 
 // {"suspects": [...], "evidence": {...}}: suspects most likely first.
 // A run report's own diagnosis of its pairs (read where it has no pair matrix), its links found
 // by name in this scan; a name the scan lacks is an InputError naming `source` and the value.
-schedule::RunDiagnosis run_diagnosis_of(const FabricContext& c, const RunReportInput::RunDiagnosisRead& r, const std::string& source);
+schedule::RunDiagnosis run_diagnosis_of(const FabricContext& c, const RunReportInput::RunDiagnosisRead& r,
+                                        const std::string& source);
 
 // JSON `evidence.run.suspects[]` keeps the run's part (link by name) so that a report without the
 // pair matrix (above 2048 ranks) still carries it to accept (run_report_read.hpp).

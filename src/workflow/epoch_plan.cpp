@@ -43,21 +43,25 @@ EpochPlan plan_epoch(const EvalContext& ctx, const FollowedSet& set, const fabri
       continue;
     }
     rank_of[r] = static_cast<int32_t>(e.exchange.hosts.size());
-    e.exchange.hosts.push_back({it->second.first, it->second.second, f.nodes[static_cast<size_t>(it->second.first)].desc});
+    e.exchange.hosts.push_back(
+        {it->second.first, it->second.second, f.nodes[static_cast<size_t>(it->second.first)].desc});
   }
   for (int32_t r : set.senders)
     if (rank_of[static_cast<size_t>(r)] >= 0) e.exchange.senders.push_back(rank_of[static_cast<size_t>(r)]);
   for (int32_t r : set.receivers)
     if (rank_of[static_cast<size_t>(r)] >= 0) e.exchange.receivers.push_back(rank_of[static_cast<size_t>(r)]);
-  if (e.exchange.hosts.size() < 2) throw InputError(std::to_string(e.exchange.hosts.size()) + " of " + set.name + "'s " + std::to_string(set.hosts.size()) +
-                                                    " hosts are in the fabric: nothing to plan");
+  if (e.exchange.hosts.size() < 2)
+    throw InputError(std::to_string(e.exchange.hosts.size()) + " of " + set.name + "'s " +
+                     std::to_string(set.hosts.size()) + " hosts are in the fabric: nothing to plan");
   if ((!set.senders.empty() || !set.receivers.empty()) && (e.exchange.senders.empty() || e.exchange.receivers.empty()))
-    throw InputError("no " + std::string(e.exchange.senders.empty() ? "sender" : "receiver") + " of " + set.name + " is in the fabric: nothing to plan");
+    throw InputError("no " + std::string(e.exchange.senders.empty() ? "sender" : "receiver") + " of " + set.name +
+                     " is in the fabric: nothing to plan");
   // Planned as fast as the links allow, then timed at the schedule's own rate where the changed
   // fabric still carries it; where it does not, the epoch runs at the most it carries and says so.
   PlanRequest fastest = set.request;
   fastest.rate = 0;
-  fastest.fair_share = false, fastest.baseline = false, fastest.lower_bound = false;  // figures the epoch line does not print: time off the budget
+  fastest.fair_share = false, fastest.baseline = false,
+  fastest.lower_bound = false;  // figures the epoch line does not print: time off the budget
   fastest.progress = progress;
   e.outcome = plan_exchange(ctx, e.exchange, fastest);
   e.broken = e.outcome.load.broken;
@@ -74,8 +78,8 @@ EpochPlan plan_epoch(const EvalContext& ctx, const FollowedSet& set, const fabri
   return e;
 }
 
-ScheduleDoc epoch_doc(const fabric::Fabric& f, const store::ScanInfo& scan, const Schedule& s, uint64_t epoch, int64_t from_unix_ns,
-                      const std::string& created_at) {
+ScheduleDoc epoch_doc(const fabric::Fabric& f, const store::ScanInfo& scan, const Schedule& s, uint64_t epoch,
+                      int64_t from_unix_ns, const std::string& created_at) {
   ScheduleDoc doc;
   doc.schedule = s;
   doc.identities = identify_hosts(f, s.hosts);

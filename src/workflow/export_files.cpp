@@ -4,13 +4,12 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
-
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <thread>
 #include <vector>
@@ -26,7 +25,8 @@ namespace fs = std::filesystem;
 void write_text_file(const fs::path& p, const std::string& text) {
   errno = 0;
   std::ofstream out(p, std::ios::binary);
-  if (!(out << text) || !out.flush()) throw InputError("cannot write " + p.string() + (errno ? std::string(": ") + std::strerror(errno) : ""));
+  if (!(out << text) || !out.flush())
+    throw InputError("cannot write " + p.string() + (errno ? std::string(": ") + std::strerror(errno) : ""));
 }
 
 std::string slice_file_name(size_t rank, const std::string& host) {
@@ -45,13 +45,15 @@ void write_slices(const fs::path& dir, const schedule::ScheduleDoc& doc, const f
   constexpr size_t kBlock = 64;
   const size_t n = doc.identities.size(), blocks = (n + kBlock - 1) / kBlock;
   std::atomic<size_t> next{0};
-  const unsigned threads = static_cast<unsigned>(std::clamp<size_t>(blocks / 4, 1, std::max(1u, std::thread::hardware_concurrency())));
+  const unsigned threads =
+      static_cast<unsigned>(std::clamp<size_t>(blocks / 4, 1, std::max(1u, std::thread::hardware_concurrency())));
   fabric::run_parallel(threads, [&](unsigned t) {
     for (size_t b; (b = next.fetch_add(1)) < blocks;) {
       if (t == 0 && progress) fabric::report_or_stop(next, blocks, [&] { progress("slices", b * kBlock, n); });
       const size_t first = b * kBlock;
       const std::vector<std::string> texts = slices.slices(first, first + kBlock);
-      for (size_t i = 0; i < texts.size(); ++i) write_text_file(dir / slice_file_name(first + i, doc.identities[first + i].name), texts[i]);
+      for (size_t i = 0; i < texts.size(); ++i)
+        write_text_file(dir / slice_file_name(first + i, doc.identities[first + i].name), texts[i]);
     }
   });
 }
@@ -97,7 +99,8 @@ std::optional<uint64_t> current_epoch(const fs::path& dir) {
 uint64_t last_epoch_in(const fs::path& dir) {
   uint64_t last = current_epoch(dir).value_or(0);
   std::error_code ec;
-  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) last = std::max(last, epoch_of(e.path().filename().string()));
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec))
+    last = std::max(last, epoch_of(e.path().filename().string()));
   return last;
 }
 
@@ -118,10 +121,12 @@ EpochDirLock::EpochDirLock(const fs::path& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir))
-    throw InputError("--export " + dir.string() + ": " + (fs::exists(dir) ? "exists and is not a directory" : "cannot create it: " + ec.message()));
+    throw InputError("--export " + dir.string() + ": " +
+                     (fs::exists(dir) ? "exists and is not a directory" : "cannot create it: " + ec.message()));
   const fs::path lock = dir / kLockFile;
   fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd_ < 0) throw InputError("--export " + dir.string() + ": cannot open " + lock.string() + ": " + std::strerror(errno));
+  if (fd_ < 0)
+    throw InputError("--export " + dir.string() + ": cannot open " + lock.string() + ": " + std::strerror(errno));
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
     char buf[32] = {};
@@ -130,8 +135,8 @@ EpochDirLock::EpochDirLock(const fs::path& dir) {
     std::string pid = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "";
     pid.erase(std::remove_if(pid.begin(), pid.end(), [](char c) { return c < '0' || c > '9'; }), pid.end());
     if (err == EWOULDBLOCK)
-      throw InputError("--export " + dir.string() + ": another ibroute watch" + (pid.empty() ? "" : " (pid " + pid + ")") +
-                       " publishes epochs there; one writer per directory");
+      throw InputError("--export " + dir.string() + ": another ibroute watch" +
+                       (pid.empty() ? "" : " (pid " + pid + ")") + " publishes epochs there; one writer per directory");
     throw InputError("--export " + dir.string() + ": cannot lock " + lock.string() + ": " + std::strerror(err));
   }
   const std::string me = std::to_string(::getpid()) + "\n";
@@ -143,7 +148,9 @@ EpochDirLock::EpochDirLock(const fs::path& dir) {
   const fs::path cur = dir / kCurrentLink;
   if (fs::exists(fs::symlink_status(cur, ec)) && !fs::is_symlink(fs::symlink_status(cur, ec))) {
     ::close(fd_), fd_ = -1;
-    throw InputError("--export " + dir.string() + ": " + cur.string() + " is not ibroute's link (a file or directory of its own): left as it is, choose another directory");
+    throw InputError(
+        "--export " + dir.string() + ": " + cur.string() +
+        " is not ibroute's link (a file or directory of its own): left as it is, choose another directory");
   }
   for (const fs::directory_entry& e : fs::directory_iterator(dir, ec))
     if (our_temporary(e.path().filename().string())) stale_ += fs::remove_all(e.path(), ec) > 0;
@@ -155,11 +162,14 @@ EpochDirLock::~EpochDirLock() {
 
 fs::path publish_epoch(const fs::path& dir, const schedule::ScheduleDoc& doc, size_t keep) {
   if (!doc.epoch) throw std::logic_error("publish_epoch: the document has no epoch number");
-  if (doc.epoch > kMaxEpoch) throw InputError("--export " + dir.string() + ": epoch " + std::to_string(doc.epoch) + " is beyond the " + std::to_string(kMaxEpoch) + " peers read");
+  if (doc.epoch > kMaxEpoch)
+    throw InputError("--export " + dir.string() + ": epoch " + std::to_string(doc.epoch) + " is beyond the " +
+                     std::to_string(kMaxEpoch) + " peers read");
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec || !fs::is_directory(dir))
-    throw InputError("--export " + dir.string() + ": " + (fs::exists(dir) ? "exists and is not a directory" : "cannot create it: " + ec.message()));
+    throw InputError("--export " + dir.string() + ": " +
+                     (fs::exists(dir) ? "exists and is not a directory" : "cannot create it: " + ec.message()));
   const std::string name = epoch_dir_name(doc.epoch);
   const fs::path building = dir / ("." + name + ".tmp-" + std::to_string(::getpid())), final_dir = dir / name;
   fs::remove_all(building, ec);
@@ -176,7 +186,8 @@ fs::path publish_epoch(const fs::path& dir, const schedule::ScheduleDoc& doc, si
   }
   replace_link(dir / kCurrentLink, name);
   // A schedule.json of the user's own is not replaced: peers read DIR/current/schedule.json.
-  if (!fs::exists(fs::symlink_status(dir / "schedule.json", ec))) replace_link(dir / "schedule.json", fs::path(kCurrentLink) / "schedule.json");
+  if (!fs::exists(fs::symlink_status(dir / "schedule.json", ec)))
+    replace_link(dir / "schedule.json", fs::path(kCurrentLink) / "schedule.json");
   // The oldest go; at least the newest two stay.
   std::vector<uint64_t> epochs;
   for (const fs::directory_entry& e : fs::directory_iterator(dir, ec))

@@ -18,7 +18,8 @@ void write_text_file(const std::filesystem::path& p, const std::string& text);
 // "rank00005-node1-006.json": the slice of rank 5, its host's name made safe for a file name.
 std::string slice_file_name(size_t rank, const std::string& host);
 // The host table (schedule::kHostsFile) and one slice per rank, into `dir` (which exists).
-void write_slices(const std::filesystem::path& dir, const schedule::ScheduleDoc& doc, const fabric::ProgressFn& progress = {});
+void write_slices(const std::filesystem::path& dir, const schedule::ScheduleDoc& doc,
+                  const fabric::ProgressFn& progress = {});
 
 // An epochs directory: DIR/epoch-NNNNNN/ holds an epoch's schedule.json, hosts.json and slices;
 // DIR/current is a symbolic link to the newest, replaced by rename (atomic); DIR/schedule.json

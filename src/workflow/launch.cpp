@@ -1,10 +1,10 @@
 #include "launch.hpp"
 
-#include <cstdlib>
-#include <stdexcept>
-
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cstdlib>
+#include <stdexcept>
 
 namespace ibroute::workflow {
 

@@ -8,10 +8,12 @@ namespace ibroute::workflow {
 
 using namespace ibroute::schedule;
 
-Heatmap bin_heatmap(const std::vector<float>& pair_gbps, const std::vector<float>& planned_gbps, size_t n, size_t max_cells) {
+Heatmap bin_heatmap(const std::vector<float>& pair_gbps, const std::vector<float>& planned_gbps, size_t n,
+                    size_t max_cells) {
   Heatmap h;
   h.ranks = n;
-  h.cells = pair_gbps.size() == n * n && planned_gbps.size() == n * n ? std::min(n, max_cells) : 0;  // no matrix: not measured
+  h.cells = pair_gbps.size() == n * n && planned_gbps.size() == n * n ? std::min(n, max_cells)
+                                                                      : 0;  // no matrix: not measured
   if (h.cells == 0) return h;
   auto planned = [&](size_t i, size_t j) { return i == j || pair_gbps[i * n + j] < 0 ? 0.f : planned_gbps[i * n + j]; };
   // The ten furthest below their plan, kept in a sorted list of ten while the matrix is walked (not

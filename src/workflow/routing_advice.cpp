@@ -26,7 +26,8 @@ std::string fails(const Fabric& f, const FabricStructure& s, const std::vector<C
 
 }  // namespace
 
-std::optional<RoutingAdvice> advise_if_limited(const FabricContext& c, const schedule::Efficiency& e, const std::vector<schedule::Host>& hosts) {
+std::optional<RoutingAdvice> advise_if_limited(const FabricContext& c, const schedule::Efficiency& e,
+                                               const std::vector<schedule::Host>& hosts) {
   if (!e.routing_limits() || hosts.empty()) return std::nullopt;
   return advise_routing(c.fabric, c.structure, hosts);
 }
@@ -48,7 +49,8 @@ nlohmann::json routing_advice_json(const RoutingAdvice& a) {
 }
 
 std::string routing_advice_text(const RoutingAdvice& a) {
-  if (!a.command.empty()) return a.command + " computes other tables (their check passes here; it prints the least time they allow)";
+  if (!a.command.empty())
+    return a.command + " computes other tables (their check passes here; it prints the least time they allow)";
   return "ibroute routing cannot lift it: " + a.blocked_by;
 }
 

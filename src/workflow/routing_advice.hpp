@@ -3,11 +3,10 @@
 // blocks it (advice that fails when followed is worse than none).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "fabric_context.hpp"
 #include "ibroute/fabric/structure.hpp"
@@ -23,10 +22,12 @@ struct RoutingAdvice {
 
 // Both constructions of `ibroute routing` built for these hosts (without its refinement, which
 // keeps every route up*/down*) and checked as the command checks them before writing.
-RoutingAdvice advise_routing(const fabric::Fabric& f, const fabric::FabricStructure& s, const std::vector<schedule::Host>& hosts);
+RoutingAdvice advise_routing(const fabric::Fabric& f, const fabric::FabricStructure& s,
+                             const std::vector<schedule::Host>& hosts);
 
 // The advice where the tables limit `e` (Efficiency::routing_limits), else none (nothing built).
-std::optional<RoutingAdvice> advise_if_limited(const FabricContext& c, const schedule::Efficiency& e, const std::vector<schedule::Host>& hosts);
+std::optional<RoutingAdvice> advise_if_limited(const FabricContext& c, const schedule::Efficiency& e,
+                                               const std::vector<schedule::Host>& hosts);
 
 nlohmann::json routing_advice_json(const RoutingAdvice& a);
 // "ibroute routing computes tables that pass their check here", or what blocks it.

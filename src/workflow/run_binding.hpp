@@ -8,8 +8,8 @@
 #include <string>
 
 #include "fabric_context.hpp"
-#include "run_report_read.hpp"
 #include "ibroute/schedule/schedule.hpp"
+#include "run_report_read.hpp"
 
 namespace ibroute::store {
 class FabricStore;
@@ -23,6 +23,7 @@ struct RunBinding {
   std::string warning;          // one line where the report predates the binding fields; "" otherwise
 };
 
-RunBinding bind_run_report(store::FabricStore& store, const FabricContext& c, const RunReportInput& run, const std::string& source);
+RunBinding bind_run_report(store::FabricStore& store, const FabricContext& c, const RunReportInput& run,
+                           const std::string& source);
 
 }  // namespace ibroute::workflow

@@ -12,7 +12,7 @@ namespace ibroute::workflow {
 struct ErrorPort {
   std::string link, what;  // "L1[3] -> S1[1]", "SymbolErrorCounter +7"
   uint64_t errors = 0;
-  std::string guid;        // the port's node GUID (hex); "" unknown
+  std::string guid;  // the port's node GUID (hex); "" unknown
   int port = -1;
 };
 

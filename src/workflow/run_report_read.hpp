@@ -4,11 +4,10 @@
 // InputError naming the file and the JSON pointer of the value. nlohmann's exceptions never escape.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,22 +24,23 @@ struct RunReportInput {
   std::string schedule;
   std::optional<int64_t> scan_id;  // the scan the run's schedule was planned on; absent in older reports
   size_t ranks = 0;
-  uint64_t rounds = 0;             // asked for; 0: the report does not say
+  uint64_t rounds = 0;               // asked for; 0: the report does not say
   std::vector<uint64_t> port_guids;  // per rank, the port it ran on (nodes[].port_guid); empty in older reports
   std::vector<std::string> hosts;    // per rank, its host name as the report gives it ("" where it does not)
   struct PathRow {
     int32_t src = -1, dst = -1;
     uint16_t dlid = 0;
-    std::string where;  // the JSON pointer of its DLID, for a one-line refusal
+    std::string where;               // the JSON pointer of its DLID, for a one-line refusal
     std::string src_name, dst_name;  // not_ok's rows name hosts, not ranks
   };
-  std::vector<PathRow> dlids;  // every (src, dst, DLID) the report lists (paths.rows, not_ok), checked against the schedule
+  std::vector<PathRow>
+      dlids;  // every (src, dst, DLID) the report lists (paths.rows, not_ok), checked against the schedule
   uint64_t message_size = 0;
-  double node_rate = 0;  // bytes/s of the slowest node; 0 without nodes
+  double node_rate = 0;            // bytes/s of the slowest node; 0 without nodes
   std::vector<double> node_rates;  // bytes/s each rank sent
   double skipped_share = 0;
   double max_uncertainty_ns = 0;
-  std::optional<size_t> missing_ranks;  // absent in the report: not checked
+  std::optional<size_t> missing_ranks;                // absent in the report: not checked
   nlohmann::json clock = nlohmann::json::array();     // rows: host, offset_ns, uncertainty_ns, min_rtt_ns, drift_ppm
   nlohmann::json suspects = nlohmann::json::array();  // rows: link, failed, skipped, transfers, bad_share
   nlohmann::json not_ok = nlohmann::json::array();    // rows: src, dst, dlid, status, error, path
@@ -51,8 +51,8 @@ struct RunReportInput {
   // The ports' counters around the run, as the run read them ("links_measured", checked and
   // rebuilt from the checked values); absent or {"measured": false, "why"} when it could not.
   nlohmann::json links_measured;
-  std::vector<ErrorPort> error_links;                     // worst first
-  std::vector<std::pair<std::string, double>> waiting;   // link, share of the run's time; worst first
+  std::vector<ErrorPort> error_links;                   // worst first
+  std::vector<std::pair<std::string, double>> waiting;  // link, share of the run's time; worst first
   bool measured() const { return links_measured.is_object() && links_measured.value("measured", false); }
   // The run's own diagnosis of its pairs ("diagnosis.evidence.run"), read where the report has no
   // pair matrix (above 2048 ranks); links by name, resolved against the scan by the reader's user.
@@ -85,39 +85,52 @@ inline void read_totals(const At& r, RunReportInput& in) {
   in.schedule = r["schedule"].text();
   if (r.has("scan_id")) in.scan_id = r["scan_id"].integer(1, INT64_MAX, "a scan id (1 or more)");
   in.ranks = static_cast<size_t>(r["ranks"].integer(1, kMaxRanks, "a number of ranks (1 or more)"));
-  in.message_size = static_cast<uint64_t>(r["message_size"].integer(1, static_cast<int64_t>(kMaxMessageSize), "a message size (1 B .. 1 TiB)"));
+  in.message_size = static_cast<uint64_t>(
+      r["message_size"].integer(1, static_cast<int64_t>(kMaxMessageSize), "a message size (1 B .. 1 TiB)"));
   const At t = r["totals"];
   in.skipped_share = t["skipped_share"].number(0, 1, "a share (0..1)");
   if (t.has("seconds")) in.seconds = t["seconds"].number(0, 1e9, "seconds (0 or more)");
   if (t.has("planned")) {
-    const int64_t planned = t["planned"].integer(1, INT64_MAX, "a number of planned transfers (1 or more: a run of nothing is no run)");
+    const int64_t planned =
+        t["planned"].integer(1, INT64_MAX, "a number of planned transfers (1 or more: a run of nothing is no run)");
     int64_t ended = 0;
     for (const char* k : {"ok", "skipped", "timeout", "failed", "lost"}) {
       if (!t.has(k)) continue;
-      const int64_t v = t[k].integer(0, planned, "a count of transfers (0 .. the planned " + std::to_string(planned) + ")");
-      if (v > planned - ended) fail(t[k].path, "the transfers ok, skipped, timed out, failed and lost add up to more than the " + std::to_string(planned) + " planned");
+      const int64_t v =
+          t[k].integer(0, planned, "a count of transfers (0 .. the planned " + std::to_string(planned) + ")");
+      if (v > planned - ended)
+        fail(t[k].path, "the transfers ok, skipped, timed out, failed and lost add up to more than the " +
+                            std::to_string(planned) + " planned");
       ended += v;
     }
     if (t.has("skipped")) {
-      const double share = static_cast<double>(t["skipped"].integer(0, planned, "a count")) / static_cast<double>(planned);
+      const double share =
+          static_cast<double>(t["skipped"].integer(0, planned, "a count")) / static_cast<double>(planned);
       if (std::abs(share - in.skipped_share) > 1e-3)
-        fail(t["skipped_share"].path, "is " + shown(t["skipped_share"].v) + ", but skipped / planned is " + std::to_string(share));
+        fail(t["skipped_share"].path,
+             "is " + shown(t["skipped_share"].v) + ", but skipped / planned is " + std::to_string(share));
     }
   }
-  if (r.has("rounds")) in.rounds = static_cast<uint64_t>(r["rounds"].integer(0, int64_t{1} << 40, "a number of rounds (0 or more)"));
+  if (r.has("rounds"))
+    in.rounds = static_cast<uint64_t>(r["rounds"].integer(0, int64_t{1} << 40, "a number of rounds (0 or more)"));
   if (r.has("rounds_run")) {
-    in.rounds_run = static_cast<uint64_t>(r["rounds_run"].integer(0, int64_t{1} << 40, "a number of rounds (0 or more)"));
+    in.rounds_run =
+        static_cast<uint64_t>(r["rounds_run"].integer(0, int64_t{1} << 40, "a number of rounds (0 or more)"));
     // A rate search (find_rate) runs its steps' rounds one after another.
     if (in.rounds && in.rounds_run > in.rounds && !r.has("find_rate") && !r.has("epochs"))
-      fail(r["rounds_run"].path, std::to_string(in.rounds_run) + " rounds run, but the run asked for " + std::to_string(in.rounds));
+      fail(r["rounds_run"].path,
+           std::to_string(in.rounds_run) + " rounds run, but the run asked for " + std::to_string(in.rounds));
   }
 }
 
-inline std::string rank_what(const RunReportInput& in) { return "a rank of this run (0.." + std::to_string(in.ranks - 1) + ")"; }
+inline std::string rank_what(const RunReportInput& in) {
+  return "a rank of this run (0.." + std::to_string(in.ranks - 1) + ")";
+}
 
 inline void read_nodes(const At& r, RunReportInput& in) {
   const At nodes = r["nodes"].list();
-  if (nodes.size() != in.ranks) fail(nodes.path, "lists " + std::to_string(nodes.size()) + " ranks, the run had " + std::to_string(in.ranks));
+  if (nodes.size() != in.ranks)
+    fail(nodes.path, "lists " + std::to_string(nodes.size()) + " ranks, the run had " + std::to_string(in.ranks));
   in.node_rate = nodes.size() ? INFINITY : 0;
   in.node_rates.assign(in.ranks, 0);
   in.hosts.assign(in.ranks, std::string());
@@ -126,7 +139,8 @@ inline void read_nodes(const At& r, RunReportInput& in) {
   for (size_t i = 0; i < nodes.size(); ++i) {
     const At n = nodes[i];
     const auto rank = static_cast<size_t>(n["rank"].integer(0, static_cast<int64_t>(in.ranks) - 1, rank_what(in)));
-    if (seen[rank]++) fail(n["rank"].path, "rank " + std::to_string(rank) + " is listed twice (every rank of the run once)");
+    if (seen[rank]++)
+      fail(n["rank"].path, "rank " + std::to_string(rank) + " is listed twice (every rank of the run once)");
     in.node_rates[rank] = n["send_gbps"].number(0, 1e9, "a rate in Gb/s (0 or more)") * 1e9 / 8;
     in.node_rate = std::min(in.node_rate, in.node_rates[rank]);
     if (n.has("host")) in.hosts[rank] = n["host"].text();
@@ -136,14 +150,17 @@ inline void read_nodes(const At& r, RunReportInput& in) {
       ++with_guid;
     }
   }
-  if (with_guid && with_guid != nodes.size()) fail(nodes.path, "names the port GUID of " + std::to_string(with_guid) + " of its " + std::to_string(nodes.size()) + " ranks: of all or none");
+  if (with_guid && with_guid != nodes.size())
+    fail(nodes.path, "names the port GUID of " + std::to_string(with_guid) + " of its " + std::to_string(nodes.size()) +
+                         " ranks: of all or none");
 }
 
 inline void read_clock(const At& r, RunReportInput& in) {
   const At clock = r["clock"];
   in.max_uncertainty_ns = clock["max_uncertainty_ns"].number(0, 1e18, "nanoseconds (0 or more)");
   const At ranks = clock["ranks"].list();
-  if (ranks.size() > in.ranks) fail(ranks.path, "lists " + std::to_string(ranks.size()) + " ranks, the run had " + std::to_string(in.ranks));
+  if (ranks.size() > in.ranks)
+    fail(ranks.path, "lists " + std::to_string(ranks.size()) + " ranks, the run had " + std::to_string(in.ranks));
   for (size_t i = 0; i < ranks.size(); ++i) {
     const At c = ranks[i];
     c["rank"].integer(0, static_cast<int64_t>(in.ranks) - 1, rank_what(in));
@@ -160,7 +177,8 @@ inline void read_clock(const At& r, RunReportInput& in) {
 inline void read_problems(const At& r, RunReportInput& in) {
   if (r.has("missing_ranks")) {
     const At missing = r["missing_ranks"].list();
-    if (missing.size() > in.ranks) fail(missing.path, "lists " + std::to_string(missing.size()) + " ranks, the run had " + std::to_string(in.ranks));
+    if (missing.size() > in.ranks)
+      fail(missing.path, "lists " + std::to_string(missing.size()) + " ranks, the run had " + std::to_string(in.ranks));
     for (size_t i = 0; i < missing.size(); ++i) {
       missing[i]["rank"].integer(0, static_cast<int64_t>(in.ranks) - 1, rank_what(in));
       missing[i]["host"].text();
@@ -186,7 +204,8 @@ inline void read_problems(const At& r, RunReportInput& in) {
                        {"dlid", t["dlid"].integer(0, 0xBFFF, "a unicast LID (1..49151; 0 on RoCE)")},
                        {"seq", t["seq"].integer(0, INT64_MAX, "a sequence number (0 or more)")},
                        {"status", t["status"].text()}};
-    in.dlids.push_back({-1, -1, static_cast<uint16_t>(row["dlid"].get<int64_t>()), t["dlid"].path, row["src"], row["dst"]});
+    in.dlids.push_back(
+        {-1, -1, static_cast<uint16_t>(row["dlid"].get<int64_t>()), t["dlid"].path, row["src"], row["dst"]});
     if (t.has("error")) row["error"] = t["error"].text();
     if (t.has("path")) row["path"] = t["path"].text();
     in.not_ok.push_back(std::move(row));
@@ -210,9 +229,12 @@ inline void read_paths(const At& r, RunReportInput& in) {
   for (size_t i = 0; i < rows.size(); ++i) {
     const At row = rows[i].list();
     if (row.size() != cols.size())
-      fail(row.path, "a row of " + std::to_string(row.size()) + " values, the table has " + std::to_string(cols.size()) + " columns");
-    in.dlids.push_back({static_cast<int32_t>(row[*cs].integer(0, last, rank_what(in))), static_cast<int32_t>(row[*cd].integer(0, last, rank_what(in))),
-                        static_cast<uint16_t>(row[*cl].integer(0, 0xBFFF, "a unicast LID (1..49151; 0 on RoCE)")), row[*cl].path});
+      fail(row.path, "a row of " + std::to_string(row.size()) + " values, the table has " +
+                         std::to_string(cols.size()) + " columns");
+    in.dlids.push_back({static_cast<int32_t>(row[*cs].integer(0, last, rank_what(in))),
+                        static_cast<int32_t>(row[*cd].integer(0, last, rank_what(in))),
+                        static_cast<uint16_t>(row[*cl].integer(0, 0xBFFF, "a unicast LID (1..49151; 0 on RoCE)")),
+                        row[*cl].path});
   }
 }
 
@@ -221,11 +243,13 @@ inline void read_pairs(const At& r, RunReportInput& in, bool matrix) {
   if (!r.has("pair_mbps")) return;
   const size_t n = in.ranks;
   const At rows = r["pair_mbps"].list();
-  if (rows.size() != n) fail(rows.path, "has " + std::to_string(rows.size()) + " rows, the run had " + std::to_string(n) + " ranks");
+  if (rows.size() != n)
+    fail(rows.path, "has " + std::to_string(rows.size()) + " rows, the run had " + std::to_string(n) + " ranks");
   if (matrix) in.pair_gbps.assign(n * n, 0.f);
   for (size_t i = 0; i < n; ++i) {
     const At row = rows[i].list();
-    if (row.size() != n) fail(row.path, "has " + std::to_string(row.size()) + " values, the run had " + std::to_string(n) + " ranks");
+    if (row.size() != n)
+      fail(row.path, "has " + std::to_string(row.size()) + " values, the run had " + std::to_string(n) + " ranks");
     for (size_t k = 0; k < n; ++k) {
       const double mbps = row[k].number(0, 1e9, "a rate in Mb/s (0 or more)");
       if (matrix) in.pair_gbps[i * n + k] = static_cast<float>(mbps / 1e3);
@@ -235,7 +259,9 @@ inline void read_pairs(const At& r, RunReportInput& in, bool matrix) {
 
 // The run's own diagnosis of its pairs, when the report lists no pair matrix to diagnose again.
 inline void read_run_diagnosis(const At& r, RunReportInput& in) {
-  if (r.has("pair_mbps") || !r.has("diagnosis") || !r["diagnosis"].has("evidence") || !r["diagnosis"]["evidence"].has("run")) return;
+  if (r.has("pair_mbps") || !r.has("diagnosis") || !r["diagnosis"].has("evidence") ||
+      !r["diagnosis"]["evidence"].has("run"))
+    return;
   const At run = r["diagnosis"]["evidence"]["run"];
   if (!run.v.is_object() || !run.has("suspects")) return;  // a sentence: the run had no pairs to read
   RunReportInput::RunDiagnosisRead d;
@@ -246,7 +272,8 @@ inline void read_run_diagnosis(const At& r, RunReportInput& in) {
     const At x = list[i];
     RunReportInput::RunSuspectRead s;
     s.link = x["link"].text(), s.path = x["link"].path;
-    s.rank = static_cast<int32_t>(x["rank"].integer(-1, static_cast<int64_t>(in.ranks) - 1, "a rank of this run, or -1"));
+    s.rank =
+        static_cast<int32_t>(x["rank"].integer(-1, static_cast<int64_t>(in.ranks) - 1, "a rank of this run, or -1"));
     s.receive = x["receive"].boolean();
     s.factor = x["factor"].number(0, 1, "a share (0..1)");
     s.transfers = static_cast<uint64_t>(x["transfers"].integer(0, INT64_MAX, "a count (0 or more)"));
@@ -268,13 +295,15 @@ inline void read_transfers(const At& r, RunReportInput& in, bool matrix) {
       if (cols.v[i].is_string() && cols.v[i] == name) return i;
     fail(cols.path, std::string("no column \"") + name + "\"");
   };
-  const size_t cs = column("src"), cd = column("dst"), cst = column("status"), cp = column("posted_ns"), cc = column("completed_ns");
+  const size_t cs = column("src"), cd = column("dst"), cst = column("status"), cp = column("posted_ns"),
+               cc = column("completed_ns");
   std::vector<double> bytes(matrix ? n * n : 0, 0), span(matrix ? n * n : 0, 0);
   const At rows = r["transfers"].list();
   for (size_t i = 0; i < rows.size(); ++i) {
     const At t = rows[i].list();
     if (t.size() != cols.size())
-      fail(t.path, "a row of " + std::to_string(t.size()) + " values, the table has " + std::to_string(cols.size()) + " columns");
+      fail(t.path, "a row of " + std::to_string(t.size()) + " values, the table has " + std::to_string(cols.size()) +
+                       " columns");
     const auto src = static_cast<size_t>(t[cs].integer(0, last, rank_what(in)));
     const auto dst = static_cast<size_t>(t[cd].integer(0, last, rank_what(in)));
     const bool ok = t[cst].text() == "ok";
@@ -305,12 +334,14 @@ inline void read_links_measured(const At& r, RunReportInput& in) {
   constexpr double kBytes = 1.8e19;
   nlohmann::json out{{"measured", true}, {"between", m["between"].text()}, {"rows", nlohmann::json::array()}};
   for (const char* k : {"planned_bytes", "measured_bytes"}) out[k] = m[k].number(0, kBytes, "bytes (0 or more)");
-  for (const char* k : {"planned_links", "unread_links", "off_links"}) out[k] = m[k].integer(0, INT64_MAX, "a number of links");
+  for (const char* k : {"planned_links", "unread_links", "off_links"})
+    out[k] = m[k].integer(0, INT64_MAX, "a number of links");
   out["ratio"] = optional_number(m["ratio"], 0, 1e12, "a ratio (0 or more)");
   const At rows = m["rows"].list();
   for (size_t i = 0; i < rows.size(); ++i) {
     const At x = rows[i];
-    out["rows"].push_back({{"link", x["link"].text()}, {"planned_bytes", x["planned_bytes"].number(0, kBytes, "bytes (0 or more)")},
+    out["rows"].push_back({{"link", x["link"].text()},
+                           {"planned_bytes", x["planned_bytes"].number(0, kBytes, "bytes (0 or more)")},
                            {"measured_bytes", x["measured_bytes"].number(0, kBytes, "bytes (0 or more)")},
                            {"ratio", optional_number(x["ratio"], 0, 1e12, "a ratio (0 or more)")},
                            {"xmit_wait", x["xmit_wait"].number(0, kBytes, "ticks (0 or more)")},
@@ -321,15 +352,18 @@ inline void read_links_measured(const At& r, RunReportInput& in) {
     const At errors = m["errors"].list();
     for (size_t i = 0; i < errors.size(); ++i) {
       const At e = errors[i];
-      in.error_links.push_back({e["link"].text(), e["what"].text(), static_cast<uint64_t>(e["errors"].integer(0, INT64_MAX, "a count (0 or more)")),
-                                e.has("guid") ? e["guid"].text() : std::string(),
-                                e.has("port") ? static_cast<int>(e["port"].integer(0, 254, "a port number (0..254)")) : -1});
+      in.error_links.push_back(
+          {e["link"].text(), e["what"].text(),
+           static_cast<uint64_t>(e["errors"].integer(0, INT64_MAX, "a count (0 or more)")),
+           e.has("guid") ? e["guid"].text() : std::string(),
+           e.has("port") ? static_cast<int>(e["port"].integer(0, 254, "a port number (0..254)")) : -1});
     }
   }
   if (m.has("waiting")) {
     const At waiting = m["waiting"].list();
     for (size_t i = 0; i < waiting.size(); ++i)
-      in.waiting.emplace_back(waiting[i]["link"].text(), waiting[i]["wait_share"].number(0, 1e6, "a share of the time (0 or more)"));
+      in.waiting.emplace_back(waiting[i]["link"].text(),
+                              waiting[i]["wait_share"].number(0, 1e6, "a share of the time (0 or more)"));
   }
   in.links_measured = std::move(out);
 }
@@ -343,7 +377,8 @@ inline RunReportInput parse_run_report(std::string_view text, const std::string&
   namespace d = run_report_detail;
   return read_document(text, source, "an ibroute run report", [hosts](const At& r) {
     RunReportInput in;
-    if (!r.has("format") || r.v["format"] != "ibroute-run") fail("/format", "not an ibroute run report (\"format\" is not \"ibroute-run\")");
+    if (!r.has("format") || r.v["format"] != "ibroute-run")
+      fail("/format", "not an ibroute run report (\"format\" is not \"ibroute-run\")");
     const At ver = r["version"];
     if (!ver.v.is_number_integer() || (ver.v != 1 && ver.v != 2))
       fail(ver.path, "run report version " + shown(ver.v) + "; this ibroute reads versions 1 and 2");
@@ -357,7 +392,8 @@ inline RunReportInput parse_run_report(std::string_view text, const std::string&
       d::read_transfers(r, in, !hosts || in.ranks == *hosts);
       return in;
     }
-    if (r.has("find_rate")) in.sustainable_rate = r["find_rate"]["answer"].number(0, 1e15, "a rate in bytes/s (0 or more)");
+    if (r.has("find_rate"))
+      in.sustainable_rate = r["find_rate"]["answer"].number(0, 1e15, "a rate in bytes/s (0 or more)");
     d::read_pairs(r, in, !hosts || in.ranks == *hosts);
     d::read_run_diagnosis(r, in);
     return in;

@@ -4,13 +4,12 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
-
 #include <ostream>
 
-#include "ibroute/runner/run_outcome.hpp"
 #include "fabric_context.hpp"
-#include "run_facts.hpp"
+#include "ibroute/runner/run_outcome.hpp"
 #include "ibroute/runner/run_report.hpp"
+#include "run_facts.hpp"
 
 namespace ibroute::workflow {
 

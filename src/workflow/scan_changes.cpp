@@ -33,7 +33,8 @@ ScanChanges changes_since_previous(store::FabricStore& store, const FabricContex
       const fabric::Node& an = now.nodes[a->second];
       if (p > an.num_ports()) continue;
       const fabric::Port& pa = an.ports[p];
-      if (pa.connected() && pa.peer_node == b->second && pa.peer_port == port.peer_port && fabric::port_usable(pa)) continue;
+      if (pa.connected() && pa.peer_node == b->second && pa.peer_port == port.peer_port && fabric::port_usable(pa))
+        continue;
       out.cables_gone.push_back({a->second, b->second, p, port.peer_port});
     }
   }

@@ -16,7 +16,7 @@ struct LostCable {
 };
 
 struct ScanChanges {
-  int64_t previous = 0;               // the scan before (0: none)
+  int64_t previous = 0;                 // the scan before (0: none)
   std::vector<std::string> hosts_gone;  // by description
   std::vector<LostCable> cables_gone;   // between nodes both scans have
 };

@@ -61,21 +61,25 @@ void add_broken_routes(Fabric& f, const RouteSet& routes) {
                               (owner ? " (" + f.nodes[owner->node].desc + ")" : std::string())});
   }
   if (ends.size() > kMostEnds)
-    f.problems.push_back({"broken_routes", 0, -1, std::to_string(ends.size() - kMostEnds) + " more places where routes end"});
+    f.problems.push_back(
+        {"broken_routes", 0, -1, std::to_string(ends.size() - kMostEnds) + " more places where routes end"});
 }
 
 // The fabric from the files (--topology, --lfts) or live (libibnetdisc, libibmad).
 Fabric read_fabric(const ScanRequest& o, store::ScanInfo& info, const ProgressFn& progress) {
   if (o.topology.empty()) {
     info.source = "live";
-    info.origin = (o.ca.empty() ? std::string("default CA") : "CA " + o.ca) + (o.port ? " port " + std::to_string(o.port) : "");
+    info.origin =
+        (o.ca.empty() ? std::string("default CA") : "CA " + o.ca) + (o.port ? " port " + std::to_string(o.port) : "");
     return scan_live(LiveScanOptions{o.ca, o.port, o.timeout_ms, o.retries, o.mads, progress});
   }
   info.source = "offline";
   info.origin = o.topology + (o.lfts.empty() ? std::string(" (no forwarding tables)") : " + " + o.lfts);
   Fabric f = read_topology(o.topology);
-  if (o.lfts.empty()) f.has_lfts = false;  // a topology alone: structure, links and pictures; routes unknown
-  else apply_lft_dump(f, read_file(o.lfts), o.lfts);
+  if (o.lfts.empty())
+    f.has_lfts = false;  // a topology alone: structure, links and pictures; routes unknown
+  else
+    apply_lft_dump(f, read_file(o.lfts), o.lfts);
   return f;
 }
 

@@ -16,8 +16,8 @@ struct ScanRequest {
   std::string ca;  // live: the CA and port to scan from ("" / 0: the default)
   int port = 0;
   int timeout_ms = 0, retries = 0;  // 0: libibmad's
-  int mads = 32;                   // LFT SMPs in flight
-  std::string topology, lfts;      // offline: the files (topology given: offline)
+  int mads = 32;                    // LFT SMPs in flight
+  std::string topology, lfts;       // offline: the files (topology given: offline)
   std::string node_name_map;
 };
 

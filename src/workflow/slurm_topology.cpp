@@ -18,7 +18,9 @@ namespace {
 // Slurm parses node and switch names as host lists: brackets, commas and blanks would split them.
 bool slurm_name(const std::string& w) {
   if (w.empty() || w.size() > 64 || !std::isalnum(static_cast<unsigned char>(w[0]))) return false;
-  return std::all_of(w.begin(), w.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'; });
+  return std::all_of(w.begin(), w.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
 }
 
 // "MT4129 ConnectX7   Mellanox Technologies", "MT25408 ConnectX Mellanox Technologies": what an
@@ -40,8 +42,10 @@ std::string switch_word(const std::string& desc) {
   std::string out;
   for (char c : desc) {
     const bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.';
-    if (ok) out += c;
-    else if (!out.empty() && out.back() != '_') out += '_';
+    if (ok)
+      out += c;
+    else if (!out.empty() && out.back() != '_')
+      out += '_';
   }
   while (!out.empty() && (out.back() == '_' || out.back() == '.' || out.back() == '-')) out.pop_back();
   if (out.size() > 48) out.resize(48);
@@ -112,7 +116,8 @@ class Reach {
       if (!tree[x]) continue;
       checked_ = checked_ || f.nodes[x].lft_read;
       for (int p = 1; p <= f.nodes[x].num_ports(); ++p)
-        if (const Port& q = f.nodes[x].ports[p]; q.connected() && !f.nodes[static_cast<size_t>(q.peer_node)].is_switch()) {
+        if (const Port& q = f.nodes[x].ports[p];
+            q.connected() && !f.nodes[static_cast<size_t>(q.peer_node)].is_switch()) {
           leaves_.push_back(static_cast<int32_t>(x));
           break;
         }
@@ -129,8 +134,8 @@ class Reach {
       if (!failed++) example = f_.nodes[static_cast<size_t>(sw)].desc + ": " + std::string(to_string(st));
     }
     if (!failed) return "";
-    return "no working route to it from " + std::to_string(failed) + " of the " + std::to_string(leaves_.size()) + " switches hosts are cabled to (" +
-           example + ")";
+    return "no working route to it from " + std::to_string(failed) + " of the " + std::to_string(leaves_.size()) +
+           " switches hosts are cabled to (" + example + ")";
   }
 
  private:
@@ -147,19 +152,26 @@ class Reach {
 ByWord host_ports(const Fabric& f, const InTree& tree, SlurmTopology& out) {
   ByWord by_word;
   Reach reach(f, tree);
-  if (!reach.checked()) out.notes.push_back("routes not checked: the scan has no forwarding tables (an imported topology), every cabled host is listed");
+  if (!reach.checked())
+    out.notes.push_back(
+        "routes not checked: the scan has no forwarding tables (an imported topology), every cabled host is listed");
   for (size_t x = 0; x < f.nodes.size(); ++x) {
     const Node& n = f.nodes[x];
-    if (n.is_switch() || node_kind(n) != NodeKind::host) continue;  // SHARP aggregation nodes and routers are no Slurm nodes
+    if (n.is_switch() || node_kind(n) != NodeKind::host)
+      continue;  // SHARP aggregation nodes and routers are no Slurm nodes
     for (int p = 1; p <= n.num_ports(); ++p) {
       const Port& port = n.ports[p];
       if (!port.connected()) continue;
       const std::string who = n.desc + " (port GUID 0x" + hex(port.guid) + ")";
       std::string unreachable;
-      if (!port_usable(port) || port.base_lid == 0) out.left_out.push_back(who + ": its link is down or it has no LID");
-      else if (!tree[port.peer_node]) out.left_out.push_back(who + ": cabled to a switch outside the tree");
-      else if (reach.checked() && !(unreachable = reach.why_not(port.base_lid)).empty()) out.left_out.push_back(who + ": " + unreachable);
-      else by_word[first_word(n.desc)].push_back({static_cast<int32_t>(x), port.peer_node, port.guid});
+      if (!port_usable(port) || port.base_lid == 0)
+        out.left_out.push_back(who + ": its link is down or it has no LID");
+      else if (!tree[port.peer_node])
+        out.left_out.push_back(who + ": cabled to a switch outside the tree");
+      else if (reach.checked() && !(unreachable = reach.why_not(port.base_lid)).empty())
+        out.left_out.push_back(who + ": " + unreachable);
+      else
+        by_word[first_word(n.desc)].push_back({static_cast<int32_t>(x), port.peer_node, port.guid});
     }
   }
   return by_word;
@@ -170,7 +182,9 @@ ByWord host_ports(const Fabric& f, const InTree& tree, SlurmTopology& out) {
 std::map<int32_t, std::vector<std::string>> place_hosts(const Fabric& f, ByWord& by_word, SlurmTopology& out) {
   std::map<std::string, std::set<uint64_t>> machines;
   for (const auto& [word, ports] : by_word)
-    for (const HostPort& h : ports) machines[f.nodes[h.node].desc].insert(f.nodes[h.node].sysimg_guid ? f.nodes[h.node].sysimg_guid : f.nodes[h.node].guid);
+    for (const HostPort& h : ports)
+      machines[f.nodes[h.node].desc].insert(f.nodes[h.node].sysimg_guid ? f.nodes[h.node].sysimg_guid
+                                                                        : f.nodes[h.node].guid);
   std::map<int32_t, std::vector<std::string>> hosts_at;
   size_t several = 0;
   for (auto& [word, all] : by_word) {
@@ -178,19 +192,28 @@ std::map<int32_t, std::vector<std::string>> place_hosts(const Fabric& f, ByWord&
     for (const HostPort& h : all) {
       const std::string& desc = f.nodes[h.node].desc;
       std::string why;
-      if (machines[desc].size() > 1) why = std::to_string(machines[desc].size()) + " machines describe themselves so: no host name (a node-name map gives them theirs)";
-      else if (vendor_default(desc)) why = "the adapter's default description: no host name (a node-name map gives it one)";
-      else if (!slurm_name(word)) why = "'" + word + "' is no Slurm node name";
-      if (why.empty()) ports.push_back(h);
-      else out.left_out.push_back(desc + " (port GUID 0x" + hex(h.port_guid) + "): " + why);
+      if (machines[desc].size() > 1)
+        why = std::to_string(machines[desc].size()) +
+              " machines describe themselves so: no host name (a node-name map gives them theirs)";
+      else if (vendor_default(desc))
+        why = "the adapter's default description: no host name (a node-name map gives it one)";
+      else if (!slurm_name(word))
+        why = "'" + word + "' is no Slurm node name";
+      if (why.empty())
+        ports.push_back(h);
+      else
+        out.left_out.push_back(desc + " (port GUID 0x" + hex(h.port_guid) + "): " + why);
     }
     if (ports.empty()) continue;
-    std::sort(ports.begin(), ports.end(), [](const HostPort& a, const HostPort& b) { return a.port_guid < b.port_guid; });
+    std::sort(ports.begin(), ports.end(),
+              [](const HostPort& a, const HostPort& b) { return a.port_guid < b.port_guid; });
     several += std::any_of(ports.begin(), ports.end(), [&](const HostPort& h) { return h.sw != ports[0].sw; });
     hosts_at[ports[0].sw].push_back(word);
     ++out.hosts;
   }
-  if (several) out.notes.push_back(std::to_string(several) + " host(s) have HCAs on several switches: each listed under its first HCA's (lowest port GUID)");
+  if (several)
+    out.notes.push_back(std::to_string(several) +
+                        " host(s) have HCAs on several switches: each listed under its first HCA's (lowest port GUID)");
   return hosts_at;
 }
 
@@ -222,7 +245,8 @@ Placed placed(const Fabric& f, const FabricStructure& s, SlurmTopology& out) {
   Placed p;
   p.tree.assign(f.nodes.size(), 0);
   for (size_t x = 0; x < f.nodes.size(); ++x)
-    if (f.nodes[x].is_switch() && x < s.level.size() && s.level[x] >= 1) p.tree[x] = 1, p.top = std::max(p.top, s.level[x]);
+    if (f.nodes[x].is_switch() && x < s.level.size() && s.level[x] >= 1)
+      p.tree[x] = 1, p.top = std::max(p.top, s.level[x]);
   ByWord by_word = host_ports(f, p.tree, out);
   p.hosts_at = place_hosts(f, by_word, out);
   p.name = switch_names(f, p.tree, by_word, out);
@@ -243,7 +267,8 @@ SlurmTopology slurm_blocks(const Fabric& f, const FabricStructure& s) {
     const Node& sw = f.nodes[static_cast<size_t>(x)];
     for (int q = 1; q <= sw.num_ports(); ++q) {
       const Port& port = sw.ports[q];
-      if (port_usable(port) && port.peer_node >= 0 && p.tree[port.peer_node] && s.level[port.peer_node] > s.level[static_cast<size_t>(x)] &&
+      if (port_usable(port) && port.peer_node >= 0 && p.tree[port.peer_node] &&
+          s.level[port.peer_node] > s.level[static_cast<size_t>(x)] &&
           (above.empty() || natural_less(p.name[port.peer_node], above)))
         above = p.name[port.peer_node];
     }
@@ -255,9 +280,11 @@ SlurmTopology slurm_blocks(const Fabric& f, const FabricStructure& s) {
   });
   if (order.empty()) return out;
   // Names are Slurm names (letters, digits, '-', '_', '.'), quoted so that YAML reads none as a number or a boolean.
-  out.text = "- topology: \"infiniband\"\n  cluster_default: true\n  block:\n    block_sizes:\n      - " + std::to_string(smallest) + "\n    blocks:\n";
+  out.text = "- topology: \"infiniband\"\n  cluster_default: true\n  block:\n    block_sizes:\n      - " +
+             std::to_string(smallest) + "\n    blocks:\n";
   for (const auto& [above, x] : order) {
-    out.text += "      - block: \"" + p.name[static_cast<size_t>(x)] + "\"\n        nodes: \"" + compress_hostlist(p.hosts_at.at(x)) + "\"\n";
+    out.text += "      - block: \"" + p.name[static_cast<size_t>(x)] + "\"\n        nodes: \"" +
+                compress_hostlist(p.hosts_at.at(x)) + "\"\n";
     ++out.switches;
   }
   return out;
@@ -282,8 +309,10 @@ SlurmTopology slurm_topology(const Fabric& f, const FabricStructure& s) {
       const Node& sw = f.nodes[x];
       for (int p = 1; p <= sw.num_ports(); ++p) {
         const Port& port = sw.ports[p];
-        if (port_usable(port) && port.peer_node >= 0 && tree[port.peer_node] && s.level[port.peer_node] == level - 1 && written[port.peer_node])
-          children.push_back(name[port.peer_node]);  // a switch with neither hosts nor children has no line: none to name
+        if (port_usable(port) && port.peer_node >= 0 && tree[port.peer_node] && s.level[port.peer_node] == level - 1 &&
+            written[port.peer_node])
+          children.push_back(
+              name[port.peer_node]);  // a switch with neither hosts nor children has no line: none to name
       }
       std::sort(children.begin(), children.end(), natural_less);
       children.erase(std::unique(children.begin(), children.end()), children.end());
@@ -291,7 +320,8 @@ SlurmTopology slurm_topology(const Fabric& f, const FabricStructure& s) {
       if (children.empty() && h == hosts_at.end()) continue;
       std::string list;  // listed whole: a GUID-suffixed name is no range to fold
       for (const std::string& c : children) list += (list.empty() ? "" : ",") + c;
-      out.text += "SwitchName=" + name[x] + (list.empty() ? "" : " Switches=" + list) + (h == hosts_at.end() ? "" : " Nodes=" + compress_hostlist(h->second)) + "\n";
+      out.text += "SwitchName=" + name[x] + (list.empty() ? "" : " Switches=" + list) +
+                  (h == hosts_at.end() ? "" : " Nodes=" + compress_hostlist(h->second)) + "\n";
       ++out.switches, written[x] = 1;
     }
   }

@@ -2,9 +2,9 @@
 
 #include <cctype>
 #include <cerrno>
-#include <cstring>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -44,12 +44,14 @@ std::string shown_text(const std::string& text) {
   std::string out;
   for (unsigned char c : text) {
     if (out.size() >= 40) return out + "...";
-    if (c == '\n') out += "\\n";
+    if (c == '\n')
+      out += "\\n";
     else if (c < 0x20 || c == 0x7f) {
       char b[8];
       std::snprintf(b, sizeof b, "\\x%02x", c);
       out += b;
-    } else out += static_cast<char>(c);
+    } else
+      out += static_cast<char>(c);
   }
   return out;
 }
@@ -58,11 +60,13 @@ double parse_quantity(const std::string& text, bool size, const char* what) {
   const std::string forms = size ? "sizes: 1048576, 64KiB, 1MiB, 1GiB (1024^n), 64K, 1MB (1000^n)"
                                  : "rates: 5G or 5GB/s (bytes, 1000^n), 5GiB/s (1024^n), 40Gb/s or 40Gbit/s (bits)";
   const size_t used = decimal_prefix(text);
-  if (used == 0) throw InputError(std::string(what) + " '" + shown_text(text) + "' is not a decimal number (" + forms + ")");
+  if (used == 0)
+    throw InputError(std::string(what) + " '" + shown_text(text) + "' is not a decimal number (" + forms + ")");
   const double v = std::strtod(text.substr(0, used).c_str(), nullptr);
   std::string unit = text.substr(used);
   if (unit.starts_with(' ')) unit.erase(0, 1);  // "40 Gb/s"
-  if (!size && unit.empty()) throw InputError(std::string(what) + " '" + shown_text(text) + "' has no unit (" + forms + ")");
+  if (!size && unit.empty())
+    throw InputError(std::string(what) + " '" + shown_text(text) + "' has no unit (" + forms + ")");
   double mult = 1;
   if (!unit.empty()) {
     const char u = static_cast<char>(std::toupper(static_cast<unsigned char>(unit[0])));
@@ -75,14 +79,17 @@ double parse_quantity(const std::string& text, bool size, const char* what) {
     // Bytes (B, B/s; nothing after a prefix) or, for rates, bits ("40Gb/s" is 5e9 bytes per second).
     const bool bytes = unit.empty() || unit == "B" || (!size && unit == "B/s");
     const bool bits = !size && (unit == "b/s" || unit == "bit/s" || unit == "bps" || unit == "Bit/s");
-    if (!bytes && !bits) throw InputError(std::string(what) + " '" + shown_text(text) + "': unknown unit '" + shown_text(text.substr(used)) + "' (" + forms + ")");
+    if (!bytes && !bits)
+      throw InputError(std::string(what) + " '" + shown_text(text) + "': unknown unit '" +
+                       shown_text(text.substr(used)) + "' (" + forms + ")");
     if (bits) mult /= 8;
   }
   // What every reader downstream holds (the database, a schedule file, a peer): a message of 1 B
   // to 1 TiB, a rate of 1 B/s to 1 PB/s; beyond them a typo, refused before anything is stored.
   const double q = v * mult, lo = 1, hi = size ? static_cast<double>(uint64_t{1} << 40) : 1e15;
   if (!(q >= lo && q <= hi))
-    throw InputError(std::string(what) + " '" + shown_text(text) + "' is out of range (" + (size ? "1 B .. 1 TiB" : "1 B/s .. 1 PB/s") + ")");
+    throw InputError(std::string(what) + " '" + shown_text(text) + "' is out of range (" +
+                     (size ? "1 B .. 1 TiB" : "1 B/s .. 1 PB/s") + ")");
   return q;
 }
 

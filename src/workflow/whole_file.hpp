@@ -16,9 +16,9 @@ class WholeFile {
   explicit WholeFile(std::string path);  // InputError where the temporary cannot be created
   WholeFile(const WholeFile&) = delete;
   WholeFile& operator=(const WholeFile&) = delete;
-  ~WholeFile();                          // not committed: the temporary removed, the target untouched
+  ~WholeFile();  // not committed: the temporary removed, the target untouched
   std::ostream& out() { return out_; }
-  void commit();                         // flushed, synced, renamed over the target; InputError naming it
+  void commit();  // flushed, synced, renamed over the target; InputError naming it
 
  private:
   std::string path_, tmp_;

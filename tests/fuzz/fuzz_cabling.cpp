@@ -18,7 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   return fuzz::run([&] {
     const std::vector<fabric::Cable> plan = workflow::parse_cabling_plan(std::string(fuzz::text(data, size)), "fuzz");
     const fabric::CablingCheck c = fabric::check_cabling(f, plan);
-    const size_t counted = c.as_planned + 2 * c.swapped.size() + c.moved.size() + c.missing.size() + c.unresolved.size();
+    const size_t counted =
+        c.as_planned + 2 * c.swapped.size() + c.moved.size() + c.missing.size() + c.unresolved.size();
     if (counted != c.planned || c.planned != plan.size()) {
       std::fprintf(stderr, "fuzz: %zu planned cables, %zu counted\n", plan.size(), counted);
       std::abort();

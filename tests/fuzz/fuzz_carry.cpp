@@ -19,11 +19,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::vector<fabric::PortSample> got = workflow::parse_carry(std::string(fuzz::text(data, size)), f);
     for (size_t k = 0; k < got.size(); ++k) {
       const fabric::PortSample& s = got[k];
-      if (s.node < 0 || static_cast<size_t>(s.node) >= f.nodes.size() || s.port < 1 || s.port > f.nodes[static_cast<size_t>(s.node)].num_ports())
+      if (s.node < 0 || static_cast<size_t>(s.node) >= f.nodes.size() || s.port < 1 ||
+          s.port > f.nodes[static_cast<size_t>(s.node)].num_ports())
         std::abort();
       if (k && std::pair(got[k - 1].node, got[k - 1].port) >= std::pair(s.node, s.port)) std::abort();
       for (size_t i = 0; i < fabric::kCounters; ++i)
-        if (const int bits = fabric::counter_bits(static_cast<fabric::Counter>(i), s.extended); bits < 64 && s.v[i] >> bits) std::abort();
+        if (const int bits = fabric::counter_bits(static_cast<fabric::Counter>(i), s.extended);
+            bits < 64 && s.v[i] >> bits)
+          std::abort();
     }
     if (workflow::parse_carry(workflow::carry_text(f, got), f) != got) std::abort();
   });

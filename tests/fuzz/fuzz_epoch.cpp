@@ -16,7 +16,8 @@ namespace {
 
 const std::filesystem::path& epoch_dir() {
   static const std::filesystem::path dir = [] {
-    std::filesystem::path d = std::filesystem::temp_directory_path() / ("ibroute-fuzz-epoch-" + std::to_string(::getpid())) / "epoch-000001";
+    std::filesystem::path d =
+        std::filesystem::temp_directory_path() / ("ibroute-fuzz-epoch-" + std::to_string(::getpid())) / "epoch-000001";
     std::filesystem::create_directories(d);
     return d;
   }();

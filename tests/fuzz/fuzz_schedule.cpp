@@ -27,8 +27,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       std::fprintf(stderr, "fuzz: a schedule that was read does not read back: %s\n", e.what());
       std::abort();
     }
-    if (back.schedule.phases != doc.schedule.phases || back.schedule.slots != doc.schedule.slots || back.schedule.senders != doc.schedule.senders ||
-        back.schedule.receivers != doc.schedule.receivers || back.identities != doc.identities || to_json(back) != text) {
+    if (back.schedule.phases != doc.schedule.phases || back.schedule.slots != doc.schedule.slots ||
+        back.schedule.senders != doc.schedule.senders || back.schedule.receivers != doc.schedule.receivers ||
+        back.identities != doc.identities || to_json(back) != text) {
       std::fprintf(stderr, "fuzz: a schedule changed on the way out and back in\n");
       std::abort();
     }
@@ -44,7 +45,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     std::vector<SliceTransfer> sends;
     for (size_t k = 0; k < doc.schedule.phases.size(); ++k)
-      if (const Phase& ph = doc.schedule.phases[k]; ph.dst[last] >= 0) sends.push_back({static_cast<uint32_t>(k), ph.dst[last], ph.dlid[last]});
+      if (const Phase& ph = doc.schedule.phases[k]; ph.dst[last] >= 0)
+        sends.push_back({static_cast<uint32_t>(k), ph.dst[last], ph.dlid[last]});
     if (slice.rank != last || slice.sends != sends || slice.doc.identities[last] != doc.identities[last]) {
       std::fprintf(stderr, "fuzz: a slice does not read back to its rank's sends\n");
       std::abort();

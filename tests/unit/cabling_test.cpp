@@ -1,11 +1,12 @@
 // The cabling checked against a plan (cabling.hpp): the fabric's own cables are all as planned;
 // a plan with two cables' far ends exchanged, one cable at another port, one cable the fabric
 // lacks and one node it does not have gives exactly those findings, each by both ends.
+#include "ibroute/fabric/cabling.hpp"
+
 #include <gtest/gtest.h>
 
 #include <set>
 
-#include "ibroute/fabric/cabling.hpp"
 #include "ibroute/fabric/synthetic.hpp"
 
 using namespace ibroute::fabric;
@@ -14,11 +15,14 @@ namespace {
 
 Fabric tree() {
   FatTreeSpec t;
-  t.leaves = 3, t.hosts_per_leaf = 3, t.uplinks = 2, t.spines = 2, t.hosts = 7, t.shuffle_names = true, t.seed = 9;  // a free port or two
+  t.leaves = 3, t.hosts_per_leaf = 3, t.uplinks = 2, t.spines = 2, t.hosts = 7, t.shuffle_names = true,
+  t.seed = 9;  // a free port or two
   return build_fat_tree(t);
 }
 
-std::string text(const Cable& c) { return c.a.node + "[" + std::to_string(c.a.port) + "]-" + c.b.node + "[" + std::to_string(c.b.port) + "]"; }
+std::string text(const Cable& c) {
+  return c.a.node + "[" + std::to_string(c.a.port) + "]-" + c.b.node + "[" + std::to_string(c.b.port) + "]";
+}
 
 }  // namespace
 
@@ -77,7 +81,8 @@ TEST(Cabling, SwapsMovesMissingExtraAndUnknownNodesAreNamedByBothEnds) {
   while (dropped == s1 || dropped == s2 || dropped == moved) ++dropped;
   Cable extra = plan[dropped];
   plan.erase(plan.begin() + static_cast<long>(dropped));
-  const Cable absent{{plan[0].a.node, plan[0].a.guid, 40}, {plan[1].b.node, plan[1].b.guid, 41}};  // ports the fabric has not
+  const Cable absent{{plan[0].a.node, plan[0].a.guid, 40},
+                     {plan[1].b.node, plan[1].b.guid, 41}};  // ports the fabric has not
   plan.push_back(absent);
   plan.push_back({{"no-such-switch", 0, 1}, {plan[0].b.node, 0, 1}});
   const CablingCheck c = check_cabling(f, plan);
@@ -85,10 +90,12 @@ TEST(Cabling, SwapsMovesMissingExtraAndUnknownNodesAreNamedByBothEnds) {
   EXPECT_EQ(c.as_planned, real.size() - 4);
   ASSERT_EQ(c.swapped.size(), 1u);
   std::set<std::string> swapped{text(c.swapped[0].first), text(c.swapped[0].second)};
-  EXPECT_EQ(swapped, (std::set<std::string>{text(plan[s1 < dropped ? s1 : s1 - 1]), text(plan[s2 < dropped ? s2 : s2 - 1])}));
+  EXPECT_EQ(swapped,
+            (std::set<std::string>{text(plan[s1 < dropped ? s1 : s1 - 1]), text(plan[s2 < dropped ? s2 : s2 - 1])}));
   ASSERT_EQ(c.moved.size(), 1u);
   EXPECT_EQ(c.moved[0].first.a.port, free_port);
-  EXPECT_TRUE((std::set<std::string>{text(found_moved), text({found_moved.b, found_moved.a})}.count(text(c.moved[0].second))));
+  EXPECT_TRUE(
+      (std::set<std::string>{text(found_moved), text({found_moved.b, found_moved.a})}.count(text(c.moved[0].second))));
   ASSERT_EQ(c.missing.size(), 1u);
   EXPECT_EQ(text(c.missing[0]), text(absent));
   ASSERT_EQ(c.extra.size(), 1u);

@@ -1,6 +1,8 @@
 // The monitoring formats of a counter reading (counter_export.hpp), checked against the fabric
 // they came from: every port once, data in bytes, both ends of each cable, names escaped per
 // format, and what a format cannot hold left out and named rather than written as another number.
+#include "counter_export.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -9,7 +11,6 @@
 #include <set>
 
 #include "counter_carry.hpp"
-#include "counter_export.hpp"
 #include "ibroute/fabric/synthetic.hpp"
 
 using namespace ibroute::fabric;
@@ -46,13 +47,18 @@ TEST(CounterExport, PrometheusListsEveryPortOnceWithBytesAndBothEnds) {
     const Node& n = f.nodes[static_cast<size_t>(x.node)];
     const std::string kind = n.is_switch() ? "switch" : "hca";
     const std::string labels = "{guid=\"" + guid_hex(n.guid) + "\",port=\"" + std::to_string(x.port) + "\"}";
-    EXPECT_NE(text.find("infiniband_" + kind + "_port_transmit_data_bytes_total" + labels + " " + std::to_string(x.v[0] * 4) + "\n"), std::string::npos)
+    EXPECT_NE(text.find("infiniband_" + kind + "_port_transmit_data_bytes_total" + labels + " " +
+                        std::to_string(x.v[0] * 4) + "\n"),
+              std::string::npos)
         << labels;
-    EXPECT_NE(text.find("infiniband_" + kind + "_port_symbol_error_total" + labels + " " + std::to_string(x.v[5]) + "\n"), std::string::npos);
+    EXPECT_NE(
+        text.find("infiniband_" + kind + "_port_symbol_error_total" + labels + " " + std::to_string(x.v[5]) + "\n"),
+        std::string::npos);
     const Port& p = n.ports[static_cast<size_t>(x.port)];
     const Node& far = f.nodes[static_cast<size_t>(p.peer_node)];
-    EXPECT_NE(text.find("infiniband_" + kind + "_uplink_info{guid=\"" + guid_hex(n.guid) + "\",port=\"" + std::to_string(x.port) + "\"," + kind +
-                        "=\"" + n.desc + "\",uplink=\"" + far.desc + "\",uplink_guid=\"" + guid_hex(far.guid) + "\""),
+    EXPECT_NE(text.find("infiniband_" + kind + "_uplink_info{guid=\"" + guid_hex(n.guid) + "\",port=\"" +
+                        std::to_string(x.port) + "\"," + kind + "=\"" + n.desc + "\",uplink=\"" + far.desc +
+                        "\",uplink_guid=\"" + guid_hex(far.guid) + "\""),
               std::string::npos);
   }
   // One HELP and one TYPE per family, each family's samples together.
@@ -87,8 +93,10 @@ TEST(CounterExport, NamesAreEscapedAndUnansweredPortsShownNotZeroed) {
   const std::string prom = prometheus_text(f, s, {});
   const std::string labels = "{guid=\"" + guid_hex(n.guid) + "\",port=\"" + std::to_string(gone.port) + "\"}";
   EXPECT_NE(prom.find("_port_answered" + labels + " 0\n"), std::string::npos);
-  EXPECT_EQ(prom.find("_port_symbol_error_total" + labels), std::string::npos) << "no counters for a port that did not answer";
-  EXPECT_NE(prom.find("=\"a\\\"b\\\\c, d=e\\\\x1b[31m\\\\xff\""), std::string::npos) << "quote, backslash, control and non-UTF-8 escaped";
+  EXPECT_EQ(prom.find("_port_symbol_error_total" + labels), std::string::npos)
+      << "no counters for a port that did not answer";
+  EXPECT_NE(prom.find("=\"a\\\"b\\\\c, d=e\\\\x1b[31m\\\\xff\""), std::string::npos)
+      << "quote, backslash, control and non-UTF-8 escaped";
   std::vector<std::string> left_out;
   s.ports.front().v[0] = UINT64_MAX / 2;  // bytes beyond a signed 64-bit integer
   s.ports.front().v[5] = UINT64_MAX;
@@ -124,9 +132,7 @@ TEST(CounterCarry, ThePortThatStopsAnsweringKeepsItsLastCountersAndADamagedFileI
   const std::string path = ::testing::TempDir() + "/carry-test";
   // Written and read back: every port, every value.
   std::string text = carry_text(f, first.ports);
-  {
-    std::ofstream(path) << text;
-  }
+  { std::ofstream(path) << text; }
   std::string note;
   EXPECT_EQ(read_carry(path, f, note), first.ports);
   EXPECT_EQ(note, "");
@@ -145,43 +151,42 @@ TEST(CounterCarry, ThePortThatStopsAnsweringKeepsItsLastCountersAndADamagedFileI
   const Node& n = f.nodes[static_cast<size_t>(gone.node)];
   const std::string kind = n.is_switch() ? "switch" : "hca";
   const std::string labels = "{guid=\"" + guid_hex(n.guid) + "\",port=\"" + std::to_string(gone.port) + "\"}";
-  EXPECT_NE(prom.find("infiniband_" + kind + "_port_symbol_error_total" + labels + " " + std::to_string(gone.v[5]) + "\n"), std::string::npos);
+  EXPECT_NE(
+      prom.find("infiniband_" + kind + "_port_symbol_error_total" + labels + " " + std::to_string(gone.v[5]) + "\n"),
+      std::string::npos);
   EXPECT_NE(prom.find("infiniband_" + kind + "_port_answered" + labels + " 0\n"), std::string::npos);
   EXPECT_EQ(prom.find("infiniband_" + kind + "_port_state" + labels), std::string::npos);
   const PortSample& kept = now.ports[0];
   const Node& kn = f.nodes[static_cast<size_t>(kept.node)];
-  EXPECT_NE(prom.find(std::string("infiniband_") + (kn.is_switch() ? "switch" : "hca") + "_port_state{guid=\"" + guid_hex(kn.guid) + "\",port=\"" +
-                      std::to_string(kept.port) + "\"} 4\n"),
+  EXPECT_NE(prom.find(std::string("infiniband_") + (kn.is_switch() ? "switch" : "hca") + "_port_state{guid=\"" +
+                      guid_hex(kn.guid) + "\",port=\"" + std::to_string(kept.port) + "\"} 4\n"),
             std::string::npos);
   EXPECT_NE(prom.find("ibroute_counters_ports_carried 1\n"), std::string::npos);
   // Damaged files: said in one line naming the file, nothing used.
   const std::string head = text.substr(0, text.find('\n') + 1);
-  const std::string guid = carry_text(f, {gone}).substr(head.size(), carry_text(f, {gone}).find(' ', head.size()) - head.size());
+  const std::string guid =
+      carry_text(f, {gone}).substr(head.size(), carry_text(f, {gone}).find(' ', head.size()) - head.size());
   auto row = [](const std::string& g, const std::string& port, const std::string& ext, const std::string& first) {
     std::string r = g + " " + port + " " + ext + " " + first;
     for (size_t i = 1; i < kCounters; ++i) r += " 0";
     return r + "\n";
   };
   const std::string good = row(guid, "1", "1", "7");
-  for (const std::string& bad : {std::string("ibroute-counter-carry 2\n") + good,           // another version
-                                 head + good.substr(0, good.size() / 2) + "\n",              // a cut line
-                                 head + good.substr(0, good.size() - 1) + " 7\n",            // a value too many
-                                 head + row("zz", "1", "1", "7"),                            // no GUID
-                                 head + row(guid, "255", "1", "7"),                          // no port
-                                 head + row(guid, "1", "0", "4294967296"),                   // beyond 32 bits without extended counters
-                                 head + row(guid, "1", "1", "18446744073709551616")}) {      // beyond 64 bits
-    {
-      std::ofstream(path, std::ios::trunc) << bad;
-    }
+  for (const std::string& bad : {std::string("ibroute-counter-carry 2\n") + good,  // another version
+                                 head + good.substr(0, good.size() / 2) + "\n",    // a cut line
+                                 head + good.substr(0, good.size() - 1) + " 7\n",  // a value too many
+                                 head + row("zz", "1", "1", "7"),                  // no GUID
+                                 head + row(guid, "255", "1", "7"),                // no port
+                                 head + row(guid, "1", "0", "4294967296"),  // beyond 32 bits without extended counters
+                                 head + row(guid, "1", "1", "18446744073709551616")}) {  // beyond 64 bits
+    { std::ofstream(path, std::ios::trunc) << bad; }
     note.clear();
     EXPECT_TRUE(read_carry(path, f, note).empty()) << bad;
     EXPECT_NE(note.find(path + ": "), std::string::npos) << bad;
     EXPECT_EQ(note.find('\n'), std::string::npos);
   }
   // A node the fabric no longer has: its line skipped, the rest used.
-  {
-    std::ofstream(path, std::ios::trunc) << head << row("123456789abcdef", "1", "1", "1") << good;
-  }
+  { std::ofstream(path, std::ios::trunc) << head << row("123456789abcdef", "1", "1", "1") << good; }
   note.clear();
   ASSERT_EQ(read_carry(path, f, note).size(), 1u);
   EXPECT_EQ(read_carry(path, f, note)[0].v[0], 7u);

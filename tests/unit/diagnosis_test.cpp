@@ -1,6 +1,8 @@
 // The run's diagnosis against faults it cannot see: an emulated run of the 864-host half fat-tree
 // whose pair rates come from the stored paths and a fault list the diagnosis never reads (each
 // transfer at the least factor of the links it crosses, with noise), then the suspects it names.
+#include "ibroute/schedule/diagnosis.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,7 +11,6 @@
 
 #include "fabrics.hpp"
 #include "ibroute/fabric/synthetic.hpp"
-#include "ibroute/schedule/diagnosis.hpp"
 #include "ibroute/schedule/hosts.hpp"
 #include "ibroute/schedule/patterns.hpp"
 
@@ -35,8 +36,8 @@ Schedule round_robin_spread(const World& w) {
 
 // The emulated run: planned rate x the least fault factor on the path x noise; `random_slow`
 // pairs slowed to a third whatever their path.
-std::vector<float> emulate(const World& w, const Schedule& s, const std::map<int32_t, double>& faults, double noise, size_t random_slow,
-                           uint32_t seed) {
+std::vector<float> emulate(const World& w, const Schedule& s, const std::map<int32_t, double>& faults, double noise,
+                           size_t random_slow, uint32_t seed) {
   const size_t n = s.hosts.size();
   std::vector<float> out = planned_pair_gbps(w.ctx, s);
   std::mt19937 rng(seed);
@@ -87,7 +88,8 @@ TEST(Diagnosis, ACleanRunWithNoiseAndAFewSlowPairsNamesNoSuspect) {
   const Schedule s = round_robin_spread(w);
   const RunDiagnosis d = diagnose_run(w.ctx, s, emulate(w, s, {}, 0.08, 200, 1));
   EXPECT_GT(d.pairs, 700000u);
-  for (const RunSuspect& x : d.suspects) EXPECT_LT(x.confidence, 0.5) << w.links.id(0, 0) << " link " << x.link << " factor " << x.factor;
+  for (const RunSuspect& x : d.suspects)
+    EXPECT_LT(x.confidence, 0.5) << w.links.id(0, 0) << " link " << x.link << " factor " << x.factor;
 }
 
 TEST(Diagnosis, ACableAt40PercentIsNamedFirstOrSecond) {
@@ -110,8 +112,8 @@ TEST(Diagnosis, AHostAPortAndThreeMildCablesAreTold) {
   const int32_t host_link = w.links.id(s.hosts[slow_rank].node, s.hosts[slow_rank].port);  // sends at 30 %
   const int32_t port = reverse(w, leaf_up_link(w, 20, 5));  // a spine's port towards a leaf at 60 %
   const int32_t m1 = leaf_up_link(w, 2, 0), m2 = leaf_up_link(w, 11, 7), m3 = reverse(w, leaf_up_link(w, 30, 11));
-  const RunDiagnosis d =
-      diagnose_run(w.ctx, s, emulate(w, s, {{host_link, 0.3}, {port, 0.6}, {m1, 0.7}, {m2, 0.7}, {m3, 0.7}}, 0.05, 100, 3));
+  const RunDiagnosis d = diagnose_run(
+      w.ctx, s, emulate(w, s, {{host_link, 0.3}, {port, 0.6}, {m1, 0.7}, {m2, 0.7}, {m3, 0.7}}, 0.05, 100, 3));
   const size_t host_at = place_of(d, host_link), port_at = place_of(d, port);
   ASSERT_LT(host_at, 2u);
   EXPECT_EQ(d.suspects[host_at].rank, static_cast<int32_t>(slow_rank));
@@ -145,7 +147,8 @@ Fabric hft864(uint8_t lmc) {
 const Planned& planned(int which) {
   static const Planned lmc0(hft864(0)), lmc2(hft864(2)), three([] {
     FatTreeSpec t;
-    t.levels = 3, t.pods = 4, t.leaves = 8, t.hosts_per_leaf = 8, t.aggs = 8, t.cores = 32, t.lmc = 0, t.shuffle_names = true;
+    t.levels = 3, t.pods = 4, t.leaves = 8, t.hosts_per_leaf = 8, t.aggs = 8, t.cores = 32, t.lmc = 0,
+    t.shuffle_names = true;
     return build_fat_tree(t);
   }());
   return which == 0 ? lmc0 : which == 1 ? lmc2 : three;
@@ -174,7 +177,8 @@ TEST_P(Parsimony, ASpinePortAt60PercentIsNamedFirstNotTheHostsBehindIt) {
   EXPECT_EQ(d.suspects[0].link, port) << "named first: link " << d.suspects[0].link << " rank " << d.suspects[0].rank;
   EXPECT_GE(d.suspects[0].confidence, 0.5);
   EXPECT_NEAR(d.suspects[0].factor, 0.6, 0.06);
-  for (size_t i = 1; i < d.suspects.size(); ++i) EXPECT_LT(d.suspects[i].confidence, 0.5) << "link " << d.suspects[i].link;
+  for (size_t i = 1; i < d.suspects.size(); ++i)
+    EXPECT_LT(d.suspects[i].confidence, 0.5) << "link " << d.suspects[i].link;
 }
 
 TEST_P(Parsimony, AHostReceivingAt50PercentIsNamedFirst) {
@@ -187,7 +191,8 @@ TEST_P(Parsimony, AHostReceivingAt50PercentIsNamedFirst) {
   EXPECT_EQ(d.suspects[0].rank, static_cast<int32_t>(rank));
   EXPECT_TRUE(d.suspects[0].receive);
   EXPECT_GE(d.suspects[0].confidence, 0.5);
-  for (size_t i = 1; i < d.suspects.size(); ++i) EXPECT_LT(d.suspects[i].confidence, 0.5) << "link " << d.suspects[i].link;
+  for (size_t i = 1; i < d.suspects.size(); ++i)
+    EXPECT_LT(d.suspects[i].confidence, 0.5) << "link " << d.suspects[i].link;
 }
 
 TEST_P(Parsimony, APortAt60AndAHostAt30AreTheFirstTwo) {
@@ -198,7 +203,8 @@ TEST_P(Parsimony, APortAt60AndAHostAt30AreTheFirstTwo) {
   ASSERT_GE(d.suspects.size(), 2u);
   EXPECT_LT(place_of(d, port), 2u);
   EXPECT_LT(place_of(d, host), 2u);
-  for (size_t i = 2; i < d.suspects.size(); ++i) EXPECT_LT(d.suspects[i].confidence, 0.5) << "link " << d.suspects[i].link;
+  for (size_t i = 2; i < d.suspects.size(); ++i)
+    EXPECT_LT(d.suspects[i].confidence, 0.5) << "link " << d.suspects[i].link;
 }
 
 INSTANTIATE_TEST_SUITE_P(Trees, Parsimony, ::testing::Values(0, 1, 2), [](const auto& i) {
@@ -217,11 +223,12 @@ TEST(Diagnosis, TheConfirmationRunTellsAHostFromThePortItsPlannedTransfersCross)
   std::map<int32_t, size_t> last_hop;  // the spine ports the planned transfers into it cross
   for (const Phase& ph : x.s.phases)
     for (size_t i = 0; i < ph.dst.size(); ++i)
-      if (ph.dst[i] == static_cast<int32_t>(rank) && finder.path(x.s.hosts[i].node, x.s.hosts[i].port, ph.dlid[i], path) == RouteStatus::ok &&
-          path.size() >= 3)
+      if (ph.dst[i] == static_cast<int32_t>(rank) &&
+          finder.path(x.s.hosts[i].node, x.s.hosts[i].port, ph.dlid[i], path) == RouteStatus::ok && path.size() >= 3)
         ++last_hop[path[path.size() - 2]];
   ASSERT_FALSE(last_hop.empty());
-  const int32_t port = std::max_element(last_hop.begin(), last_hop.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
+  const int32_t port =
+      std::max_element(last_hop.begin(), last_hop.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
   const Confirmation c = confirmation_schedule(x.w.ctx, x.s, {into, port}, 16);
   size_t apart = 0;
   for (const Phase& ph : c.schedule.phases)

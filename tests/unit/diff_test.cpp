@@ -1,9 +1,10 @@
+#include "ibroute/fabric/diff.hpp"
+
 #include <gtest/gtest.h>
 
 #include <functional>
 
 #include "fabrics.hpp"
-#include "ibroute/fabric/diff.hpp"
 
 using namespace ibroute::test;
 
@@ -68,7 +69,8 @@ TEST(Diff, NodesAddedRemovedAndLidsChanged) {
 TEST(Diff, SameTablesExactlyWhereTheFullDiffIsEmpty) {
   std::vector<std::pair<std::string, std::function<void(TwoLeaves&)>>> changes = {
       {"nothing", [](TwoLeaves&) {}},
-      {"node order", [](TwoLeaves& t) {
+      {"node order",
+       [](TwoLeaves& t) {
          std::swap(t.f.nodes[0], t.f.nodes[1]);
          for (Node& n : t.f.nodes)
            for (Port& p : n.ports)
@@ -77,7 +79,8 @@ TEST(Diff, SameTablesExactlyWhereTheFullDiffIsEmpty) {
       {"a description", [](TwoLeaves& t) { t.f.nodes[t.h[0]].desc = "renamed"; }},
       {"an LFT entry", [](TwoLeaves& t) { t.f.nodes[t.l1].lft[12] = 4; }},
       {"an LFT entry no route uses", [](TwoLeaves& t) { t.f.nodes[t.l1].lft.push_back(3); }},
-      {"a cable", [](TwoLeaves& t) {
+      {"a cable",
+       [](TwoLeaves& t) {
          t.f.nodes[t.l2].ports[3] = Port{.guid = 0x2000};
          t.f.nodes[t.s1].ports[2] = Port{.guid = 0x3000};
        }},

@@ -1,8 +1,10 @@
+#include "ibroute/fabric/dot.hpp"
+
 #include <gtest/gtest.h>
+
 #include <set>
 
 #include "fabrics.hpp"
-#include "ibroute/fabric/dot.hpp"
 
 using namespace ibroute::test;
 
@@ -46,7 +48,9 @@ TEST(Dot, LoadedPicturesKeepSlowMissingAndSuspectLinks) {
   };
   EXPECT_NE(edge(t.l1, t.s2).find("color=\"#e07000\""), std::string::npos) << edge(t.l1, t.s2);
   EXPECT_NE(edge(t.l1, t.s1).find("color=\"#8e24aa\", penwidth=5"), std::string::npos) << edge(t.l1, t.s1);
-  EXPECT_NE(dot.find("n" + std::to_string(t.l2) + " -- n" + std::to_string(t.s2) + " [color=red, style=dashed, label=\"missing\""), std::string::npos);
+  EXPECT_NE(dot.find("n" + std::to_string(t.l2) + " -- n" + std::to_string(t.s2) +
+                     " [color=red, style=dashed, label=\"missing\""),
+            std::string::npos);
   EXPECT_NE(dot.find("a suspect of the diagnosis"), std::string::npos);
 }
 
@@ -59,10 +63,14 @@ TEST(PictureLabels, KeepWhatSetsNamesApartAndStayDistinct) {
   for (const std::string& l : e) EXPECT_LE(l.size(), 34u + 2) << l;  // the ellipsis is 3 bytes, one character
   EXPECT_EQ(std::set<std::string>(e.begin(), e.end()).size(), 3u);
   EXPECT_TRUE(e[0].starts_with("Infiniscale-IV")) << e[0];
-  EXPECT_TRUE(e[0].ends_with("\xE2\x80\xA6" "0000123)")) << e[0];
+  EXPECT_TRUE(
+      e[0].ends_with("\xE2\x80\xA6"
+                     "0000123)"))
+      << e[0];
   EXPECT_TRUE(e[2].ends_with("000a789)")) << e[2];
 
-  const std::vector<std::string> qlogic = {"QLogic 12800-180 GUID=0x00066a00e8001310 L112", "QLogic 12800-180 GUID=0x00066a00e8001310 L113",
+  const std::vector<std::string> qlogic = {"QLogic 12800-180 GUID=0x00066a00e8001310 L112",
+                                           "QLogic 12800-180 GUID=0x00066a00e8001310 L113",
                                            "QLogic 12800-180 GUID=0x00066a00e8001310 S201"};
   const auto q = picture_labels(qlogic, 28);
   EXPECT_TRUE(q[0].ends_with("\xE2\x80\xA6L112")) << q[0];  // the ASIC whole after the ellipsis
@@ -72,7 +80,8 @@ TEST(PictureLabels, KeepWhatSetsNamesApartAndStayDistinct) {
   // Short names stay as they are; names that are equal are numbered, within the room.
   const auto s = picture_labels({"MF0;director1:IS5600/L05/U1", "MF0;director1:IS5600/S12/U1"}, 28);
   EXPECT_EQ(s[0], "MF0;director1:IS5600/L05/U1");
-  const auto same = picture_labels({"MT25408 ConnectX Mellanox Technologies", "MT25408 ConnectX Mellanox Technologies", "x"}, 20);
+  const auto same =
+      picture_labels({"MT25408 ConnectX Mellanox Technologies", "MT25408 ConnectX Mellanox Technologies", "x"}, 20);
   EXPECT_NE(same[0], same[1]);
   EXPECT_TRUE(same[1].ends_with(" #2")) << same[1];
   EXPECT_EQ(same[2], "x");

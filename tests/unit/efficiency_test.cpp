@@ -1,6 +1,8 @@
 // The efficiency measure (least possible time / planned time) with known answers, and the planner
 // that minimises the planned time: subsets, a leaf short of up-links, two groups, a missing up-link;
 // phases of different lengths through the format, the store, the peer library and the runner.
+#include "ibroute/schedule/efficiency.hpp"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -16,7 +18,6 @@
 #include "ibroute/peer.hpp"
 #include "ibroute/runner/run_plan.hpp"
 #include "ibroute/schedule/admission.hpp"
-#include "ibroute/schedule/efficiency.hpp"
 #include "ibroute/schedule/format.hpp"
 #include "ibroute/schedule/hosts.hpp"
 #include "ibroute/schedule/patterns.hpp"
@@ -33,7 +34,8 @@ namespace {
 
 FatTreeSpec two_level(int leaves, int hosts_per_leaf, int uplinks, uint8_t lmc) {
   FatTreeSpec t;
-  t.leaves = leaves, t.hosts_per_leaf = hosts_per_leaf, t.uplinks = uplinks, t.spines = uplinks, t.lmc = lmc, t.shuffle_names = true;
+  t.leaves = leaves, t.hosts_per_leaf = hosts_per_leaf, t.uplinks = uplinks, t.spines = uplinks, t.lmc = lmc,
+  t.shuffle_names = true;
   return t;
 }
 
@@ -123,7 +125,8 @@ TEST(Efficiency, ALeafWithMoreHostsThanUpLinksIsTheCutAndItsExcessWaits) {
   const std::vector<Host> hosts = all_hosts(w.f);
   const LeastTime least = least_time(w.ctx, hosts, {}, {});
   EXPECT_DOUBLE_EQ(least.time, 15.0 * 75 / 12);  // 93.75 > the 89 messages of each host
-  EXPECT_NE(least.limited_by.find("1125 transfers leave over up-links worth 12 host links"), std::string::npos) << least.limited_by;
+  EXPECT_NE(least.limited_by.find("1125 transfers leave over up-links worth 12 host links"), std::string::npos)
+      << least.limited_by;
   // Shifts alone: nearly every shift sends more than 12 out of each leaf, so is timed for 2.
   const Schedule shifts = plan_all_to_all(w.ctx, hosts, kShiftsOnly);
   expect_complete(w, shifts);
@@ -206,7 +209,8 @@ TEST(Efficiency, ALeafMissingAnUpLink) {
   const std::vector<Host> hosts = all_hosts(w.f);
   const LeastTime least = least_time(w.ctx, hosts, {}, {});
   EXPECT_DOUBLE_EQ(least.time, 6.0 * 18 / 2);  // 54 against 23 messages per host
-  EXPECT_EQ(least.limited_by.rfind("leaf001: 108 transfers leave over up-links worth 2 host links", 0), 0u) << least.limited_by;
+  EXPECT_EQ(least.limited_by.rfind("leaf001: 108 transfers leave over up-links worth 2 host links", 0), 0u)
+      << least.limited_by;
   const Schedule s = plan_all_to_all(w.ctx, hosts, {});
   expect_complete(w, s);
   const double t = walked_time(w, s);
@@ -263,7 +267,9 @@ TEST(Efficiency, PhasesOfDifferentLengthsTravelEverywhere) {
   time_schedule(w.ctx, r, 1 << 20, 0, s);  // as fast as the links allow: each phase as long as its load needs
   ASSERT_FALSE(s.slots.empty());
   for (size_t p = 1; p < s.slots.size(); ++p)  // slots in proportion to each phase's worst load
-    EXPECT_EQ(s.slots[p] * static_cast<uint32_t>(std::max(1, r.phase_max[0])), s.slots[0] * static_cast<uint32_t>(std::max(1, r.phase_max[p]))) << p;
+    EXPECT_EQ(s.slots[p] * static_cast<uint32_t>(std::max(1, r.phase_max[0])),
+              s.slots[0] * static_cast<uint32_t>(std::max(1, r.phase_max[p])))
+        << p;
   // Per node: 95 messages over the phases' own lengths at the host link rate.
   EXPECT_NEAR(planned_rate(s), 95.0 / planned_time(r) * w.s.host_gbps * 1e9 / 8, 1);
   EXPECT_NEAR(s.timing.rate, planned_rate(s), 1);
@@ -297,11 +303,13 @@ TEST(Efficiency, PhasesOfDifferentLengthsTravelEverywhere) {
   const std::vector<uint64_t> start = slot_starts(s);
   const auto peer = ibroute::peer::Schedule::parse(text, "slotted.json");
   EXPECT_EQ(peer.format_version(), 3);
-  for (const auto& t : peer.sends(5)) EXPECT_NEAR(t.offset_s, static_cast<double>(start[t.phase]) * s.timing.slot_s, 1e-12);
+  for (const auto& t : peer.sends(5))
+    EXPECT_NEAR(t.offset_s, static_cast<double>(start[t.phase]) * s.timing.slot_s, 1e-12);
   SliceWriter slices(d);
   const auto slice = ibroute::peer::Schedule::parse(slices.slice(5), "rank5.json");
   EXPECT_EQ(slice.sends(5).size(), peer.sends(5).size());
-  for (size_t k = 0; k < slice.sends(5).size(); ++k) EXPECT_DOUBLE_EQ(slice.sends(5)[k].offset_s, peer.sends(5)[k].offset_s);
+  for (size_t k = 0; k < slice.sends(5).size(); ++k)
+    EXPECT_DOUBLE_EQ(slice.sends(5)[k].offset_s, peer.sends(5)[k].offset_s);
 
   // The runner: phase p of round r at (r x total slots + start(p)) slots.
   const auto channels = ibroute::runner::channels_of(s);
@@ -314,7 +322,8 @@ TEST(Efficiency, PhasesOfDifferentLengthsTravelEverywhere) {
   }
 
   // The database keeps the slots (and a schedule without them reads back without).
-  const std::string path = (std::filesystem::temp_directory_path() / ("ibroute-slots-" + std::to_string(::getpid()) + ".db")).string();
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("ibroute-slots-" + std::to_string(::getpid()) + ".db")).string();
   std::filesystem::remove(path);
   {
     ibroute::store::FabricStore st(path, ibroute::store::Access::create);
@@ -370,7 +379,8 @@ using ibroute::test::TwoLeaves;
 // fabric's all of them — the routing is the limit, and the efficiency says which is which.
 TEST(Efficiency, IdleUpLinksRaiseTheTablesLeastTime) {
   TwoLeaves t;
-  for (uint16_t lid = 12; lid <= 15; ++lid) ibroute::test::route(t.f, t.l1, lid, 3);  // both offsets over S1: L1[4] idle
+  for (uint16_t lid = 12; lid <= 15; ++lid)
+    ibroute::test::route(t.f, t.l1, lid, 3);  // both offsets over S1: L1[4] idle
   World w(std::move(t.f));
   const std::vector<Host> hosts = all_hosts(w.f);
   const LeastTimes least = least_times(w.ctx, hosts, {}, {});
@@ -454,10 +464,12 @@ TEST(Efficiency, WhatEntersAPodIsBoundByTheDownLinksItsRoutesUse) {
     for (size_t sw = 0; sw < w.f.nodes.size(); ++sw) {
       if (pod[sw] < 0 || pod[sw] == to || w.f.nodes[sw].desc.rfind("leaf", 0) != 0) continue;
       for (uint16_t o = 0; o < port.lid_count(); ++o)
-        for (auto [node, out] : ibroute::test::lft_path(w.f, static_cast<int>(sw), static_cast<uint16_t>(port.base_lid + o))) {
+        for (auto [node, out] :
+             ibroute::test::lft_path(w.f, static_cast<int>(sw), static_cast<uint16_t>(port.base_lid + o))) {
           const int peer = w.f.nodes[static_cast<size_t>(node)].ports[out].peer_node;
           if (pod[static_cast<size_t>(node)] < 0 && pod[static_cast<size_t>(peer)] == to) down[to].insert({node, out});
-          if (pod[static_cast<size_t>(node)] == pod[sw] && pod[static_cast<size_t>(peer)] < 0) up[pod[sw]].insert({node, out});
+          if (pod[static_cast<size_t>(node)] == pod[sw] && pod[static_cast<size_t>(peer)] < 0)
+            up[pod[sw]].insert({node, out});
         }
     }
   }
@@ -468,11 +480,12 @@ TEST(Efficiency, WhatEntersAPodIsBoundByTheDownLinksItsRoutesUse) {
     out_bound = std::max(out_bound, transfers / static_cast<double>(up[p].size()));
   }
   const LeastTimes least = least_times(w.ctx, hosts, {}, {});
-  std::cout << "pods in over used down-links " << in_bound << ", out over used up-links " << out_bound << "; tables " << least.tables.time
-            << " (" << least.tables.limited_by << ")\n";
+  std::cout << "pods in over used down-links " << in_bound << ", out over used up-links " << out_bound << "; tables "
+            << least.tables.time << " (" << least.tables.limited_by << ")\n";
   ASSERT_GT(in_bound, out_bound * 1.2) << "minhop leaves fewer down-links than up-links in use";
   EXPECT_GE(least.tables.time, in_bound - 1e-9);
-  EXPECT_NE(least.tables.limited_by.find("enter over the down-links the routes use"), std::string::npos) << least.tables.limited_by;
+  EXPECT_NE(least.tables.limited_by.find("enter over the down-links the routes use"), std::string::npos)
+      << least.tables.limited_by;
 }
 
 // Over the tables, transfers whose every LID leaves one switch by one of two links load those two
@@ -485,17 +498,22 @@ TEST(Efficiency, TransfersThatLeaveASwitchByTwoLinksAtEveryLidAreBoundByThoseTwo
   const int32_t from = f.nodes[all[0].node].ports[all[0].port].peer_node;
   std::vector<uint8_t> up;
   for (int p = 1; p <= f.nodes[from].num_ports(); ++p)
-    if (const int32_t peer = f.nodes[from].ports[p].peer_node; peer >= 0 && f.nodes[peer].is_switch()) up.push_back(static_cast<uint8_t>(p));
+    if (const int32_t peer = f.nodes[from].ports[p].peer_node; peer >= 0 && f.nodes[peer].is_switch())
+      up.push_back(static_cast<uint8_t>(p));
   ASSERT_EQ(up.size(), 4u);
   std::vector<int32_t> others;  // the other leaves, in the order first met
   for (const Host& h : all)
-    if (const int32_t leaf = f.nodes[h.node].ports[h.port].peer_node; leaf != from && std::find(others.begin(), others.end(), leaf) == others.end())
+    if (const int32_t leaf = f.nodes[h.node].ports[h.port].peer_node;
+        leaf != from && std::find(others.begin(), others.end(), leaf) == others.end())
       others.push_back(leaf);
   ASSERT_EQ(others.size(), 3u);
   size_t mine = 0, over_ab = 0;
   for (const Host& h : all) {
     const Port& p = f.nodes[h.node].ports[h.port];
-    if (p.peer_node == from) { ++mine; continue; }
+    if (p.peer_node == from) {
+      ++mine;
+      continue;
+    }
     const bool third = p.peer_node == others[2];
     over_ab += !third;
     for (uint16_t o = 0; o < p.lid_count(); ++o) f.nodes[from].lft[p.base_lid + o] = up[(third ? 2 : 0) + o];

@@ -1,11 +1,12 @@
 // ibroute run --follow's pure core: the connections a following run makes, an epoch translated
 // onto the run's ranks (hosts gone, hosts dropped, paths the run has no connection for), and the
 // per-stretch counts as they travel to rank 0.
+#include "ibroute/runner/epoch_follow.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
-#include "ibroute/runner/epoch_follow.hpp"
 #include "ibroute/runner/run_stats.hpp"
 
 using namespace ibroute::runner;
@@ -38,14 +39,16 @@ TEST(EpochFollow, EveryPairIsConnectedOverEveryDlidOfItsDestination) {
   for (const Channel& c : channels_of(s)) EXPECT_TRUE(std::binary_search(ch.begin(), ch.end(), c));
   EXPECT_EQ(FollowChannels(lids, 2).off_channels(s), "");
   EXPECT_EQ(FollowChannels(lids, 2).off_channels(shifted(4, lids, 3)), "");
-  EXPECT_EQ(FollowChannels(lids, 2).off_channels(shifted(4, lids, 4)), "phase 0: transfer 0 -> 1 over DLID 12, which is not one of its destination's LIDs 8..11");
+  EXPECT_EQ(FollowChannels(lids, 2).off_channels(shifted(4, lids, 4)),
+            "phase 0: transfer 0 -> 1 over DLID 12, which is not one of its destination's LIDs 8..11");
 }
 
 // A rank other than 0 keeps only its own channels: exactly those of the whole list it sends or
 // receives on, with their places in it as ids — for LIDs near the top of the range too, where a
 // destination has fewer DLIDs than 2^LMC.
 TEST(EpochFollow, ARanksOwnChannelsAreItsPartOfTheWholeListWithTheirPlaces) {
-  for (const std::vector<uint16_t>& lids : {std::vector<uint16_t>{40, 8, 100, 12, 0xfffe}, std::vector<uint16_t>{1}, std::vector<uint16_t>{7, 3}}) {
+  for (const std::vector<uint16_t>& lids :
+       {std::vector<uint16_t>{40, 8, 100, 12, 0xfffe}, std::vector<uint16_t>{1}, std::vector<uint16_t>{7, 3}}) {
     for (uint8_t lmc : {0, 2, 3}) {
       const FollowChannels fc(lids, lmc);
       const std::vector<Channel> all = fc.all();
@@ -111,7 +114,8 @@ TEST(EpochFollow, AnEpochIsTranslatedByPortGuidAndLeavesOutHostsGoneOrDropped) {
       const int32_t d = e.phases[p].dst[h];
       if (h == 1 || d == 1) continue;
       const auto r = static_cast<size_t>(std::find(run_guids.begin(), run_guids.end(), guids[h]) - run_guids.begin());
-      const auto rd = static_cast<int32_t>(std::find(run_guids.begin(), run_guids.end(), guids[static_cast<size_t>(d)]) - run_guids.begin());
+      const auto rd = static_cast<int32_t>(
+          std::find(run_guids.begin(), run_guids.end(), guids[static_cast<size_t>(d)]) - run_guids.begin());
       EXPECT_EQ(on.schedule.phases[p].dst[r], rd);
       EXPECT_EQ(on.schedule.phases[p].dlid[r], lids[static_cast<size_t>(rd)] + 3);
       ++kept;
@@ -194,7 +198,8 @@ TEST(EpochFollow, ARanksOwnSliceGivesItsRowOfTheWholeEpoch) {
     ASSERT_TRUE(epoch_on_run(e, guids, run, run_guids, dropped, ch, whole, why)) << why;
     for (int32_t me = 0; me < 5; ++me) {
       const auto at = std::find(guids.begin(), guids.end(), run_guids[static_cast<size_t>(me)]);
-      OwnEpoch own{guids, at != guids.end(), at != guids.end() ? rank_round(e, static_cast<int32_t>(at - guids.begin())) : RankRound{}};
+      OwnEpoch own{guids, at != guids.end(),
+                   at != guids.end() ? rank_round(e, static_cast<int32_t>(at - guids.begin())) : RankRound{}};
       RankRound mine;
       ASSERT_TRUE(own_on_run(own, run_guids, dropped, ch, me, round_slots, mine, why)) << why;
       const RankRound row = rank_round(whole.schedule, me);

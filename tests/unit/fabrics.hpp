@@ -112,7 +112,8 @@ struct TwoLeaves {
       for (int i = 0; i < 4; ++i) {
         bool mine = (leaf == l1) == (i < 2);
         for (int off = 0; off < 2; ++off)
-          route(f, leaf, static_cast<uint16_t>(8 + 2 * i + off), mine ? static_cast<uint8_t>(i % 2 + 1) : static_cast<uint8_t>(3 + off));
+          route(f, leaf, static_cast<uint16_t>(8 + 2 * i + off),
+                mine ? static_cast<uint8_t>(i % 2 + 1) : static_cast<uint8_t>(3 + off));
       }
       route(f, leaf, 1, leaf == l1 ? 0 : 3);
       route(f, leaf, 2, leaf == l2 ? 0 : 3);
@@ -133,7 +134,8 @@ struct TwoLeaves {
 // A three-level fat-tree at LMC 2, names shuffled: PODS x LEAVES x HOSTS, AGGS per pod, CORES.
 inline Fabric three_level(int pods, int leaves, int hosts, int aggs, int cores) {
   FatTreeSpec t;
-  t.levels = 3, t.pods = pods, t.leaves = leaves, t.hosts_per_leaf = hosts, t.aggs = aggs, t.cores = cores, t.lmc = 2, t.shuffle_names = true;
+  t.levels = 3, t.pods = pods, t.leaves = leaves, t.hosts_per_leaf = hosts, t.aggs = aggs, t.cores = cores, t.lmc = 2,
+  t.shuffle_names = true;
   return build_fat_tree(t);
 }
 
@@ -153,7 +155,8 @@ inline std::vector<schedule::Host> random_hosts(const Fabric& f, size_t keep, ui
   std::mt19937 rng(seed);
   std::shuffle(hosts.begin(), hosts.end(), rng);
   hosts.resize(std::min(keep, hosts.size()));
-  std::sort(hosts.begin(), hosts.end(), [](const schedule::Host& p, const schedule::Host& q) { return natural_less(p.name, q.name); });
+  std::sort(hosts.begin(), hosts.end(),
+            [](const schedule::Host& p, const schedule::Host& q) { return natural_less(p.name, q.name); });
   return hosts;
 }
 
@@ -204,12 +207,14 @@ inline void one_up_link_per_pod(Fabric& f) {
   for (const Node& n : f.nodes)
     for (const Port& p : n.ports)
       if (n.type != NodeType::sw && p.base_lid && p.peer_node >= 0)
-        for (uint16_t o = 0; o < p.lid_count(); ++o) lids.push_back({static_cast<uint16_t>(p.base_lid + o), pod[static_cast<size_t>(p.peer_node)]});
+        for (uint16_t o = 0; o < p.lid_count(); ++o)
+          lids.push_back({static_cast<uint16_t>(p.base_lid + o), pod[static_cast<size_t>(p.peer_node)]});
   for (size_t a = 0; a < f.nodes.size(); ++a) {
     if (f.nodes[a].desc.rfind("agg", 0) != 0) continue;
     std::vector<uint8_t> ups;
     for (int p = 1; p < static_cast<int>(f.nodes[a].ports.size()); ++p)
-      if (const int peer = f.nodes[a].ports[p].peer_node; peer >= 0 && f.nodes[static_cast<size_t>(peer)].type == NodeType::sw && pod[static_cast<size_t>(peer)] < 0)
+      if (const int peer = f.nodes[a].ports[p].peer_node;
+          peer >= 0 && f.nodes[static_cast<size_t>(peer)].type == NodeType::sw && pod[static_cast<size_t>(peer)] < 0)
         ups.push_back(static_cast<uint8_t>(p));
     for (auto [lid, to] : lids)
       if (to != pod[a]) f.nodes[a].lft[lid] = ups[static_cast<size_t>(ordinal[static_cast<size_t>(to)]) % ups.size()];

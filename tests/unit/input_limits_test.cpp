@@ -1,18 +1,17 @@
 // Hostile and damaged JSON input (docs/robustness.md): every value range-checked where it is read,
 // one InputError naming the JSON pointer, memory bounded by what the file holds.
-#include <algorithm>
 #include <gtest/gtest.h>
 
-#include <tuple>
-#include <nlohmann/json.hpp>
-
+#include <algorithm>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
 
 #include "expectation.hpp"
-#include "run_report_read.hpp"
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/schedule/format.hpp"
+#include "run_report_read.hpp"
 
 namespace {
 
@@ -38,16 +37,28 @@ json schedule4() {
   for (int r = 0; r < n; ++r) {
     char g[32];
     std::snprintf(g, sizeof g, "0x%016x", 0x100 + 16 * r);
-    hosts.push_back({{"rank", r}, {"name", "n" + std::to_string(r)}, {"node_guid", g}, {"port_guid", g}, {"base_lid", 10 + 2 * r}, {"lmc", 1}});
+    hosts.push_back({{"rank", r},
+                     {"name", "n" + std::to_string(r)},
+                     {"node_guid", g},
+                     {"port_guid", g},
+                     {"base_lid", 10 + 2 * r},
+                     {"lmc", 1}});
   }
   for (int k = 1; k < n; ++k) {
     json p = json::array();
     for (int i = 0; i < n; ++i) p.push_back({{"src", i}, {"dst", (i + k) % n}, {"dlid", 10 + 2 * ((i + k) % n)}});
     phases.push_back(p);
   }
-  return {{"format", "ibroute-schedule"}, {"version", 1}, {"name", "a2a"}, {"created_at", "2026-11-21T23:40:02Z"},
-          {"method", "structure"}, {"bound", 2}, {"fabric", {{"scan_id", 3}, {"scan_started_at", "x"}, {"lmc", 1}}},
-          {"timing", {{"message_size", 1048576}, {"rate", 6.25e9}, {"slot_s", 0.000167772}}}, {"hosts", hosts}, {"phases", phases}};
+  return {{"format", "ibroute-schedule"},
+          {"version", 1},
+          {"name", "a2a"},
+          {"created_at", "2026-11-21T23:40:02Z"},
+          {"method", "structure"},
+          {"bound", 2},
+          {"fabric", {{"scan_id", 3}, {"scan_started_at", "x"}, {"lmc", 1}}},
+          {"timing", {{"message_size", 1048576}, {"rate", 6.25e9}, {"slot_s", 0.000167772}}},
+          {"hosts", hosts},
+          {"phases", phases}};
 }
 
 std::string schedule_error(const json& j) {
@@ -76,7 +87,9 @@ TEST(ScheduleInput, RangesAreCheckedWhereRead) {
   EXPECT_NE(schedule_error(j).find("/hosts/1/lmc"), std::string::npos);
   for (int lmc : {257, 40, 8, -1}) {
     j = schedule4(), j["hosts"][1]["lmc"] = lmc;
-    EXPECT_NE(schedule_error(j).find("/hosts/1/lmc: " + std::to_string(lmc) + " is not an LMC (0..7)"), std::string::npos) << lmc;
+    EXPECT_NE(schedule_error(j).find("/hosts/1/lmc: " + std::to_string(lmc) + " is not an LMC (0..7)"),
+              std::string::npos)
+        << lmc;
     j = schedule4(), j["fabric"]["lmc"] = lmc;
     EXPECT_NE(schedule_error(j).find("/fabric/lmc"), std::string::npos) << lmc;
   }
@@ -115,12 +128,14 @@ TEST(ScheduleInput, MemoryIsBoundedByTheFile) {
 
   // The amplification case: ~530 KB of hosts and empty phases used to make validate take 1.2 GB.
   auto big = [](int n, int phases) {
-    std::string s = R"({"format":"ibroute-schedule","version":1,"name":"x","created_at":"","method":"","bound":2,)"
-                    R"("fabric":{"scan_id":1,"scan_started_at":"","lmc":0},"timing":{"message_size":1,"rate":1,"slot_s":1},"hosts":[)";
+    std::string s =
+        R"({"format":"ibroute-schedule","version":1,"name":"x","created_at":"","method":"","bound":2,)"
+        R"("fabric":{"scan_id":1,"scan_started_at":"","lmc":0},"timing":{"message_size":1,"rate":1,"slot_s":1},"hosts":[)";
     for (int r = 0; r < n; ++r) {
       char h[160];
-      std::snprintf(h, sizeof h, R"(%s{"rank":%d,"name":"","node_guid":"0x%x","port_guid":"0x%x","base_lid":1,"lmc":0})", r ? "," : "", r,
-                    r, r);
+      std::snprintf(h, sizeof h,
+                    R"(%s{"rank":%d,"name":"","node_guid":"0x%x","port_guid":"0x%x","base_lid":1,"lmc":0})",
+                    r ? "," : "", r, r, r);
       s += h;
     }
     s += R"(],"phases":[)";
@@ -129,9 +144,12 @@ TEST(ScheduleInput, MemoryIsBoundedByTheFile) {
   };
   std::string many_phases = big(1000, 150000);
   EXPECT_GT(many_phases.size(), 500000u);
-  EXPECT_NE(error_of([&] { schedule::from_json(many_phases); }).find("150000 phases; an all-to-all of 1000 hosts has 999"), std::string::npos);
+  EXPECT_NE(
+      error_of([&] { schedule::from_json(many_phases); }).find("150000 phases; an all-to-all of 1000 hosts has 999"),
+      std::string::npos);
   std::string many_hosts = big(6000, 5999);
-  EXPECT_NE(error_of([&] { schedule::from_json(many_hosts); }).find("5999 phases of 6000 hosts list only 0 transfers"), std::string::npos);
+  EXPECT_NE(error_of([&] { schedule::from_json(many_hosts); }).find("5999 phases of 6000 hosts list only 0 transfers"),
+            std::string::npos);
 }
 
 std::string expectation_error(const std::string& text) {
@@ -146,7 +164,8 @@ TEST(ExpectationInput, RangesAreCheckedWhereRead) {
   EXPECT_EQ(expectation_error(R"({"lmc": 257})"), "expect.json: /lmc: 257 is not an LMC (0..7)");
   EXPECT_EQ(expectation_error(R"({"lmc": 40})"), "expect.json: /lmc: 40 is not an LMC (0..7)");
   EXPECT_NE(expectation_error(R"({"lmc": 2.5})").find("/lmc"), std::string::npos);
-  EXPECT_EQ(expectation_error(R"({"max_broken_links": -1})"), "expect.json: /max_broken_links: -1 is not a number of links (0 or more)");
+  EXPECT_EQ(expectation_error(R"({"max_broken_links": -1})"),
+            "expect.json: /max_broken_links: -1 is not a number of links (0 or more)");
   EXPECT_NE(expectation_error(R"({"hosts": -5})").find("/hosts"), std::string::npos);
   EXPECT_NE(expectation_error(R"({"hosts": "96"})").find("/hosts: \"96\" is not an integer"), std::string::npos);
   EXPECT_NE(expectation_error(R"({"link_width": 3})").find("/link_width"), std::string::npos);
@@ -154,7 +173,8 @@ TEST(ExpectationInput, RangesAreCheckedWhereRead) {
   EXPECT_NE(expectation_error(R"({"topology": "flat"})").find("/topology"), std::string::npos);
   EXPECT_NE(expectation_error(R"({"congestion_free": "yes"})").find("/congestion_free"), std::string::npos);
   EXPECT_NE(expectation_error(R"({"min_rate_per_node": 5000000000})").find("/min_rate_per_node"), std::string::npos);
-  EXPECT_NE(expectation_error(R"({"min_rate_per_node": "5Q"})").find("/min_rate_per_node: min_rate_per_node '5Q': unknown unit"),
+  EXPECT_NE(expectation_error(R"({"min_rate_per_node": "5Q"})")
+                .find("/min_rate_per_node: min_rate_per_node '5Q': unknown unit"),
             std::string::npos);
   EXPECT_NE(expectation_error(R"({"message_size": "1e30"})").find("/message_size"), std::string::npos);
   EXPECT_NE(expectation_error(R"({"max_skipped_share": 2})").find("/max_skipped_share"), std::string::npos);
@@ -200,7 +220,8 @@ TEST(ExpectationInput, ValuesAreTypedOnceRead) {
   const workflow::Expectation e = workflow::parse_expectation(
       R"({"topology": "three-level", "hosts": 96, "link_width": 4, "link_speed": "EDR", "lmc": 2, "max_broken_links": 1,
           "min_rate_per_node": "5G", "message_size": "1MiB", "max_skipped_share": 0.001, "fault_max_share": 0.6,
-          "congestion_free": false, "xmit_wait_tick_ns": 4.5})", "expect.json");
+          "congestion_free": false, "xmit_wait_tick_ns": 4.5})",
+      "expect.json");
   EXPECT_EQ(e.levels, 3);
   EXPECT_EQ(e.hosts, 96u);
   EXPECT_EQ(e.link_width, 4);
@@ -239,7 +260,8 @@ TEST(RunReportInput, ValidReportReads) {
   EXPECT_EQ(r.clock.size(), 4u);
   ASSERT_EQ(r.node_rates.size(), 4u);  // per rank: accept's two-group check takes the slowest sender
   EXPECT_DOUBLE_EQ(r.node_rate, *std::min_element(r.node_rates.begin(), r.node_rates.end()));
-  EXPECT_TRUE(workflow::parse_run_report(run_report4().dump(), "run.json", 5).pair_gbps.empty());  // another plan: no matrix
+  EXPECT_TRUE(
+      workflow::parse_run_report(run_report4().dump(), "run.json", 5).pair_gbps.empty());  // another plan: no matrix
 }
 
 json run_report_v2() {

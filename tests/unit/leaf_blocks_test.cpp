@@ -2,6 +2,8 @@
 // every transfer once, no leaf sending or receiving more across leaves per phase than its up-links
 // carry, the phase count of the blocks, and the twin leaves' windows apart; and, for leaves of
 // unequal host counts, the open shop (leaf_shop.hpp) with and without the routes.
+#include "leaf_blocks.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,7 +15,6 @@
 #include "ibroute/schedule/efficiency.hpp"
 #include "ibroute/schedule/hosts.hpp"
 #include "ibroute/schedule/validate.hpp"
-#include "leaf_blocks.hpp"
 #include "option_table.hpp"
 #include "rings.hpp"
 
@@ -30,7 +31,8 @@ namespace {
 // (2 up-links per leaf), 4 cores; LMC 1; names shuffled, so rank order does not follow the leaves.
 Fabric tree(int pods, int per_leaf) {
   FatTreeSpec t;
-  t.levels = 3, t.pods = pods, t.leaves = 4, t.hosts_per_leaf = per_leaf, t.aggs = t.uplinks = 2, t.cores = 4, t.lmc = 1;
+  t.levels = 3, t.pods = pods, t.leaves = 4, t.hosts_per_leaf = per_leaf, t.aggs = t.uplinks = 2, t.cores = 4,
+  t.lmc = 1;
   t.shuffle_names = true, t.seed = 3;
   return build_fat_tree(t);
 }
@@ -52,7 +54,8 @@ Ring topology_ring(const World& w, const std::vector<Host>& hosts) {
 }
 
 // No leaf sends or receives more across leaves in a phase than its up-links carry.
-void expect_leaves_within_up_links(const std::vector<Host>& hosts, const Leaves& leaves, const std::vector<Phase>& phases) {
+void expect_leaves_within_up_links(const std::vector<Host>& hosts, const Leaves& leaves,
+                                   const std::vector<Phase>& phases) {
   for (size_t p = 0; p < phases.size(); ++p) {
     std::map<int, int> out, in;
     for (size_t i = 0; i < hosts.size(); ++i) {
@@ -61,8 +64,10 @@ void expect_leaves_within_up_links(const std::vector<Host>& hosts, const Leaves&
       const int a = leaves.of_rank[i], b = leaves.of_rank[static_cast<size_t>(d)];
       if (a != b) ++out[a], ++in[b];
     }
-    for (auto [leaf, count] : out) EXPECT_LE(count, leaves.up[static_cast<size_t>(leaf)]) << "phase " << p << " leaf " << leaf;
-    for (auto [leaf, count] : in) EXPECT_LE(count, leaves.up[static_cast<size_t>(leaf)]) << "phase " << p << " leaf " << leaf;
+    for (auto [leaf, count] : out)
+      EXPECT_LE(count, leaves.up[static_cast<size_t>(leaf)]) << "phase " << p << " leaf " << leaf;
+    for (auto [leaf, count] : in)
+      EXPECT_LE(count, leaves.up[static_cast<size_t>(leaf)]) << "phase " << p << " leaf " << leaf;
   }
 }
 
@@ -113,7 +118,8 @@ TEST(LeafBlocks, TwinLeavesReceiveOnDifferentHostsInEveryPhase) {
     ++(overlap ? same : apart);
   }
   EXPECT_GT(apart, 0u);
-  EXPECT_LT(same * 4, apart) << "twin leaves received on the same host index in " << same << " phases of " << same + apart;
+  EXPECT_LT(same * 4, apart) << "twin leaves received on the same host index in " << same << " phases of "
+                             << same + apart;
 }
 
 // The 60 hosts of tree(3, 5) less 3 of leaf 0's and 3 of leaf 1's: 10 leaves of 5, 2 of 2.
@@ -164,7 +170,8 @@ TEST(LeafBlocks, TheOpenShopTakesItsReceiversWhereTheirPathsHaveRoom) {
   EXPECT_EQ(r.max_load, 1) << r.over_count << " links above their capacity";
   EXPECT_LE(phases.size(), leaf_block_phase_count(ring, leaves));
   size_t placed = 0;
-  for (const Phase& ph : phases) placed += static_cast<size_t>(std::count_if(ph.dst.begin(), ph.dst.end(), [](int32_t d) { return d >= 0; }));
+  for (const Phase& ph : phases)
+    placed += static_cast<size_t>(std::count_if(ph.dst.begin(), ph.dst.end(), [](int32_t d) { return d >= 0; }));
   // Two aggregation switches per pod with 2 up-links each for 4 leaves' 8: the cores carry half of
   // what the leaves send, so some wait; most go in the shop's own time.
   EXPECT_GT(placed, 3 * leftover.size());
@@ -197,7 +204,8 @@ TEST(LeafBlocks, ANearlyWholeTreeKeepsItsWindowsAtTheLeavesPorts) {
   auto over = [&](std::vector<Phase> phases) {  // each transfer to its receiver's base LID
     for (Phase& ph : phases)
       for (size_t i = 0; i < hosts.size(); ++i)
-        if (const int32_t d = ph.dst[i]; d >= 0) ph.dlid[i] = w.f.nodes[hosts[static_cast<size_t>(d)].node].ports[hosts[static_cast<size_t>(d)].port].base_lid;
+        if (const int32_t d = ph.dst[i]; d >= 0)
+          ph.dlid[i] = w.f.nodes[hosts[static_cast<size_t>(d)].node].ports[hosts[static_cast<size_t>(d)].port].base_lid;
     const LoadReport r = evaluate(w.ctx, hosts, phases, false);
     EXPECT_EQ(r.broken, 0u);
     return planned_time(r) - static_cast<double>(phases.size());  // slots beyond one per phase

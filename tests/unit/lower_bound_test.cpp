@@ -1,4 +1,6 @@
 // The lower bound on the worst link load: known answers, and never above what the planner reaches.
+#include "ibroute/schedule/lower_bound.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,7 +11,6 @@
 #include "ibroute/fabric/routes.hpp"
 #include "ibroute/fabric/synthetic.hpp"
 #include "ibroute/schedule/hosts.hpp"
-#include "ibroute/schedule/lower_bound.hpp"
 #include "ibroute/schedule/patterns.hpp"
 #include "ibroute/schedule/planner.hpp"
 
@@ -46,7 +47,8 @@ struct RoundRobin {
   std::vector<Host> hosts;
   std::vector<Phase> phases;
   LoadReport load;
-  explicit RoundRobin(uint32_t seed) : w(various_tree(seed)), hosts(all_hosts(w.f)), phases(shift_phases(hosts.size())) {
+  explicit RoundRobin(uint32_t seed)
+      : w(various_tree(seed)), hosts(all_hosts(w.f)), phases(shift_phases(hosts.size())) {
     apply_lid_policy(w.f, hosts, phases, LidPolicy::base);
     load = evaluate(w.ctx, hosts, phases, false);
   }
@@ -120,8 +122,10 @@ TEST(LowerBound, APlansOwnLoadsAsCeilingsGiveTheSameWorstAndANamedPhaseThatReach
     EXPECT_EQ(pruned.worst, all.worst) << "seed " << seed;
     EXPECT_EQ(pruned.phases, all.phases);
     ASSERT_GE(pruned.phase, 0);
-    EXPECT_EQ(worst_load_lower_bound(w.ctx, hosts, {rr[static_cast<size_t>(pruned.phase)]}).worst, pruned.worst) << "seed " << seed;
-    EXPECT_EQ(pruned.phase, worst_load_lower_bound(w.ctx, hosts, rr, 0, &load.phase_max).phase) << "the same phase every time";
+    EXPECT_EQ(worst_load_lower_bound(w.ctx, hosts, {rr[static_cast<size_t>(pruned.phase)]}).worst, pruned.worst)
+        << "seed " << seed;
+    EXPECT_EQ(pruned.phase, worst_load_lower_bound(w.ctx, hosts, rr, 0, &load.phase_max).phase)
+        << "the same phase every time";
   }
 }
 
@@ -158,7 +162,9 @@ TEST(LowerBound, APodsDownLinksBoundWhatEntersItWhateverTheLevelCarries) {
   const World& w = t.w;
   const std::vector<Host>& hosts = t.hosts;
   const std::vector<int>& pod = t.pod;
-  auto pod_of = [&](size_t rank) { return pod[static_cast<size_t>(w.f.nodes[hosts[rank].node].ports[hosts[rank].port].peer_node)]; };
+  auto pod_of = [&](size_t rank) {
+    return pod[static_cast<size_t>(w.f.nodes[hosts[rank].node].ports[hosts[rank].port].peer_node)];
+  };
   std::vector<std::vector<int32_t>> by_pod;
   std::map<int, size_t> slot;
   for (size_t r = 0; r < hosts.size(); ++r) {
@@ -177,12 +183,16 @@ TEST(LowerBound, APodsDownLinksBoundWhatEntersItWhateverTheLevelCarries) {
   std::map<int, size_t> into;
   for (size_t i = 0; i < hosts.size(); ++i) {
     if (ph.dst[i] < 0) continue;
-    const Port& d = w.f.nodes[hosts[static_cast<size_t>(ph.dst[i])].node].ports[hosts[static_cast<size_t>(ph.dst[i])].port];
+    const Port& d =
+        w.f.nodes[hosts[static_cast<size_t>(ph.dst[i])].node].ports[hosts[static_cast<size_t>(ph.dst[i])].port];
     const int to = pod_of(static_cast<size_t>(ph.dst[i]));
     ++into[to];
     for (uint16_t o = 0; o < d.lid_count(); ++o)
-      for (auto [node, out] : ibroute::test::lft_path(w.f, w.f.nodes[hosts[i].node].ports[hosts[i].port].peer_node, static_cast<uint16_t>(d.base_lid + o)))
-        if (pod[static_cast<size_t>(node)] < 0 && pod[static_cast<size_t>(w.f.nodes[static_cast<size_t>(node)].ports[out].peer_node)] == to) down[to].insert({node, out});
+      for (auto [node, out] : ibroute::test::lft_path(w.f, w.f.nodes[hosts[i].node].ports[hosts[i].port].peer_node,
+                                                      static_cast<uint16_t>(d.base_lid + o)))
+        if (pod[static_cast<size_t>(node)] < 0 &&
+            pod[static_cast<size_t>(w.f.nodes[static_cast<size_t>(node)].ports[out].peer_node)] == to)
+          down[to].insert({node, out});
   }
   size_t worst_pod = 0, all_in = 0, all_links = 0;
   for (auto [p, n] : into) {

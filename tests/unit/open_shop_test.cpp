@@ -1,11 +1,11 @@
 // Preemptive open shop (schedule/core/open_shop.hpp): each segment a permutation, the lengths
 // adding up to the largest line sum, every pairing given its duration.
+#include "open_shop.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <random>
-
-#include "open_shop.hpp"
 
 using namespace ibroute::schedule;
 

@@ -1,28 +1,27 @@
 // libibroute-peer (schedule/peer): what a peer reads from a whole schedule, from each node's slice,
 // from version-1 and list-encoded files — the same transfers, in order, timed by the schedule.
+#include "ibroute/peer.hpp"
+
 #include <gtest/gtest.h>
-
-#include <limits>
-
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <limits>
 #include <numeric>
+#include <sstream>
 
 #include "export_files.hpp"
 #include "fabrics.hpp"
-#include "schedule_docs.hpp"
 #include "ibroute/fabric/synthetic.hpp"
-#include "ibroute/peer.hpp"
 #include "ibroute/schedule/admission.hpp"
 #include "ibroute/schedule/format.hpp"
 #include "ibroute/schedule/hosts.hpp"
 #include "ibroute/schedule/patterns.hpp"
 #include "ibroute/schedule/planner.hpp"
 #include "ibroute/schedule/validate.hpp"
+#include "schedule_docs.hpp"
 
 using namespace ibroute::fabric;
 using namespace ibroute::schedule;
@@ -77,7 +76,8 @@ std::string legacy_slice(const ScheduleDoc& d, uint32_t r, int version) {
   return j.dump(1);
 }
 
-void expect_transfers(const ScheduleDoc& d, const std::vector<peer::Transfer>& got, const std::vector<std::tuple<uint32_t, uint32_t, uint16_t>>& want) {
+void expect_transfers(const ScheduleDoc& d, const std::vector<peer::Transfer>& got,
+                      const std::vector<std::tuple<uint32_t, uint32_t, uint16_t>>& want) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) {
     EXPECT_EQ(std::make_tuple(got[i].phase, got[i].peer, got[i].dlid), want[i]) << "transfer " << i;
@@ -101,7 +101,8 @@ void expect_every_rank(const ScheduleDoc& d, const std::string& text, int versio
   for (uint32_t r = 0; r < d.identities.size(); ++r) {
     const peer::Host& h = whole.hosts()[r];
     EXPECT_EQ(std::make_tuple(h.rank, h.name, h.port_guid, h.base_lid, h.lmc),
-              std::make_tuple(r, d.identities[r].name, d.identities[r].port_guid, d.identities[r].base_lid, d.identities[r].lmc));
+              std::make_tuple(r, d.identities[r].name, d.identities[r].port_guid, d.identities[r].base_lid,
+                              d.identities[r].lmc));
     EXPECT_EQ(whole.rank_of_port_guid(h.port_guid), r);
     const Expected e = expected(d, r);
     transfers += e.sends.size();
@@ -172,7 +173,9 @@ TEST(Peer, HostsByGuidAndNameAndAmbiguity) {
   EXPECT_FALSE(s.rank_of_name("no-such-host"));
   EXPECT_FALSE(s.rank_of_port_guid(0x1));
   d.identities[7].name = d.identities[5].name;  // two HCAs, one description
-  EXPECT_NE(what([&] { (void)peer::Schedule::parse(to_json(d)).rank_of_name(d.identities[5].name); }).find("is ranks 5 and 7"),
+  EXPECT_NE(what([&] {
+              (void)peer::Schedule::parse(to_json(d)).rank_of_name(d.identities[5].name);
+            }).find("is ranks 5 and 7"),
             std::string::npos);
   EXPECT_NE(what([&] { (void)s.sends(24); }).find("rank 24 out of range (0..23)"), std::string::npos);
 }
@@ -188,30 +191,45 @@ TEST(Peer, DamagedSlicesAreRefusedByPlace) {
     EXPECT_EQ(msg.rfind("rank2.json: ", 0), 0u) << msg;
     EXPECT_NE(msg.find(needle), std::string::npos) << msg;
   };
-  refused([](auto& j) { j["sends"]["phase"] = nlohmann::json::array({0, 0}); }, "/sends/phase: 2 phases for 23 transfers");
-  refused([](auto& j) {
-    j["sends"]["phase"] = nlohmann::json::array();
-    for (int k = 0; k < 23; ++k) j["sends"]["phase"].push_back(k == 1 ? 0 : k);
-  }, "/sends/phase/1: phase 0 after phase 0 (one transfer per phase, in order)");
-  refused([](auto& j) {
-    j["sends"]["phase"] = nlohmann::json::array();
-    for (int k = 0; k < 23; ++k) j["sends"]["phase"].push_back(k + 1);
-  }, "/sends/phase/22: 23 is not a phase (0..22)");
+  refused(
+      [](auto& j) {
+        j["sends"]["phase"] = nlohmann::json::array({0, 0});
+      },
+      "/sends/phase: 2 phases for 23 transfers");
+  refused(
+      [](auto& j) {
+        j["sends"]["phase"] = nlohmann::json::array();
+        for (int k = 0; k < 23; ++k) j["sends"]["phase"].push_back(k == 1 ? 0 : k);
+      },
+      "/sends/phase/1: phase 0 after phase 0 (one transfer per phase, in order)");
+  refused(
+      [](auto& j) {
+        j["sends"]["phase"] = nlohmann::json::array();
+        for (int k = 0; k < 23; ++k) j["sends"]["phase"].push_back(k + 1);
+      },
+      "/sends/phase/22: 23 is not a phase (0..22)");
   refused([](auto& j) { j["sends"]["dst"][0] = 2; }, "/sends/dst/0: rank 2 is the slice's own");
   refused([](auto& j) { j["receives"]["src"][4] = 24; }, "/receives/src/4: 24: rank out of range (0..23)");
   refused([](auto& j) { j["receives"]["dlid"][0] = 60000; }, "/receives/dlid/0: 60000 is not a unicast LID");
   refused([](auto& j) { j["receives"]["dlid"].erase(0); }, "/receives/dlid: 22 DLIDs for 23 transfers");
   refused([](auto& j) { j["rank"] = -1; }, "/rank: -1: rank out of range");
   refused([](auto& j) { j["host"]["rank"] = 3; }, "/host/rank: not the slice's rank");
-  refused([](auto& j) { j["hosts_file"] = "../etc/x.json"; }, "/hosts_file: '../etc/x.json' is not a file name in the slice's own folder");
+  refused([](auto& j) { j["hosts_file"] = "../etc/x.json"; },
+          "/hosts_file: '../etc/x.json' is not a file name in the slice's own folder");
   refused([](auto& j) { j["phases"] = 0; }, "/phases: 0 is not a number of phases");
-  refused([](auto& j) { j["hosts_count"] = 1 << 24; }, "/hosts_count: 16777216 is not a number of hosts (2 .. 1048576)");
+  refused([](auto& j) { j["hosts_count"] = 1 << 24; },
+          "/hosts_count: 16777216 is not a number of hosts (2 .. 1048576)");
   refused([](auto& j) { j.erase("sends"); }, "/sends");
   refused([](auto& j) { j["version"] = 5; }, "/version: schedule format version 5; this ibroute reads versions 1..4");
   refused([](auto& j) { j["format"] = "ibroute-slice"; }, "not an ibroute schedule");
-  refused([](auto& j) { j["sends"] = nlohmann::json::array(); }, "/sends: a list is not an object");  // an older slice's list in a version 4
-  EXPECT_NE(what([] { (void)peer::Schedule::parse("{\"format\": \"ibroute-schedule-slice\", \"ver"); }).find("not valid JSON"), std::string::npos);
-  EXPECT_NE(what([] { (void)peer::Schedule::load("/nonexistent/s.json"); }).find("/nonexistent/s.json: no such file"), std::string::npos);
+  refused([](auto& j) { j["sends"] = nlohmann::json::array(); },
+          "/sends: a list is not an object");  // an older slice's list in a version 4
+  EXPECT_NE(what([] {
+              (void)peer::Schedule::parse("{\"format\": \"ibroute-schedule-slice\", \"ver");
+            }).find("not valid JSON"),
+            std::string::npos);
+  EXPECT_NE(what([] { (void)peer::Schedule::load("/nonexistent/s.json"); }).find("/nonexistent/s.json: no such file"),
+            std::string::npos);
 }
 
 // A compact slice in a folder: the peers' names from the host table export wrote beside it; a
@@ -219,7 +237,8 @@ TEST(Peer, DamagedSlicesAreRefusedByPlace) {
 TEST(Peer, ACompactSliceTakesItsPeersFromTheHostTableBesideIt) {
   World w = half_fat_tree();
   const ScheduleDoc d = doc_of(w, plan_all_to_all(w.ctx, all_hosts(w.f), kShiftsOnly));
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("peer-test-" + std::to_string(::getpid()));
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("peer-test-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   auto put = [&](const std::string& name, const std::string& text) { std::ofstream(dir / name) << text; };
   put("rank00004-x.json", SliceWriter(d).slice(4));
@@ -238,9 +257,11 @@ TEST(Peer, ACompactSliceTakesItsPeersFromTheHostTableBesideIt) {
   ScheduleDoc other = d;
   other.schedule.name = "q";
   put("hosts.json", hosts_file_json(other));
-  EXPECT_NE(what([&] { (void)peer::Schedule::load(slice); }).find("the host table of another schedule"), std::string::npos);
+  EXPECT_NE(what([&] { (void)peer::Schedule::load(slice); }).find("the host table of another schedule"),
+            std::string::npos);
   put("hosts.json", "{\"format\": \"ibroute-schedule\"}");
-  EXPECT_NE(what([&] { (void)peer::Schedule::load(slice); }).find("hosts.json: not an ibroute slices' host table"), std::string::npos);
+  EXPECT_NE(what([&] { (void)peer::Schedule::load(slice); }).find("hosts.json: not an ibroute slices' host table"),
+            std::string::npos);
   std::filesystem::remove_all(dir);
 }
 
@@ -249,18 +270,21 @@ TEST(Peer, ACompactSliceTakesItsPeersFromTheHostTableBesideIt) {
 TEST(Peer, EpochsAreFoundByTheirLinkAndEachNodeTakesItsOwnSlice) {
   World w = half_fat_tree();
   ScheduleDoc d = doc_of(w, plan_all_to_all(w.ctx, all_hosts(w.f), kShiftsOnly));
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("peer-epochs-" + std::to_string(::getpid()));
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("peer-epochs-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   EXPECT_FALSE(peer::newest_epoch(dir.string())) << "nothing published yet";
   d.epoch = 1, d.epoch_from_unix_ns = 1'700'000'000'000'000'000;
   ibroute::workflow::publish_epoch(dir, d, 3);
   // Epoch 2 without rank 3's host.
-  ScheduleDoc e = doc_of(w, plan_all_to_all(w.ctx, [&] {
-                           std::vector<Host> h = all_hosts(w.f);
-                           h.erase(h.begin() + 3);
-                           return h;
-                         }(),
-                                           kShiftsOnly));
+  ScheduleDoc e = doc_of(w, plan_all_to_all(
+                                w.ctx,
+                                [&] {
+                                  std::vector<Host> h = all_hosts(w.f);
+                                  h.erase(h.begin() + 3);
+                                  return h;
+                                }(),
+                                kShiftsOnly));
   e.epoch = 2, e.epoch_from_unix_ns = d.epoch_from_unix_ns + 5'000'000'000;
   ibroute::workflow::publish_epoch(dir, e, 3);
   EXPECT_THROW(ibroute::workflow::publish_epoch(dir, e, 3), ibroute::InputError) << "an epoch is never rewritten";
@@ -318,9 +342,11 @@ TEST(Peer, EpochsAreFoundByTheirLinkAndEachNodeTakesItsOwnSlice) {
   // Values operators have given: no wrapped or zero round, one error each.
   EXPECT_EQ(peer::handover_round(0, INT64_MIN, 1.0), 9223372037u);  // 2^63 ns later, in whole seconds rounded up
   EXPECT_EQ(peer::handover_round(INT64_MAX, INT64_MIN, 1.0), 18446744074u);
-  for (double bad : {1e-20, 1e-300, 0.0, -1.0, std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()})
+  for (double bad :
+       {1e-20, 1e-300, 0.0, -1.0, std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()})
     EXPECT_THROW(peer::handover_round(t0 + 1, t0, bad), peer::Error) << bad;
-  EXPECT_GE(peer::handover_round(INT64_MAX, INT64_MIN, 1e-9), 18'446'744'073'709'000'000u);  // the whole clock in nanoseconds
+  EXPECT_GE(peer::handover_round(INT64_MAX, INT64_MIN, 1e-9),
+            18'446'744'073'709'000'000u);  // the whole clock in nanoseconds
   // Older epochs go; the newest `keep` stay.
   for (uint64_t k = 3; k <= 6; ++k) {
     e.epoch = k;
@@ -342,23 +368,27 @@ TEST(Placement, EveryFormOfAHostNamesItsRankAndAmbiguityIsRefused) {
   World w = half_fat_tree();
   ScheduleDoc d = doc_of(w, plan_all_to_all(w.ctx, all_hosts(w.f), kShiftsOnly));
   const HostIdentity& h = d.identities[9];
-  for (const std::string& spec : {h.name, ibroute::fabric::guid_hex(h.node_guid), ibroute::fabric::guid_hex(h.port_guid),
-                                  std::to_string(h.base_lid), std::to_string(h.base_lid + 3)})
+  for (const std::string& spec :
+       {h.name, ibroute::fabric::guid_hex(h.node_guid), ibroute::fabric::guid_hex(h.port_guid),
+        std::to_string(h.base_lid), std::to_string(h.base_lid + 3)})
     EXPECT_EQ(rank_named(d.identities, spec, "p.txt line 1"), 9u) << spec;
   ibroute::test::expect_input_error([&] { rank_named(d.identities, "49000", "p.txt line 2"); },
                                     "p.txt line 2: no host of the schedule is '49000'");
-  ibroute::test::expect_input_error([&] { rank_named(d.identities, "nosuch", "p.txt line 3"); },
-                                    "p.txt line 3: no host of the schedule is 'nosuch' (give a hostname, node description");
+  ibroute::test::expect_input_error(
+      [&] { rank_named(d.identities, "nosuch", "p.txt line 3"); },
+      "p.txt line 3: no host of the schedule is 'nosuch' (give a hostname, node description");
   // Hosts as they describe themselves ("h0010 HCA-1") named as users type them, here and in libibroute-peer.
   d.identities[9].name = "h0010 HCA-1";
   d.identities[10].name = "h0010 HCA-2";
   d.identities[11].name = "h0011 mlx5_0";
-  for (const std::string& spec : {std::string("h0010/HCA-1"), std::string("h0010 HCA-1 ") + ibroute::fabric::guid_hex(h.node_guid)})
+  for (const std::string& spec :
+       {std::string("h0010/HCA-1"), std::string("h0010 HCA-1 ") + ibroute::fabric::guid_hex(h.node_guid)})
     EXPECT_EQ(rank_named(d.identities, spec, "p.txt"), 9u) << spec;
   EXPECT_EQ(rank_named(d.identities, "h0011", "p.txt"), 11u);
   EXPECT_EQ(rank_named(d.identities, "h0010/HCA-2", "p.txt"), 10u);
   ibroute::test::expect_input_error([&] { rank_named(d.identities, "h0110", "p.txt"); }, "; did you mean 'h0010'?");
-  ibroute::test::expect_input_error([&] { rank_named(d.identities, "h0010", "p.txt"); }, "'h0010' names 2 hosts of the schedule");
+  ibroute::test::expect_input_error([&] { rank_named(d.identities, "h0010", "p.txt"); },
+                                    "'h0010' names 2 hosts of the schedule");
   {
     const ibroute::peer::Schedule s = ibroute::peer::Schedule::parse(to_json(d));
     EXPECT_EQ(s.rank_of_name("h0011"), 11u);
@@ -373,5 +403,6 @@ TEST(Placement, EveryFormOfAHostNamesItsRankAndAmbiguityIsRefused) {
   d.identities[4].name = h.name;  // two ranks, one description
   ibroute::test::expect_input_error([&] { rank_named(d.identities, h.name, "p.txt line 4"); },
                                     "names 2 hosts of the schedule (rank 4 " + h.name + " port ");
-  EXPECT_EQ(rank_named(d.identities, ibroute::fabric::guid_hex(h.port_guid), "p.txt"), 9u) << "the GUID still tells them apart";
+  EXPECT_EQ(rank_named(d.identities, ibroute::fabric::guid_hex(h.port_guid), "p.txt"), 9u)
+      << "the GUID still tells them apart";
 }

@@ -1,3 +1,5 @@
+#include "ibroute/schedule/planner.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,19 +14,18 @@
 #include "ibroute/fabric/tree_routing.hpp"
 #include "ibroute/schedule/efficiency.hpp"
 #include "ibroute/schedule/hosts.hpp"
-#include "ibroute/schedule/patterns.hpp"
-#include "ibroute/schedule/planner.hpp"
 #include "ibroute/schedule/lower_bound.hpp"
+#include "ibroute/schedule/patterns.hpp"
 #include "ibroute/schedule/validate.hpp"
 
 using namespace ibroute::fabric;
 using namespace ibroute::schedule;
-using ibroute::test::kShiftsOnly;
 using ibroute::test::eighteen_per_eight;
+using ibroute::test::expect_input_error;
+using ibroute::test::kShiftsOnly;
 using ibroute::test::random_hosts;
 using ibroute::test::three_level;
 using ibroute::test::World;
-using ibroute::test::expect_input_error;
 
 namespace {
 // Every schedule the planner makes: a complete all-to-all, permutations, DLIDs of the
@@ -179,7 +180,8 @@ TEST(Planner, ThreeLevelsInNameOrderTheSamePlanOnAnyNumberOfThreadsAndAsClaimed)
   EXPECT_EQ(s1.worst_overflow, s2.worst_overflow);
   expect_valid(w, a, false);
   LoadReport r = evaluate(w.ctx, a.hosts, a.phases, false);
-  EXPECT_EQ(std::max(0, r.max_load - w.s.transfer_bound), s1.worst_overflow) << "the planner's own count agrees with the LFT walk";
+  EXPECT_EQ(std::max(0, r.max_load - w.s.transfer_bound), s1.worst_overflow)
+      << "the planner's own count agrees with the LFT walk";
   EXPECT_FALSE(s1.greedy_start) << "d-mod-k tables: the routing's own choice fits, it is not probed away";
 }
 
@@ -212,7 +214,8 @@ TEST(Planner, OnMinhopTablesThePhasesStartFromTheGreedyTheSameOnAnyNumberOfThrea
   std::vector<Phase> rr = shift_phases(hosts.size());
   apply_lid_policy(w.f, hosts, rr, LidPolicy::base);
   const LoadReport base = evaluate(w.ctx, hosts, rr, false);
-  EXPECT_LT(planned_time(r), planned_time(base) * 0.8) << "the plan " << planned_time(r) << ", round-robin " << planned_time(base);
+  EXPECT_LT(planned_time(r), planned_time(base) * 0.8)
+      << "the plan " << planned_time(r) << ", round-robin " << planned_time(base);
 }
 
 TEST(Planner, WhereTheRepairLowersNoProbedPhaseItIsGivenUpAndNothingIsLost) {
@@ -233,7 +236,8 @@ TEST(Planner, WhereTheRepairLowersNoProbedPhaseItIsGivenUpAndNothingIsLost) {
   EXPECT_TRUE(s1.repair_skipped);
   EXPECT_FALSE(s2.repair_skipped);
   expect_valid(w, a, false);
-  const double skipped = planned_time(evaluate(w.ctx, a.hosts, a.phases, false)), searched = planned_time(evaluate(w.ctx, b.hosts, b.phases, false));
+  const double skipped = planned_time(evaluate(w.ctx, a.hosts, a.phases, false)),
+               searched = planned_time(evaluate(w.ctx, b.hosts, b.phases, false));
   EXPECT_LE(skipped, searched * 1.005) << "the repair would have shortened the plan";
   World d(three_level(4, 8, 16, 8, 16));
   PlanStats s3;
@@ -245,7 +249,10 @@ namespace {
 // Tables as poor as OpenSM's minhop leaves a three-level tree at its worst: every switch sends all
 // its up-going traffic over its first up-link (a leaf's to one agg, an agg's to one core).
 void concentrate_up_routes(Fabric& f) {
-  auto level = [&](int node) { const std::string& d = f.nodes[node].desc; return d.rfind("core", 0) == 0 ? 2 : d.rfind("agg", 0) == 0 ? 1 : 0; };
+  auto level = [&](int node) {
+    const std::string& d = f.nodes[node].desc;
+    return d.rfind("core", 0) == 0 ? 2 : d.rfind("agg", 0) == 0 ? 1 : 0;
+  };
   for (int sw = 0; sw < static_cast<int>(f.nodes.size()); ++sw) {
     Node& n = f.nodes[sw];
     if (n.type != NodeType::sw) continue;
@@ -341,7 +348,8 @@ TEST(Planner, AfterALeafLostAnUpLinkTheShiftsFollowTheRoutingsOrderWhateverTheNu
   // once the LIDs are chosen; the names are shuffled, so this must not depend on how the hosts
   // happen to be numbered.
   FatTreeSpec t;
-  t.levels = 3, t.pods = 6, t.leaves = 12, t.hosts_per_leaf = 12, t.aggs = 12, t.cores = 144, t.hosts = 700, t.lmc = 2, t.shuffle_names = true;
+  t.levels = 3, t.pods = 6, t.leaves = 12, t.hosts_per_leaf = 12, t.aggs = 12, t.cores = 144, t.hosts = 700, t.lmc = 2,
+  t.shuffle_names = true;
   Fabric f = build_fat_tree(t);
   ibroute::test::unplug(f, "leaf001", "agg01-01");
   route_as_tree(f);
@@ -370,8 +378,10 @@ TEST(Planner, TheWalkOverThePlateauShortensPoorTablesTheSameOnAnyNumberOfThreads
   const std::vector<Host> hosts = all_hosts(w.f);
   PlanOptions one = kShiftsOnly, two = kShiftsOnly, chains = kShiftsOnly;
   one.threads = 1, two.threads = 2, chains.walk = false;
-  one.repair_probe = two.repair_probe = chains.repair_probe = false;  // the repair in every phase: the probe gives it up here
-  const Schedule a = plan_all_to_all(w.ctx, hosts, one), b = plan_all_to_all(w.ctx, hosts, two), c = plan_all_to_all(w.ctx, hosts, chains);
+  one.repair_probe = two.repair_probe = chains.repair_probe =
+      false;  // the repair in every phase: the probe gives it up here
+  const Schedule a = plan_all_to_all(w.ctx, hosts, one), b = plan_all_to_all(w.ctx, hosts, two),
+                 c = plan_all_to_all(w.ctx, hosts, chains);
   ASSERT_EQ(a.phases.size(), b.phases.size());
   for (size_t p = 0; p < a.phases.size(); ++p) ASSERT_EQ(a.phases[p].dlid, b.phases[p].dlid) << "phase " << p;
   expect_valid(w, a, false);
@@ -398,8 +408,8 @@ TEST(PlannerAtScale, AThreeLevelHostSetWhoseDensestLeafsExcessIsPackedWithinItsB
   EXPECT_LT(st.packings_over_budget, st.packings) << "a packing finished within its budget";
   const LeastTimes least = least_times(w.ctx, hosts, {}, {});
   const double planned = planned_time(evaluate(w.ctx, hosts, s.phases, false));
-  EXPECT_GE(least.fabric.time / planned, 0.95) << "least " << least.fabric.time << " (" << least.fabric.limited_by << "), planned " << planned
-                                               << " by " << st.method;
+  EXPECT_GE(least.fabric.time / planned, 0.95) << "least " << least.fabric.time << " (" << least.fabric.limited_by
+                                               << "), planned " << planned << " by " << st.method;
 }
 
 TEST(PlannerAtScale, TheWholeThreeLevelTreeWhoseLeavesOutnumberTheirUpLinksIsPlannedInLeafPairBlocks) {
@@ -417,7 +427,8 @@ TEST(PlannerAtScale, TheWholeThreeLevelTreeWhoseLeavesOutnumberTheirUpLinksIsPla
   expect_valid(w, s, true);
   const LeastTimes least = least_times(w.ctx, hosts, {}, {});
   const double planned = planned_time(evaluate(w.ctx, hosts, s.phases, false));
-  EXPECT_GE(least.fabric.time / planned, 0.9) << "least " << least.fabric.time << ", planned " << planned << " by " << st.method;
+  EXPECT_GE(least.fabric.time / planned, 0.9)
+      << "least " << least.fabric.time << ", planned " << planned << " by " << st.method;
   EXPECT_GT(round_robin_in_topology_order(w, hosts), 1.2 * planned);
 }
 
@@ -435,6 +446,7 @@ TEST(PlannerAtScale, LeafPairsOfUnequalHostCountsArePlannedAsAnOpenShop) {
   expect_valid(w, s, true);
   const LeastTimes least = least_times(w.ctx, hosts, {}, {});
   const double planned = planned_time(evaluate(w.ctx, hosts, s.phases, false));
-  EXPECT_GE(least.fabric.time / planned, 0.95) << "least " << least.fabric.time << ", planned " << planned << " by " << st.method;
+  EXPECT_GE(least.fabric.time / planned, 0.95)
+      << "least " << least.fabric.time << ", planned " << planned << " by " << st.method;
   EXPECT_GT(round_robin_in_topology_order(w, hosts), 1.2 * planned);
 }

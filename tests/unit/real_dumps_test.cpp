@@ -41,7 +41,7 @@ TEST(RealDumps, MixedVendorsTopology) {
   const Node& ql = f.nodes[node_by_guid(f, kQLogic)];
   const Node& vo = f.nodes[node_by_guid(f, kVoltaire)];
   EXPECT_EQ(ql.desc, "QLogic 12800-180 GUID=0x00066a00e3000100 L112");  // '=' in a description
-  EXPECT_EQ(vo.desc, "ISR9024D-M Voltaire # lab-a");                     // '#' in a description
+  EXPECT_EQ(vo.desc, "ISR9024D-M Voltaire # lab-a");                    // '#' in a description
   EXPECT_EQ(ql.ports[0].base_lid, 2);
   EXPECT_EQ(ql.sysimg_guid, kQLogic);
   // The loopback cable: port 20 to port 21 of the same switch.
@@ -128,8 +128,8 @@ TEST(RealDumps, PortsReportAfterProgressLines) {
   const std::string report = fixture("mixed-vendors.ports");
   std::string progress;
   for (int i = 0; i < 3000; ++i)
-    progress += "DR path slid 0; dlid 0; 0,1," + std::to_string(i % 36 + 1) + " -> new Channel Adapter {00000000001000" +
-                std::to_string(10 + i % 80) + "} portnum 1 lid 0-0 \"\"\n";
+    progress += "DR path slid 0; dlid 0; 0,1," + std::to_string(i % 36 + 1) +
+                " -> new Channel Adapter {00000000001000" + std::to_string(10 + i % 80) + "} portnum 1 lid 0-0 \"\"\n";
   progress += "DR path slid 0; dlid 0; 0,1 -> new Switch {0002c90300a00000} portnum 0 lid 0-0 \"\"\n";
   const Fabric plain = parse_topology(report, "ports");
   const Fabric with = parse_topology(progress + report, "ports-s");
@@ -177,8 +177,8 @@ TEST(RealDumps, DirectorWithEdgeSwitchesHasThreeLevels) {
   EXPECT_EQ(s.chassis[0].spine_asics, 2);
   EXPECT_EQ(s.standalone_switches, 3);
   EXPECT_EQ(describe_chassis(s), "1 IS5600 director (5 ASICs) + 3 edge switches, 3 switch levels");
-  EXPECT_EQ(s.leaves.size(), 3u);  // the edge switches
-  EXPECT_EQ(s.top.size(), 2u);     // the spine ASICs
+  EXPECT_EQ(s.leaves.size(), 3u);       // the edge switches
+  EXPECT_EQ(s.top.size(), 2u);          // the spine ASICs
   EXPECT_EQ(s.hosts_above.size(), 6u);  // two hosts on each line card
   EXPECT_TRUE(s.tree);
   ASSERT_EQ(s.per_level.size(), 3u);

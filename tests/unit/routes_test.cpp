@@ -1,7 +1,8 @@
+#include "ibroute/fabric/routes.hpp"
+
 #include <gtest/gtest.h>
 
 #include "fabrics.hpp"
-#include "ibroute/fabric/routes.hpp"
 #include "ibroute/fabric/synthetic.hpp"
 
 using namespace ibroute::test;
@@ -135,7 +136,8 @@ void expect_table_equals_walks(const Fabric& f, unsigned threads) {
 
 TEST(SwitchPaths, EveryCellIsTheWalkedPathOnThreeLevelsAndBrokenTables) {
   FatTreeSpec t;
-  t.levels = 3, t.hosts = 96, t.pods = 3, t.leaves = 4, t.hosts_per_leaf = 8, t.aggs = 4, t.cores = 8, t.lmc = 1, t.shuffle_names = true;
+  t.levels = 3, t.hosts = 96, t.pods = 3, t.leaves = 4, t.hosts_per_leaf = 8, t.aggs = 4, t.cores = 8, t.lmc = 1,
+  t.shuffle_names = true;
   Fabric f = build_fat_tree(t);
   expect_table_equals_walks(f, 1);
   expect_table_equals_walks(f, 2);

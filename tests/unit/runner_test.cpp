@@ -78,7 +78,8 @@ TEST(ClockSync, DriftIsFittedAndCorrected) {
   ClockEstimate before = measure(0), after = measure(10'000'000'000);
   ClockModel m = fit_clock(before, &after);
   EXPECT_NEAR(m.drift * 1e6, 20.0, 0.01);
-  for (int64_t ref : {0L, 5'000'000'000L, 10'000'000'000L, 20'000'000'000L}) EXPECT_NEAR(static_cast<double>(m.to_reference(peer(ref))), ref, 50.0);
+  for (int64_t ref : {0L, 5'000'000'000L, 10'000'000'000L, 20'000'000'000L})
+    EXPECT_NEAR(static_cast<double>(m.to_reference(peer(ref))), ref, 50.0);
   ClockModel flat = fit_clock(before);
   EXPECT_EQ(flat.drift, 0);
   EXPECT_NEAR(static_cast<double>(flat.to_peer(0)), peer(0), 50.0);
@@ -287,7 +288,8 @@ TEST(RunReport, UnreliableTransportCountsWhatTheReceiverDidNotTakeAsLost) {
   EXPECT_EQ(r.nodes[0].bytes_received, before.nodes[0].bytes_received - 2000);
   for (size_t c = 0; c < f.ch.size(); ++c) {
     EXPECT_LE(uc.paths[c].ok, uc.paths[c].arrived) << c;
-    EXPECT_EQ(uc.paths[c].planned, uc.paths[c].ok + uc.paths[c].not_ok()) << "every transfer still accounted once: " << c;
+    EXPECT_EQ(uc.paths[c].planned, uc.paths[c].ok + uc.paths[c].not_ok())
+        << "every transfer still accounted once: " << c;
   }
   uc.settle_unreliable(1000);
   EXPECT_EQ(summarise(f.s, uc, {}, nullptr, nullptr).lost, r.lost) << "settling twice changes nothing";
@@ -408,7 +410,8 @@ TEST(ClockTracker, ANoisierMeasurementBarelyTiltsTheLine) {
   ClockEstimate e;
   e.offset_ns = 5'000'000, e.uncertainty_ns = 40'000;  // a constant offset, well measured
   for (int s = 0; s < 7; ++s) e.at_ns = s * 1'000'000'000LL, t.add(e);
-  e.at_ns = 7'000'000'000LL, e.uncertainty_ns = 120'000, e.offset_ns = 5'000'000 + 120'000;  // plausible, but off by its whole uncertainty
+  e.at_ns = 7'000'000'000LL, e.uncertainty_ns = 120'000,
+  e.offset_ns = 5'000'000 + 120'000;  // plausible, but off by its whole uncertainty
   ASSERT_TRUE(t.plausible(e));
   t.add(e);
   // At the newest point (an end of the line: high leverage) an unweighted fit would move by
@@ -478,7 +481,8 @@ TEST(RateSearch, DoublesThenBisectsToTheLimit) {
   EXPECT_GT(s.answer(), 3.3e9 / 1.05);
   EXPECT_LE(s.answer(), 3.3e9);
   bool held_below = false, failed_above = false;
-  for (const RateStep& st : s.steps()) held_below |= st.held && st.skipped == 0, failed_above |= !st.held && st.skipped > 0;
+  for (const RateStep& st : s.steps())
+    held_below |= st.held && st.skipped == 0, failed_above |= !st.held && st.skipped > 0;
   EXPECT_TRUE(held_below && failed_above) << "the curve shows both sides of the limit";
   EXPECT_EQ(s.rounds_for(1000), 2'000'000'000u / (1000u * 863u));
   EXPECT_EQ(s.rounds_for(1'000'000'000), 2u) << "at least two rounds";
@@ -509,7 +513,8 @@ TEST(RateSearch, AStepIsMeasuredFromTheMergedAggregates) {
   RunMerge m(ch, 2, 1'000'000, 0);
   m.paths[0].planned = 100, m.paths[0].ok = 90, m.paths[0].skipped = 6;
   m.paths[1].planned = 100, m.paths[1].ok = 100;
-  m.nodes[0].bytes_sent = 1'000'000, m.nodes[0].first_post_ns = 1'000, m.nodes[0].last_completion_ns = 1'001'000;  // 8 Gb/s
+  m.nodes[0].bytes_sent = 1'000'000, m.nodes[0].first_post_ns = 1'000,
+  m.nodes[0].last_completion_ns = 1'001'000;  // 8 Gb/s
   const RateStep st = measure_step(m, 2.5e9, 7, 2);
   EXPECT_EQ(st.rate, 2.5e9);
   EXPECT_EQ(st.rounds, 7u);
@@ -518,6 +523,6 @@ TEST(RateSearch, AStepIsMeasuredFromTheMergedAggregates) {
   EXPECT_EQ(st.skipped, 6u);
   EXPECT_EQ(st.failed, 4u);
   EXPECT_DOUBLE_EQ(st.skipped_share, 0.03);
-  EXPECT_DOUBLE_EQ(st.gbps_per_node, 4.0);  // node 1 never posted
+  EXPECT_DOUBLE_EQ(st.gbps_per_node, 4.0);                                       // node 1 never posted
   EXPECT_EQ(measure_step(RunMerge({}, 0, 0, 0), 1e9, 1, 0).skipped_share, 1.0);  // nothing planned: nothing held
 }

@@ -19,7 +19,8 @@ inline schedule::ScheduleDoc doc_of(const World& w, schedule::Schedule s, std::s
   // At the rate of one message per phase as long as the busiest phase: phases of equal length.
   const std::vector<double> need = schedule::phase_needs(w.ctx, r, 1 << 20);
   const double equal = (1 << 20) / *std::max_element(need.begin(), need.end());
-  schedule::time_schedule(w.ctx, r, 1 << 20, std::min(equal, schedule::fastest_rate(need, schedule::messages_per_node(s), 1 << 20)), s);
+  schedule::time_schedule(w.ctx, r, 1 << 20,
+                          std::min(equal, schedule::fastest_rate(need, schedule::messages_per_node(s), 1 << 20)), s);
   d.schedule = std::move(s);
   d.identities = schedule::identify_hosts(w.f, d.schedule.hosts);
   d.fabric = {1, "2026-11-22T00:00:00Z", w.f.max_lmc()};

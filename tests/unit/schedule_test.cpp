@@ -19,9 +19,9 @@
 
 using namespace ibroute::fabric;
 using namespace ibroute::schedule;
+using ibroute::test::expect_input_error;
 using ibroute::test::kShiftsOnly;
 using ibroute::test::World;
-using ibroute::test::expect_input_error;
 
 namespace {
 FatTreeSpec small(uint8_t lmc) {
@@ -108,7 +108,9 @@ TEST(Format, JsonRoundTripIsExact) {
 TEST(Format, RejectsBrokenFiles) {
   World w(build_fat_tree(small(2)));
   std::string text = to_json(planned_doc(w));
-  auto fails = [](const std::string& t, const std::string& needle) { expect_input_error([&] { from_json(t); }, needle); };
+  auto fails = [](const std::string& t, const std::string& needle) {
+    expect_input_error([&] { from_json(t); }, needle);
+  };
   fails(text.substr(0, text.size() / 2), "not valid JSON");
   fails("{\"format\": \"other\"}", "not an ibroute schedule");
   std::string v3 = text;
@@ -190,7 +192,8 @@ TEST(Admission, RateAndSlot) {
   EXPECT_GE(planned_rate(s), 0.98 * 5e9);
   EXPECT_LE(planned_rate(s), 5e9 * (1 + 1e-9));
   const std::vector<uint64_t> at = slot_starts(s);
-  for (size_t k = 0; k + 1 < at.size(); ++k) EXPECT_GE((at[k + 1] - at[k]) * s.timing.slot_s, (1 << 20) / 5e9 * (1 - 1e-9)) << k;
+  for (size_t k = 0; k + 1 < at.size(); ++k)
+    EXPECT_GE((at[k + 1] - at[k]) * s.timing.slot_s, (1 << 20) / 5e9 * (1 - 1e-9)) << k;
   expect_input_error([&] { time_schedule(w.ctx, r, 1 << 20, fastest * 1.1, s); }, "at most " + rate_text(fastest));
   EXPECT_THROW(time_schedule(w.ctx, r, 0, 0, s), ibroute::InputError);
 }
@@ -216,7 +219,8 @@ TEST(Hosts, NaturalOrderAndPicking) {
 }
 
 TEST(ScheduleStore, RoundTripAndMigrationFromVersion1) {
-  std::string path = (std::filesystem::temp_directory_path() / ("ibroute-sched-" + std::to_string(::getpid()) + ".db")).string();
+  std::string path =
+      (std::filesystem::temp_directory_path() / ("ibroute-sched-" + std::to_string(::getpid()) + ".db")).string();
   std::filesystem::remove(path);
   World w(build_fat_tree(small(2)));
   ScheduleDoc d = planned_doc(w);
@@ -224,8 +228,9 @@ TEST(ScheduleStore, RoundTripAndMigrationFromVersion1) {
     ibroute::store::FabricStore s(path, ibroute::store::Access::create);
     int64_t scan = s.save_scan({.source = "offline", .origin = "unit"}, w.f, resolve_routes(w.f));
     // Make it look like a version-1 database: no schedule tables.
-    s.db().exec("DROP TABLE schedule; DROP TABLE schedule_host; DROP TABLE schedule_phase; DROP TABLE run;"
-                "UPDATE meta SET value='1' WHERE key='schema_version'");
+    s.db().exec(
+        "DROP TABLE schedule; DROP TABLE schedule_host; DROP TABLE schedule_phase; DROP TABLE run;"
+        "UPDATE meta SET value='1' WHERE key='schema_version'");
     (void)scan;
   }
   ibroute::store::FabricStore s(path, ibroute::store::Access::read_write);  // migrates
@@ -242,7 +247,8 @@ TEST(ScheduleStore, RoundTripAndMigrationFromVersion1) {
 }
 
 TEST(RunStore, MigrationFromVersion2AndRoundTrip) {
-  std::string path = (std::filesystem::temp_directory_path() / ("ibroute-run-" + std::to_string(::getpid()) + ".db")).string();
+  std::string path =
+      (std::filesystem::temp_directory_path() / ("ibroute-run-" + std::to_string(::getpid()) + ".db")).string();
   std::filesystem::remove(path);
   World w(build_fat_tree(small(2)));
   {
@@ -273,14 +279,15 @@ TEST(Hosts, EveryFormOfAHostsNameAndAmbiguityRefusedWithTheCandidates) {
   t.f.nodes[t.h[3]].desc = "h1";                    // and h4 reports the same description as h1
   const std::vector<Host> all = all_hosts(t.f);
   auto pick = [&](std::vector<std::string> names) { return pick_hosts(t.f, all, names, 1)[0].node; };
-  EXPECT_EQ(pick({"h2"}), t.h[1]);                   // node description
-  EXPECT_EQ(pick({"rack3-a"}), t.h[2]);              // node-name map
-  EXPECT_EQ(pick({"h3"}), t.h[2]);                   // the reported description behind the map name
-  EXPECT_EQ(pick({"0x200"}), t.h[1]);                // node GUID
-  EXPECT_EQ(pick({"0x0000000000000201"}), t.h[1]);   // port GUID
-  EXPECT_EQ(pick({"11"}), t.h[1]);                   // a LID of its port (base 10, LMC 1)
+  EXPECT_EQ(pick({"h2"}), t.h[1]);                     // node description
+  EXPECT_EQ(pick({"rack3-a"}), t.h[2]);                // node-name map
+  EXPECT_EQ(pick({"h3"}), t.h[2]);                     // the reported description behind the map name
+  EXPECT_EQ(pick({"0x200"}), t.h[1]);                  // node GUID
+  EXPECT_EQ(pick({"0x0000000000000201"}), t.h[1]);     // port GUID
+  EXPECT_EQ(pick({"11"}), t.h[1]);                     // a LID of its port (base 10, LMC 1)
   EXPECT_EQ(pick({"h1 0x0000000000000400"}), t.h[3]);  // a repeated description made unique, as plans list it
-  expect_input_error([&] { pick({"h1"}); }, "'h1' names 2 nodes (h1 0x0000000000000100 LID 8; h1 0x0000000000000400 LID 14)");
+  expect_input_error([&] { pick({"h1"}); },
+                     "'h1' names 2 nodes (h1 0x0000000000000100 LID 8; h1 0x0000000000000400 LID 14)");
   expect_input_error([&] { pick({"L1"}); }, "'L1' is a switch, not a host");
   expect_input_error([&] { pick({"0x999"}); }, "unknown host '0x999'");
   expect_input_error([&] { pick({"77"}); }, "unknown host '77'");
@@ -293,7 +300,7 @@ TEST(NodeNames, RoutesEndsTakeTheSameFormsAndSwitchesToo) {
   const NodeNames names(t.f);
   EXPECT_EQ(names.resolve("S2", "--to"), (NamedPort{t.s2, 0}));
   EXPECT_EQ(names.resolve("0x3000", "--to"), (NamedPort{t.s1, 0}));
-  EXPECT_EQ(names.resolve("2", "--to"), (NamedPort{t.l2, 0}));     // a switch's LID
+  EXPECT_EQ(names.resolve("2", "--to"), (NamedPort{t.l2, 0}));  // a switch's LID
   EXPECT_EQ(names.resolve("0x401", "--from"), (NamedPort{t.h[3], 1}));
   expect_input_error([&] { names.resolve("nowhere", "--from"); }, "--from: no node or port 'nowhere'");
 }

@@ -1,13 +1,14 @@
 // Playing a schedule by max-min fair sharing: known answers on the two-leaf fabric.
+#include "ibroute/schedule/simulate.hpp"
+
 #include <gtest/gtest.h>
 
 #include "fabrics.hpp"
 #include "ibroute/fabric/synthetic.hpp"
-#include "ibroute/schedule/hosts.hpp"
 #include "ibroute/schedule/admission.hpp"
+#include "ibroute/schedule/hosts.hpp"
 #include "ibroute/schedule/patterns.hpp"
 #include "ibroute/schedule/planner.hpp"
-#include "ibroute/schedule/simulate.hpp"
 
 using namespace ibroute::test;
 namespace sch = ibroute::schedule;
@@ -72,7 +73,8 @@ TEST(Simulate, AnAllToAllOfHostsThroughThePathTableAsWalkedFromTheLfts) {
   uint32_t x = 7;
   for (sch::Phase& ph : s.phases)
     for (size_t i = 0; i < n; ++i)
-      ph.dlid[i] = static_cast<uint16_t>(w.f.nodes[s.hosts[ph.dst[i]].node].ports[s.hosts[ph.dst[i]].port].base_lid + (x = x * 1103515245 + 12345) % 4);
+      ph.dlid[i] = static_cast<uint16_t>(w.f.nodes[s.hosts[ph.dst[i]].node].ports[s.hosts[ph.dst[i]].port].base_lid +
+                                         (x = x * 1103515245 + 12345) % 4);
   const sch::Simulation sim = sch::simulate(w.ctx, s, 1 << 20);
   ASSERT_EQ(sim.phase_seconds.size(), s.phases.size());
   PathFinder finder(w.f, w.links);
@@ -80,11 +82,13 @@ TEST(Simulate, AnAllToAllOfHostsThroughThePathTableAsWalkedFromTheLfts) {
   for (size_t k = 0; k < s.phases.size(); ++k) {
     const sch::Phase& ph = s.phases[k];
     std::vector<std::vector<int32_t>> flows(n);
-    for (size_t i = 0; i < n; ++i) ASSERT_EQ(finder.path(s.hosts[i].node, s.hosts[i].port, ph.dlid[i], flows[i]), RouteStatus::ok);
+    for (size_t i = 0; i < n; ++i)
+      ASSERT_EQ(finder.path(s.hosts[i].node, s.hosts[i].port, ph.dlid[i], flows[i]), RouteStatus::ok);
     const std::vector<double> rate = max_min_rates(flows, w.ctx.gbps);
     double slowest = 0;
     for (size_t i = 0; i < n; ++i) {
-      EXPECT_FLOAT_EQ(sim.pair_gbps[i * n + static_cast<size_t>(ph.dst[i])], static_cast<float>(rate[i])) << "phase " << k << " rank " << i;
+      EXPECT_FLOAT_EQ(sim.pair_gbps[i * n + static_cast<size_t>(ph.dst[i])], static_cast<float>(rate[i]))
+          << "phase " << k << " rank " << i;
       slowest = std::max(slowest, (1 << 20) * 8 / (rate[i] * 1e9));
       slower += rate[i] < 99.9;
     }
@@ -96,13 +100,13 @@ TEST(Simulate, AnAllToAllOfHostsThroughThePathTableAsWalkedFromTheLfts) {
 
 TEST(Simulate, PhasesWithinEveryLinksRateArePlayedFromTheEvaluationAsTheWalkPlaysThem) {
   // The evaluation's phase times stand in for the walk where a phase is within every link's rate
-  // and none of its transfers runs between two hosts on links faster than the host rate. One leaf-spine cable narrowed to 1x (the phases
-  // that cross it walked), two hosts of one leaf on HDR links where the rest are EDR (between the
-  // two a transfer runs at 200 Gb/s, not at the host rate: walked), a planned all-to-all and a
-  // congested one with random DLIDs, timed and not: the same figures, pair by pair and phase by
-  // phase, with and without the evaluation.
+  // and none of its transfers runs between two hosts on links faster than the host rate. One leaf-spine cable narrowed
+  // to 1x (the phases that cross it walked), two hosts of one leaf on HDR links where the rest are EDR (between the two
+  // a transfer runs at 200 Gb/s, not at the host rate: walked), a planned all-to-all and a congested one with random
+  // DLIDs, timed and not: the same figures, pair by pair and phase by phase, with and without the evaluation.
   ibroute::fabric::FatTreeSpec t;
-  t.leaves = 12, t.hosts_per_leaf = 8, t.uplinks = 8, t.spines = 8, t.lmc = 2, t.shuffle_names = true;  // not oversubscribed
+  t.leaves = 12, t.hosts_per_leaf = 8, t.uplinks = 8, t.spines = 8, t.lmc = 2,
+  t.shuffle_names = true;  // not oversubscribed
   Fabric f = ibroute::fabric::build_fat_tree(t);
   std::vector<sch::Host> hosts = sch::all_hosts(f);
   std::vector<int> fast;  // two hosts' nodes behind the first host's leaf
@@ -127,7 +131,8 @@ TEST(Simulate, PhasesWithinEveryLinksRateArePlayedFromTheEvaluationAsTheWalkPlay
   uint32_t x = 11;
   for (sch::Phase& ph : congested.phases)
     for (size_t i = 0; i < n; ++i)
-      ph.dlid[i] = static_cast<uint16_t>(w.f.nodes[hosts[ph.dst[i]].node].ports[hosts[ph.dst[i]].port].base_lid + (x = x * 1103515245 + 12345) % 4);
+      ph.dlid[i] = static_cast<uint16_t>(w.f.nodes[hosts[ph.dst[i]].node].ports[hosts[ph.dst[i]].port].base_lid +
+                                         (x = x * 1103515245 + 12345) % 4);
   auto is_fast = [&](size_t r) { return std::find(fast.begin(), fast.end(), hosts[r].node) != fast.end(); };
   size_t covered = 0, phases = 0, over_host_rate = 0;
   for (sch::Schedule* s : {&planned, &congested})
@@ -142,7 +147,8 @@ TEST(Simulate, PhasesWithinEveryLinksRateArePlayedFromTheEvaluationAsTheWalkPlay
       for (float g : walked.pair_gbps) over_host_rate += g > 100.5f;
       for (size_t k = 0; k < s->phases.size(); ++k) {
         bool plain = load.phase_time[k] <= 1.0;
-        for (size_t i = 0; i < n && plain; ++i) plain = s->phases[k].dst[i] < 0 || !(is_fast(i) && is_fast(static_cast<size_t>(s->phases[k].dst[i])));
+        for (size_t i = 0; i < n && plain; ++i)
+          plain = s->phases[k].dst[i] < 0 || !(is_fast(i) && is_fast(static_cast<size_t>(s->phases[k].dst[i])));
         covered += plain, ++phases;
       }
     }

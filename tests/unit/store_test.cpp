@@ -6,8 +6,8 @@
 
 #include "fabric_store.hpp"
 #include "fabrics.hpp"
-#include "ibroute/fabric/error.hpp"
 #include "ibroute/fabric/counters.hpp"
+#include "ibroute/fabric/error.hpp"
 #include "ibroute/fabric/link_measures.hpp"
 #include "ibroute/fabric/routes.hpp"
 
@@ -18,8 +18,9 @@ namespace {
 struct TempDb {
   std::string path;
   TempDb() {
-    path = (std::filesystem::temp_directory_path() / ("ibroute-unit-" + std::to_string(::getpid()) + "-" +
-                                                       ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db"))
+    path = (std::filesystem::temp_directory_path() /
+            ("ibroute-unit-" + std::to_string(::getpid()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db"))
                .string();
     std::filesystem::remove(path);
   }
@@ -121,9 +122,10 @@ TEST(FabricStore, MigratesTheVersionBefore) {
   {
     sqlite3* db = nullptr;
     sqlite3_open(tmp.path.c_str(), &db);
-    ASSERT_EQ(sqlite3_exec(db, "ALTER TABLE lft DROP COLUMN rows_to; UPDATE meta SET value='7' WHERE key='schema_version'", nullptr, nullptr,
-                           nullptr),
-              SQLITE_OK);
+    ASSERT_EQ(
+        sqlite3_exec(db, "ALTER TABLE lft DROP COLUMN rows_to; UPDATE meta SET value='7' WHERE key='schema_version'",
+                     nullptr, nullptr, nullptr),
+        SQLITE_OK);
     sqlite3_close(db);
   }
   try {
@@ -215,15 +217,17 @@ TEST(FabricStore, ReadOnlyRefusesOlderSchemaAndMigrateUpgrades) {
     FabricStore s(tmp.path, ibroute::store::Access::create);
     s.save_scan({.source = "offline", .origin = "unit"}, t.f, resolve_routes(t.f));
   }
-  exec_sql(tmp.path, "ALTER TABLE node DROP COLUMN sysimg_guid; ALTER TABLE node DROP COLUMN node_desc;"
-                     "ALTER TABLE scan DROP COLUMN has_lfts; UPDATE meta SET value='3' WHERE key='schema_version'");
+  exec_sql(tmp.path,
+           "ALTER TABLE node DROP COLUMN sysimg_guid; ALTER TABLE node DROP COLUMN node_desc;"
+           "ALTER TABLE scan DROP COLUMN has_lfts; UPDATE meta SET value='3' WHERE key='schema_version'");
   const std::string before = file_bytes(tmp.path);
   try {
     FabricStore s(tmp.path, ibroute::store::Access::read_only);
     ADD_FAILURE();
   } catch (const ibroute::InputError& e) {
     EXPECT_EQ(std::string(e.what()), tmp.path + " has schema version 3; run 'ibroute migrate --db " + tmp.path +
-                                         "' (this ibroute reads version " + std::to_string(ibroute::store::kSchemaVersion) + ")");
+                                         "' (this ibroute reads version " +
+                                         std::to_string(ibroute::store::kSchemaVersion) + ")");
   }
   EXPECT_EQ(file_bytes(tmp.path), before);
   EXPECT_FALSE(std::filesystem::exists(tmp.path + "-journal"));
@@ -273,7 +277,10 @@ TEST(FabricStore, DamagedRowsAreInputErrors) {
   for (const Case& c : cases) {
     TempDb tmp;
     TwoLeaves t;
-    { FabricStore(tmp.path, ibroute::store::Access::create).save_scan({.source = "offline", .origin = "unit"}, t.f, resolve_routes(t.f)); }
+    {
+      FabricStore(tmp.path, ibroute::store::Access::create)
+          .save_scan({.source = "offline", .origin = "unit"}, t.f, resolve_routes(t.f));
+    }
     exec_sql(tmp.path, c.sql);
     FabricStore s(tmp.path, ibroute::store::Access::read_only);
     try {
@@ -307,7 +314,10 @@ TEST(FabricStore, DamagedRoutesAndLidsAreInputErrors) {
   for (const Case& c : cases) {
     TempDb tmp;
     TwoLeaves t;
-    { FabricStore(tmp.path, ibroute::store::Access::create).save_scan({.source = "offline", .origin = "unit"}, t.f, resolve_routes(t.f)); }
+    {
+      FabricStore(tmp.path, ibroute::store::Access::create)
+          .save_scan({.source = "offline", .origin = "unit"}, t.f, resolve_routes(t.f));
+    }
     exec_sql(tmp.path, c.sql);
     FabricStore s(tmp.path, ibroute::store::Access::read_only);
     try {
@@ -322,7 +332,10 @@ TEST(FabricStore, DamagedRoutesAndLidsAreInputErrors) {
   // route() checks the one row it reads.
   TempDb tmp;
   TwoLeaves t;
-  { FabricStore(tmp.path, ibroute::store::Access::create).save_scan({.source = "offline", .origin = "unit"}, t.f, resolve_routes(t.f)); }
+  {
+    FabricStore(tmp.path, ibroute::store::Access::create)
+        .save_scan({.source = "offline", .origin = "unit"}, t.f, resolve_routes(t.f));
+  }
   exec_sql(tmp.path, "UPDATE route SET hops = '4:3 2:1' WHERE ingress = 4 AND dlid = 12");
   FabricStore s(tmp.path, ibroute::store::Access::read_only);
   EXPECT_TRUE(s.route(1, t.l1, 14));
@@ -332,7 +345,10 @@ TEST(FabricStore, DamagedRoutesAndLidsAreInputErrors) {
 TEST(FabricStore, DamagedFileIsOneLineInputError) {
   TempDb tmp;
   TwoLeaves t;
-  { FabricStore(tmp.path, ibroute::store::Access::create).save_scan({.source = "offline", .origin = "unit"}, t.f, resolve_routes(t.f)); }
+  {
+    FabricStore(tmp.path, ibroute::store::Access::create)
+        .save_scan({.source = "offline", .origin = "unit"}, t.f, resolve_routes(t.f));
+  }
   // Overwrite everything after the first page with garbage.
   auto size = std::filesystem::file_size(tmp.path);
   {
@@ -420,8 +436,8 @@ TEST(Counters, MeasuredAgainstPlannedPerLink) {
   };
   // 1000 B per transfer and round, 2 rounds: the up-link as planned (+1 % headers), the spine's
   // down-port at half, the host link not read, a spare up-link carrying 8 MiB nobody planned.
-  std::vector<PortDelta> deltas{delta(t.l1, 3, 8080 / 4, 500'000), delta(t.s1, 2, 4000 / 4, 0), delta(t.l2, 4, (8u << 20) / 4, 0),
-                                delta(t.l1, 1, 0, 0)};
+  std::vector<PortDelta> deltas{delta(t.l1, 3, 8080 / 4, 500'000), delta(t.s1, 2, 4000 / 4, 0),
+                                delta(t.l2, 4, (8u << 20) / 4, 0), delta(t.l1, 1, 0, 0)};
   LinkMeasures m = measure_links(deltas, links, planned_bytes(total, 2000), 0.01, 10);
   ASSERT_EQ(m.rows.size(), 3u) << "a read link that neither was planned nor moved anything is no row";
   EXPECT_EQ(m.rows[0].link, spare) << "the largest gap first";
@@ -431,11 +447,13 @@ TEST(Counters, MeasuredAgainstPlannedPerLink) {
   EXPECT_EQ(m.planned_bytes, 16000u) << "the read links only: the totals compare like with like";
   EXPECT_EQ(m.measured_bytes, 12080u);
   EXPECT_EQ(m.off_links, 2u) << "the half-loaded spine port and the spare link";
-  const LinkMeasure& u = *std::find_if(m.rows.begin(), m.rows.end(), [&](const LinkMeasure& x) { return x.link == up; });
+  const LinkMeasure& u =
+      *std::find_if(m.rows.begin(), m.rows.end(), [&](const LinkMeasure& x) { return x.link == up; });
   EXPECT_DOUBLE_EQ(*u.ratio(), 1.01);
   EXPECT_DOUBLE_EQ(*u.wait_share, 0.5) << "500 000 ticks of 10 ns in 10 ms";
   EXPECT_DOUBLE_EQ(*m.worst_wait_share, 0.5);
-  EXPECT_FALSE(measure_links(deltas, links, planned_bytes(total, 2000), 0.01, 0).rows[0].wait_share) << "no tick: no share";
+  EXPECT_FALSE(measure_links(deltas, links, planned_bytes(total, 2000), 0.01, 0).rows[0].wait_share)
+      << "no tick: no share";
 }
 
 TEST(Counters, SnapshotsRoundTripAndDamageIsRefused) {
@@ -472,7 +490,9 @@ TEST(Counters, SnapshotsRoundTripAndDamageIsRefused) {
     expect_input_error([&] { (void)st.load_counters(1); }, "counter snapshot 1, port row");
     expect_input_error([&] { (void)st.load_counters(1); }, "symbol_errors 70000");
   }
-  exec_sql(tmp.path, "DROP TABLE counter_port; DROP TABLE counter_snapshot; UPDATE meta SET value='6' WHERE key='schema_version'");
+  exec_sql(
+      tmp.path,
+      "DROP TABLE counter_port; DROP TABLE counter_snapshot; UPDATE meta SET value='6' WHERE key='schema_version'");
   FabricStore st(tmp.path, ibroute::store::Access::read_write);
   EXPECT_TRUE(st.migrated());
   EXPECT_EQ(st.save_counters(1, "", s), 1);

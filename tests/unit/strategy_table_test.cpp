@@ -90,7 +90,8 @@ Fabric full_half_fat_tree() {
 }
 
 size_t count_outcome(const PlanStats& st, const std::string& outcome) {
-  return static_cast<size_t>(std::count_if(st.tried.begin(), st.tried.end(), [&](const StrategyOutcome& o) { return o.outcome == outcome; }));
+  return static_cast<size_t>(
+      std::count_if(st.tried.begin(), st.tried.end(), [&](const StrategyOutcome& o) { return o.outcome == outcome; }));
 }
 
 }  // namespace
@@ -103,17 +104,20 @@ TEST(StrategyTable, ReturnsTheBestPlanItsEntriesMadeAndSaysHowEachWent) {
     ASSERT_FALSE(st.tried.empty());
     EXPECT_EQ(st.tried.front().name, "shifts");
     EXPECT_EQ(count_outcome(st, "chosen"), 1u);
-    const auto chosen = std::find_if(st.tried.begin(), st.tried.end(), [](const StrategyOutcome& o) { return o.outcome == "chosen"; });
+    const auto chosen =
+        std::find_if(st.tried.begin(), st.tried.end(), [](const StrategyOutcome& o) { return o.outcome == "chosen"; });
     size_t plans = 0;
     for (const StrategyOutcome& o : st.tried) {
-      EXPECT_TRUE(o.outcome == "chosen" || o.outcome == "lost" || o.outcome == "stopped" || o.outcome == "skipped") << o.outcome;
+      EXPECT_TRUE(o.outcome == "chosen" || o.outcome == "lost" || o.outcome == "stopped" || o.outcome == "skipped")
+          << o.outcome;
       if (o.outcome == "skipped" || o.outcome == "stopped") {
         EXPECT_FALSE(o.why.empty()) << o.name;
         EXPECT_EQ(o.slots, 0) << o.name;
       }
       if (o.slots > 0) {
         ++plans;
-        EXPECT_TRUE(o.unroutable > chosen->unroutable || (o.unroutable == chosen->unroutable && o.slots >= chosen->slots))
+        EXPECT_TRUE(o.unroutable > chosen->unroutable ||
+                    (o.unroutable == chosen->unroutable && o.slots >= chosen->slots))
             << o.name << " " << o.slots << " beats the chosen " << chosen->name << " " << chosen->slots;
       }
     }
@@ -138,7 +142,8 @@ TEST(StrategyTable, PackingsStopWhenTheOneWorkBudgetIsSpent) {
   EXPECT_EQ(st.packings, 0u);
   size_t spent = 0;
   for (const StrategyOutcome& o : st.tried) {
-    EXPECT_EQ(o.name.find("packed") != std::string::npos && o.outcome != "skipped", false) << o.name << ": " << o.outcome;
+    EXPECT_EQ(o.name.find("packed") != std::string::npos && o.outcome != "skipped", false)
+        << o.name << ": " << o.outcome;
     spent += o.why == "the work budget is spent";
   }
   EXPECT_GE(spent, 1u) << "some packing applied and was skipped for the budget";

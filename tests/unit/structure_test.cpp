@@ -28,7 +28,8 @@ TEST(Structure, HostsOnASpineKeepTwoLevels) {
 
 TEST(Structure, ThreeLevelsMissingAndIdleLinksAboveTheLeaves) {
   FatTreeSpec spec;
-  spec.levels = 3, spec.pods = 2, spec.leaves = 4, spec.hosts_per_leaf = 4, spec.aggs = 2, spec.uplinks = 2, spec.cores = 4;
+  spec.levels = 3, spec.pods = 2, spec.leaves = 4, spec.hosts_per_leaf = 4, spec.aggs = 2, spec.uplinks = 2,
+  spec.cores = 4;
   Fabric f = build_fat_tree(spec);
   FabricStructure s = analyze_structure(f);
   ASSERT_EQ(s.levels, 3);
@@ -45,7 +46,10 @@ TEST(Structure, ThreeLevelsMissingAndIdleLinksAboveTheLeaves) {
   // up-links idle, as minhop left 1 440 of 1 728 on a simulated three-level tree.
   int agg = -1;
   for (size_t i = 0; i < f.nodes.size(); ++i)
-    if (s.level[i] == 2) { agg = static_cast<int>(i); break; }
+    if (s.level[i] == 2) {
+      agg = static_cast<int>(i);
+      break;
+    }
   ASSERT_GE(agg, 0);
   std::vector<int> ups;
   for (int p = 1; p <= f.nodes[agg].num_ports(); ++p)
@@ -94,8 +98,10 @@ TEST(Dot, EightSwitchesWithParallelLinksRenderWithoutCrashing) {
   // links per pair); the layout now runs in a child process.
   Fabric f;
   std::vector<int> leaves, spines;
-  for (int i = 0; i < 4; ++i) leaves.push_back(add_node(f, NodeType::sw, "leaf" + std::to_string(i), 12, 0x1000 + i * 0x10));
-  for (int i = 0; i < 4; ++i) spines.push_back(add_node(f, NodeType::sw, "spine" + std::to_string(i), 12, 0x2000 + i * 0x10));
+  for (int i = 0; i < 4; ++i)
+    leaves.push_back(add_node(f, NodeType::sw, "leaf" + std::to_string(i), 12, 0x1000 + i * 0x10));
+  for (int i = 0; i < 4; ++i)
+    spines.push_back(add_node(f, NodeType::sw, "spine" + std::to_string(i), 12, 0x2000 + i * 0x10));
   for (int l = 0; l < 4; ++l)
     for (int s = 0; s < 4; ++s)
       for (int k = 0; k < 2; ++k) up_link(f, leaves[l], 5 + 2 * s + k, spines[s], 1 + 2 * l + k);

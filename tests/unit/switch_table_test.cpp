@@ -29,11 +29,14 @@ Fabric damaged_two_level() {
   for (size_t i = 0; i < f.nodes.size(); ++i) {
     if (!f.nodes[i].is_switch()) continue;
     bool host_below = false;
-    for (const Port& p : f.nodes[i].ports) host_below = host_below || (p.connected() && !f.nodes[p.peer_node].is_switch());
+    for (const Port& p : f.nodes[i].ports)
+      host_below = host_below || (p.connected() && !f.nodes[p.peer_node].is_switch());
     (host_below ? leaves : spines).push_back(static_cast<int32_t>(i));
   }
   const std::vector<Host> hosts = all_hosts(f);
-  auto lid = [&](size_t h, int o) { return static_cast<uint16_t>(f.nodes[hosts[h].node].ports[hosts[h].port].base_lid + o); };
+  auto lid = [&](size_t h, int o) {
+    return static_cast<uint16_t>(f.nodes[hosts[h].node].ports[hosts[h].port].base_lid + o);
+  };
   ibroute::test::route(f, leaves[0], lid(5, 0), kNoRoute);
   ibroute::test::route(f, leaves[1], lid(9, 1), kNoRoute);
   for (int o = 0; o < 4; ++o) ibroute::test::route(f, leaves[2], lid(17, o), kNoRoute);  // no LID of it from there
@@ -65,13 +68,15 @@ TEST(SwitchTable, ReadPathsAreTheWalkedOnes) {
 
   const Schedule pa = plan_all_to_all(table.ctx, hosts, {}), pb = plan_all_to_all(walked.ctx, hosts, {});
   EXPECT_EQ(pa.phases, pb.phases);
-  const LoadReport la = evaluate(table.ctx, hosts, pa.phases, false), lb = evaluate(walked.ctx, hosts, pb.phases, false);
+  const LoadReport la = evaluate(table.ctx, hosts, pa.phases, false),
+                   lb = evaluate(walked.ctx, hosts, pb.phases, false);
   EXPECT_GT(la.broken, 0u);  // the damage is seen
   EXPECT_EQ(la.broken, lb.broken);
   EXPECT_EQ(la.link_total, lb.link_total);
   EXPECT_EQ(la.phase_max, lb.phase_max);
 
-  const LowerBound ba = worst_load_lower_bound(table.ctx, hosts, pa.phases), bb = worst_load_lower_bound(walked.ctx, hosts, pb.phases);
+  const LowerBound ba = worst_load_lower_bound(table.ctx, hosts, pa.phases),
+                   bb = worst_load_lower_bound(walked.ctx, hosts, pb.phases);
   EXPECT_EQ(ba.worst, bb.worst);
   EXPECT_EQ(ba.where, bb.where);
 }
@@ -95,5 +100,6 @@ TEST(SwitchTable, RoundRobinOnASampleOfItsShifts) {
   EXPECT_EQ(a.schedule.phases, b.schedule.phases);
   ASSERT_LT(a.round_robin_efficiency.value, a.figures.efficiency.value * 0.9);  // clearly slower: not measured whole
   EXPECT_NEAR(b.round_robin_efficiency.value, a.round_robin_efficiency.value, 0.1 * a.round_robin_efficiency.value);
-  EXPECT_NEAR(b.round_robin_efficiency.planned, a.round_robin_efficiency.planned, 0.1 * a.round_robin_efficiency.planned);
+  EXPECT_NEAR(b.round_robin_efficiency.planned, a.round_robin_efficiency.planned,
+              0.1 * a.round_robin_efficiency.planned);
 }

@@ -1,9 +1,10 @@
+#include "ibroute/fabric/text_import.hpp"
+
 #include <gtest/gtest.h>
 
+#include "fabrics.hpp"
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/fabric/routes.hpp"
-#include "ibroute/fabric/text_import.hpp"
-#include "fabrics.hpp"
 
 using namespace ibroute::fabric;
 
@@ -44,10 +45,11 @@ Ca	1 "H-0000000000100002"		# "hostA"
 )";
 
 std::string lfts() {
-  std::string s = "Unicast lids [0x0-0xb] of switch DR path slid 0; dlid 0; 0 guid 0x0000000000200000 (leaf01):\n"
-                  "  Lid  Out   Destination\n       Port     Info \n"
-                  "0x0001 000 : (Switch portguid 0x0000000000200000: 'leaf01')\n"
-                  "0x0002 003 : (Switch portguid 0x0000000000200001: 'spine01')\n";
+  std::string s =
+      "Unicast lids [0x0-0xb] of switch DR path slid 0; dlid 0; 0 guid 0x0000000000200000 (leaf01):\n"
+      "  Lid  Out   Destination\n       Port     Info \n"
+      "0x0001 000 : (Switch portguid 0x0000000000200000: 'leaf01')\n"
+      "0x0002 003 : (Switch portguid 0x0000000000200001: 'spine01')\n";
   for (int l = 4; l < 8; ++l) s += "0x000" + std::to_string(l) + " 001 : (path)\n";
   for (int l = 8; l < 12; ++l) s += "0x000" + std::string(1, "89ab"[l - 8]) + " 002 : (path)\n";
   s += "10 valid lids dumped \n";
@@ -153,8 +155,9 @@ TEST(LftDumpParser, CutTablesKeepTheirRowsAndNothingMore) {
   }
   // Cut before its last rows (the next table starts, or the tool's error line): the rows read
   // stand, the LIDs after the last of them are unknown, those before known.
-  for (const auto& [text, rows_to] : {std::pair{good.substr(0, good.find("0x000b")) + good.substr(good.find("Unicast", 10)), 0xbu},
-                                      std::pair{good.substr(0, good.find("0x0009")) + error + good.substr(good.find("Unicast", 10)), 0x9u}}) {
+  for (const auto& [text, rows_to] :
+       {std::pair{good.substr(0, good.find("0x000b")) + good.substr(good.find("Unicast", 10)), 0xbu},
+        std::pair{good.substr(0, good.find("0x0009")) + error + good.substr(good.find("Unicast", 10)), 0x9u}}) {
     Fabric f = parse_ibnetdiscover(kTopo);
     apply_lft_dump(f, text, "dump");
     EXPECT_FALSE(f.complete);
@@ -182,10 +185,12 @@ TEST(LftDumpParser, CutTablesKeepTheirRowsAndNothingMore) {
   {
     std::string swapped = good;
     const size_t a = swapped.find("0x0004 001"), b = swapped.find("0x0005 001");
-    std::swap_ranges(swapped.begin() + static_cast<std::ptrdiff_t>(a), swapped.begin() + static_cast<std::ptrdiff_t>(a + 6),
+    std::swap_ranges(swapped.begin() + static_cast<std::ptrdiff_t>(a),
+                     swapped.begin() + static_cast<std::ptrdiff_t>(a + 6),
                      swapped.begin() + static_cast<std::ptrdiff_t>(b));
     Fabric f = parse_ibnetdiscover(kTopo);
-    apply_lft_dump(f, swapped.substr(0, swapped.find("0x0009")) + error + swapped.substr(swapped.find("Unicast", 10)), "dump");
+    apply_lft_dump(f, swapped.substr(0, swapped.find("0x0009")) + error + swapped.substr(swapped.find("Unicast", 10)),
+                   "dump");
     EXPECT_FALSE(f.nodes[0].lft_read);
   }
   // The last table stops mid-line: its rows before the broken line stand.

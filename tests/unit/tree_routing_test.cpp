@@ -1,5 +1,7 @@
 // Tree routing: tables that make the round-robin all-to-all congestion-free at LMC 0, the check
 // that guards them, and the file OpenSM loads. Loads are recomputed by walking the new tables.
+#include "ibroute/fabric/tree_routing.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,7 +14,6 @@
 #include "ibroute/fabric/synthetic.hpp"
 #include "ibroute/fabric/text_export.hpp"
 #include "ibroute/fabric/text_import.hpp"
-#include "ibroute/fabric/tree_routing.hpp"
 #include "ibroute/schedule/efficiency.hpp"
 #include "ibroute/schedule/hosts.hpp"
 #include "ibroute/schedule/patterns.hpp"
@@ -46,7 +47,8 @@ Routed route_and_evaluate(Fabric& f, std::vector<Host> hosts, bool tree) {
     const std::vector<CaPort> order = tree_order(f, s, refs(hosts));
     std::vector<Host> sorted;
     for (CaPort p : order)
-      sorted.push_back(*std::find_if(hosts.begin(), hosts.end(), [&](const Host& h) { return h.node == p.node && h.port == p.port; }));
+      sorted.push_back(*std::find_if(hosts.begin(), hosts.end(),
+                                     [&](const Host& h) { return h.node == p.node && h.port == p.port; }));
     hosts = sorted;
   }
   r.routing = route_tree(f, s, refs(hosts));
@@ -69,7 +71,8 @@ FatTreeSpec half_fat_tree(uint8_t lmc) {
 
 FatTreeSpec three_levels(uint8_t lmc) {
   FatTreeSpec t;
-  t.levels = 3, t.pods = 4, t.leaves = 4, t.hosts_per_leaf = 8, t.aggs = 4, t.cores = 16, t.lmc = lmc, t.shuffle_names = true;
+  t.levels = 3, t.pods = 4, t.leaves = 4, t.hosts_per_leaf = 8, t.aggs = 4, t.cores = 16, t.lmc = lmc,
+  t.shuffle_names = true;
   return t;
 }
 
@@ -117,12 +120,14 @@ Fabric multi_director() {
       ibroute::test::up_link(f, edge, 7 + u, lines[d][l], 1 + used[d * 4 + l]++);
     }
     for (int h = 0; h < 6; ++h, ++host) {
-      const int ca = ibroute::test::add_node(f, NodeType::ca, "node" + std::to_string((host * 37) % 108) + " HCA-1", 1, 0x900000 + 0x10 * host);
+      const int ca = ibroute::test::add_node(f, NodeType::ca, "node" + std::to_string((host * 37) % 108) + " HCA-1", 1,
+                                             0x900000 + 0x10 * host);
       ibroute::test::up_link(f, ca, 1, edge, h + 1);
     }
   }
   uint16_t lid = 1;
-  for (size_t i = 0; i < f.nodes.size(); ++i) ibroute::test::set_lid(f, static_cast<int>(i), f.nodes[i].is_switch() ? 0 : 1, lid++);
+  for (size_t i = 0; i < f.nodes.size(); ++i)
+    ibroute::test::set_lid(f, static_cast<int>(i), f.nodes[i].is_switch() ? 0 : 1, lid++);
   f.has_lfts = true;
   return f;
 }
@@ -195,8 +200,9 @@ TEST(TreeRouting, CompactionBringsLmc0PlansNearTheSpreadTablesLeastTime) {
   EXPECT_EQ(la.max_load, 1);
   EXPECT_LT(after.phases.size(), before.phases.size());
   EXPECT_LT(total(la), total(lb));
-  EXPECT_GE(least / total(la), 0.95) << least << " / " << total(la) << " (without compaction " << total(lb) << ")";  // 0.97
-  EXPECT_LT(least / total(lb), 0.9);  // 0.87 without
+  EXPECT_GE(least / total(la), 0.95) << least << " / " << total(la) << " (without compaction " << total(lb)
+                                     << ")";  // 0.97
+  EXPECT_LT(least / total(lb), 0.9);          // 0.87 without
   EXPECT_EQ(plan_all_to_all(w.ctx, hosts, {}, &again).phases, after.phases);
   EXPECT_EQ(again.compaction_work, b.compaction_work);
 }
@@ -301,7 +307,8 @@ TEST(TreeRouting, LidsOfOnePortStartAtRootsThatDifferAtEveryLevel) {
     walker.walk(leaf, f.nodes[h.node].ports[h.port].base_lid, hops);
     return std::any_of(hops.begin(), hops.end(), [&](const Hop& x) { return s.level[x.node] == 3; });
   };
-  const int32_t far = *std::find_if(s.leaves.begin(), s.leaves.end(), [&](int32_t l) { return l != home && crosses_a_core(l); });
+  const int32_t far =
+      *std::find_if(s.leaves.begin(), s.leaves.end(), [&](int32_t l) { return l != home && crosses_a_core(l); });
   std::set<int> ups, cores;
   for (uint32_t off = 0; off < 4; ++off) {
     std::vector<Hop> hops;
@@ -361,7 +368,8 @@ TEST(TreeRouting, TheWrittenTablesReadBackAsComputed) {
   for (size_t i = 0; i < f.nodes.size(); ++i) {
     if (r.lft[i].empty()) continue;
     ASSERT_TRUE(back.nodes[i].lft_read) << f.nodes[i].desc;
-    for (uint16_t lid : lids.lids()) EXPECT_EQ(back.nodes[i].lft.at(lid), r.lft[i][lid]) << f.nodes[i].desc << " LID " << lid;
+    for (uint16_t lid : lids.lids())
+      EXPECT_EQ(back.nodes[i].lft.at(lid), r.lft[i][lid]) << f.nodes[i].desc << " LID " << lid;
   }
   // Every entry names its destination's port GUID, the key OpenSM re-maps LIDs by.
   EXPECT_NE(text.find("(Channel Adapter portguid 0x"), std::string::npos);
@@ -391,7 +399,8 @@ TEST(TreeRouting, LocalSearchLowersTheExcessItCountsExactly) {
   hosts.resize(hosts.size() - 5);
   std::vector<Host> ordered;
   for (CaPort p : tree_order(f, s, refs(hosts)))
-    ordered.push_back(*std::find_if(hosts.begin(), hosts.end(), [&](const Host& h) { return h.node == p.node && h.port == p.port; }));
+    ordered.push_back(
+        *std::find_if(hosts.begin(), hosts.end(), [&](const Host& h) { return h.node == p.node && h.port == p.port; }));
   TreeRouting r = route_tree(f, s, refs(ordered));
   // The excess as the evaluator counts it: per switch link and phase, transfers above 2.
   auto excess_of = [&](const TreeRouting& tables, int* worst) {
@@ -495,17 +504,20 @@ TEST(TreeRouting, AdviceNamesTheCommandOnlyWhereItsCheckPasses) {
   const int l1 = node_named(cut, "leaf001"), l2 = node_named(cut, "leaf002");
   std::set<int> spines_of_l1;
   for (int p = 1; p <= cut.nodes[l1].num_ports(); ++p)
-    if (cut.nodes[l1].ports[p].connected() && cut.nodes[cut.nodes[l1].ports[p].peer_node].is_switch()) spines_of_l1.insert(p);
+    if (cut.nodes[l1].ports[p].connected() && cut.nodes[cut.nodes[l1].ports[p].peer_node].is_switch())
+      spines_of_l1.insert(p);
   const int keep1 = *spines_of_l1.begin();
   const int spine1 = cut.nodes[l1].ports[keep1].peer_node;
   for (int p : spines_of_l1)
     if (p != keep1) unlink(cut, l1, p);
   for (int p = 1; p <= cut.nodes[l2].num_ports(); ++p)
-    if (cut.nodes[l2].ports[p].connected() && cut.nodes[cut.nodes[l2].ports[p].peer_node].is_switch() && cut.nodes[l2].ports[p].peer_node == spine1)
+    if (cut.nodes[l2].ports[p].connected() && cut.nodes[cut.nodes[l2].ports[p].peer_node].is_switch() &&
+        cut.nodes[l2].ports[p].peer_node == spine1)
       unlink(cut, l2, p);
   bool first = true;  // of leaf002's other spines, keep one
   for (int p = 1; p <= cut.nodes[l2].num_ports(); ++p)
-    if (cut.nodes[l2].ports[p].connected() && cut.nodes[cut.nodes[l2].ports[p].peer_node].is_switch() && !std::exchange(first, false))
+    if (cut.nodes[l2].ports[p].connected() && cut.nodes[cut.nodes[l2].ports[p].peer_node].is_switch() &&
+        !std::exchange(first, false))
       unlink(cut, l2, p);
   const auto blocked = ibroute::workflow::advise_routing(cut, analyze_structure(cut), all_hosts(cut));
   EXPECT_EQ(blocked.command, "");

@@ -1,7 +1,7 @@
 // Packing and compaction as the strategies use them, each within the search's one work budget.
 #include <algorithm>
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 #include <numeric>
 
 #include "phase_compaction.hpp"
@@ -15,7 +15,8 @@ namespace {
 PackWork pack_work(const PlanSearch& search, size_t waiting) {
   const PlanOptions& opt = search.in.opt;
   PackWork work;
-  work.budget = std::min({opt.packing_work_max, opt.packing_work_base + opt.packing_work_per_transfer * static_cast<uint64_t>(waiting),
+  work.budget = std::min({opt.packing_work_max,
+                          opt.packing_work_base + opt.packing_work_per_transfer * static_cast<uint64_t>(waiting),
                           search.work_left()});
   if (opt.progress) work.progress = [&opt](size_t placed, size_t total) { opt.progress("pack", placed, total); };
   return work;
@@ -44,8 +45,11 @@ bool pack(PlanSearch& search, std::vector<Transfer> waiting, std::vector<Phase>&
   const bool done = pack_phases(in.ctx, in.table, in.hosts, *units.leaves, *units.cap, std::move(waiting), phases,
                                 beat < 1e18 ? static_cast<size_t>(beat / units.slots) : SIZE_MAX, &work);
   tally_packing(search, work);
-  if (work.over) why = "packing over its work budget (" + std::to_string(work.work) + " of " + std::to_string(work.budget) + ")";
-  else if (!done) why = "packing could not take fewer than " + std::to_string(static_cast<long long>(beat)) + " slots (the best so far)";
+  if (work.over)
+    why = "packing over its work budget (" + std::to_string(work.work) + " of " + std::to_string(work.budget) + ")";
+  else if (!done)
+    why = "packing could not take fewer than " + std::to_string(static_cast<long long>(beat)) +
+          " slots (the best so far)";
   return done;
 }
 
@@ -58,10 +62,15 @@ size_t compact(PlanSearch& search, std::vector<Phase>& phases, const PhaseUnits&
   const double least = in.least / units.slots;  // in phases of units.slots
   if (!opt.compaction || static_cast<double>(phases.size()) <= least * in.policy.compaction_from) return 0;
   CompactWork work;
-  work.budget = std::min({opt.compaction_work_max, opt.compaction_work_per_transfer * in.transfers, search.work_left()});
+  work.budget =
+      std::min({opt.compaction_work_max, opt.compaction_work_per_transfer * in.transfers, search.work_left()});
   const size_t before = phases.size();
-  if (opt.progress) work.progress = [&](size_t removed, size_t) { opt.progress("compact", removed, before - static_cast<size_t>(least)); };
-  const size_t removed = compact_phases(in.table, *units.cap, phases, static_cast<size_t>(std::ceil(least - 1e-9)), work);
+  if (opt.progress)
+    work.progress = [&](size_t removed, size_t) {
+      opt.progress("compact", removed, before - static_cast<size_t>(least));
+    };
+  const size_t removed =
+      compact_phases(in.table, *units.cap, phases, static_cast<size_t>(std::ceil(least - 1e-9)), work);
   search.tally.phases_compacted += removed, search.tally.compaction_work += work.work;
   search.work_spent += work.work;
   return removed;
@@ -71,7 +80,9 @@ size_t compact(PlanSearch& search, std::vector<Phase>& phases, const PhaseUnits&
 // tallies from its routes (the solve's no longer hold: packing moved transfers between phases).
 Candidate finish_packed(PlanSearch& search, std::vector<Phase> phases, Planned solved, const PhaseUnits& units) {
   const PlanInputs& in = search.in;
-  std::erase_if(phases, [](const Phase& ph) { return std::all_of(ph.dst.begin(), ph.dst.end(), [](int32_t d) { return d < 0; }); });
+  std::erase_if(phases, [](const Phase& ph) {
+    return std::all_of(ph.dst.begin(), ph.dst.end(), [](int32_t d) { return d < 0; });
+  });
   const size_t removed = compact(search, phases, units) * static_cast<size_t>(units.slots);
   const LoadReport load = evaluate(in.ctx, in.hosts, phases, false, in.opt.progress);
   Candidate c;
@@ -90,14 +101,14 @@ Candidate finish_packed(PlanSearch& search, std::vector<Phase> phases, Planned s
 
 }  // namespace
 
-std::optional<Candidate> packed_plan(PlanSearch& search, std::vector<Phase> phases, std::vector<Transfer> extra, const Ring* visit,
-                                     double beat, std::string& why) {
+std::optional<Candidate> packed_plan(PlanSearch& search, std::vector<Phase> phases, std::vector<Transfer> extra,
+                                     const Ring* visit, double beat, std::string& why) {
   const PlanInputs& in = search.in;
   // The composition, each phase at one transfer per host-link rate: what does not fit waits
   // (first every leaf's excess), then is packed into phases of its own.
   std::vector<Transfer> waiting;
-  Planned solved = solve_phases(in.ctx, in.table, in.hosts, in.leaves, std::move(phases), in.opt, in.primary, in.secondary, 0,
-                                0, &waiting, visit);
+  Planned solved = solve_phases(in.ctx, in.table, in.hosts, in.leaves, std::move(phases), in.opt, in.primary,
+                                in.secondary, 0, 0, &waiting, visit);
   waiting.insert(waiting.end(), extra.begin(), extra.end());
   std::vector<Phase> out = std::move(solved.phases);
   if (!pack(search, std::move(waiting), out, beat, why, one_slot(in))) return std::nullopt;

@@ -1,8 +1,8 @@
 // The phase solver's repair: overloaded links lowered level by level (ejection chains, the walk).
-#include "phase_solver.hpp"
-
 #include <algorithm>
 #include <climits>
+
+#include "phase_solver.hpp"
 
 namespace ibroute::schedule {
 
@@ -66,8 +66,10 @@ bool PhaseSolver::lower_to(int level) {
     if (hot.empty()) return true;
     // Stop when three rounds in a row take fewer than 1 % off the transfers above the level
     // (at least one): the level is out of reach, and creeping towards it costs whole rounds.
-    if (hot.size() + std::max<size_t>(1, best_hot / 100) <= best_hot || best_hot == SIZE_MAX) best_hot = hot.size(), stale = 0;
-    else if (++stale >= 3) return false;
+    if (hot.size() + std::max<size_t>(1, best_hot / 100) <= best_hot || best_hot == SIZE_MAX)
+      best_hot = hot.size(), stale = 0;
+    else if (++stale >= 3)
+      return false;
     bool improved = false;
     for (size_t i : hot) {
       int cur = current_overflow(i);
@@ -140,10 +142,12 @@ int PhaseSolver::excess_change(size_t i, uint32_t k) const {
   int delta = 0;
   const int32_t* ls = links(c);
   for (uint16_t x = 0; x < opt(c).len; ++x)
-    if (!on_path(k, ls[x])) delta += std::max(0, over_[ls[x]] - weight_[ls[x]] - level_) - std::max(0, over_[ls[x]] - level_);
+    if (!on_path(k, ls[x]))
+      delta += std::max(0, over_[ls[x]] - weight_[ls[x]] - level_) - std::max(0, over_[ls[x]] - level_);
   ls = links(k);
   for (uint16_t x = 0; x < opt(k).len; ++x)
-    if (!on_path(c, ls[x])) delta += std::max(0, over_[ls[x]] + weight_[ls[x]] - level_) - std::max(0, over_[ls[x]] - level_);
+    if (!on_path(c, ls[x]))
+      delta += std::max(0, over_[ls[x]] + weight_[ls[x]] - level_) - std::max(0, over_[ls[x]] - level_);
   return delta;
 }
 

@@ -8,7 +8,8 @@ namespace ibroute::schedule {
 
 using namespace ibroute::fabric;
 
-SolveResult PhaseSolver::solve(Phase& ph, Method method, size_t& unroutable, int target, std::vector<Transfer>* deferred, size_t rotate) {
+SolveResult PhaseSolver::solve(Phase& ph, Method method, size_t& unroutable, int target,
+                               std::vector<Transfer>* deferred, size_t rotate) {
   choice_.assign(n_, kNone);
   range_.resize(n_);
   std::vector<size_t>& todo = todo_;  // kept from phase to phase: no reallocation as it grows
@@ -28,7 +29,8 @@ SolveResult PhaseSolver::solve(Phase& ph, Method method, size_t& unroutable, int
   if (method == Method::structure) colour_by_spine(ph, todo, target);
   // Greedy for the rest: fewest options first, least-loaded option.
   const std::vector<size_t>& rest = fewest_options_first(todo);
-  if (method == Method::free) start_from_better_of_base(rest);
+  if (method == Method::free)
+    start_from_better_of_base(rest);
   else
     for (size_t i : rest) place(i, best_option(i).first);
   if (repair_on_) repair(todo, target - 1);
@@ -53,8 +55,10 @@ const std::vector<size_t>& PhaseSolver::fewest_options_first(const std::vector<s
 SolveResult PhaseSolver::finish(Phase& ph) {
   for (size_t i = 0; i < n_; ++i) {
     if (ph.dst[i] < 0) continue;
-    if (choice_[i] != kNone) ph.dlid[i] = opt(choice_[i]).dlid;
-    else ph.dlid[i] = base_lid(ph.dst[i]);  // no working route: the base LID, counted as unroutable
+    if (choice_[i] != kNone)
+      ph.dlid[i] = opt(choice_[i]).dlid;
+    else
+      ph.dlid[i] = base_lid(ph.dst[i]);  // no working route: the base LID, counted as unroutable
   }
   SolveResult r;
   const double host = ctx_.structure.host_gbps > 0 ? ctx_.structure.host_gbps : 1;
@@ -83,7 +87,8 @@ void PhaseSolver::gather(const Phase& ph, std::vector<size_t>& todo, size_t& unr
     return r;
   };
   for (size_t i = 0; i < n_; ++i) {
-    if (i + kRange < n_ && ph.dst[i + kRange] >= 0) t_.prefetch_range(i + kRange, static_cast<size_t>(ph.dst[i + kRange]));
+    if (i + kRange < n_ && ph.dst[i + kRange] >= 0)
+      t_.prefetch_range(i + kRange, static_cast<size_t>(ph.dst[i + kRange]));
     if (i + kOptions < n_ && ph.dst[i + kOptions] >= 0) t_.prefetch_options(at(i + kOptions).first);
     if (i + kLinks < n_ && ph.dst[i + kLinks] >= 0) {
       auto [a, b] = at(i + kLinks);
@@ -109,7 +114,8 @@ void PhaseSolver::gather(const Phase& ph, std::vector<size_t>& todo, size_t& unr
   }
   if (visit_)  // copied in rank order (the table's rows in turn), visited in the ring's
     for (int32_t i : *visit_)
-      if (ph.dst[static_cast<size_t>(i)] >= 0 && range_[static_cast<size_t>(i)].second > range_[static_cast<size_t>(i)].first)
+      if (ph.dst[static_cast<size_t>(i)] >= 0 &&
+          range_[static_cast<size_t>(i)].second > range_[static_cast<size_t>(i)].first)
         todo.push_back(static_cast<size_t>(i));
 }
 

@@ -5,16 +5,15 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
-#include <cmath>
-
+#include "ibroute/schedule/planner.hpp"
 #include "option_table.hpp"
 #include "phase_packing.hpp"
-#include "ibroute/schedule/planner.hpp"
 
 namespace ibroute::schedule {
 
@@ -26,13 +25,23 @@ struct SolveResult {
 class PhaseSolver {
  public:
   PhaseSolver(const EvalContext& ctx, const OptionTable& table, const std::vector<Host>& hosts, int rounds)
-      : ctx_(ctx), t_(table), hosts_(hosts), n_(hosts.size()), rounds_(rounds), cap_(unit_capacities(ctx)), weight_(cap_.size(), 1),
-        over_(ctx.capacity.size()), seen_(ctx.links.size(), 0), users_(ctx.links.size()) {
+      : ctx_(ctx),
+        t_(table),
+        hosts_(hosts),
+        n_(hosts.size()),
+        rounds_(rounds),
+        cap_(unit_capacities(ctx)),
+        weight_(cap_.size(), 1),
+        over_(ctx.capacity.size()),
+        seen_(ctx.links.size(), 0),
+        users_(ctx.links.size()) {
     // A link slower than a host link: one transfer on it takes host/link rate times as long, so it
     // counts that many times against a capacity of one (the repair then weighs time, not transfers).
     const double host = ctx.structure.host_gbps > 0 ? ctx.structure.host_gbps : 0;
     for (size_t l = 0; l < cap_.size(); ++l)
-      if (cap_[l] == 0) cap_[l] = 1, weight_[l] = host > 0 && ctx.gbps[l] > 0 ? std::max(1, static_cast<int>(std::lround(host / ctx.gbps[l]))) : 1;
+      if (cap_[l] == 0)
+        cap_[l] = 1,
+        weight_[l] = host > 0 && ctx.gbps[l] > 0 ? std::max(1, static_cast<int>(std::lround(host / ctx.gbps[l]))) : 1;
     for (size_t l = 0; l < over_.size(); ++l) over_[l] = -cap_[l];
     for (int32_t s : ctx.structure.top) spine_slot_.emplace(s, static_cast<int>(spine_slot_.size()));
   }
@@ -67,8 +76,8 @@ class PhaseSolver {
   bool walk_on_ = true;
   size_t repairs_tried_ = 0;    // phases whose start was above the target: the repair searched
   size_t repairs_lowered_ = 0;  // and of those, where it lowered the worst link
-  size_t greedy_won_ = 0;  // phases where the greedy start beat the routing's own choice
-  size_t compared_ = 0;    // phases where the routing's choice overflowed and the greedy start was tried against it
+  size_t greedy_won_ = 0;       // phases where the greedy start beat the routing's own choice
+  size_t compared_ = 0;  // phases where the routing's choice overflowed and the greedy start was tried against it
   const std::vector<int32_t>* visit_ = nullptr;  // set_visit's order; null: rank order
 
   static constexpr uint32_t kNone = UINT32_MAX;
@@ -79,14 +88,15 @@ class PhaseSolver {
   const std::vector<Host>& hosts_;
   size_t n_;
   int rounds_;
-  std::vector<int> cap_;     // per link: transfers at the host link rate it carries at once (1 for a link of that rate)
-  std::vector<int> weight_;  // per link: what one transfer counts against it (1; more on a link slower than a host link)
-  std::vector<size_t> todo_;        // solve's transfers with a route
-  std::vector<uint32_t> bucket_;    // fewest_options_first's counts
-  std::vector<size_t> rest_;        // and its order
+  std::vector<int> cap_;  // per link: transfers at the host link rate it carries at once (1 for a link of that rate)
+  std::vector<int>
+      weight_;  // per link: what one transfer counts against it (1; more on a link slower than a host link)
+  std::vector<size_t> todo_;      // solve's transfers with a route
+  std::vector<uint32_t> bucket_;  // fewest_options_first's counts
+  std::vector<size_t> rest_;      // and its order
   // Per link: load - capacity (one array, not two: the solver is bound by random memory reads).
   std::vector<int> over_;
-  std::vector<char> seen_;                   // link touched in this phase (listed in touched_)
+  std::vector<char> seen_;                    // link touched in this phase (listed in touched_)
   std::vector<std::vector<uint32_t>> users_;  // transfers (source ranks) on each link, while repairing
   bool track_users_ = false;
   bool users_listed_ = false;  // users_ holds this phase's lists (cleared by finish)
@@ -140,8 +150,10 @@ class PhaseSolver {
     if (track_users_) track(l, i, delta);
   }
   void track(int32_t l, size_t i, int delta) {
-    if (delta > 0) users_[l].push_back(static_cast<uint32_t>(i));
-    else users_[l].erase(std::find(users_[l].begin(), users_[l].end(), static_cast<uint32_t>(i)));
+    if (delta > 0)
+      users_[l].push_back(static_cast<uint32_t>(i));
+    else
+      users_[l].erase(std::find(users_[l].begin(), users_[l].end(), static_cast<uint32_t>(i)));
   }
   void place(size_t i, uint32_t k) {
     choice_[i] = k;
@@ -265,10 +277,10 @@ class PhaseSolver {
 
   std::vector<std::pair<uint32_t, uint32_t>> log_;  // (transfer, option before the move)
   std::vector<uint32_t> in_chain_;
-  long budget_ = 0;        // search steps left for this transfer's ejection chain
-  long phase_budget_ = 0;  // search steps left for this level of the phase
-  int level_ = 0;          // the repair's target: no link more than this above its capacity
-  std::vector<uint32_t> stamp_;  // per rank: the epoch in which it was last listed as hot
+  long budget_ = 0;                 // search steps left for this transfer's ejection chain
+  long phase_budget_ = 0;           // search steps left for this level of the phase
+  int level_ = 0;                   // the repair's target: no link more than this above its capacity
+  std::vector<uint32_t> stamp_;     // per rank: the epoch in which it was last listed as hot
   std::vector<int32_t> over_list_;  // walk's links above its level
   std::vector<char> listed_;        // per link: in over_list_
   uint32_t epoch_ = 0;

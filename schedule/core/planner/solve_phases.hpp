@@ -5,9 +5,9 @@
 #include <cstddef>
 #include <vector>
 
+#include "ibroute/schedule/planner.hpp"
 #include "option_table.hpp"
 #include "phase_packing.hpp"
-#include "ibroute/schedule/planner.hpp"
 
 namespace ibroute::schedule {
 
@@ -29,8 +29,9 @@ struct Planned {
 // leaves' up-links allow); with it, first every leaf's excess waits (Leaves::defer_excess), then
 // every phase aims at one transfer per host-link rate and what still does not fit waits too, all
 // listed in `deferred` in phase order. `ring`: the phases are its shifts, visited in its order.
-Planned solve_phases(const EvalContext& ctx, const OptionTable& table, const std::vector<Host>& hosts, const Leaves& leaves,
-                     std::vector<Phase> phases, const PlanOptions& opt, Method primary, Method secondary, size_t progress_base,
-                     size_t progress_total, std::vector<Transfer>* deferred, const Ring* ring = nullptr);
+Planned solve_phases(const EvalContext& ctx, const OptionTable& table, const std::vector<Host>& hosts,
+                     const Leaves& leaves, std::vector<Phase> phases, const PlanOptions& opt, Method primary,
+                     Method secondary, size_t progress_base, size_t progress_total, std::vector<Transfer>* deferred,
+                     const Ring* ring = nullptr);
 
 }  // namespace ibroute::schedule

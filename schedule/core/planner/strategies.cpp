@@ -13,13 +13,16 @@ namespace {
 
 std::string percent(double factor) { return std::to_string(static_cast<int>(std::lround((factor - 1) * 100))) + " %"; }
 
-const Ring* visit_of(const PlanInputs& in, const NamedRing& over) { return over.name != in.given.name ? &over.ring : nullptr; }
+const Ring* visit_of(const PlanInputs& in, const NamedRing& over) {
+  return over.name != in.given.name ? &over.ring : nullptr;
+}
 
 // The composition's phases solved, each at its least load.
 Candidate solved(PlanSearch& s, std::vector<Phase> phases, const Ring* visit) {
   const PlanInputs& in = s.in;
   Candidate c;
-  c.plan = solve_phases(in.ctx, in.table, in.hosts, in.leaves, std::move(phases), in.opt, in.primary, in.secondary, 0, 0, nullptr, visit);
+  c.plan = solve_phases(in.ctx, in.table, in.hosts, in.leaves, std::move(phases), in.opt, in.primary, in.secondary, 0,
+                        0, nullptr, visit);
   c.uncompacted = c.plan.total();
   c.senders = in.senders, c.receivers = in.receivers;
   return c;
@@ -29,15 +32,19 @@ Candidate solved(PlanSearch& s, std::vector<Phase> phases, const Ring* visit) {
 const NamedRing& shifts_order(const PlanInputs& in) { return in.on_ring() ? in.ring : in.given; }
 std::string shifts_text(const PlanInputs& in) {
   if (!in.on_ring()) return "";
-  return "shifts over " + in.ring.name + (in.ring.ring.size > in.n ? " (" + std::to_string(in.ring.ring.size - in.n) + " empty: their senders idle)" : "");
+  return "shifts over " + in.ring.name +
+         (in.ring.ring.size > in.n ? " (" + std::to_string(in.ring.ring.size - in.n) + " empty: their senders idle)"
+                                   : "");
 }
 
 std::string within(const PlanSearch& s, double factor, const char* what) {
-  return s.best_time() <= s.in.least * factor ? std::string(what) + " within " + percent(factor) + " of the least time" : "";
+  return s.best_time() <= s.in.least * factor ? std::string(what) + " within " + percent(factor) + " of the least time"
+                                              : "";
 }
 std::string no_packing(const PlanInputs& in) {
   if (!in.opt.packing) return "packing turned off";
-  if (!in.may_pack) return "more than " + std::to_string(in.policy.max_packing_hosts) + " hosts (packing holds every transfer)";
+  if (!in.may_pack)
+    return "more than " + std::to_string(in.policy.max_packing_hosts) + " hosts (packing holds every transfer)";
   return "";
 }
 
@@ -71,10 +78,12 @@ std::string pairs_skip(const PlanSearch& s) {
 }
 std::string pairs_how(const PlanInputs& in, const NamedRing& over, std::string* text) {
   const LeafPairsWay way = leaf_pairs_plan(over.ring, in.leaves, &in.slots).way;
-  *text = way == LeafPairsWay::open_shop ? "leaf pairs as an open shop, each phase's receivers taken where their paths have room"
-          : way == LeafPairsWay::blocks  ? "leaf pairs in blocks, as many transfers per phase as their up-links carry"
-                                         : "leaf pairs in blocks over the leaves' host ports (those not planned: empty slots), as many "
-                                           "transfers per phase as their up-links carry";
+  *text = way == LeafPairsWay::open_shop
+              ? "leaf pairs as an open shop, each phase's receivers taken where their paths have room"
+          : way == LeafPairsWay::blocks
+              ? "leaf pairs in blocks, as many transfers per phase as their up-links carry"
+              : "leaf pairs in blocks over the leaves' host ports (those not planned: empty slots), as many "
+                "transfers per phase as their up-links carry";
   *text += " (" + over.name + ")";
   return way == LeafPairsWay::open_shop ? "leaf-shop" : "leaf-blocks";
 }
@@ -97,7 +106,8 @@ std::optional<Candidate> pairs_packed_build(PlanSearch& s, std::string& why) {
   const NamedRing over = s.pairs.over;
   std::vector<Transfer> leftover;
   std::vector<Phase> phases = composition_phases(s, over, true, &leftover);
-  std::optional<Candidate> c = packed_plan(s, std::move(phases), std::move(leftover), visit_of(s.in, over), s.beat(), why);
+  std::optional<Candidate> c =
+      packed_plan(s, std::move(phases), std::move(leftover), visit_of(s.in, over), s.beat(), why);
   if (c) c->how = pairs_how(s.in, over, &c->composition) + "+packed";
   return c;
 }
@@ -108,7 +118,8 @@ std::optional<Candidate> pairs_packed_build(PlanSearch& s, std::string& why) {
 std::string interleave_skip(const PlanSearch& s) {
   if (s.in.all_to_all()) return "an all-to-all: no groups to interleave";
   if (!s.in.opt.packing) return "packing turned off";
-  if (s.time_of("shifts") <= s.in.least * s.in.policy.gain) return "the shifts are within " + percent(s.in.policy.gain) + " of the least time";
+  if (s.time_of("shifts") <= s.in.least * s.in.policy.gain)
+    return "the shifts are within " + percent(s.in.policy.gain) + " of the least time";
   return "";
 }
 std::optional<Candidate> interleave_build(PlanSearch& s, std::string&) {
@@ -130,7 +141,8 @@ std::string shifts_packed_skip(const PlanSearch& s) {
 }
 std::optional<Candidate> shifts_packed_build(PlanSearch& s, std::string& why) {
   const NamedRing& over = shifts_order(s.in);
-  std::optional<Candidate> c = packed_plan(s, composition_phases(s, over, false), {}, visit_of(s.in, over), s.beat(), why);
+  std::optional<Candidate> c =
+      packed_plan(s, composition_phases(s, over, false), {}, visit_of(s.in, over), s.beat(), why);
   if (c) c->how = s.in.on_ring() ? "ring+packed" : "packed", c->composition = shifts_text(s.in);
   return c;
 }
@@ -143,11 +155,14 @@ std::string given_skip(const PlanSearch& s) {
   if (s.pairs_enough()) return "the leaf pairs are close enough to the least time";
   return within(s, s.in.policy.gain, "the best so far is");
 }
-std::optional<Candidate> given_build(PlanSearch& s, std::string&) { return solved(s, composition_phases(s, s.in.given, false), nullptr); }
+std::optional<Candidate> given_build(PlanSearch& s, std::string&) {
+  return solved(s, composition_phases(s, s.in.given, false), nullptr);
+}
 std::string given_packed_skip(const PlanSearch& s) {
   const double given = s.time_of("given order");
   if (given == HUGE_VAL) return "the given order was not tried";
-  if (given <= s.in.least * s.in.policy.gain) return "the given order's shifts are within " + percent(s.in.policy.gain) + " of the least time";
+  if (given <= s.in.least * s.in.policy.gain)
+    return "the given order's shifts are within " + percent(s.in.policy.gain) + " of the least time";
   return "";
 }
 std::optional<Candidate> given_packed_build(PlanSearch& s, std::string& why) {
@@ -163,9 +178,11 @@ std::string whole_skip(const PlanSearch& s) {
   const PlanInputs& in = s.in;
   if (std::string why = no_packing(in); !why.empty()) return why;
   if (!in.opt.whole_packing) return "turned off";
-  if (in.n > in.policy.max_whole_packing_hosts) return "more than " + std::to_string(in.policy.max_whole_packing_hosts) + " hosts";
+  if (in.n > in.policy.max_whole_packing_hosts)
+    return "more than " + std::to_string(in.policy.max_whole_packing_hosts) + " hosts";
   const double gain = in.n < in.policy.whole_large_from ? in.policy.whole_gain : in.policy.whole_gain_large;
-  if (s.best && s.best->uncompacted <= in.least * gain) return "the best so far is within " + percent(gain) + " of the least time";
+  if (s.best && s.best->uncompacted <= in.least * gain)
+    return "the best so far is within " + percent(gain) + " of the least time";
   return "";
 }
 std::optional<Candidate> whole_build(PlanSearch& s, std::string& why) {
@@ -185,7 +202,9 @@ std::string long_skip(const PlanSearch& s) {
 }
 std::optional<Candidate> long_build(PlanSearch& s, std::string& why) {
   std::optional<Candidate> c = packed_whole_plan(s, s.beat(), why, s.in.slow_slots);
-  if (c) c->how = "packed-long", c->composition = "every transfer packed into phases of " + std::to_string(s.in.slow_slots) + " slots (no shifts)";
+  if (c)
+    c->how = "packed-long",
+    c->composition = "every transfer packed into phases of " + std::to_string(s.in.slow_slots) + " slots (no shifts)";
   return c;
 }
 
@@ -202,14 +221,16 @@ std::string base_skip(const PlanSearch& s) {
   const PlanInputs& in = s.in;
   if (in.opt.max_lids == 1) return "planned over the base LIDs alone";
   if (!several_lids(in)) return "one LID per port (LMC 0)";
-  if (in.n > in.policy.max_base_lid_hosts) return "more than " + std::to_string(in.policy.max_base_lid_hosts) + " hosts";
+  if (in.n > in.policy.max_base_lid_hosts)
+    return "more than " + std::to_string(in.policy.max_base_lid_hosts) + " hosts";
   if (s.best_time() <= std::ceil(in.least - 1e-9)) return "the best so far is at the least time";
   // What any plan over the base LIDs takes at least (their routes walked): where the best so far
   // is no longer, the pass cannot win (OpenSM's updn at LMC 2 on a 928-host director: 0.999 over
   // four LIDs, the base LIDs' tables allow 0.88; the pass took 8 s for nothing).
   const double base = least_time(in.ctx, in.hosts, in.senders, in.receivers, true, 1).time;
   if (s.best_time() <= std::ceil(base - 1e-9))
-    return "the base LIDs' tables allow no shorter plan (their least time: " + std::to_string(static_cast<long long>(std::ceil(base - 1e-9))) + " slots)";
+    return "the base LIDs' tables allow no shorter plan (their least time: " +
+           std::to_string(static_cast<long long>(std::ceil(base - 1e-9))) + " slots)";
   return "";
 }
 std::optional<Candidate> base_build(PlanSearch& s, std::string& why);
@@ -275,10 +296,13 @@ double PlanSearch::time_of(const std::string& name) const {
   return HUGE_VAL;
 }
 
-bool PlanSearch::pairs_enough() const { return pairs_enough(std::min(time_of("leaf pairs"), time_of("leaf pairs packed"))); }
+bool PlanSearch::pairs_enough() const {
+  return pairs_enough(std::min(time_of("leaf pairs"), time_of("leaf pairs packed")));
+}
 
 bool PlanSearch::pairs_enough(double pairs) const {
-  return pairs <= in.least * (in.n > in.policy.max_whole_packing_hosts ? in.policy.pairs_enough : in.policy.pairs_enough_small);
+  return pairs <=
+         in.least * (in.n > in.policy.max_whole_packing_hosts ? in.policy.pairs_enough : in.policy.pairs_enough_small);
 }
 
 const std::vector<Strategy>& strategy_table() {
@@ -290,7 +314,8 @@ const std::vector<Strategy>& strategy_table() {
   return table;
 }
 
-std::vector<Phase> composition_phases(PlanSearch& s, const NamedRing& over, bool blocks, std::vector<Transfer>* leftover) {
+std::vector<Phase> composition_phases(PlanSearch& s, const NamedRing& over, bool blocks,
+                                      std::vector<Transfer>* leftover) {
   const PlanInputs& in = s.in;
   if (!blocks) {
     if (!in.all_to_all()) return group_phases(in.n, in.senders, in.receivers);
@@ -337,7 +362,8 @@ Candidate run_strategies(PlanSearch& s, const std::vector<Strategy>& table, cons
         if (chosen) s.tried[*chosen].outcome = "lost", s.tried[*chosen].why = "beaten by " + o.name;
         s.best = std::move(*c), o.outcome = "chosen", chosen = s.tried.size();
       } else {
-        o.outcome = "lost", o.why = "the best so far takes " + std::to_string(static_cast<long long>(s.best_time())) + " slots";
+        o.outcome = "lost",
+        o.why = "the best so far takes " + std::to_string(static_cast<long long>(s.best_time())) + " slots";
       }
     }
     s.tried.push_back(std::move(o));

@@ -12,8 +12,8 @@
 
 #include "leaf_blocks.hpp"
 #include "leaf_pairs.hpp"
-#include "rings.hpp"
 #include "policy.hpp"
+#include "rings.hpp"
 #include "solve_phases.hpp"
 
 namespace ibroute::schedule {
@@ -22,7 +22,8 @@ namespace ibroute::schedule {
 // LIDs' alone) and what is decided once for all of them.
 struct PlanInputs {
   PlanInputs(const EvalContext& ctx, const OptionTable& table, const std::vector<Host>& hosts, const Leaves& leaves,
-             const std::vector<int32_t>& senders, const std::vector<int32_t>& receivers, const PlanOptions& opt, const PlannerPolicy& policy);
+             const std::vector<int32_t>& senders, const std::vector<int32_t>& receivers, const PlanOptions& opt,
+             const PlannerPolicy& policy);
 
   const EvalContext& ctx;
   const OptionTable& table;
@@ -38,10 +39,10 @@ struct PlanInputs {
   // The least time: over the tables where packing may follow (the links they leave as the only
   // path bound any composition), else over the fabric (host links and cuts: no walk of the routes).
   double least = 0;
-  NamedRing given;  // the ranks as given
-  NamedRing ring;   // the shifts' order: `given` unless a sample of another order was shorter
-  size_t period = 1;  // d-mod-k's: the product of the up-link counts below the top level
-  int slow_slots = 1;  // slots of a phase that holds the slowest host's transfer (slowest_host_slots)
+  NamedRing given;       // the ranks as given
+  NamedRing ring;        // the shifts' order: `given` unless a sample of another order was shorter
+  size_t period = 1;     // d-mod-k's: the product of the up-link counts below the top level
+  int slow_slots = 1;    // slots of a phase that holds the slowest host's transfer (slowest_host_slots)
   LeafPaths leaf_paths;  // and its `cap`: every link's capacity (unit_capacities), for packing too
   LeafSlots slots;
   // The leaf pairs' order, made once where first asked for (their conditions and their build).
@@ -60,7 +61,7 @@ struct Candidate {
   std::string how;          // PlanStats::method's suffix ("" for the plain shifts)
   std::string composition;  // PlanStats::composition (empty: the shifts of the given order)
   std::vector<int32_t> senders, receivers;
-  double uncompacted = 0;   // its time before compaction
+  double uncompacted = 0;  // its time before compaction
   // Better: fewer transfers without a route, then less time.
   bool beats(const Candidate& o) const;
 };
@@ -73,7 +74,7 @@ struct PlanSearch {
   std::vector<StrategyOutcome> tried;
   uint64_t work_budget = 0, work_spent = 0;
   std::string prefix;  // run_strategies's: what this search's entries are named with
-  PlanStats tally;  // packing and compaction, summed
+  PlanStats tally;     // packing and compaction, summed
   // The leaf pairs' phases and what the open shop left over, composed once for the pairs and
   // their packing (its choice of paths is the costly part: 23 s of 64 on 3 200 hosts).
   struct {
@@ -83,7 +84,7 @@ struct PlanSearch {
     std::vector<Transfer> leftover;
   } pairs;
 
-  double best_time() const;                     // HUGE_VAL before the first plan
+  double best_time() const;  // HUGE_VAL before the first plan
   // What a packing must beat: the best so far, here or in the search this one runs within
   // (`outer_best`: a packing that cannot beat it cannot win; abandoned as soon as it cannot).
   double beat() const { return std::min(best_time(), outer_best); }
@@ -116,13 +117,14 @@ Candidate run_strategies(PlanSearch& search, const std::vector<Strategy>& table,
 // The phases of a composition: the shifts over `over` (its ring's, the given order's, or the
 // groups'), or with `blocks` the leaf pairs (cached in search.pairs). `leftover`: where the pairs'
 // leftover transfers go (their last use); without it they follow in phases of their own.
-std::vector<Phase> composition_phases(PlanSearch& search, const NamedRing& over, bool blocks, std::vector<Transfer>* leftover = nullptr);
+std::vector<Phase> composition_phases(PlanSearch& search, const NamedRing& over, bool blocks,
+                                      std::vector<Transfer>* leftover = nullptr);
 
 // Packing steps (packing_steps.cpp): `phases` solved with their excess waiting, the waiting packed
 // into phases of their own within the work left, then compacted; a plan only where it takes
 // fewer than `beat` slots.
-std::optional<Candidate> packed_plan(PlanSearch& search, std::vector<Phase> phases, std::vector<Transfer> extra, const Ring* visit,
-                                     double beat, std::string& why);
+std::optional<Candidate> packed_plan(PlanSearch& search, std::vector<Phase> phases, std::vector<Transfer> extra,
+                                     const Ring* visit, double beat, std::string& why);
 // Every transfer packed into phases from none, no shifts; with `slots` > 1 into phases that long
 // (each link filled to what it carries in that time: where slow hosts make every phase that long).
 std::optional<Candidate> packed_whole_plan(PlanSearch& search, double beat, std::string& why, int slots = 1);

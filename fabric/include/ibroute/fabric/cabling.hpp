@@ -27,7 +27,7 @@ struct CablingCheck {
   std::vector<Cable> extra;                      // found, not planned
   std::vector<std::pair<Cable, Cable>> moved;    // (planned, found): one end at another port of the planned node
   std::vector<std::pair<Cable, Cable>> swapped;  // two planned cables found with their far ends exchanged
-  std::vector<std::string> unresolved;           // plan ends that name no node of the fabric, or several; a port planned twice
+  std::vector<std::string> unresolved;  // plan ends that name no node of the fabric, or several; a port planned twice
   bool ok() const { return missing.empty() && extra.empty() && moved.empty() && swapped.empty() && unresolved.empty(); }
 };
 

@@ -13,18 +13,31 @@
 namespace ibroute::fabric {
 
 enum class Counter : uint8_t {
-  xmit_data, rcv_data, xmit_pkts, rcv_pkts, xmit_wait,  // data in units of 4 octets, wait in ticks
-  symbol_errors, link_recovers, link_downed, rcv_errors, rcv_remote_phys_errors, rcv_switch_relay_errors,
-  xmit_discards, xmit_constraint_errors, rcv_constraint_errors, local_link_integrity_errors,
-  excessive_buffer_overrun_errors, vl15_dropped,
+  xmit_data,
+  rcv_data,
+  xmit_pkts,
+  rcv_pkts,
+  xmit_wait,  // data in units of 4 octets, wait in ticks
+  symbol_errors,
+  link_recovers,
+  link_downed,
+  rcv_errors,
+  rcv_remote_phys_errors,
+  rcv_switch_relay_errors,
+  xmit_discards,
+  xmit_constraint_errors,
+  rcv_constraint_errors,
+  local_link_integrity_errors,
+  excessive_buffer_overrun_errors,
+  vl15_dropped,
 };
 constexpr size_t kCounters = 17;
 
 struct CounterInfo {
-  std::string_view name;    // as the database column and --json name it: "symbol_errors"
-  std::string_view ib;      // as the specification (and perfquery) names it: "SymbolErrorCounter"
-  int bits;                 // width in PortCounters (the data and packet counts: 64 in PortCountersExtended)
-  bool error;               // an error counter (any rise is a fault)
+  std::string_view name;  // as the database column and --json name it: "symbol_errors"
+  std::string_view ib;    // as the specification (and perfquery) names it: "SymbolErrorCounter"
+  int bits;               // width in PortCounters (the data and packet counts: 64 in PortCountersExtended)
+  bool error;             // an error counter (any rise is a fault)
 };
 const CounterInfo& counter_info(Counter c);
 const CounterInfo& counter_info(size_t i);
@@ -56,7 +69,7 @@ struct CounterSnapshot {
   std::vector<std::pair<int32_t, int>> unanswered;   // (node, port) that gave no PortCounters
   std::vector<std::pair<int32_t, int>> no_extended;  // (node, port) whose counters are 32 bits only
   std::vector<PortLinkState> states;                 // ports whose PortInfo answered (when asked), by (node, port)
-  std::vector<PortSample> carried;                   // unanswered ports: their counters as last read before, by (node, port)
+  std::vector<PortSample> carried;  // unanswered ports: their counters as last read before, by (node, port)
 };
 
 // Width of counter c of a sample (the data and packet counts are 64 bits where extended).
@@ -78,8 +91,8 @@ struct PortDelta {
   int port = 0;
   std::array<uint64_t, kCounters> delta{};
   std::array<uint64_t, kCounters> now{};  // the absolute value in `after`
-  uint32_t wrapped = 0, saturated = 0;     // bit per Counter
-  uint64_t errors() const;                 // sum of the error counters' changes
+  uint32_t wrapped = 0, saturated = 0;    // bit per Counter
+  uint64_t errors() const;                // sum of the error counters' changes
 };
 std::vector<PortDelta> counter_deltas(const CounterSnapshot& before, const CounterSnapshot& after);
 

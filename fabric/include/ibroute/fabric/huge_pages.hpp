@@ -31,18 +31,24 @@ struct HugePageAllocator {
     return static_cast<T*>(p);
   }
   void deallocate(T* p, size_t n) {
-    if (n * sizeof(T) < kHuge) ::operator delete(p);
-    else std::free(p);
+    if (n * sizeof(T) < kHuge)
+      ::operator delete(p);
+    else
+      std::free(p);
   }
   // resize(n) default-initialises: a table filled later is not first zeroed, so its pages become
   // resident only as they are written (while the parts it is built from are freed).
   template <class U, class... Args>
   void construct(U* p, Args&&... args) {
-    if constexpr (sizeof...(Args) == 0) ::new (static_cast<void*>(p)) U;
-    else ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+    if constexpr (sizeof...(Args) == 0)
+      ::new (static_cast<void*>(p)) U;
+    else
+      ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
   }
   template <class U>
-  bool operator==(const HugePageAllocator<U>&) const { return true; }
+  bool operator==(const HugePageAllocator<U>&) const {
+    return true;
+  }
 };
 template <class T>
 using HugeVector = std::vector<T, HugePageAllocator<T>>;

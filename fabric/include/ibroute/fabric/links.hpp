@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "ibroute/fabric/huge_pages.hpp"
-#include "ibroute/fabric/prefetch.hpp"
 #include "ibroute/fabric/model.hpp"
+#include "ibroute/fabric/prefetch.hpp"
 #include "ibroute/fabric/routes.hpp"
 
 namespace ibroute::fabric {
@@ -91,7 +91,8 @@ class SwitchPaths {
 
 // The links from switch `sw` towards `dlid`, appended to `out`: read from `table` where it holds
 // the switch (what walking gives), else walked.
-inline RouteStatus switch_path(const SwitchPaths* table, PathFinder& finder, int32_t sw, uint16_t dlid, std::vector<int32_t>& out) {
+inline RouteStatus switch_path(const SwitchPaths* table, PathFinder& finder, int32_t sw, uint16_t dlid,
+                               std::vector<int32_t>& out) {
   return table && table->has(sw) ? table->append(sw, dlid, out) : finder.from_switch(sw, dlid, out);
 }
 
@@ -113,13 +114,16 @@ class MaxMinFill {
   const std::vector<double>& capacity_;
   std::vector<double> left_, rate_;
   std::vector<int32_t> users_, touched_, live_, shared_;  // shared_: the links two or more flows cross
-  std::vector<int32_t> slot_;             // per link: its place in shared_ (valid while listed)
-  std::vector<uint32_t> first_, fill_;    // per shared link: where its flows start in member_; how many listed so far (then per ceiling)
-  std::vector<uint32_t> member_;          // the flows of each shared link, link after link
-  std::vector<double> ceiling_, caps_;    // per flow: the lowest rate of the links it alone crosses; their distinct values
-  std::vector<int32_t> group_;            // per flow: its ceiling's place in caps_ (-1: none)
-  std::vector<size_t> group_left_, group_first_;  // per ceiling: flows not frozen yet; where its flows start in grouped_
-  std::vector<uint32_t> grouped_;         // the flows of each ceiling, ceiling after ceiling
+  std::vector<int32_t> slot_;                             // per link: its place in shared_ (valid while listed)
+  std::vector<uint32_t> first_,
+      fill_;  // per shared link: where its flows start in member_; how many listed so far (then per ceiling)
+  std::vector<uint32_t> member_;  // the flows of each shared link, link after link
+  std::vector<double> ceiling_,
+      caps_;                    // per flow: the lowest rate of the links it alone crosses; their distinct values
+  std::vector<int32_t> group_;  // per flow: its ceiling's place in caps_ (-1: none)
+  std::vector<size_t> group_left_,
+      group_first_;                // per ceiling: flows not frozen yet; where its flows start in grouped_
+  std::vector<uint32_t> grouped_;  // the flows of each ceiling, ceiling after ceiling
   std::vector<char> frozen_;
 };
 

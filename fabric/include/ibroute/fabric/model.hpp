@@ -27,9 +27,9 @@ struct Port {
   uint16_t base_lid = 0;  // CA ports and switch port 0; 0 for switch external ports
   uint8_t lmc = 0;
   PortState state = PortState::unknown;
-  uint8_t width = 0;      // active lanes: 1, 2, 4, 8, 12; 0 = unknown
-  std::string speed;      // lane speed name: SDR DDR QDR FDR10 FDR EDR HDR NDR; empty = unknown
-  int32_t peer_node = -1; // index into Fabric::nodes, -1 = not connected
+  uint8_t width = 0;       // active lanes: 1, 2, 4, 8, 12; 0 = unknown
+  std::string speed;       // lane speed name: SDR DDR QDR FDR10 FDR EDR HDR NDR; empty = unknown
+  int32_t peer_node = -1;  // index into Fabric::nodes, -1 = not connected
   uint8_t peer_port = 0;
 
   bool connected() const { return peer_node >= 0; }
@@ -77,8 +77,8 @@ struct Problem {
 struct Fabric {
   std::vector<Node> nodes;
   std::vector<Problem> problems;
-  bool complete = true;     // false when any part of the fabric was not read
-  bool has_lfts = true;     // false for a topology imported without forwarding tables: routes unknown
+  bool complete = true;  // false when any part of the fabric was not read
+  bool has_lfts = true;  // false for a topology imported without forwarding tables: routes unknown
 
   // Connect a.pa <-> b.pb in both directions.
   void link(int a, int pa, int b, int pb);
@@ -100,7 +100,10 @@ class LidMap {
   // All LIDs owned by some port, ascending.
   const std::vector<uint16_t>& lids() const { return lids_; }
   // LIDs claimed by two ports: (lid, first owner, second owner).
-  struct Conflict { uint16_t lid; LidOwner a, b; };
+  struct Conflict {
+    uint16_t lid;
+    LidOwner a, b;
+  };
   const std::vector<Conflict>& conflicts() const { return conflicts_; }
 
  private:
@@ -124,11 +127,16 @@ using NodeNameMap = std::vector<std::pair<uint64_t, std::string>>;
 void assign_display_names(Fabric& f, const NodeNameMap& names);
 
 // "4xEDR" -> width 4, speed "EDR"; nullopt when malformed.
-struct WidthSpeed { uint8_t width; std::string speed; };
+struct WidthSpeed {
+  uint8_t width;
+  std::string speed;
+};
 std::optional<WidthSpeed> parse_width_speed(std::string_view s);
 std::string format_width_speed(uint8_t width, std::string_view speed);
 // The link widths InfiniBand knows: 1x, 2x (split ports), 4x, 8x, 12x.
-constexpr bool is_link_width(int64_t lanes) { return lanes == 1 || lanes == 2 || lanes == 4 || lanes == 8 || lanes == 12; }
+constexpr bool is_link_width(int64_t lanes) {
+  return lanes == 1 || lanes == 2 || lanes == 4 || lanes == 8 || lanes == 12;
+}
 // Data rate of one lane in Gb/s (after encoding), 0 for unknown names.
 double lane_gbps(std::string_view speed);
 

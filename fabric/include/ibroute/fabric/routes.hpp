@@ -32,8 +32,8 @@ struct Hop {
 
 // Routes of every ingress switch to every assigned LID, stored flat.
 struct RouteSet {
-  std::vector<uint16_t> dlids;    // every LID assigned in the fabric, ascending
-  std::vector<int32_t> ingress;   // switches with at least one CA port attached
+  std::vector<uint16_t> dlids;      // every LID assigned in the fabric, ascending
+  std::vector<int32_t> ingress;     // switches with at least one CA port attached
   std::vector<RouteStatus> status;  // [ingress index * dlids.size() + dlid index]
   std::vector<uint32_t> offset;     // hops of route r are hops[offset[r] .. offset[r+1])
   std::vector<Hop> hops;

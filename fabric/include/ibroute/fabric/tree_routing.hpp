@@ -34,10 +34,11 @@ struct CaPort {
 
 struct TreeRouting {
   std::vector<std::vector<uint8_t>> lft;  // per node (switches in the tree; empty for other nodes)
-  std::vector<int32_t> hubs;              // the lowest switches that reach most leaves, in the order destinations cycle through them
-  size_t routed_lids = 0;                 // destination LIDs given a route
-  size_t moved_roots = 0;                 // LIDs whose preferred root cannot reach them (a missing link)
-  size_t detours = 0;                     // entries of switches with hosts that cannot climb towards the root
+  std::vector<int32_t>
+      hubs;                // the lowest switches that reach most leaves, in the order destinations cycle through them
+  size_t routed_lids = 0;  // destination LIDs given a route
+  size_t moved_roots = 0;  // LIDs whose preferred root cannot reach them (a missing link)
+  size_t detours = 0;      // entries of switches with hosts that cannot climb towards the root
 };
 
 // How destinations are routed: `hubs` as above (congestion-free shifts on regular trees);
@@ -66,15 +67,15 @@ struct RefineLimits {
   size_t max_cells = size_t{96} << 20;
 };
 struct RefineStats {
-  long excess_before = 0, excess_after = 0;   // sum over (link, phase) of load above capacity
+  long excess_before = 0, excess_after = 0;  // sum over (link, phase) of load above capacity
   int worst_excess_before = 0, worst_excess_after = 0;
   size_t moves = 0;
   int passes = 0;
   uint64_t work = 0;  // spent of the budget
   bool skipped = false, out_of_budget = false;
 };
-RefineStats refine_for_shift(const Fabric& f, const FabricStructure& s, const std::vector<CaPort>& order, TreeRouting& r,
-                             const RefineLimits& limits = {});
+RefineStats refine_for_shift(const Fabric& f, const FabricStructure& s, const std::vector<CaPort>& order,
+                             TreeRouting& r, const RefineLimits& limits = {});
 
 // The rank order the routing proposes for these hosts: grouped by the switches above their
 // leaf (a pod of a three-level tree stays together), then by leaf, then by leaf port.

@@ -1,5 +1,5 @@
-// Clock offsets from round trips (docs/background.md#clock-synchronisation-by-round-trips): the reference (rank 0) stamps a ping when
-// it leaves and its pong when it returns, the peer stamps the moment in between. Causality bounds
+// Clock offsets from round trips (docs/background.md#clock-synchronisation-by-round-trips): the reference (rank 0)
+// stamps a ping when it leaves and its pong when it returns, the peer stamps the moment in between. Causality bounds
 // the offset by every sample; the tightest bounds come from the fastest round trips.
 #pragma once
 
@@ -78,8 +78,8 @@ class ClockTracker {
   };
   std::vector<Point> points_;  // the last kWindow measurements
   size_t count_ = 0;
-  double slope_ = 0;           // d(offset)/d(reference time)
-  int64_t anchor_at_ = 0;      // the line passes through (anchor_at_, anchor_offset_)
+  double slope_ = 0;       // d(offset)/d(reference time)
+  int64_t anchor_at_ = 0;  // the line passes through (anchor_at_, anchor_offset_)
   double anchor_offset_ = 0;
   int64_t residual_max_ = 0;
   double residual_sq_ = 0;

@@ -22,8 +22,8 @@ namespace ibroute::runner {
 class FollowChannels {
  public:
   FollowChannels(std::vector<uint16_t> base_lids, uint8_t lmc);
-  uint64_t size() const { return total_; }      // all channels of the run
-  std::vector<Channel> all() const;             // size() of them, sorted
+  uint64_t size() const { return total_; }  // all channels of the run
+  std::vector<Channel> all() const;         // size() of them, sorted
   // Rank `me`'s channels (those it sends or receives on), sorted, and each one's id.
   void own(int32_t me, std::vector<Channel>& channels, std::vector<uint32_t>& ids) const;
   // Empty when `s`'s every transfer is a channel, else one line naming the first that is not.
@@ -46,9 +46,10 @@ struct EpochOnRun {
   schedule::Schedule schedule;
   size_t outside = 0;  // transfers per round left out: a host not in the run, or dropped
 };
-bool epoch_on_run(const schedule::Schedule& epoch, const std::vector<uint64_t>& epoch_guids, const schedule::Schedule& run,
-                  const std::vector<uint64_t>& run_guids, const std::vector<char>& dropped, const std::vector<Channel>& channels,
-                  EpochOnRun& out, std::string& why);
+bool epoch_on_run(const schedule::Schedule& epoch, const std::vector<uint64_t>& epoch_guids,
+                  const schedule::Schedule& run, const std::vector<uint64_t>& run_guids,
+                  const std::vector<char>& dropped, const std::vector<Channel>& channels, EpochOnRun& out,
+                  std::string& why);
 
 // What a rank other than 0 reads of an epoch (docs/epochs.md): the host table's port GUIDs and its
 // own slice — O(hosts + its sends), never the epoch's phases x hosts. Rank 0 reads the whole epoch
@@ -62,18 +63,19 @@ struct OwnEpoch {
 // run or dropped left out; none when `me` itself is dropped or has no slice (then one phase of
 // `round_slots`). False and `why` when a send is on no connection or the slice's round is not the
 // `round_slots` rank 0 ordered (another epoch's slice).
-bool own_on_run(const OwnEpoch& e, const std::vector<uint64_t>& run_guids, const std::vector<char>& dropped, const std::vector<Channel>& channels,
-                int32_t me, uint64_t round_slots, RankRound& out, std::string& why);
+bool own_on_run(const OwnEpoch& e, const std::vector<uint64_t>& run_guids, const std::vector<char>& dropped,
+                const std::vector<Channel>& channels, int32_t me, uint64_t round_slots, RankRound& out,
+                std::string& why);
 
 // One stretch of a following run under one epoch (and one set of dropped ranks): its counts as
 // one rank saw them, or summed over the ranks at rank 0. Trivially copyable (sent as bytes).
 struct EpochCounts {
-  uint64_t epoch = 0;       // 0: the run is not following
-  uint64_t from_round = 0;  // the round this rank switched at
+  uint64_t epoch = 0;                                     // 0: the run is not following
+  uint64_t from_round = 0;                                // the round this rank switched at
   uint64_t planned = 0, ok = 0, skipped = 0, failed = 0;  // failed: failed or timed out
   uint64_t bytes = 0;
-  uint64_t dropped = 0;     // ranks dropped so far (dead)
-  int64_t round_ns = 0;     // a round's length in this stretch
+  uint64_t dropped = 0;  // ranks dropped so far (dead)
+  int64_t round_ns = 0;  // a round's length in this stretch
 };
 
 }  // namespace ibroute::runner

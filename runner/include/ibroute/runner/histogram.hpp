@@ -13,7 +13,7 @@ namespace ibroute::runner {
 
 class LogHistogram {
  public:
-  static constexpr int kSubBits = 3;                   // 8 buckets per power of two
+  static constexpr int kSubBits = 3;                      // 8 buckets per power of two
   static constexpr int64_t kMaxValue = int64_t{1} << 42;  // ~73 min in ns; larger values clamp
   static constexpr size_t kBuckets = (42 - kSubBits + 1) * (size_t{1} << kSubBits);
 

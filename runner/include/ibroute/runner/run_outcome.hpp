@@ -3,8 +3,8 @@
 // the report's writer (src/workflow/run_report_write), which needs no verbs for it.
 #pragma once
 
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -30,8 +30,8 @@ struct RunOutcome {
   uint32_t rounds_run = 0;
   int stop_signal = 0;  // the signal that ended the run early (at a round boundary); 0: none
   std::vector<std::pair<double, int64_t>> rss_kib;  // rank 0's resident memory: (seconds since t0, KiB)
-  int64_t slot_ns = 0;              // of the run, or of the rate search's best step
-  std::vector<RateStep> steps;      // a rate search's steps
+  int64_t slot_ns = 0;                              // of the run, or of the rate search's best step
+  std::vector<RateStep> steps;                      // a rate search's steps
   size_t best_step = SIZE_MAX;
   // A following run: the ranks dropped, each with the stretch (index into merged->epochs) from
   // which it was left out.

@@ -35,7 +35,7 @@ struct RankRound {
 RankRound rank_round(const schedule::Schedule& s, int32_t rank);
 
 struct TimedSend {
-  uint64_t seq = 0;    // round * phases + phase: the transfer's number (its low 32 bits travel as immediate data)
+  uint64_t seq = 0;  // round * phases + phase: the transfer's number (its low 32 bits travel as immediate data)
   int32_t dst = 0;
   uint16_t dlid = 0;
   uint32_t channel = 0;  // index into channels_of()

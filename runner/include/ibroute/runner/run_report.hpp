@@ -41,12 +41,12 @@ struct NodeStat {
 struct RunSummary {
   uint64_t planned = 0, ok = 0, skipped = 0, timeout = 0, failed = 0, lost = 0, corrupt = 0;
   uint64_t bytes_ok = 0;
-  double seconds = 0;          // first post to last completion, all ranks
-  double aggregate_gbps = 0;   // bytes_ok over that time
+  double seconds = 0;                                            // first post to last completion, all ranks
+  double aggregate_gbps = 0;                                     // bytes_ok over that time
   int64_t late_median_ns = 0, late_p99_ns = 0, late_max_ns = 0;  // posted - planned
   int64_t completion_median_ns = 0, completion_p99_ns = 0, completion_max_ns = 0;
   std::vector<NodeStat> nodes;
-  std::vector<LinkStat> links;  // every link that carried or was meant to carry a transfer
+  std::vector<LinkStat> links;         // every link that carried or was meant to carry a transfer
   std::vector<int32_t> missing_ranks;  // schedule ranks that never reported (died)
 };
 

@@ -25,8 +25,8 @@ struct TransferRecord {
   int32_t src = 0, dst = 0;  // schedule ranks
   uint16_t dlid = 0;
   Status status = Status::lost;
-  uint8_t verified = 0;     // 1: the receiver found the expected bytes; 2: it found others
-  int32_t wc_status = -1;   // the verbs completion status of a failed transfer
+  uint8_t verified = 0;    // 1: the receiver found the expected bytes; 2: it found others
+  int32_t wc_status = -1;  // the verbs completion status of a failed transfer
   uint64_t bytes = 0;
   int64_t planned_ns = 0, posted_ns = 0, completed_ns = 0, arrived_ns = 0;
 };
@@ -80,12 +80,12 @@ struct TruthTrack {
 };
 
 struct RankStats {
-  int32_t rank = -1;                    // schedule rank
-  std::vector<uint32_t> send_channels;  // global channel ids (channels_of) this rank sends on
-  std::vector<PathCounters> send;       // per send channel: the sender's counts
-  std::vector<uint32_t> recv_channels;  // channels this rank receives on
-  std::vector<uint64_t> arrived, corrupt;  // per receive channel
-  std::vector<int32_t> dests;           // this rank's destinations (schedule ranks), sorted
+  int32_t rank = -1;                           // schedule rank
+  std::vector<uint32_t> send_channels;         // global channel ids (channels_of) this rank sends on
+  std::vector<PathCounters> send;              // per send channel: the sender's counts
+  std::vector<uint32_t> recv_channels;         // channels this rank receives on
+  std::vector<uint64_t> arrived, corrupt;      // per receive channel
+  std::vector<int32_t> dests;                  // this rank's destinations (schedule ranks), sorted
   std::vector<LogHistogram> late, completion;  // per destination: post - planned, completion - post
   ThroughputSeries sent;
   uint64_t bytes_sent = 0;
@@ -102,8 +102,11 @@ struct RankStats {
 
   // The aggregates of `rank` in a run of these channels, empty, ready to count. `ids`: each
   // channel's id when `channels` are only some of the run's (empty: its index).
-  static RankStats shaped(const std::vector<Channel>& channels, int32_t rank, int64_t planned_ns) { return shaped(channels, {}, rank, planned_ns); }
-  static RankStats shaped(const std::vector<Channel>& channels, const std::vector<uint32_t>& ids, int32_t rank, int64_t planned_ns);
+  static RankStats shaped(const std::vector<Channel>& channels, int32_t rank, int64_t planned_ns) {
+    return shaped(channels, {}, rank, planned_ns);
+  }
+  static RankStats shaped(const std::vector<Channel>& channels, const std::vector<uint32_t>& ids, int32_t rank,
+                          int64_t planned_ns);
   size_t dest_index(int32_t dst) const;  // index into dests; SIZE_MAX if not one
   // What the data plane records per transfer (bench/run_aggregation times exactly these):
   // a post `late_ns` after its planned start, and an ok completion `busy_ns` after its post.
@@ -145,7 +148,7 @@ class RunMerge {
   // add(), what a receiver did not count as arrived is moved from ok to lost, per path.
   void settle_unreliable(uint64_t message_size);
 
-  std::vector<Channel> channels;     // its own copy: the merge outlives the run that made it
+  std::vector<Channel> channels;    // its own copy: the merge outlives the run that made it
   std::vector<PathCounters> paths;  // per channel
   std::vector<NodeTotals> nodes;    // per schedule rank
   LogHistogram late, completion;
@@ -161,6 +164,7 @@ class RunMerge {
 };
 
 // Transfers per channel of `rounds` repetitions of the schedule (indexed like `channels`).
-std::vector<uint64_t> planned_per_channel(const schedule::Schedule& s, const std::vector<Channel>& channels, uint32_t rounds);
+std::vector<uint64_t> planned_per_channel(const schedule::Schedule& s, const std::vector<Channel>& channels,
+                                          uint32_t rounds);
 
 }  // namespace ibroute::runner

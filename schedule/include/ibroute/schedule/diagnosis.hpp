@@ -21,14 +21,14 @@ namespace ibroute::schedule {
 std::vector<float> planned_pair_gbps(const EvalContext& ctx, const Schedule& s, double cap_gbps = 0);
 
 struct RunSuspect {
-  int32_t link = -1;       // directed link (LinkIndex): out of (node, port)
-  int32_t rank = -1;       // the host whose own link it is (sends from it, or receives into it); -1: between switches
-  bool receive = false;    // a host's receiving side (the switch port towards it)
-  double factor = 1;       // its transfers run at this share of their planned rate (median)
-  size_t transfers = 0;    // pairs measured over it
-  double slow_share = 0;   // of them, the share below the middle of factor and plan
-  double others = 1;       // the same senders' other transfers (not over it): median share of plan
-  double confidence = 0;   // 0..1
+  int32_t link = -1;         // directed link (LinkIndex): out of (node, port)
+  int32_t rank = -1;         // the host whose own link it is (sends from it, or receives into it); -1: between switches
+  bool receive = false;      // a host's receiving side (the switch port towards it)
+  double factor = 1;         // its transfers run at this share of their planned rate (median)
+  size_t transfers = 0;      // pairs measured over it
+  double slow_share = 0;     // of them, the share below the middle of factor and plan
+  double others = 1;         // the same senders' other transfers (not over it): median share of plan
+  double confidence = 0;     // 0..1
   int32_t alternative = -1;  // another link that explains its slow transfers as well (this run cannot tell them apart)
 };
 
@@ -56,10 +56,11 @@ RunDiagnosis diagnose_run(const EvalContext& ctx, const Schedule& s, std::vector
 // their transfers slow, the controls at plan.
 struct Confirmation {
   Schedule schedule;
-  std::vector<int32_t> links;                    // the suspects, in the order given
+  std::vector<int32_t> links;                                            // the suspects, in the order given
   std::vector<std::vector<std::pair<int32_t, int32_t>>> over, controls;  // per suspect: (src, dst) pairs
 };
-Confirmation confirmation_schedule(const EvalContext& ctx, const Schedule& plan, const std::vector<int32_t>& links, size_t per_link = 16);
+Confirmation confirmation_schedule(const EvalContext& ctx, const Schedule& plan, const std::vector<int32_t>& links,
+                                   size_t per_link = 16);
 
 // The confirmation run read back: per suspect the median share of plan of its transfers and of its
 // controls, and whether it is confirmed (its transfers at most 0.8 of the controls') or cleared
@@ -69,6 +70,7 @@ struct Verdict {
   double share = 1, controls = 1;
   bool confirmed = false, cleared = false;
 };
-std::vector<Verdict> judge_confirmation(const EvalContext& ctx, const Confirmation& c, const std::vector<float>& observed);
+std::vector<Verdict> judge_confirmation(const EvalContext& ctx, const Confirmation& c,
+                                        const std::vector<float>& observed);
 
 }  // namespace ibroute::schedule

@@ -21,8 +21,9 @@
 namespace ibroute::schedule {
 
 struct LeastTime {
-  double time = 0;          // T*, message-times at the host link rate
-  std::string limited_by;   // what sets it: "host links (99 messages each)" or "leaf-3's 12 up-links: 4275 transfers leave"
+  double time = 0;  // T*, message-times at the host link rate
+  std::string
+      limited_by;  // what sets it: "host links (99 messages each)" or "leaf-3's 12 up-links: 4275 transfers leave"
 };
 
 // T* twice: over the fabric (host links and every group's cut over all its working up-links: what
@@ -53,7 +54,7 @@ struct Efficiency {
   double least_tables = 0;        // T* over the routing tables
   double value_tables = 0;        // least_tables / T: what the tables let a plan reach
   std::string limited_by, tables_limited_by;
-  size_t broken = 0;              // transfers without a working route: the exchange does not complete
+  size_t broken = 0;  // transfers without a working route: the exchange does not complete
   // Per node: with a timed schedule its planned_rate() (bytes each node moves / planned time), in
   // Gb/s; without one an estimate (messages per node / T at the host link rate), timed false. Only
   // the delivered share counts where transfers are lost.

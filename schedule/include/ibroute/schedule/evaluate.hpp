@@ -3,8 +3,6 @@
 // max-min fair sharing of the link rates.
 #pragma once
 
-#include "ibroute/fabric/progress.hpp"
-
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -12,6 +10,7 @@
 #include <vector>
 
 #include "ibroute/fabric/links.hpp"
+#include "ibroute/fabric/progress.hpp"
 #include "ibroute/fabric/structure.hpp"
 #include "ibroute/schedule/schedule.hpp"
 
@@ -27,12 +26,12 @@ struct LoadReport {
   size_t phases = 0, transfers = 0, congested = 0, broken = 0;  // broken: route not ok (its links up to the end loaded)
   size_t unknown = 0;  // of the broken: routes that reach a switch whose table was not read (not known lost)
   int max_load = 0;
-  double mean_load = 0;          // over link directions in use, per phase (switch links only)
+  double mean_load = 0;             // over link directions in use, per phase (switch links only)
   std::map<int, size_t> histogram;  // load -> number of (switch link direction, phase) pairs
-  std::vector<int> phase_max;    // worst switch-link load per phase
-  std::vector<OverLink> over;    // (link, phase) pairs above capacity: a sample in phase order (up to 16 per
-                                 // phase, kMaxOver in all), the last replaced by the worst ones
-  size_t over_count = 0;         // all of them
+  std::vector<int> phase_max;       // worst switch-link load per phase
+  std::vector<OverLink> over;       // (link, phase) pairs above capacity: a sample in phase order (up to 16 per
+                                    // phase, kMaxOver in all), the last replaced by the worst ones
+  size_t over_count = 0;            // all of them
   static constexpr size_t kMaxOver = 1000;
   std::vector<uint32_t> link_total;  // transfers per directed link over all phases
   std::vector<int> link_worst;       // worst concurrent load per directed link
@@ -51,10 +50,11 @@ struct EvalContext {
   const fabric::Fabric& fabric;
   const fabric::LinkIndex& links;
   const fabric::FabricStructure& structure;
-  std::vector<int> capacity;  // per directed link, in transfers
-  std::vector<double> gbps;   // per directed link
+  std::vector<int> capacity;           // per directed link, in transfers
+  std::vector<double> gbps;            // per directed link
   std::vector<char> between_switches;  // per directed link: both ends are switches
-  std::vector<char> at_host_rate;      // per directed link: its rate is the host link rate (a load takes as many message-times)
+  std::vector<char>
+      at_host_rate;  // per directed link: its rate is the host link rate (a load takes as many message-times)
   EvalContext(const fabric::Fabric& f, const fabric::LinkIndex& l, const fabric::FabricStructure& s);
   bool switch_link(int32_t link) const { return between_switches[link]; }
   // The paths from every host-carrying switch, built on first use by evaluate() (null when the
@@ -72,7 +72,8 @@ struct EvalContext {
   void drop_option_table() const;
 
  private:
-  friend std::shared_ptr<const OptionTable> option_table_of(const EvalContext& ctx, const std::vector<Host>& hosts, unsigned threads);
+  friend std::shared_ptr<const OptionTable> option_table_of(const EvalContext& ctx, const std::vector<Host>& hosts,
+                                                            unsigned threads);
   mutable std::once_flag paths_once_;
   mutable std::unique_ptr<fabric::SwitchPaths> paths_;
   mutable std::mutex options_mutex_;
@@ -98,7 +99,8 @@ struct LongerThan {
   bool longer = false;
   int worst = 0;
 };
-LongerThan takes_longer_than(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<Phase>& phases, double limit);
+LongerThan takes_longer_than(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<Phase>& phases,
+                             double limit);
 
 // What all-to-all among these hosts can reach per node on average, in Gb/s: every leaf must push
 // the traffic of its hosts that leaves the leaf through its up-links (the bisection bound).

@@ -24,8 +24,8 @@ std::vector<Host> all_hosts(const fabric::Fabric& f);
 // name, reported description, node or port GUID, LID; a port GUID or LID picks that port).
 // Throws InputError for an unknown, ambiguous (candidates listed) or repeated host, a name of a
 // switch, or fewer than `at_least` names (an all-to-all needs two, a group of a two-group plan one).
-std::vector<Host> pick_hosts(const fabric::Fabric& f, const std::vector<Host>& all, const std::vector<std::string>& names,
-                             size_t at_least = 2);
+std::vector<Host> pick_hosts(const fabric::Fabric& f, const std::vector<Host>& all,
+                             const std::vector<std::string>& names, size_t at_least = 2);
 
 // The same hosts ordered by the cabling: by leaf switch (in GUID order), then by leaf port.
 std::vector<Host> topology_order(const fabric::Fabric& f, std::vector<Host> hosts);

@@ -2,11 +2,10 @@
 // choice of DLIDs can reach for given phases, on the fabric's forwarding tables.
 #pragma once
 
-#include "ibroute/fabric/progress.hpp"
-
 #include <string>
 #include <vector>
 
+#include "ibroute/fabric/progress.hpp"
 #include "ibroute/schedule/evaluate.hpp"
 #include "ibroute/schedule/schedule.hpp"
 
@@ -37,8 +36,9 @@ struct LowerBound {
 // phases of the highest ceilings decide the worst. The same phases on any machine. (16 M took 9 s
 // of a 10 000-host minhop plan's 70; every all-to-all up to 2 200 hosts stays whole within 5 M.)
 constexpr size_t kBoundTransfers = 5'000'000;
-LowerBound worst_load_lower_bound(const EvalContext& ctx, const std::vector<Host>& hosts, const std::vector<Phase>& phases,
-                                  size_t at_most = 0, const std::vector<int>* ceiling = nullptr,
-                                  const fabric::ProgressFn& progress = {}, size_t budget = kBoundTransfers);
+LowerBound worst_load_lower_bound(const EvalContext& ctx, const std::vector<Host>& hosts,
+                                  const std::vector<Phase>& phases, size_t at_most = 0,
+                                  const std::vector<int>* ceiling = nullptr, const fabric::ProgressFn& progress = {},
+                                  size_t budget = kBoundTransfers);
 
 }  // namespace ibroute::schedule

@@ -3,7 +3,8 @@
 // for every transfer it picks the destination LID, hence the path, so that no link direction
 // carries more transfers at once than its capacity (the fabric's bound, 2 on a half fat-tree).
 //
-// Two methods (docs/background.md#schedules-phases-and-the-choice-of-destination-lid), both ending in the same repair of overloaded links:
+// Two methods (docs/background.md#schedules-phases-and-the-choice-of-destination-lid), both ending in the same repair
+// of overloaded links:
 //  - free: take, transfer by transfer, a route whose links are still free (greedy, fewest
 //    choices first); good for small host sets and any topology.
 //  - structure: on a two-level tree, per phase the leaf-to-leaf traffic is a bipartite multigraph
@@ -14,12 +15,11 @@
 // minimises the worst link; the evaluation reports which links and phases exceed the bound.
 #pragma once
 
-#include "ibroute/fabric/progress.hpp"
-
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "ibroute/fabric/progress.hpp"
 #include "ibroute/schedule/evaluate.hpp"
 #include "ibroute/schedule/schedule.hpp"
 
@@ -71,20 +71,20 @@ struct PlanOptions {
 // One entry of the planner's strategy table (docs/planner.md#the-strategy-table), as it went.
 struct StrategyOutcome {
   std::string name;
-  std::string outcome;  // "chosen", "lost" (a plan, not the best), "stopped" (no plan), "skipped"
-  std::string why;      // why it was skipped or stopped, or what it lost to
-  double slots = 0;     // its plan's time in message-times (0: no plan)
+  std::string outcome;    // "chosen", "lost" (a plan, not the best), "stopped" (no plan), "skipped"
+  std::string why;        // why it was skipped or stopped, or what it lost to
+  double slots = 0;       // its plan's time in message-times (0: no plan)
   size_t unroutable = 0;  // its transfers without a working route (a plan with more never wins)
   uint64_t work = 0;      // packing and compaction work it spent (PlanOptions::work_max's units)
   double seconds = 0;
 };
 
 struct PlanStats {
-  std::string method;        // the one that made the schedule
-  std::string composition;   // where not the shifts of the given order: what the phases are
-  size_t unroutable = 0;     // transfers with no working route at any DLID
-  size_t phases_over = 0;    // phases in which some link exceeds its capacity
-  int worst_overflow = 0;    // the largest load - capacity over all links and phases
+  std::string method;       // the one that made the schedule
+  std::string composition;  // where not the shifts of the given order: what the phases are
+  size_t unroutable = 0;    // transfers with no working route at any DLID
+  size_t phases_over = 0;   // phases in which some link exceeds its capacity
+  int worst_overflow = 0;   // the largest load - capacity over all links and phases
   // Packing (phase_packing): its work (links of the options looked at, waiting transfers scanned)
   // and budget summed over the compositions packed, and how many of them stopped at their budget.
   uint64_t packing_work = 0, packing_budget = 0;

@@ -107,7 +107,8 @@ std::vector<Phase> group_phases(size_t n, const std::vector<int32_t>& senders, c
 // order (what the compact formats store); empty when they are not.
 std::vector<int32_t> shifts_of(const Schedule& s);
 // The phase of shift k, DLIDs 0.
-Phase group_shift_phase(size_t n, const std::vector<int32_t>& senders, const std::vector<int32_t>& receivers, int32_t k);
+Phase group_shift_phase(size_t n, const std::vector<int32_t>& senders, const std::vector<int32_t>& receivers,
+                        int32_t k);
 
 // An all-to-all's shifts over a ring of `size` >= N places (schedule/core/rings.hpp says why):
 // rank r holds place[r]; in shift k (1 .. size-1) the rank at place q sends to the rank at place

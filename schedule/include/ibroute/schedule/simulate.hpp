@@ -14,7 +14,8 @@ namespace ibroute::schedule {
 
 struct Simulation {
   size_t n = 0;
-  std::vector<float> pair_gbps;       // n x n, row = source rank; 0 where no transfer (or broken); a pair sent twice: its slowest
+  std::vector<float>
+      pair_gbps;  // n x n, row = source rank; 0 where no transfer (or broken); a pair sent twice: its slowest
   std::vector<double> phase_seconds;  // per phase
   double seconds = 0;                 // all phases, back to back
   double node_bytes_per_s = 0;        // what the busiest sender sends per second over the whole schedule
@@ -30,6 +31,7 @@ struct Simulation {
 // without walking its paths: every link there shares out at least the host rate per transfer, so
 // the fill's first level is the host rate, and it freezes every transfer there (simulate.cpp) —
 // what the walk finds too (a congestion-free plan at 10 000 hosts: 10^8 paths not read again).
-Simulation simulate(const EvalContext& ctx, const Schedule& s, uint64_t message_size, const LoadReport* known = nullptr);
+Simulation simulate(const EvalContext& ctx, const Schedule& s, uint64_t message_size,
+                    const LoadReport* known = nullptr);
 
 }  // namespace ibroute::schedule

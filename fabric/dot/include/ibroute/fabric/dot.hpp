@@ -3,9 +3,9 @@
 
 #include <map>
 #include <set>
-#include <vector>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "ibroute/fabric/model.hpp"
 

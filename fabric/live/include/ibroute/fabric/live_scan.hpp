@@ -11,10 +11,10 @@
 namespace ibroute::fabric {
 
 struct LiveScanOptions {
-  std::string ca;         // empty: the first CA, as infiniband-diags do
-  int port = 0;           // 0: the first active port
-  int timeout_ms = 0;     // per MAD; 0: the library default
-  int retries = 0;        // per MAD; 0: the library default
+  std::string ca;      // empty: the first CA, as infiniband-diags do
+  int port = 0;        // 0: the first active port
+  int timeout_ms = 0;  // per MAD; 0: the library default
+  int retries = 0;     // per MAD; 0: the library default
   int mads_in_flight = 32;
   // Progress: stage ("discover", "lft"), done, total. Called from the scanning thread.
   std::function<void(std::string_view, size_t, size_t)> progress;

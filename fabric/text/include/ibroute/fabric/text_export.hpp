@@ -14,6 +14,7 @@ namespace ibroute::fabric {
 // per node (empty: not written); an entry is written where the LID has an owner and a port. Every
 // entry names the owner's port GUID, so that OpenSM re-maps it when LIDs were assigned anew.
 // `comment` lines go first, behind '#' (both OpenSM and ibroute's import skip them).
-std::string write_lft_dump(const Fabric& f, const std::vector<std::vector<uint8_t>>& lft, const std::vector<std::string>& comment);
+std::string write_lft_dump(const Fabric& f, const std::vector<std::vector<uint8_t>>& lft,
+                           const std::vector<std::string>& comment);
 
 }  // namespace ibroute::fabric

@@ -71,7 +71,8 @@ struct SliceTransfer {
 struct SliceDoc {
   ScheduleDoc doc;  // version 4: every host but the slice's own a placeholder (no name, GUID 0)
   size_t rank = 0;
-  size_t phases = 0;  // the schedule's phases (a round); 0 where the file does not say (versions 1 to 3 without phase_slots)
+  size_t phases =
+      0;  // the schedule's phases (a round); 0 where the file does not say (versions 1 to 3 without phase_slots)
   std::vector<SliceTransfer> sends, receives;
   std::string hosts_file;  // version 4: the host table's file name, in the slice's folder
 };
@@ -83,7 +84,8 @@ SliceDoc slice_from_json(std::string_view text);
 // version-4 slice gives its own only) the table's, each send to a LID of its destination, no
 // destination twice. Anything else is another host's or a damaged slice, which no node may send
 // on: InputError, one line without the file's name.
-void check_slice_on_table(const SliceDoc& slice, const std::vector<HostIdentity>& slice_hosts, const std::vector<HostIdentity>& table, size_t r);
+void check_slice_on_table(const SliceDoc& slice, const std::vector<HostIdentity>& slice_hosts,
+                          const std::vector<HostIdentity>& table, size_t r);
 
 // Either document, as its "format" says, and the version it was written in.
 struct AnyScheduleDoc {
