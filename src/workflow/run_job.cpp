@@ -3,19 +3,14 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <sstream>
 
 #include "counter_window.hpp"
-#include "diagnosis_report.hpp"
 #include "export_files.hpp"
 #include "ibroute/fabric/error.hpp"
-#include "ibroute/runner/run_report.hpp"
 #include "ibroute/schedule/hosts.hpp"
 #include "ibroute/schedule/validate.hpp"
 #include "run_follow.hpp"
-#include "run_report_write.hpp"
 #include "text_input.hpp"
-#include "whole_file.hpp"
 
 namespace ibroute::workflow {
 

@@ -52,7 +52,7 @@ void RunJob::store_run(const RunSummary& sum, const RunOutcome& out, nlohmann::j
 
 RunEnding RunJob::finish(const RunOutcome& out) {
   const Schedule& s = doc_.schedule;
-  const RunSummary sum =
+  RunSummary sum =
       summarise(s, *out.merged, out.missing, fabric_ ? &fabric_->fabric : nullptr, fabric_ ? &fabric_->links : nullptr);
   const RunJsonContext jc{s,
                           cfg_.message_size,
@@ -82,7 +82,6 @@ RunEnding RunJob::finish(const RunOutcome& out) {
       for (const LinkStat& l : sum.links) sent[static_cast<size_t>(l.link)] = l.bytes;
       measures = fabric::measure_links(window->deltas, fabric_->links, sent, sum.seconds, req_.xmit_wait_tick_ns);
     }
-  if (!measures) window.reset();  // a window whose links could not be measured: none
   if (fabric_) {
     end.report["links_measured"] = links_measured_json(fabric_->fabric, fabric_->links, window ? &*window : nullptr,
                                                        measures ? &*measures : nullptr, counters_why_, out.rounds_run,
@@ -95,9 +94,9 @@ RunEnding RunJob::finish(const RunOutcome& out) {
   print_run_summary(jc, text);
   if (end.report.contains("diagnosis")) text << diagnosis_text(end.report["diagnosis"]);
   end.text = text.str();
-  end.summary = sum;
   end.clean = cfg_.find_rate ? out.best_step < out.steps.size()
                              : sum.ok == sum.planned && sum.corrupt == 0 && sum.missing_ranks.empty();
+  end.summary = std::move(sum);  // last: the report, the text and the verdict are made from it
   return end;
 }
 
