@@ -5,6 +5,8 @@
 #include <map>
 #include <tuple>
 
+#include "ibroute/fabric/enum_names.hpp"
+
 namespace ibroute::fabric {
 
 namespace {
@@ -47,16 +49,9 @@ RouteStatus LftWalker::walk(int32_t start, uint16_t dlid, std::vector<Hop>& hops
   }
 }
 
-std::string_view to_string(RouteStatus s) { return kStatus.at(static_cast<size_t>(s)); }
+std::string_view to_string(RouteStatus s) { return enum_name(kStatus, s); }
 
-bool route_status_from(std::string_view s, RouteStatus& out) {
-  for (size_t i = 0; i < kStatus.size(); ++i)
-    if (kStatus[i] == s) {
-      out = static_cast<RouteStatus>(i);
-      return true;
-    }
-  return false;
-}
+bool route_status_from(std::string_view s, RouteStatus& out) { return enum_from(kStatus, s, out); }
 
 int RouteSet::ingress_index(int32_t node) const {
   auto it = std::find(ingress.begin(), ingress.end(), node);
@@ -125,28 +120,13 @@ PortRoute route_from_port(const Fabric& f, const RouteSet& routes, int node, int
 }
 
 RouteCounts count_routes(const RouteSet& r) {
+  // The field that counts each status, in the order of RouteStatus' values.
+  static constexpr std::array<size_t RouteCounts::*, 6> kCount{&RouteCounts::ok,           &RouteCounts::drop,
+                                                               &RouteCounts::loop,         &RouteCounts::dead_end,
+                                                               &RouteCounts::misdelivered, &RouteCounts::unknown};
   RouteCounts c;
   c.total = r.size();
-  for (RouteStatus s : r.status) switch (s) {
-      case RouteStatus::ok:
-        ++c.ok;
-        break;
-      case RouteStatus::drop:
-        ++c.drop;
-        break;
-      case RouteStatus::loop:
-        ++c.loop;
-        break;
-      case RouteStatus::dead_end:
-        ++c.dead_end;
-        break;
-      case RouteStatus::misdelivered:
-        ++c.misdelivered;
-        break;
-      case RouteStatus::unknown:
-        ++c.unknown;
-        break;
-    }
+  for (RouteStatus s : r.status) ++(c.*kCount.at(static_cast<size_t>(s)));
   return c;
 }
 

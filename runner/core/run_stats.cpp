@@ -1,27 +1,20 @@
 #include "ibroute/runner/run_stats.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <type_traits>
 
+#include "ibroute/fabric/enum_names.hpp"
+
 namespace ibroute::runner {
 
 const char* to_string(Status s) {
-  switch (s) {
-    case Status::ok:
-      return "ok";
-    case Status::skipped:
-      return "skipped";
-    case Status::timeout:
-      return "timeout";
-    case Status::failed:
-      return "failed";
-    case Status::lost:
-      return "lost";
-  }
-  return "?";
+  // In Status' order; string literals, so the views are terminated.
+  static constexpr std::array<std::string_view, 5> kNames{"ok", "skipped", "timeout", "failed", "lost"};
+  return fabric::enum_name(kNames, s).data();
 }
 
 void PathCounters::merge(const PathCounters& o) {

@@ -1,31 +1,21 @@
 #include "ibroute/schedule/patterns.hpp"
 
 #include <algorithm>
+#include <array>
 #include <numeric>
 #include <random>
 
+#include "ibroute/fabric/enum_names.hpp"
+
 namespace ibroute::schedule {
 
-std::string to_string(LidPolicy p) {
-  switch (p) {
-    case LidPolicy::base:
-      return "base";
-    case LidPolicy::spread:
-      return "spread";
-    case LidPolicy::random:
-      return "random";
-  }
-  return "?";
-}
+namespace {
+constexpr std::array<std::string_view, 3> kLidPolicies{"base", "spread", "random"};  // in LidPolicy's order
+}  // namespace
 
-bool lid_policy_from(const std::string& s, LidPolicy& out) {
-  for (LidPolicy p : {LidPolicy::base, LidPolicy::spread, LidPolicy::random})
-    if (to_string(p) == s) {
-      out = p;
-      return true;
-    }
-  return false;
-}
+std::string to_string(LidPolicy p) { return std::string(fabric::enum_name(kLidPolicies, p)); }
+
+bool lid_policy_from(const std::string& s, LidPolicy& out) { return fabric::enum_from(kLidPolicies, s, out); }
 
 void apply_lid_policy(const fabric::Fabric& f, const std::vector<Host>& hosts, std::vector<Phase>& phases, LidPolicy p,
                       uint32_t seed) {

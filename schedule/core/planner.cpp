@@ -2,32 +2,22 @@
 // (planner/strategies.hpp), the best plan returned with how it was found.
 #include "ibroute/schedule/planner.hpp"
 
+#include <array>
+
+#include "ibroute/fabric/enum_names.hpp"
 #include "planner/strategies.hpp"
 
 namespace ibroute::schedule {
 
 using namespace ibroute::fabric;
 
-std::string to_string(Method m) {
-  switch (m) {
-    case Method::automatic:
-      return "auto";
-    case Method::free:
-      return "free";
-    case Method::structure:
-      return "structure";
-  }
-  return "?";
-}
+namespace {
+constexpr std::array<std::string_view, 3> kMethods{"auto", "free", "structure"};  // in Method's order
+}  // namespace
 
-bool method_from(const std::string& s, Method& out) {
-  for (Method m : {Method::automatic, Method::free, Method::structure})
-    if (to_string(m) == s) {
-      out = m;
-      return true;
-    }
-  return false;
-}
+std::string to_string(Method m) { return std::string(fabric::enum_name(kMethods, m)); }
+
+bool method_from(const std::string& s, Method& out) { return fabric::enum_from(kMethods, s, out); }
 
 Schedule plan_all_to_all(const EvalContext& ctx, const std::vector<Host>& hosts, const PlanOptions& opt,
                          PlanStats* stats) {

@@ -25,9 +25,7 @@ using nlohmann::json;
 
 namespace {
 
-struct AcceptOptions {
-  std::string db = kDefaultDb;
-  std::optional<int64_t> scan;
+struct AcceptOptions : StoreOptions {
   std::string expect;
   std::string hosts, senders, receivers;
   std::string order = "auto";
@@ -44,7 +42,6 @@ struct AcceptOptions {
   std::string report = "accept-report.html";
   std::string counters = "auto";  // auto | snapshots | off: which counter window the links are judged by
   bool confirm = false;           // one more run of the suspects' transfers and controls (with --launch)
-  bool json = false;
 };
 
 // --rescan: the fabric as it is now, through `ibroute scan` (same options, same database).
@@ -134,21 +131,7 @@ int run_accept(const AcceptOptions& o) {
 
 Runner setup_accept(CLI::App& app) {
   auto o = std::make_shared<AcceptOptions>();
-  auto* c = app.add_subcommand(
-      "accept", "Acceptance test: structure, routing, a congestion-free plan, and the plan played or run.");
-  c->footer(
-      "Checks the newest scan (or --scan; --rescan scans first) against an expectation file (docs/acceptance.md): "
-      "topology,\n"
-      "hosts, link width and speed, broken links, LMC, routing balance, a congestion-free all-to-all\n"
-      "(planned in name order, or in topology order when that is better: --order), its least possible worst link,\n"
-      "the rate per node, skipped transfers, clock-sync uncertainty. Each check: pass/fail with the\n"
-      "measured value beside the threshold. Writes a self-contained HTML report (--report).\n"
-      "Exit code 0 only when every check passes; 1 when one fails; 2 on bad input.\n"
-      "Modes: --simulate plays the plan by max-min fair sharing over the scanned links (no hardware);\n"
-      "--launch 'srun --mpi=pmix -N {ranks} --ntasks-per-node=1' runs it through `ibroute run`; --run-report uses\n"
-      "the report of an earlier `ibroute run -o FILE` of the same fabric.");
-  add_db_option(c, o->db);
-  add_scan_option(c, o->scan);
+  auto* c = add_store_command(app, *o, "accept", kScanAndJson);
   c->add_option("--expect", o->expect, "expectation file (JSON)")->required();
   c->add_flag("--rescan", o->rescan, "scan the fabric first (ibroute scan into --db), then judge that scan");
   c->add_option("--scan-arg", o->scan_args,
@@ -182,7 +165,7 @@ Runner setup_accept(CLI::App& app) {
        "traffic that ran outside ibroute), off")
       ->check(CLI::IsMember({"auto", "snapshots", "off"}))
       ->capture_default_str();
-  c->add_flag("--json", o->json, "print the report data as JSON");
+  c->get_option("--json")->description("print the report data as JSON");
   return [o] { return run_accept(*o); };
 }
 

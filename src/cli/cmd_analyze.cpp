@@ -27,11 +27,7 @@ using namespace ibroute::schedule;
 namespace {
 
 // The analysis' request with what the command adds.
-struct AnalyzeOptions : AnalysisRequest {
-  std::string db = kDefaultDb;
-  std::optional<int64_t> scan;
-  bool json = false;
-};
+struct AnalyzeOptions : AnalysisRequest, StoreOptions {};
 
 nlohmann::json link_ref(const Fabric& f, const LinkRef& l) {
   nlohmann::json j{{"a", f.nodes[l.a_node].desc},
@@ -416,15 +412,7 @@ int run_analyze(const AnalyzeOptions& o) {
 
 Runner setup_analyze(CLI::App& app) {
   auto o = std::make_shared<AnalyzeOptions>();
-  auto* c = app.add_subcommand("analyze", "Fabric structure, routing balance and link load of traffic patterns.");
-  c->footer(
-      "Patterns: rr-name (round-robin all-to-all, phase k: rank i sends to i+k mod N, ranks in host-name\n"
-      "order), rr-topo (the same, ranks by leaf and port), perm (random permutations), bisect (random\n"
-      "bisections: effective bisection bandwidth). LIDs: base (no LMC use), spread (offset = rank mod 2^LMC),\n"
-      "random. Per-node bandwidth: max-min fair sharing of the link rates, per phase.\n"
-      "Exit: 0 analysed, 2 bad input (hosts, patterns, a scan without tables for traffic).");
-  add_db_option(c, o->db);
-  add_scan_option(c, o->scan);
+  auto* c = add_store_command(app, *o, "analyze", kScanAndJson);
   add_hosts_option(c, o->hosts);
   c->add_option("--patterns", o->patterns, "patterns to evaluate")->delimiter(',')->capture_default_str();
   c->add_option("--lids", o->lids, "DLID policies to evaluate")->delimiter(',')->capture_default_str();
@@ -433,7 +421,6 @@ Runner setup_analyze(CLI::App& app) {
       ->check(CLI::Range(1, 10000));
   c->add_option("--seed", o->seed, "seed of the random patterns")->capture_default_str();
   c->add_flag("!--no-fair-share", o->fair_share, "skip the max-min fair bandwidth estimate (faster)");
-  add_json_flag(c, o->json);
   return [o] { return run_analyze(*o); };
 }
 

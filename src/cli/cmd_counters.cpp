@@ -25,14 +25,11 @@ using namespace ibroute::fabric;
 
 namespace {
 
-struct CountersOptions {
-  std::string db = kDefaultDb;
-  std::optional<int64_t> scan;
+struct CountersOptions : StoreOptions {
   std::string label;
   std::string ca;
   int port = 0, timeout_ms = 0, retries = 0, mads = 32;
   size_t top = 20;
-  bool json = false;
   std::string format = "text";  // text, json, prometheus, influx
   std::string output;           // -o: the monitoring formats to a file, replaced whole
   bool store = false;           // the monitoring formats: keep the snapshot too
@@ -212,7 +209,7 @@ int run_counters(CountersOptions o) {
       next = workflow::carry_over(now, workflow::read_carry(o.carry, f, note));
       if (!note.empty()) std::fprintf(stderr, "counters: %s\n", note.c_str());
     }
-    print_for_monitoring(o, f, now, {unix_ns, secs, scan});
+    print_for_monitoring(o, f, now, {.unix_ns = unix_ns, .scan_id = scan, .seconds = secs});
     if (!o.carry.empty()) try {
         workflow::write_whole_file(o.carry, workflow::carry_text(f, next));
       } catch (const std::exception& e) {  // the reading is out; the next one carries less
@@ -250,30 +247,12 @@ int run_counters(CountersOptions o) {
 
 Runner setup_counters(CLI::App& app) {
   auto o = std::make_shared<CountersOptions>();
-  auto* c = app.add_subcommand(
-      "counters", "Read every port's performance counters; print per link what changed since the last snapshot.");
-  c->footer(
-      "Reads PortCounters (and PortCountersExtended where a port has them) of every connected switch\n"
-      "and host port of the scan, many queries in flight; stores them as a snapshot of the scan and\n"
-      "prints per port - named by the link it sends on, as topo and routes name it - the change since\n"
-      "the scan's previous snapshot: data each way, PortXmitWait (time with data to send and no\n"
-      "credits: congestion, measured) and every error counter that rose; worst first. Then the ports\n"
-      "whose error counters are not zero at all. Never resets a counter (the monitoring owns them); a\n"
-      "counter that went back (wrapped or reset by another tool) or stopped at its maximum is marked.\n"
-      "Exit 3 when some port did not answer (named; the rest is stored).\n"
-      "--format prometheus or influx prints the reading for a monitoring system instead (every port's\n"
-      "absolute counters, both ends of its link; docs/monitoring.md) and stores nothing unless --store.");
-  add_db_option(c, o->db);
+  auto* c = add_store_command(app, *o, "counters", kWithJson);
   c->add_option("--scan", o->scan, "scan whose ports are read (default: the newest)");
   c->add_option("--label", o->label, "a word kept with the snapshot (e.g. before-run)")->check(printable_name());
   c->add_option("--top", o->top, "ports listed (text)")->capture_default_str()->check(CLI::Range(1, 1000000));
-  c->add_option("-C,--Ca", o->ca, "CA name to read from");
-  c->add_option("-P,--Port", o->port, "CA port number to read from")->check(CLI::Range(0, 254));
-  c->add_option("-t,--timeout", o->timeout_ms, "MAD timeout in ms (default: libibmad's)")->check(CLI::Range(0, 60000));
-  c->add_option("--retries", o->retries, "MAD retries (default: libibmad's)")->check(CLI::Range(0, 100));
-  c->add_option("--mads-in-flight", o->mads, "PerfMgt queries in flight at once")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 256));
+  add_mad_options(c, o->ca, o->port, o->timeout_ms, o->retries);
+  add_in_flight_option(c, o->mads, "PerfMgt queries");
   c->add_option("--format", o->format,
                 "text (the default), json (as --json), prometheus (text exposition format, metrics named as "
                 "treydock/infiniband_exporter's: docs/monitoring.md) or influx (InfluxDB line protocol)")
@@ -288,7 +267,6 @@ Runner setup_counters(CLI::App& app) {
   c->add_flag("--store", o->store,
               "with --format prometheus or influx: store the snapshot in the database too (by default the monitoring "
               "keeps the history)");
-  add_json_flag(c, o->json);
   return [o] { return run_counters(*o); };
 }
 

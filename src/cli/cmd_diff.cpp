@@ -18,11 +18,9 @@ using namespace ibroute::fabric;
 
 namespace {
 
-struct DiffOptions {
-  std::string db = kDefaultDb;
+struct DiffOptions : StoreOptions {
   std::optional<int64_t> scan_a, scan_b;
   size_t examples = 20;
-  bool json = false;
   std::string against;  // a cabling plan (docs/cabling.md)
 };
 
@@ -178,19 +176,11 @@ int run_diff(const DiffOptions& o) {
 
 Runner setup_diff(CLI::App& app) {
   auto o = std::make_shared<DiffOptions>();
-  auto* c = app.add_subcommand("diff", "Topology, LID, LFT and route changes between two scans.");
-  c->footer("Changed routes are named by the switch they enter at and the port that owns the DLID.\n"
-            "--against FILE checks the cabling of one scan (SCAN_A, default the newest) against a plan: a\n"
-            "reference ibnetdiscover output or a CSV switch,port,peer,peer_port (names or GUIDs): every\n"
-            "cable missing, extra, at another port than planned, or swapped, by both ends (docs/cabling.md).\n"
-            "Exit: 0 the scans are the same (the cabling as planned), 1 something differs (like diff(1)),\n"
-            "2 bad input.");
-  add_db_option(c, o->db);
+  auto* c = add_store_command(app, *o, "diff", kWithJson);
   c->add_option("SCAN_A", o->scan_a, "the older scan's id (default: the two newest scans)");
   c->add_option("SCAN_B", o->scan_b, "the newer scan's id (with SCAN_A)");
   c->add_option("--examples", o->examples, "changed routes to show")->capture_default_str();
   c->add_option("--against", o->against, "a cabling plan to check the scan's cables against (ibnetdiscover output or CSV)");
-  add_json_flag(c, o->json);
   return [o] { return run_diff(*o); };
 }
 

@@ -28,8 +28,7 @@ using namespace ibroute::schedule;
 
 namespace {
 
-struct ExportOptions {
-  std::string db = kDefaultDb;
+struct ExportOptions : StoreOptions {
   std::string schedule;
   std::string format = "json";
   std::string output;
@@ -153,8 +152,7 @@ int run_export(const ExportOptions& o) {
 
 Runner setup_export(CLI::App& app) {
   auto o = std::make_shared<ExportOptions>();
-  auto* c = app.add_subcommand("export", "Write a stored schedule for peers (format: docs/schedule-format.md).");
-  add_db_option(c, o->db);
+  auto* c = add_store_command(app, *o, "export", kDbOnly);
   c->add_option("--schedule", o->schedule, "schedule name or id")->required();
   c->add_option("--format", o->format, "json or csv")->check(CLI::IsMember({"json", "csv"}))->capture_default_str();
   c->add_option("-o,--output", o->output, "output file (default: standard output)");

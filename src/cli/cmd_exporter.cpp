@@ -12,15 +12,7 @@ using namespace ibroute::workflow;  // what the commands bind to options and pri
 std::function<int()> setup_exporter_options(CLI::App& app, std::function<int(const ExporterOptions&)> run) {
   auto o = std::make_shared<ExporterOptions>();
   o->db = kDefaultDb;
-  auto* c = app.add_subcommand("exporter", "Serve every port's counters to Prometheus over HTTP (GET /metrics).");
-  c->footer(
-      "A scrape reads the counters of every cabled port of the scan (as `counters --format prometheus`:\n"
-      "metrics named as treydock/infiniband_exporter's, both ends of each cable; docs/monitoring.md)\n"
-      "when the last reading is older than --min-interval, and waits for it up to --scrape-timeout;\n"
-      "otherwise it gets the last reading, ibroute_exporter_scrape_age_seconds saying how old. Nothing\n"
-      "is stored. Answers GET /metrics only, on the address given (default 127.0.0.1:9683). Runs until\n"
-      "SIGINT or SIGTERM.\n"
-      "Exit: 0 stopped by SIGINT or SIGTERM, 2 bad input (the address in use, no database or scan).");
+  auto* c = add_command(app, "exporter");
   add_db_option(c, o->db);
   add_scan_option(c, o->scan)->description("scan whose ports are read (default: the newest when scraped)");
   c->add_option("--listen", o->listen, "HOST:PORT to serve on")->capture_default_str();
@@ -31,13 +23,8 @@ std::function<int()> setup_exporter_options(CLI::App& app, std::function<int(con
                 "seconds a scrape waits for its reading before it gets the last one")
       ->capture_default_str()
       ->check(decimal_in(0.1, 600));
-  c->add_option("-C,--Ca", o->ca, "CA name to read from");
-  c->add_option("-P,--Port", o->port, "CA port number to read from")->check(CLI::Range(0, 254));
-  c->add_option("-t,--timeout", o->timeout_ms, "MAD timeout in ms (default: libibmad's)")->check(CLI::Range(0, 60000));
-  c->add_option("--retries", o->retries, "MAD retries (default: libibmad's)")->check(CLI::Range(0, 100));
-  c->add_option("--mads-in-flight", o->mads, "PerfMgt queries in flight at once")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 256));
+  add_mad_options(c, o->ca, o->port, o->timeout_ms, o->retries);
+  add_in_flight_option(c, o->mads, "PerfMgt queries");
   return [o, run] { return run(*o); };
 }
 

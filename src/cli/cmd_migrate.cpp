@@ -12,10 +12,7 @@ using namespace ibroute::workflow;  // what the commands bind to options and pri
 
 namespace {
 
-struct MigrateOptions {
-  std::string db = kDefaultDb;
-  bool json = false;
-};
+struct MigrateOptions : StoreOptions {};
 
 int run_migrate(const MigrateOptions& o) {
   store::FabricStore store(o.db, store::Access::read_write);  // migrates in one transaction, or throws
@@ -35,10 +32,7 @@ int run_migrate(const MigrateOptions& o) {
 
 Runner setup_migrate(CLI::App& app) {
   auto o = std::make_shared<MigrateOptions>();
-  auto* c =
-      app.add_subcommand("migrate", "Upgrade a database to this ibroute's schema version (reading commands never do).");
-  add_db_option(c, o->db);
-  add_json_flag(c, o->json);
+  add_store_command(app, *o, "migrate", kWithJson);
   return [o] { return run_migrate(*o); };
 }
 

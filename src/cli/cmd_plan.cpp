@@ -23,9 +23,7 @@ using namespace ibroute::schedule;
 
 namespace {
 
-struct PlanCliOptions {
-  std::string db = kDefaultDb;
-  std::optional<int64_t> scan;
+struct PlanCliOptions : StoreOptions {
   std::string hosts, senders, receivers;
   bool all = false;
   std::string order = "name";
@@ -36,7 +34,6 @@ struct PlanCliOptions {
   bool replace = false;
   bool shifts_only = false;
   std::string lids = "all";
-  bool json = false;
 };
 
 // The stored name: --name, else a2a-N-scanID (two groups: groups-S-R-scanID), made unique.
@@ -245,35 +242,7 @@ int run_plan(const PlanCliOptions& o) {
 
 Runner setup_plan(CLI::App& app) {
   auto o = std::make_shared<PlanCliOptions>();
-  auto* c = app.add_subcommand("plan", "Plan a congestion-free all-to-all (or two-group) schedule and store it.");
-  c->footer(
-      "N-1 phases; in phase k rank i sends to rank i+k mod N. Two groups (--senders, --receivers; they\n"
-      "may overlap): max(S, R) phases, in phase k sender i sends to receiver i+k mod max(S, R), each\n"
-      "receiver getting from at most one sender at a time. For every transfer the planner picks the\n"
-      "destination LID (the path) so that no link direction carries more transfers at once than the\n"
-      "fabric's bound (2 on a half fat-tree, 1 on a non-blocking tree). Methods: structure (edge colouring\n"
-      "of leaf-to-leaf traffic by spine, for two-level trees), free (routes whose links are still free,\n"
-      "with ejection chains, any topology), auto (structure on two-level trees of 64+ hosts, else free;\n"
-      "the other one too where congestion remains). Where no congestion-free choice exists the worst\n"
-      "link is minimised and reported. The rate is checked per source, switch out-port and destination.\n"
-      "Every phase aims at its least possible load (what its leaves' up-links allow), not the bound, and\n"
-      "lasts as long as that load needs at its links' own rates, and at least one message at --rate: the\n"
-      "schedule moves each node's bytes at the rate asked (docs/background.md#the-admission-rule).\n"
-      "Where the shifts still take 10 % longer than the least possible time of the exchange (a leaf\n"
-      "holding more of the hosts than it has up-links, unequal groups), the groups are interleaved by\n"
-      "leaf and the busy leaves' excess transfers wait, packed into phases of their own (--shifts-only: not).\n"
-      "Where that still misses the least time by 3 % (5 % from 1 000 hosts; up to 2 500: a director's edge switches "
-      "with\n"
-      "fewer up-links than hosts, LMC 0 tables), every transfer is packed into phases from none, the\n"
-      "bottleneck busy in each, and kept where shorter. At LMC > 0 the same is tried over the base LIDs\n"
-      "alone and kept where shorter: more paths never plan worse. --json lists every strategy tried, its\n"
-      "time, work and why it stopped (solver.tried; docs/planner.md). Efficiency = least possible time / planned time, "
-      "in message-times\n"
-      "at the host link rate; 'limited by' names the bottleneck: a host link, a leaf's up-links, a link.\n"
-      "Exit: 0 planned and stored, 1 planning failed, 2 bad input (hosts, units, a rate above what the fabric "
-      "carries).");
-  add_db_option(c, o->db);
-  add_scan_option(c, o->scan);
+  auto* c = add_store_command(app, *o, "plan", kScanAndJson);
   add_hosts_option(c, o->hosts);
   c->add_flag("--all", o->all, "all hosts (the default), in name order");
   add_group_options(c, o->senders, o->receivers);
@@ -292,7 +261,6 @@ Runner setup_plan(CLI::App& app) {
                 "LMC 0 (for peers that address base LIDs only, or to compare)")
       ->check(CLI::IsMember({"all", "base"}))
       ->capture_default_str();
-  add_json_flag(c, o->json);
   return [o] { return run_plan(*o); };
 }
 

@@ -16,12 +16,9 @@ using namespace ibroute::fabric;
 
 namespace {
 
-struct RoutesOptions {
-  std::string db = kDefaultDb;
-  std::optional<int64_t> scan;
+struct RoutesOptions : StoreOptions {
   std::string from, to;
   std::string lid = "base";
-  bool json = false;
 };
 
 std::string lid_range(const Port& p) {
@@ -168,20 +165,12 @@ int run_routes(const RoutesOptions& o) {
 
 Runner setup_routes(CLI::App& app) {
   auto o = std::make_shared<RoutesOptions>();
-  auto* c = app.add_subcommand("routes", "Show the path between two ports, from the stored routes (like ibtracert).");
-  c->footer(
-      "Show the path from one CA port to another, answered from the database alone.\n"
-      "NODE is a node description (\"node1-036\") or its name in the scan's node-name map, a node or\n"
-      "port GUID (0x...) or a LID; a name that several nodes carry is refused with the candidates.\n"
-      "Exit: 0 shown, every route works; 1 shown, a route is broken (no route, a loop, a dead end);\n"
-      "2 bad input (unknown node, a LID the port does not own, no such scan).");
-  add_db_option(c, o->db);
-  add_scan_option(c, o->scan);
+  auto* c = add_store_command(app, *o, "routes", kScanAndJson);
   c->add_option("--from", o->from, "source NODE (a CA)")->required();
   c->add_option("--to", o->to, "destination NODE")->required();
   c->add_option("--lid", o->lid, "destination LID: all, base, +K (offset from the base LID) or a LID")
       ->capture_default_str();
-  c->add_flag("--json", o->json, "print JSON: every hop with node GUID, description, in and out port");
+  c->get_option("--json")->description("print JSON: every hop with node GUID, description, in and out port");
   return [o] { return run_routes(*o); };
 }
 

@@ -25,12 +25,9 @@ using namespace ibroute::schedule;
 namespace {
 
 // The computation's request (hosts, order, style, refinement, --plan) with what the command adds.
-struct RoutingCliOptions : TreeTablesRequest {
-  std::string db = kDefaultDb;
-  std::optional<int64_t> scan;
+struct RoutingCliOptions : TreeTablesRequest, StoreOptions {
   std::string output, ranks;
   bool no_refine = false;
-  bool json = false;
 };
 
 nlohmann::json over_links(const Fabric& f, const LoadReport& load, size_t most) {
@@ -181,35 +178,7 @@ int run_routing(RoutingCliOptions o) {
 
 Runner setup_routing(CLI::App& app) {
   auto o = std::make_shared<RoutingCliOptions>();
-  auto* c = app.add_subcommand(
-      "routing", "Compute forwarding tables for OpenSM's file engine: the all-to-all congestion-free at LMC 0.");
-  c->footer(
-      "Every destination LID turns at a hub (the lowest switches that reach most leaves: the spines of\n"
-      "a two-level tree, the cores of a pod tree, the line ASICs of a director) picked by its host's\n"
-      "rank, the hubs taken in turn so that consecutive ranks climb by different up-links at every\n"
-      "level; a route climbs towards its hub until it meets the hub's way down. On a regular tree the\n"
-      "round-robin all-to-all in that rank order is then congestion-free with base LIDs (LMC 0).\n"
-      "Missing links are routed around; then a local search moves the first hop of (leaf, destination)\n"
-      "pairs where that lowers the transfers above capacity in some phase, and the worst link left is\n"
-      "reported. With LMC > 0 a port's LIDs start at hubs that differ at every level, so that\n"
-      "'ibroute plan' has real choices.\n"
-      "Where edge switches are cabled to several directors (no pods: the hubs would pin each\n"
-      "destination to one link into its leaf), the spread construction lays each destination's\n"
-      "traffic over the links' loads: sources climb towards the directors with the most spare capacity\n"
-      "into the target's leaf, every switch above it descends by its lightest way. --style auto builds\n"
-      "both and keeps the one whose least possible all-to-all time is lower (by more than 2 %), else\n"
-      "the one with the lower worst link. The least possible time over the tables against the\n"
-      "fabric's own is printed: the most efficiency any plan over them can reach.\n"
-      "Orders: given (--hosts as listed), tree (by the switches above each leaf, then leaf and port:\n"
-      "proposed), auto (given where it reaches the bound, else tree; tree without --hosts).\n"
-      "Checked before anything is written: every LID arrives from every switch that a CA hangs off (a\n"
-      "switch's LID from every switch with an up*/down* way to it), every route climbs and then only\n"
-      "descends (up*/down*: no credit loops), no port beyond its switch's count. -o writes the tables in\n"
-      "the dump_lfts.sh format with port GUIDs ('opensm -R file -U FILE'; OpenSM re-maps changed\n"
-      "LIDs by GUID); --ranks the rank order, one host per line (for --hosts @FILE).\n"
-      "Exit: 0 tables computed (and written), 1 they fail the check (nothing written), 2 bad input.");
-  add_db_option(c, o->db);
-  add_scan_option(c, o->scan);
+  auto* c = add_store_command(app, *o, "routing", kScanAndJson);
   add_hosts_option(c, o->hosts);
   c->add_option("--order", o->order,
                 "rank order: auto, name (as given; also 'given') or topology (by leaf and port as the tree is cabled; "
@@ -229,7 +198,6 @@ Runner setup_routing(CLI::App& app) {
                 "any machine)")
       ->check(decimal_in(0.0, 1e6))
       ->capture_default_str();
-  add_json_flag(c, o->json);
   return [o] { return run_routing(*o); };
 }
 

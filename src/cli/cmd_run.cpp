@@ -38,18 +38,7 @@ void add_search_trace_and_test_options(CLI::App* c, RunOptions& r) {
 
 std::function<int()> setup_run_options(CLI::App& app, int (*execute)(const RunOptions&)) {
   auto o = std::make_shared<RunOptions>();
-  auto* c = app.add_subcommand("run", "Execute a schedule over verbs: one process per host, started by srun or mpirun.");
-  c->footer(
-      "Rank 0 syncs the clocks by verbs round trips, every rank posts its transfers at the planned times,\n"
-      "a destination with --skip-after unfinished transfers gets no more until they finish (counted as\n"
-      "skipped), and rank 0 gathers the results: per transfer, per node, per link (links from the scan).\n"
-      "Each rank re-measures its clock against rank 0 every --resync seconds and posts by its drift model.\n"
-      "Results are aggregated per path and destination as the run goes (memory does not grow with its\n"
-      "length); single transfers are kept only when something went wrong (--max-anomalies), or all of them\n"
-      "in local files with --trace. SIGINT, SIGTERM or SIGUSR1 (mpirun forwards SIGUSR1 to every rank) end\n"
-      "the run at a round boundary with the full report; a second signal kills.\n"
-      "Exit code 0 when every transfer arrived, 1 when some were skipped, failed or lost (or a rank died),\n"
-      "2 on bad input (on every rank), 128+signal when a signal ended the run early (report written).");
+  auto* c = add_command(app, "run");
   c->add_option("--db", o->db, "fabric database: the schedule, the routes for per-link figures, and where the run is stored");
   c->add_option("--schedule", o->schedule, "schedule name or id in --db");
   c->add_option("--schedule-file", o->schedule_file, "schedule file (ibroute export --format json)");

@@ -20,16 +20,8 @@ using namespace ibroute::fabric;
 
 namespace {
 
-struct ScanOptions {
-  std::string db = kDefaultDb;
-  std::string ca;
-  int port = 0;
-  int timeout_ms = 0;
-  int retries = 0;
-  int mads = 32;
-  std::string topology, lfts, node_name_map;
-  bool json = false;
-};
+// The scan's request with what the command adds.
+struct ScanOptions : workflow::ScanRequest, StoreOptions {};
 
 // A scan as read and stored, with the time each step took.
 struct Scanned {
@@ -102,7 +94,7 @@ void print_scan(const ScanOptions& o, const Scanned& x, const RouteCounts& rc, s
 }
 
 int run_scan(const ScanOptions& o) {
-  workflow::ScanRequest req{o.ca, o.port, o.timeout_ms, o.retries, o.mads, o.topology, o.lfts, o.node_name_map};
+  const workflow::ScanRequest& req = o;
   workflow::check_scan_request(req);
   store::FabricStore store(o.db, store::Access::create);  // fail on a bad database before scanning
   Stopwatch clock;
@@ -132,24 +124,10 @@ int run_scan(const ScanOptions& o) {
 
 Runner setup_scan(CLI::App& app) {
   auto o = std::make_shared<ScanOptions>();
-  auto* c = app.add_subcommand("scan", "Discover the fabric, read every switch's LFT, store every route.");
-  c->footer(
-      "Discover the fabric, read every switch's linear forwarding table and store the route of every\n"
-      "(source port, destination LID) pair - all 2^LMC LIDs of every port - as a new scan.\n"
-      "Live (default): through libibnetdisc and libibmad, like ibnetdiscover and dump_fts.\n"
-      "Offline: from files admins keep: --topology (ibnetdiscover output) and optionally --lfts; the\n"
-      "formats are told apart by content. Without --lfts routes are unknown: analyze and topo work,\n"
-      "plan and validate refuse. Exit 3 when something was not read (unanswered MADs, a cut table),\n"
-      "with the switch named.");
+  auto* c = add_command(app, "scan");
   add_db_option(c, o->db, true);
-  c->add_option("-C,--Ca", o->ca, "CA name to scan from (live)");
-  c->add_option("-P,--Port", o->port, "CA port number to scan from (live)")->check(CLI::Range(0, 254));
-  c->add_option("-t,--timeout", o->timeout_ms, "MAD timeout in ms (live; default: libibmad's)")
-      ->check(CLI::Range(0, 60000));
-  c->add_option("--retries", o->retries, "MAD retries (live; default: libibmad's)")->check(CLI::Range(0, 100));
-  c->add_option("--mads-in-flight", o->mads, "LFT SMPs in flight at once (live)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 256));
+  add_mad_options(c, o->ca, o->port, o->timeout_ms, o->retries, " (live)");
+  add_in_flight_option(c, o->mads, "LFT SMPs (live)");
   c->add_option("--topology", o->topology,
                 "topology to import (offline): ibnetdiscover output, plain, -g or -p, or its --cache file");
   c->add_option("--lfts", o->lfts,

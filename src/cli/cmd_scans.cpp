@@ -13,10 +13,8 @@ using namespace ibroute::fabric;
 
 namespace {
 
-struct ScansOptions {
-  std::string db = kDefaultDb;
+struct ScansOptions : StoreOptions {
   std::optional<int64_t> problems;
-  bool json = false;
 };
 
 nlohmann::json scan_json(const store::ScanInfo& s) {
@@ -75,11 +73,10 @@ int run_scans(const ScansOptions& o) {
 
 Runner setup_scans(CLI::App& app) {
   auto o = std::make_shared<ScansOptions>();
-  auto* c = app.add_subcommand("scans", "List the scans in a database, or one scan's problems.");
-  add_db_option(c, o->db);
+  auto* c = add_store_command(app, *o, "scans", kWithJson);
   c->add_option("--problems", o->problems, "list the problems recorded for this scan id");
-  c->add_flag("--json", o->json,
-              "print JSON: {\"db\", \"scans\": [{\"scan_id\", ...}]} (with --problems: {\"scan_id\", \"problems\"})");
+  c->get_option("--json")->description(
+      "print JSON: {\"db\", \"scans\": [{\"scan_id\", ...}]} (with --problems: {\"scan_id\", \"problems\"})");
   return [o] { return run_scans(*o); };
 }
 

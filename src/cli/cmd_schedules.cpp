@@ -11,10 +11,7 @@ using namespace ibroute::workflow;  // what the commands bind to options and pri
 
 namespace {
 
-struct SchedulesOptions {
-  std::string db = kDefaultDb;
-  bool json = false;
-};
+struct SchedulesOptions : StoreOptions {};
 
 int run_schedules(const SchedulesOptions& o) {
   store::FabricStore store(o.db, store::Access::read_only);
@@ -59,13 +56,7 @@ int run_schedules(const SchedulesOptions& o) {
 
 Runner setup_schedules(CLI::App& app) {
   auto o = std::make_shared<SchedulesOptions>();
-  auto* c = app.add_subcommand(
-      "schedules", "List the schedules in a database: name, scan, hosts, phases, worst link against the bound.");
-  c->footer(
-      "Names and ids are what 'ibroute export --schedule' and 'ibroute run --schedule' take.\nExit: 0 listed, 2 bad "
-      "input (no such database, a damaged one).");
-  add_db_option(c, o->db);
-  add_json_flag(c, o->json);
+  add_store_command(app, *o, "schedules", kWithJson);
   return [o] { return run_schedules(*o); };
 }
 

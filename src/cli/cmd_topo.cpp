@@ -24,9 +24,7 @@ using namespace ibroute::fabric;
 
 namespace {
 
-struct TopoOptions {
-  std::string db = kDefaultDb;
-  std::optional<int64_t> scan;
+struct TopoOptions : StoreOptions {
   std::string format = "dot";
   std::string output;
   bool hosts = false;
@@ -126,21 +124,7 @@ int run_topo(const TopoOptions& o) {
 
 Runner setup_topo(CLI::App& app) {
   auto o = std::make_shared<TopoOptions>();
-  auto* c = app.add_subcommand("topo", "The fabric as a Graphviz picture (DOT or SVG).");
-  c->footer(
-      "Draw the fabric: switches as boxes (leaves blue, spines orange), hosts folded per leaf,\n"
-      "links at reduced width or speed orange, links down red, switches with unread LFTs red; one row\n"
-      "per switch level. --format matrix draws the links between adjacent levels as a grid instead:\n"
-      "link counts (missing and slow links stand out) or, with --schedule/--pattern, the worst load\n"
-      "per link direction against the capacity (over capacity red).\n"
-      "--format slurm writes Slurm's topology.conf for TopologyPlugin=topology/tree: a line per switch (directors as\n"
-      "their ASICs) with its child switches and hosts, hosts by their description's first word (node-name map\n"
-      "names first), in compressed host lists; hosts without a usable name or link are left out and named on stderr.\n"
-      "--format slurm-block writes topology.yaml for topology/block (Slurm 25.05 and later): a block per switch with\n"
-      "hosts, the same hosts, blocks under one upper switch side by side.\n"
-      "Exit: 0 written, 1 Graphviz failed, 2 bad input.");
-  add_db_option(c, o->db);
-  add_scan_option(c, o->scan);
+  auto* c = add_store_command(app, *o, "topo", kWithScan);
   c->add_option("--format", o->format,
                 "dot, svg (Graphviz; parallel links folded per switch pair beyond 40 switches) or matrix (SVG: per "
                 "pair of levels, lower x upper switches, a cell per switch pair - readable at any size), slurm "

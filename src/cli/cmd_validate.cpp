@@ -18,11 +18,8 @@ using namespace ibroute::schedule;
 
 namespace {
 
-struct ValidateOptions {
-  std::string db = kDefaultDb;
-  std::optional<int64_t> scan;
+struct ValidateOptions : StoreOptions {
   std::string file;
-  bool json = false;
 };
 
 int run_validate(const ValidateOptions& o) {
@@ -86,13 +83,9 @@ int run_validate(const ValidateOptions& o) {
 
 Runner setup_validate(CLI::App& app) {
   auto o = std::make_shared<ValidateOptions>();
-  auto* c =
-      app.add_subcommand("validate", "Check a schedule file against a scan: hosts, all-to-all, DLIDs, routes, load.");
-  c->footer("Exit code 0 when every check passes, 1 when one fails, 2 when the file cannot be read as a schedule.");
-  add_db_option(c, o->db);
+  auto* c = add_store_command(app, *o, "validate", kWithJson);
   c->add_option("--scan", o->scan, "scan id to check against (default: the newest)");
   c->add_option("file", o->file, "schedule file (JSON, as ibroute export writes it)")->required();
-  add_json_flag(c, o->json);
   return [o] { return run_validate(*o); };
 }
 

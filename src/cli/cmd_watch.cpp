@@ -66,21 +66,7 @@ int run_watch(WatchOptions& o) {
 
 Runner setup_watch(CLI::App& app) {
   auto o = std::make_shared<WatchOptions>();
-  auto* c = app.add_subcommand(
-      "watch", "Keep the scan current; re-plan a schedule's hosts on every change and publish epochs for peers.");
-  c->footer(
-      "Reads the fabric every --interval seconds (live, like scan; or the --topology/--lfts files again).\n"
-      "A read that differs from the last (links, nodes, LIDs, forwarding tables) is stored as a scan\n"
-      "and prints one line naming what changed; then the host set of --schedule (its hosts by port GUID,\n"
-      "fixed at start: those gone from the fabric are left out, those back are planned again) is\n"
-      "planned on it and published in --export DIR as the next epoch: DIR/epoch-NNNNNN/ (schedule.json,\n"
-      "hosts.json, one slice per host), DIR/current pointing at it, replaced atomically; peers switch\n"
-      "at the first round that starts --handover seconds or more after it was written (docs/epochs.md).\n"
-      "Epoch 1 is written at start. No epoch for an incomplete read, or while transfers have no\n"
-      "working route (the subnet manager has not routed again yet): one line each. The epoch's\n"
-      "schedule is stored as NAME.eK. Runs until SIGINT/SIGTERM.\n"
-      "Exit: 0 stopped by a signal or after --scans reads, 2 bad input (database, schedule, options) or another watch\n"
-      "publishing into --export (one writer per directory: a lock on DIR/.ibroute-watch.lock).");
+  auto* c = add_command(app, "watch");
   add_db_option(c, o->config.db);
   c->add_option("--schedule", o->config.schedule, "the stored schedule whose hosts to follow")->required();
   c->add_option("--export", o->config.dir, "directory of the epochs (created)")->required();
@@ -97,12 +83,8 @@ Runner setup_watch(CLI::App& app) {
   c->add_option("--scans", o->scans, "stop after this many reads (0: until stopped)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 30));
-  c->add_option("-C,--Ca", o->config.scan.ca, "CA name to scan from (live)");
-  c->add_option("-P,--Port", o->config.scan.port, "CA port number to scan from (live)")->check(CLI::Range(0, 254));
-  c->add_option("-t,--timeout", o->config.scan.timeout_ms, "MAD timeout in ms (live; default: libibmad's)")
-      ->check(CLI::Range(0, 60000));
-  c->add_option("--retries", o->config.scan.retries, "MAD retries (live; default: libibmad's)")
-      ->check(CLI::Range(0, 100));
+  add_mad_options(c, o->config.scan.ca, o->config.scan.port, o->config.scan.timeout_ms, o->config.scan.retries,
+                  " (live)");
   c->add_option("--topology", o->config.scan.topology,
                 "read this topology file each time instead of the live fabric (as scan --topology)");
   c->add_option("--lfts", o->config.scan.lfts, "and these forwarding tables (as scan --lfts)");

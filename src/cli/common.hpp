@@ -11,6 +11,7 @@
 #include "ibroute/fabric/model.hpp"
 #include "ibroute/schedule/efficiency.hpp"
 #include "launch.hpp"
+#include "options.hpp"
 #include "routing_advice.hpp"
 #include "stopwatch.hpp"
 #include "text_input.hpp"
@@ -22,8 +23,6 @@ constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;     // the fabric or the system failed us
 constexpr int kExitBadInput = 2;    // bad option, file, database, node name
 constexpr int kExitIncomplete = 3;  // scan stored, but some MADs went unanswered
-
-constexpr const char* kDefaultDb = "ibroute.db";
 
 // The scan a command works on: workflow::FabricContext, and said on stderr when it is incomplete
 // (`warn`: the runner warns on rank 0 only).

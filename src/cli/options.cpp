@@ -16,6 +16,21 @@ constexpr const char* kHostForms =
     "(node0270 HCA-1), host/HCA-2, a node-name-map name, a node or port GUID, or a LID";
 }  // namespace
 
+CLI::App* add_command(CLI::App& app, const char* name) {
+  const CommandHelp& help = command_help(name);
+  CLI::App* c = app.add_subcommand(name, help.summary);
+  if (help.footer) c->footer(help.footer);
+  return c;
+}
+
+CLI::App* add_store_command(CLI::App& app, StoreOptions& o, const char* name, unsigned uses) {
+  CLI::App* c = add_command(app, name);
+  add_db_option(c, o.db);
+  if (uses & kWithScan) add_scan_option(c, o.scan);
+  if (uses & kWithJson) add_json_flag(c, o.json);
+  return c;
+}
+
 CLI::Option* add_db_option(CLI::App* c, std::string& db, bool created) {
   return c
       ->add_option("--db", db,
@@ -47,6 +62,20 @@ void add_rate_options(CLI::App* c, std::string& rate, std::string& message_size,
       std::string("per-node rate: 5G or 5GB/s (bytes, 1000^n), 5GiB/s (1024^n) or 40Gb/s, 40Gbit/s (bits); a unit is "
                   "required; default: ") +
           rate_default);
+}
+
+void add_mad_options(CLI::App* c, std::string& ca, int& port, int& timeout_ms, int& retries, const char* mode) {
+  const std::string m = mode;
+  c->add_option("-C,--Ca", ca, "CA name to send from" + m);
+  c->add_option("-P,--Port", port, "CA port number to send from" + m)->check(CLI::Range(0, 254));
+  c->add_option("-t,--timeout", timeout_ms, "MAD timeout in ms (default: libibmad's)" + m)->check(CLI::Range(0, 60000));
+  c->add_option("--retries", retries, "MAD retries (default: libibmad's)" + m)->check(CLI::Range(0, 100));
+}
+
+void add_in_flight_option(CLI::App* c, int& mads, const char* what) {
+  c->add_option("--mads-in-flight", mads, std::string(what) + " in flight at once")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
 }
 
 CLI::Option* add_json_flag(CLI::App* c, bool& json) {

@@ -6,8 +6,38 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace ibroute::cli {
+
+constexpr const char* kDefaultDb = "ibroute.db";
+
+// What most commands read: the database, one scan in it, and whether to print JSON. A command's
+// options derive from it and add their own.
+struct StoreOptions {
+  std::string db = kDefaultDb;
+  std::optional<int64_t> scan;
+  bool json = false;
+};
+
+// Which of StoreOptions a command offers besides --db.
+enum StoreUse : unsigned { kDbOnly = 0, kWithScan = 1, kWithJson = 2, kScanAndJson = 3 };
+
+// A command's one-line summary and the text its --help ends with (none: nullptr).
+struct CommandHelp {
+  const char* name;
+  const char* summary;
+  const char* footer;
+};
+// The help of every command is in one table (command_help.cpp); std::logic_error for a name it lacks.
+const CommandHelp& command_help(std::string_view name);
+
+// A subcommand with its help.
+CLI::App* add_command(CLI::App& app, const char* name);
+
+// A subcommand whose --db and, as `uses` says, --scan and --json fill `o`, which must outlive
+// parsing (the command's options, held by its runner).
+CLI::App* add_store_command(CLI::App& app, StoreOptions& o, const char* name, unsigned uses);
 
 // --db: the fabric database. `created`: the command creates it when absent (scan).
 CLI::Option* add_db_option(CLI::App* c, std::string& db, bool created = false);
@@ -19,6 +49,11 @@ CLI::Option* add_hosts_option(CLI::App* c, std::string& hosts);
 void add_group_options(CLI::App* c, std::string& senders, std::string& receivers);
 // --rate and --message-size of a plan (`rate_default`: what no --rate means).
 void add_rate_options(CLI::App* c, std::string& rate, std::string& message_size, const char* rate_default);
+// -C, -P, -t and --retries: the local port MADs leave from, libibmad's timeout and retries.
+// `mode`: said after each help text, e.g. " (live)" where the command may also read files.
+void add_mad_options(CLI::App* c, std::string& ca, int& port, int& timeout_ms, int& retries, const char* mode = "");
+// --mads-in-flight: `what` names the queries (as "LFT SMPs").
+void add_in_flight_option(CLI::App* c, int& mads, const char* what);
 // --json
 CLI::Option* add_json_flag(CLI::App* c, bool& json);
 

@@ -13,11 +13,10 @@
 
 namespace ibroute::workflow {
 
-// What the reading was: its time (Unix ns) and how long it took.
+// What the reading was: when it was taken (Unix ns), on which scan, and how long it took.
 struct ReadingMeta {
-  int64_t unix_ns = 0;
+  int64_t unix_ns = 0, scan_id = 0;
   double seconds = 0;
-  int64_t scan_id = 0;
 };
 
 // Prometheus text format (version 0.0.4), without timestamps (node_exporter's textfile collector

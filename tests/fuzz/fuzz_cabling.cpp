@@ -6,15 +6,11 @@
 
 #include "cabling_plan.hpp"
 #include "fuzz_common.hpp"
-#include "ibroute/fabric/synthetic.hpp"
+#include "fuzz_fabric.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace ibroute;
-  static const fabric::Fabric f = [] {
-    fabric::FatTreeSpec t;
-    t.leaves = 2, t.hosts_per_leaf = 3, t.uplinks = 1, t.spines = 1, t.hosts = 5;
-    return fabric::build_fat_tree(t);
-  }();
+  const fabric::Fabric& f = fuzz::small_fabric();
   return fuzz::run([&] {
     const std::vector<fabric::Cable> plan = workflow::parse_cabling_plan(std::string(fuzz::text(data, size)), "fuzz");
     const fabric::CablingCheck c = fabric::check_cabling(f, plan);

@@ -6,15 +6,11 @@
 
 #include "counter_carry.hpp"
 #include "fuzz_common.hpp"
-#include "ibroute/fabric/synthetic.hpp"
+#include "fuzz_fabric.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace ibroute;
-  static const fabric::Fabric f = [] {
-    fabric::FatTreeSpec t;
-    t.leaves = 2, t.hosts_per_leaf = 3, t.uplinks = 1, t.spines = 1, t.hosts = 5;
-    return fabric::build_fat_tree(t);
-  }();
+  const fabric::Fabric& f = fuzz::small_fabric();
   return fuzz::run([&] {
     const std::vector<fabric::PortSample> got = workflow::parse_carry(std::string(fuzz::text(data, size)), f);
     for (size_t k = 0; k < got.size(); ++k) {

@@ -42,7 +42,7 @@ CounterSnapshot reading_of(const Fabric& f) {
 TEST(CounterExport, PrometheusListsEveryPortOnceWithBytesAndBothEnds) {
   Fabric f = small_tree();
   const CounterSnapshot s = reading_of(f);
-  const std::string text = prometheus_text(f, s, {1'700'000'000'000'000'000, 0.25, 4});
+  const std::string text = prometheus_text(f, s, {.unix_ns = 1'700'000'000'000'000'000, .scan_id = 4, .seconds = 0.25});
   for (const PortSample& x : s.ports) {
     const Node& n = f.nodes[static_cast<size_t>(x.node)];
     const std::string kind = n.is_switch() ? "switch" : "hca";
@@ -100,7 +100,7 @@ TEST(CounterExport, NamesAreEscapedAndUnansweredPortsShownNotZeroed) {
   std::vector<std::string> left_out;
   s.ports.front().v[0] = UINT64_MAX / 2;  // bytes beyond a signed 64-bit integer
   s.ports.front().v[5] = UINT64_MAX;
-  const std::string lines = influx_lines(f, s, {123, 0, 1}, left_out);
+  const std::string lines = influx_lines(f, s, {.unix_ns = 123, .scan_id = 1}, left_out);
   EXPECT_EQ(left_out.size(), 2u);
   size_t count = 0;
   for (size_t i = 0; (i = lines.find('\n', i)) != std::string::npos; ++i) ++count;
@@ -147,7 +147,7 @@ TEST(CounterCarry, ThePortThatStopsAnsweringKeepsItsLastCountersAndADamagedFileI
   ASSERT_EQ(now.carried.size(), 1u);
   EXPECT_EQ(now.carried[0], gone);
   EXPECT_EQ(next, first.ports) << "what is carried on: the answered ports now and the one carried";
-  const std::string prom = prometheus_text(f, now, {1, 0.1, 4});
+  const std::string prom = prometheus_text(f, now, {.unix_ns = 1, .scan_id = 4, .seconds = 0.1});
   const Node& n = f.nodes[static_cast<size_t>(gone.node)];
   const std::string kind = n.is_switch() ? "switch" : "hca";
   const std::string labels = "{guid=\"" + guid_hex(n.guid) + "\",port=\"" + std::to_string(gone.port) + "\"}";

@@ -248,6 +248,16 @@ TEST(FabricStore, ReadOnlyRefusesOlderSchemaAndMigrateUpgrades) {
 }
 
 // Each damage: an UPDATE on a good database, what reads it, and what the one-line error says.
+namespace {
+// TwoLeaves' scan stored in a new database, then `sql` run on it behind the store's back.
+void store_then_damage(const TempDb& tmp, const char* sql) {
+  TwoLeaves t;
+  FabricStore(tmp.path, ibroute::store::Access::create)
+      .save_scan({.source = "offline", .origin = "unit"}, t.f, resolve_routes(t.f));
+  exec_sql(tmp.path, sql);
+}
+}  // namespace
+
 TEST(FabricStore, DamagedRowsAreInputErrors) {
   struct Case {
     const char* sql;
@@ -276,12 +286,7 @@ TEST(FabricStore, DamagedRowsAreInputErrors) {
   };
   for (const Case& c : cases) {
     TempDb tmp;
-    TwoLeaves t;
-    {
-      FabricStore(tmp.path, ibroute::store::Access::create)
-          .save_scan({.source = "offline", .origin = "unit"}, t.f, resolve_routes(t.f));
-    }
-    exec_sql(tmp.path, c.sql);
+    store_then_damage(tmp, c.sql);
     FabricStore s(tmp.path, ibroute::store::Access::read_only);
     try {
       s.load_fabric(1, true);
@@ -313,12 +318,7 @@ TEST(FabricStore, DamagedRoutesAndLidsAreInputErrors) {
   };
   for (const Case& c : cases) {
     TempDb tmp;
-    TwoLeaves t;
-    {
-      FabricStore(tmp.path, ibroute::store::Access::create)
-          .save_scan({.source = "offline", .origin = "unit"}, t.f, resolve_routes(t.f));
-    }
-    exec_sql(tmp.path, c.sql);
+    store_then_damage(tmp, c.sql);
     FabricStore s(tmp.path, ibroute::store::Access::read_only);
     try {
       s.load_routes(1);

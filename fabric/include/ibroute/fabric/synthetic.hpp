@@ -17,14 +17,9 @@ struct FatTreeSpec {
   // switches (each leaf has one link to each agg, so uplinks = aggs); each agg has `cores /
   // aggs` links up, agg a of every pod reaching cores a*(cores/aggs) ... (a+1)*(cores/aggs)-1.
   int levels = 2;
-  int leaves = 12;
-  int hosts_per_leaf = 8;
-  int uplinks = 4;
-  int spines = 4;
-  int pods = 1;
-  int aggs = 0;
-  int cores = 0;
-  int hosts = 0;  // at most this many hosts (0: every leaf port), spread evenly over the leaves
+  int leaves = 12, hosts_per_leaf = 8, uplinks = 4, spines = 4;
+  int pods = 1, aggs = 0, cores = 0;  // three levels
+  int hosts = 0;                      // at most this many hosts (0: every leaf port), spread evenly over the leaves
   uint8_t lmc = 0;
   bool shuffle_names = false;  // host names do not follow the cabling
   uint32_t seed = 1;
