@@ -1,14 +1,14 @@
 // ibroute diff: topology and route changes between two scans (default: the two newest).
 #include <iostream>
 
+#include "cabling_plan.hpp"
 #include "commands.hpp"
 #include "common.hpp"
-#include "options.hpp"
-#include "cabling_plan.hpp"
 #include "ibroute/fabric/cabling.hpp"
 #include "ibroute/fabric/diff.hpp"
-#include "ibroute/fabric/routes.hpp"
 #include "ibroute/fabric/error.hpp"
+#include "ibroute/fabric/routes.hpp"
+#include "options.hpp"
 
 namespace ibroute::cli {
 
@@ -44,7 +44,11 @@ int run_against(const DiffOptions& o) {
   const int64_t scan = pick_scan(store, o.scan_a);
   const CablingCheck c = check_cabling(store.load_fabric(scan, false), plan);
   if (o.json) {
-    nlohmann::json j{{"scan_id", scan}, {"against", o.against}, {"planned", c.planned}, {"as_planned", c.as_planned}, {"ok", c.ok()}};
+    nlohmann::json j{{"scan_id", scan},
+                     {"against", o.against},
+                     {"planned", c.planned},
+                     {"as_planned", c.as_planned},
+                     {"ok", c.ok()}};
     auto list = [](const std::vector<Cable>& v) {
       nlohmann::json x = nlohmann::json::array();
       for (const Cable& k : v) x.push_back(cable_json(k));
@@ -62,11 +66,12 @@ int run_against(const DiffOptions& o) {
     print_json(j);
     return c.ok() ? kExitOk : kExitFailure;
   }
-  std::cout << "cabling of scan " << scan << " against " << o.against << ": " << c.as_planned << " of " << c.planned << " cables as planned"
-            << (c.ok() ? "" : "; differences, by both ends:") << "\n";
+  std::cout << "cabling of scan " << scan << " against " << o.against << ": " << c.as_planned << " of " << c.planned
+            << " cables as planned" << (c.ok() ? "" : "; differences, by both ends:") << "\n";
   for (const auto& [p, q] : c.swapped)
     std::cout << "  swapped: " << cable_text(p) << " and " << cable_text(q) << " have their far ends exchanged\n";
-  for (const auto& [p, f] : c.moved) std::cout << "  moved:   " << cable_text(p) << " planned, found as " << cable_text(f) << "\n";
+  for (const auto& [p, f] : c.moved)
+    std::cout << "  moved:   " << cable_text(p) << " planned, found as " << cable_text(f) << "\n";
   for (const Cable& k : c.missing) std::cout << "  missing: " << cable_text(k) << "\n";
   for (const Cable& k : c.extra) std::cout << "  extra:   " << cable_text(k) << " (not planned)\n";
   for (const std::string& u : counted_once(c.unresolved)) std::cout << "  not in the fabric: " << u << "\n";
@@ -94,6 +99,89 @@ std::pair<int64_t, int64_t> scans_of(const DiffOptions& o, store::FabricStore& s
   return {all[all.size() - 2].id, all.back().id};
 }
 
+// Routes named as people know them: the switch they enter at and the port that owns the DLID
+// (in the newer scan; the older where it is gone).
+struct RouteNames {
+  const Fabric &fa, &fb;
+  const LidMap lids_a{fa}, lids_b{fb};
+  std::string owner(uint16_t dlid) const {
+    for (auto [f, m] : {std::pair{&fb, &lids_b}, std::pair{&fa, &lids_a}})
+      if (const LidOwner* w = m->owner(dlid))
+        return f->nodes[w->node].desc + (f->nodes[w->node].is_switch() ? "" : " port " + std::to_string(w->port));
+    return "no owner";
+  }
+  std::string ingress(const RouteChange& r) const {
+    for (const Fabric* f : {&fb, &fa})
+      for (const Node& n : f->nodes)
+        if (n.guid == r.ingress_guid) return n.desc;
+    return guid_hex(r.ingress_guid);
+  }
+};
+
+nlohmann::json diff_json(int64_t a, int64_t b, const FabricDiff& d, const RouteNames& names) {
+  nlohmann::json j{{"scan_a", a}, {"scan_b", b}, {"identical", d.empty()}};
+  auto nodes = [](const std::vector<PortRef>& v) {
+    nlohmann::json x = nlohmann::json::array();
+    for (auto& n : v) x.push_back({{"guid", guid_hex(n.guid)}, {"desc", n.desc}});
+    return x;
+  };
+  auto links = [](const std::vector<LinkChange>& v) {
+    nlohmann::json x = nlohmann::json::array();
+    for (auto& l : v) x.push_back(link_json(l));
+    return x;
+  };
+  j["nodes_added"] = nodes(d.nodes_added);
+  j["nodes_removed"] = nodes(d.nodes_removed);
+  j["links_added"] = links(d.links_added);
+  j["links_removed"] = links(d.links_removed);
+  j["links_changed"] = links(d.links_changed);
+  j["lids_changed"] = nlohmann::json::array();
+  for (auto& l : d.lids_changed)
+    j["lids_changed"].push_back({{"guid", guid_hex(l.port.guid)},
+                                 {"desc", l.port.desc},
+                                 {"port", l.port.port},
+                                 {"before", {{"base_lid", l.lid_before}, {"lmc", l.lmc_before}}},
+                                 {"after", {{"base_lid", l.lid_after}, {"lmc", l.lmc_after}}}});
+  j["lft_entries_changed"] = d.lft_entries_changed;
+  j["switches_with_lft_changes"] = d.switches_with_lft_changes;
+  j["routes_compared"] = d.routes_compared;
+  j["routes_changed"] = d.routes_changed;
+  j["route_examples"] = nlohmann::json::array();
+  for (auto& r : d.route_examples)
+    j["route_examples"].push_back({{"ingress", r.ingress},
+                                   {"ingress_guid", guid_hex(r.ingress_guid)},
+                                   {"ingress_desc", names.ingress(r)},
+                                   {"dlid", r.dlid},
+                                   {"dlid_owner", names.owner(r.dlid)},
+                                   {"before", r.before},
+                                   {"after", r.after}});
+  return j;
+}
+
+void print_diff(int64_t a, int64_t b, const FabricDiff& d, const RouteNames& names) {
+  std::cout << "scan " << a << " -> scan " << b << ": " << (d.empty() ? "no changes" : "changed") << "\n";
+  for (auto& n : d.nodes_removed) std::cout << "  - node " << n.desc << " {" << guid_hex(n.guid) << "}\n";
+  for (auto& n : d.nodes_added) std::cout << "  + node " << n.desc << " {" << guid_hex(n.guid) << "}\n";
+  for (auto& l : d.links_removed)
+    std::cout << "  - link " << end_text(l.a) << " -- " << end_text(l.b) << " (" << l.before << ")\n";
+  for (auto& l : d.links_added)
+    std::cout << "  + link " << end_text(l.a) << " -- " << end_text(l.b) << " (" << l.after << ")\n";
+  for (auto& l : d.links_changed)
+    std::cout << "  ~ link " << end_text(l.a) << " -- " << end_text(l.b) << ": " << l.before << " -> " << l.after
+              << "\n";
+  for (auto& l : d.lids_changed)
+    std::cout << "  ~ lid  " << end_text(l.port) << ": " << l.lid_before << "/lmc " << int(l.lmc_before) << " -> "
+              << l.lid_after << "/lmc " << int(l.lmc_after) << "\n";
+  std::cout << "  LFT entries changed: " << d.lft_entries_changed << " on " << d.switches_with_lft_changes
+            << " switches\n"
+            << "  routes changed: " << d.routes_changed << " of " << d.routes_compared << " compared\n";
+  for (auto& r : d.route_examples)
+    std::cout << "    from " << names.ingress(r) << " to DLID " << r.dlid << " (" << names.owner(r.dlid)
+              << ")\n      before " << r.before << "\n      after  " << r.after << "\n";
+  if (d.routes_changed > d.route_examples.size())
+    std::cout << "    ... " << d.routes_changed - d.route_examples.size() << " more (--examples N shows more)\n";
+}
+
 int run_diff(const DiffOptions& o) {
   if (!o.against.empty()) {
     if (o.scan_b) throw InputError("diff --against FILE takes one scan id (default: the newest)");
@@ -103,72 +191,12 @@ int run_diff(const DiffOptions& o) {
   const auto [a, b] = scans_of(o, store);
   Fabric fa = store.load_fabric(a, true), fb = store.load_fabric(b, true);
   RouteSet ra = store.load_routes(a), rb = store.load_routes(b);
-  FabricDiff d = diff_fabrics(fa, ra, fb, rb, o.examples);
-
-  // Routes named as people know them: the switch they enter at and the port that owns the DLID
-  // (in the newer scan; the older where it is gone).
-  const LidMap lids_a(fa), lids_b(fb);
-  auto owner_name = [&](uint16_t dlid) -> std::string {
-    for (auto [f, m] : {std::pair{&fb, &lids_b}, std::pair{&fa, &lids_a}})
-      if (const LidOwner* w = m->owner(dlid)) return f->nodes[w->node].desc + (f->nodes[w->node].is_switch() ? "" : " port " + std::to_string(w->port));
-    return "no owner";
-  };
-  auto ingress_name = [&](const auto& r) -> std::string {
-    for (const Fabric* f : {&fb, &fa})
-      for (const Node& n : f->nodes)
-        if (n.guid == r.ingress_guid) return n.desc;
-    return guid_hex(r.ingress_guid);
-  };
-  if (o.json) {
-    nlohmann::json j{{"scan_a", a}, {"scan_b", b}, {"identical", d.empty()}};
-    auto nodes = [](const std::vector<PortRef>& v) {
-      nlohmann::json x = nlohmann::json::array();
-      for (auto& n : v) x.push_back({{"guid", guid_hex(n.guid)}, {"desc", n.desc}});
-      return x;
-    };
-    auto links = [](const std::vector<LinkChange>& v) {
-      nlohmann::json x = nlohmann::json::array();
-      for (auto& l : v) x.push_back(link_json(l));
-      return x;
-    };
-    j["nodes_added"] = nodes(d.nodes_added);
-    j["nodes_removed"] = nodes(d.nodes_removed);
-    j["links_added"] = links(d.links_added);
-    j["links_removed"] = links(d.links_removed);
-    j["links_changed"] = links(d.links_changed);
-    j["lids_changed"] = nlohmann::json::array();
-    for (auto& l : d.lids_changed)
-      j["lids_changed"].push_back({{"guid", guid_hex(l.port.guid)}, {"desc", l.port.desc}, {"port", l.port.port},
-                                   {"before", {{"base_lid", l.lid_before}, {"lmc", l.lmc_before}}},
-                                   {"after", {{"base_lid", l.lid_after}, {"lmc", l.lmc_after}}}});
-    j["lft_entries_changed"] = d.lft_entries_changed;
-    j["switches_with_lft_changes"] = d.switches_with_lft_changes;
-    j["routes_compared"] = d.routes_compared;
-    j["routes_changed"] = d.routes_changed;
-    j["route_examples"] = nlohmann::json::array();
-    for (auto& r : d.route_examples)
-      j["route_examples"].push_back({{"ingress", r.ingress}, {"ingress_guid", guid_hex(r.ingress_guid)}, {"ingress_desc", ingress_name(r)},
-                                     {"dlid", r.dlid}, {"dlid_owner", owner_name(r.dlid)}, {"before", r.before}, {"after", r.after}});
-    print_json(j);
-    return d.empty() ? kExitOk : kExitFailure;
-  }
-  std::cout << "scan " << a << " -> scan " << b << ": " << (d.empty() ? "no changes" : "changed") << "\n";
-  for (auto& n : d.nodes_removed) std::cout << "  - node " << n.desc << " {" << guid_hex(n.guid) << "}\n";
-  for (auto& n : d.nodes_added) std::cout << "  + node " << n.desc << " {" << guid_hex(n.guid) << "}\n";
-  for (auto& l : d.links_removed) std::cout << "  - link " << end_text(l.a) << " -- " << end_text(l.b) << " (" << l.before << ")\n";
-  for (auto& l : d.links_added) std::cout << "  + link " << end_text(l.a) << " -- " << end_text(l.b) << " (" << l.after << ")\n";
-  for (auto& l : d.links_changed)
-    std::cout << "  ~ link " << end_text(l.a) << " -- " << end_text(l.b) << ": " << l.before << " -> " << l.after << "\n";
-  for (auto& l : d.lids_changed)
-    std::cout << "  ~ lid  " << end_text(l.port) << ": " << l.lid_before << "/lmc " << int(l.lmc_before) << " -> "
-              << l.lid_after << "/lmc " << int(l.lmc_after) << "\n";
-  std::cout << "  LFT entries changed: " << d.lft_entries_changed << " on " << d.switches_with_lft_changes << " switches\n"
-            << "  routes changed: " << d.routes_changed << " of " << d.routes_compared << " compared\n";
-  for (auto& r : d.route_examples)
-    std::cout << "    from " << ingress_name(r) << " to DLID " << r.dlid << " (" << owner_name(r.dlid) << ")\n      before " << r.before
-              << "\n      after  " << r.after << "\n";
-  if (d.routes_changed > d.route_examples.size())
-    std::cout << "    ... " << d.routes_changed - d.route_examples.size() << " more (--examples N shows more)\n";
+  const FabricDiff d = diff_fabrics(fa, ra, fb, rb, o.examples);
+  const RouteNames names{fa, fb};
+  if (o.json)
+    print_json(diff_json(a, b, d, names));
+  else
+    print_diff(a, b, d, names);
   return d.empty() ? kExitOk : kExitFailure;
 }
 
@@ -180,7 +208,8 @@ Runner setup_diff(CLI::App& app) {
   c->add_option("SCAN_A", o->scan_a, "the older scan's id (default: the two newest scans)");
   c->add_option("SCAN_B", o->scan_b, "the newer scan's id (with SCAN_A)");
   c->add_option("--examples", o->examples, "changed routes to show")->capture_default_str();
-  c->add_option("--against", o->against, "a cabling plan to check the scan's cables against (ibnetdiscover output or CSV)");
+  c->add_option("--against", o->against,
+                "a cabling plan to check the scan's cables against (ibnetdiscover output or CSV)");
   return [o] { return run_diff(*o); };
 }
 
