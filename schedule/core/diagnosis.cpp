@@ -35,15 +35,16 @@ double share_of(uint32_t v) { return static_cast<double>(v >> 16) / 65534; }
 uint32_t word(const float& f) { return std::bit_cast<uint32_t>(f); }
 void put(float& f, uint32_t v) { std::memcpy(&f, &v, sizeof v); }
 
-
 unsigned threads_for(size_t work) {
-  return static_cast<unsigned>(std::clamp<size_t>(work / (1u << 18), 1, std::max(1u, std::thread::hardware_concurrency())));
+  return static_cast<unsigned>(
+      std::clamp<size_t>(work / (1u << 18), 1, std::max(1u, std::thread::hardware_concurrency())));
 }
 
 // Pass 1: each transfer's planned rate in its phase, the measured one turned into its share.
 // Returns the histogram of all shares; `claimed` marks the pairs converted (a pair the schedule
 // sends twice keeps its first phase).
-std::array<uint64_t, kBins> to_shares(const EvalContext& ctx, const Schedule& s, std::vector<float>& m, double cap_gbps) {
+std::array<uint64_t, kBins> to_shares(const EvalContext& ctx, const Schedule& s, std::vector<float>& m,
+                                      double cap_gbps) {
   const size_t n = s.hosts.size();
   std::vector<std::atomic<uint64_t>> claimed((n * n + 63) / 64);
   const unsigned threads = threads_for(n * n);
@@ -129,7 +130,8 @@ Pass peel_pass(const EvalContext& ctx, const Schedule& s, std::vector<float>& m,
       bool over_any = false;
       row_rest.fill(0);
       for (size_t k = 0; k < n; ++k) {
-        if (const size_t j = k + kPathsAhead; j < n && word(m[i * n + j]) != kNone) path_of.prefetch(i, static_cast<uint16_t>(word(m[i * n + j]) & 0xffff));
+        if (const size_t j = k + kPathsAhead; j < n && word(m[i * n + j]) != kNone)
+          path_of.prefetch(i, static_cast<uint16_t>(word(m[i * n + j]) & 0xffff));
         uint32_t v = word(m[i * n + k]);
         if (v == kNone || !path_of(i, static_cast<uint16_t>(v & 0xffff), path)) continue;
         double q = share_of(v);
@@ -171,8 +173,8 @@ struct Explanation {
   int32_t link = -1, alternative = -1;
 };
 
-Explanation fewest_parts(const Pass& pass, const std::vector<double>& median, const std::vector<char>& taken, size_t min_transfers,
-                         int32_t worst, double worst_median) {
+Explanation fewest_parts(const Pass& pass, const std::vector<double>& median, const std::vector<char>& taken,
+                         size_t min_transfers, int32_t worst, double worst_median) {
   constexpr double kAlike = 0.1;  // medians this close to the slowest compete on what they explain
   const size_t nl = median.size(), slow_bins = bin_of((1 + worst_median) / 2);
   auto score = [&](size_t l) {
@@ -182,14 +184,17 @@ Explanation fewest_parts(const Pass& pass, const std::vector<double>& median, co
   };
   std::vector<std::pair<size_t, double>> alike;
   for (size_t l = 0; l < nl; ++l)
-    if (!taken[l] && pass.count[l] >= min_transfers && median[l] <= worst_median + kAlike) alike.emplace_back(l, score(l));
+    if (!taken[l] && pass.count[l] >= min_transfers && median[l] <= worst_median + kAlike)
+      alike.emplace_back(l, score(l));
   Explanation out{worst, -1};
   double best = score(static_cast<size_t>(worst));
   for (const auto& [l, sc] : alike)
-    if (sc > best || (sc == best && median[l] < median[static_cast<size_t>(out.link)])) best = sc, out.link = static_cast<int32_t>(l);
+    if (sc > best || (sc == best && median[l] < median[static_cast<size_t>(out.link)]))
+      best = sc, out.link = static_cast<int32_t>(l);
   double second = -INFINITY;
   for (const auto& [l, sc] : alike)
-    if (static_cast<int32_t>(l) != out.link && sc >= 0.97 * best && sc > second && std::abs(median[l] - median[static_cast<size_t>(out.link)]) <= 0.02)
+    if (static_cast<int32_t>(l) != out.link && sc >= 0.97 * best && sc > second &&
+        std::abs(median[l] - median[static_cast<size_t>(out.link)]) <= 0.02)
       second = sc, out.alternative = static_cast<int32_t>(l);
   return out;
 }
@@ -236,8 +241,31 @@ std::vector<float> planned_pair_gbps(const EvalContext& ctx, const Schedule& s, 
   return out;
 }
 
-RunDiagnosis diagnose_run(const EvalContext& ctx, const Schedule& s, std::vector<float> observed, double cap_gbps, size_t at_most,
-                          size_t min_transfers) {
+namespace {
+
+// Which host's own link each directed link is (its rank; -1: none), and in which direction.
+struct HostLinks {
+  std::vector<int32_t> rank;
+  std::vector<char> receive;
+};
+HostLinks host_links(const EvalContext& ctx, const Schedule& s) {
+  HostLinks out{std::vector<int32_t>(ctx.links.size(), -1), std::vector<char>(ctx.links.size(), 0)};
+  for (size_t r = 0; r < s.hosts.size(); ++r) {
+    const Host& h = s.hosts[r];
+    out.rank[static_cast<size_t>(ctx.links.id(h.node, h.port))] = static_cast<int32_t>(r);
+    const Port& p = ctx.fabric.nodes[h.node].ports[h.port];
+    if (p.connected()) {
+      const auto down = static_cast<size_t>(ctx.links.id(p.peer_node, p.peer_port));
+      out.rank[down] = static_cast<int32_t>(r), out.receive[down] = 1;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+RunDiagnosis diagnose_run(const EvalContext& ctx, const Schedule& s, std::vector<float> observed, double cap_gbps,
+                          size_t at_most, size_t min_transfers) {
   RunDiagnosis d;
   const size_t n = s.hosts.size();
   if (observed.size() != n * n || n == 0) return d;
@@ -249,23 +277,16 @@ RunDiagnosis diagnose_run(const EvalContext& ctx, const Schedule& s, std::vector
   // has no part to blame for it: judge each link against the run's own median instead.
   if (d.median_share < 0.9 && d.median_share > 0)
     for (float& f : m)
-      if (const uint32_t v = word(f); v != kNone) put(f, pack(std::min(1.0, share_of(v) / d.median_share), static_cast<uint16_t>(v & 0xffff)));
+      if (const uint32_t v = word(f); v != kNone)
+        put(f, pack(std::min(1.0, share_of(v) / d.median_share), static_cast<uint16_t>(v & 0xffff)));
   // Every pair at 90 % of plan or better (the run's median above it): no link's median is below,
   // so the peeling would name nothing — a passed acceptance at 10 000 hosts skips its pass.
-  if (d.median_share >= 0.9 && std::accumulate(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(bin_of(0.9)), uint64_t{0}) == 0) return d;
-  // Which host's own link each directed link is, and in which direction.
-  std::vector<int32_t> host_of(ctx.links.size(), -1);
-  std::vector<char> receive(ctx.links.size(), 0);
-  for (size_t r = 0; r < n; ++r) {
-    const Host& h = s.hosts[r];
-    const int32_t up = ctx.links.id(h.node, h.port);
-    host_of[static_cast<size_t>(up)] = static_cast<int32_t>(r);
-    const Port& p = ctx.fabric.nodes[h.node].ports[h.port];
-    if (p.connected()) {
-      const int32_t down = ctx.links.id(p.peer_node, p.peer_port);
-      host_of[static_cast<size_t>(down)] = static_cast<int32_t>(r), receive[static_cast<size_t>(down)] = 1;
-    }
-  }
+  if (d.median_share >= 0.9 &&
+      std::accumulate(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(bin_of(0.9)), uint64_t{0}) == 0)
+    return d;
+  const HostLinks hosts = host_links(ctx, s);
+  const std::vector<int32_t>& host_of = hosts.rank;
+  const std::vector<char>& receive = hosts.receive;
   std::vector<char> taken(ctx.links.size(), 0);
   for (size_t round = 0;; ++round) {
     RunSuspect* last = d.suspects.empty() ? nullptr : &d.suspects.back();
@@ -278,7 +299,8 @@ RunDiagnosis diagnose_run(const EvalContext& ctx, const Schedule& s, std::vector
       x.slow_share = x.transfers ? static_cast<double>(pass.slow) / static_cast<double>(x.transfers) : 0;
       x.others = median_of(pass.rest);
       const double deficit = std::clamp((1 - x.factor - 0.1) / 0.3, 0.0, 1.0);
-      const double enough = std::min(1.0, static_cast<double>(x.transfers) / (4.0 * static_cast<double>(min_transfers)));
+      const double enough =
+          std::min(1.0, static_cast<double>(x.transfers) / (4.0 * static_cast<double>(min_transfers)));
       const double apart = x.rank >= 0 ? 1.0 : std::clamp((x.others - x.factor) / 0.2, 0.0, 1.0);
       x.confidence = deficit * x.slow_share * enough * apart;
     }
@@ -289,14 +311,16 @@ RunDiagnosis diagnose_run(const EvalContext& ctx, const Schedule& s, std::vector
     std::vector<uint64_t> seen(nl, 0);
     for (size_t b = 0; b < kBins; ++b)
       for (size_t l = 0; l < nl; ++l)
-        if (const uint64_t before = seen[l]; (seen[l] += pass.hist[b * nl + l]) * 2 >= pass.count[l] && before * 2 < pass.count[l])
+        if (const uint64_t before = seen[l];
+            (seen[l] += pass.hist[b * nl + l]) * 2 >= pass.count[l] && before * 2 < pass.count[l])
           median[l] = std::min(1.0, (static_cast<double>(b) + 0.5) / kBins);
     int32_t worst = -1;
     double worst_median = 1;
     for (size_t l = 0; l < nl; ++l) {
       if (taken[l] || pass.count[l] < min_transfers) continue;
       const double med = median[l];
-      if (med < worst_median - 1e-12 || (worst >= 0 && med == worst_median && pass.count[l] > pass.count[static_cast<size_t>(worst)]))
+      if (med < worst_median - 1e-12 ||
+          (worst >= 0 && med == worst_median && pass.count[l] > pass.count[static_cast<size_t>(worst)]))
         worst = static_cast<int32_t>(l), worst_median = med;
     }
     if (worst < 0 || worst_median > 0.9) break;  // what is left runs at 90 % of plan or better
@@ -309,7 +333,8 @@ RunDiagnosis diagnose_run(const EvalContext& ctx, const Schedule& s, std::vector
     taken[static_cast<size_t>(worst)] = 1;
     d.suspects.push_back(x);
   }
-  std::stable_sort(d.suspects.begin(), d.suspects.end(), [](const RunSuspect& a, const RunSuspect& b) { return a.confidence > b.confidence; });
+  std::stable_sort(d.suspects.begin(), d.suspects.end(),
+                   [](const RunSuspect& a, const RunSuspect& b) { return a.confidence > b.confidence; });
   return d;
 }
 
@@ -327,7 +352,8 @@ std::vector<Phase> pack_pairs(size_t n, const std::vector<std::array<int32_t, 3>
       phases.back().dst.assign(n, -1), phases.back().dlid.assign(n, 0);
       sends.emplace_back(n, 0), receives.emplace_back(n, 0);
     }
-    phases[k].dst[static_cast<size_t>(src)] = dst, phases[k].dlid[static_cast<size_t>(src)] = static_cast<uint16_t>(dlid);
+    phases[k].dst[static_cast<size_t>(src)] = dst,
+    phases[k].dlid[static_cast<size_t>(src)] = static_cast<uint16_t>(dlid);
     sends[k][static_cast<size_t>(src)] = 1, receives[k][static_cast<size_t>(dst)] = 1;
   }
   return phases;
@@ -341,7 +367,8 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-Confirmation confirmation_schedule(const EvalContext& ctx, const Schedule& plan, const std::vector<int32_t>& links, size_t per_link) {
+Confirmation confirmation_schedule(const EvalContext& ctx, const Schedule& plan, const std::vector<int32_t>& links,
+                                   size_t per_link) {
   Confirmation c;
   c.links = links;
   c.over.resize(links.size()), c.controls.resize(links.size());
@@ -357,13 +384,17 @@ Confirmation confirmation_schedule(const EvalContext& ctx, const Schedule& plan,
     into.emplace_back(static_cast<int32_t>(i), dst);
     chosen.push_back({static_cast<int32_t>(i), dst, dlid});
   };
-  auto take = [&](size_t i, const Phase& ph, std::vector<std::pair<int32_t, int32_t>>& into) { take_over(i, ph.dst[i], ph.dlid[i], into); };
+  auto take = [&](size_t i, const Phase& ph, std::vector<std::pair<int32_t, int32_t>>& into) {
+    take_over(i, ph.dst[i], ph.dlid[i], into);
+  };
   auto crosses = [&](size_t i, uint16_t dlid, int32_t link) {
     return finder.path(plan.hosts[i].node, plan.hosts[i].port, dlid, path) == RouteStatus::ok &&
            std::find(path.begin(), path.end(), link) != path.end();
   };
   auto others_crossed = [&](size_t s) {  // of the last path walked
-    return std::any_of(path.begin(), path.end(), [&](int32_t l) { return l != links[s] && std::find(links.begin(), links.end(), l) != links.end(); });
+    return std::any_of(path.begin(), path.end(), [&](int32_t l) {
+      return l != links[s] && std::find(links.begin(), links.end(), l) != links.end();
+    });
   };
   for (size_t s = 0; s < links.size(); ++s) {
     std::vector<char> sender(n, 0), receiver(n, 0);
@@ -376,10 +407,12 @@ Confirmation confirmation_schedule(const EvalContext& ctx, const Schedule& plan,
         for (size_t i = 0; i < ph.dst.size() && c.over[s].size() < per_link && (!apart || budget > 0); ++i) {
           if (ph.dst[i] < 0) continue;
           budget -= apart;
-          const Port& to = ctx.fabric.nodes[plan.hosts[static_cast<size_t>(ph.dst[i])].node].ports[plan.hosts[static_cast<size_t>(ph.dst[i])].port];
+          const Port& to = ctx.fabric.nodes[plan.hosts[static_cast<size_t>(ph.dst[i])].node]
+                               .ports[plan.hosts[static_cast<size_t>(ph.dst[i])].port];
           const uint16_t lids = static_cast<uint16_t>(apart && to.owns_lid(ph.dlid[i]) ? to.lid_count() : 1);
           for (uint16_t k = 0; k < lids; ++k) {
-            const uint16_t dlid = apart ? static_cast<uint16_t>(to.base_lid + (ph.dlid[i] - to.base_lid + k) % lids) : ph.dlid[i];
+            const uint16_t dlid =
+                apart ? static_cast<uint16_t>(to.base_lid + (ph.dlid[i] - to.base_lid + k) % lids) : ph.dlid[i];
             if (!crosses(i, dlid, links[s]) || (apart && others_crossed(s))) continue;
             take_over(i, ph.dst[i], dlid, c.over[s]), sender[i] = 1, receiver[static_cast<size_t>(ph.dst[i])] = 1;
             break;
@@ -391,7 +424,8 @@ Confirmation confirmation_schedule(const EvalContext& ctx, const Schedule& plan,
       for (size_t i = 0; i < ph.dst.size() && c.controls[s].size() < c.over[s].size(); ++i)
         if (ph.dst[i] >= 0 && (sender[i] || receiver[static_cast<size_t>(ph.dst[i])]) &&
             finder.path(plan.hosts[i].node, plan.hosts[i].port, ph.dlid[i], path) == RouteStatus::ok &&
-            std::none_of(path.begin(), path.end(), [&](int32_t l) { return std::find(links.begin(), links.end(), l) != links.end(); }))
+            std::none_of(path.begin(), path.end(),
+                         [&](int32_t l) { return std::find(links.begin(), links.end(), l) != links.end(); }))
           take(i, ph, c.controls[s]);
   }
   c.schedule.name = plan.name + "-confirm";
@@ -403,14 +437,16 @@ Confirmation confirmation_schedule(const EvalContext& ctx, const Schedule& plan,
   return c;
 }
 
-std::vector<Verdict> judge_confirmation(const EvalContext& ctx, const Confirmation& c, const std::vector<float>& observed) {
+std::vector<Verdict> judge_confirmation(const EvalContext& ctx, const Confirmation& c,
+                                        const std::vector<float>& observed) {
   const size_t n = c.schedule.hosts.size();
   const std::vector<float> planned = planned_pair_gbps(ctx, c.schedule);
   auto shares = [&](const std::vector<std::pair<int32_t, int32_t>>& pairs) {
     std::vector<double> v;
     for (auto [s, d] : pairs) {
       const size_t at = static_cast<size_t>(s) * n + static_cast<size_t>(d);
-      if (observed.size() == n * n && planned[at] > 0 && observed[at] >= 0) v.push_back(std::min(1.0, static_cast<double>(observed[at] / planned[at])));
+      if (observed.size() == n * n && planned[at] > 0 && observed[at] >= 0)
+        v.push_back(std::min(1.0, static_cast<double>(observed[at] / planned[at])));
     }
     return v;
   };

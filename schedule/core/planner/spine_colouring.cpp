@@ -1,12 +1,26 @@
 // The structure method: a two-level tree's leaf-to-leaf transfers edge-coloured by (spine, slot).
-#include "phase_solver.hpp"
-
 #include <algorithm>
 #include <climits>
+
+#include "phase_solver.hpp"
 
 namespace ibroute::schedule {
 
 using namespace ibroute::fabric;
+
+namespace {
+
+// Colours: (spine, slot), as many slots per spine as a leaf may send through it at once (within
+// `target` transfers per link); at least as many colours as a leaf has hosts.
+std::pair<int, int> colours_for(const FabricStructure& s, int spines, int target) {
+  int max_up = 0, max_hosts = 0;
+  for (size_t x = 0; x < s.leaves.size(); ++x)
+    max_up = std::max(max_up, s.uplinks_per_leaf[x]), max_hosts = std::max(max_hosts, s.hosts_per_leaf[x]);
+  const int slots = std::max(1, target) * std::max(1, max_up / spines);
+  return {slots, std::max(spines * slots, max_hosts)};
+}
+
+}  // namespace
 
 int PhaseSolver::spine_of(uint32_t k) const {
   if (opt(k).len != 3) return -1;
@@ -17,22 +31,20 @@ int PhaseSolver::spine_of(uint32_t k) const {
 void PhaseSolver::colour_by_spine(const Phase& ph, const std::vector<size_t>& todo, int target) {
   const int spines = static_cast<int>(spine_slot_.size());
   if (spines == 0) return;
-  // Colours: (spine, slot); as many slots per spine as a leaf may send through it at once.
-  const auto& s = ctx_.structure;
-  int max_up = 0, max_hosts = 0;
-  for (size_t x = 0; x < s.leaves.size(); ++x)
-    max_up = std::max(max_up, s.uplinks_per_leaf[x]), max_hosts = std::max(max_hosts, s.hosts_per_leaf[x]);
-  const int per_pair = std::max(1, max_up / spines);
-  const int slots = std::max(1, target) * per_pair;
-  const int colours = std::max(spines * slots, max_hosts);
+  const std::pair<int, int> sc = colours_for(ctx_.structure, spines, target);
+  const int slots = sc.first, colours = sc.second;  // not a structured binding: the lambdas below use them
   // Bipartite multigraph: source leaves x destination leaves; edges = transfers between leaves.
   std::unordered_map<int32_t, int> left_id, right_id;
-  struct Edge { size_t src; int u, v, colour; };
+  struct Edge {
+    size_t src;
+    int u, v, colour;
+  };
   std::vector<Edge> edges;
   for (size_t i : todo) {
     const Host& a = hosts_[i];
     const Host& b = hosts_[ph.dst[i]];
-    int32_t la = ctx_.fabric.nodes[a.node].ports[a.port].peer_node, lb = ctx_.fabric.nodes[b.node].ports[b.port].peer_node;
+    int32_t la = ctx_.fabric.nodes[a.node].ports[a.port].peer_node,
+            lb = ctx_.fabric.nodes[b.node].ports[b.port].peer_node;
     if (la == lb) continue;  // within a leaf: one path, nothing to choose
     int u = left_id.emplace(la, static_cast<int>(left_id.size())).first->second;
     int v = right_id.emplace(lb, static_cast<int>(right_id.size())).first->second;
@@ -63,7 +75,8 @@ void PhaseSolver::colour_by_spine(const Phase& ph, const std::vector<size_t>& to
         right = !right;
         c = c == a ? b : a;
       }
-      for (int f : path) at_left[edges[f].u * colours + edges[f].colour] = -1, at_right[edges[f].v * colours + edges[f].colour] = -1;
+      for (int f : path)
+        at_left[edges[f].u * colours + edges[f].colour] = -1, at_right[edges[f].v * colours + edges[f].colour] = -1;
       for (int f : path) {
         edges[f].colour = edges[f].colour == a ? b : a;
         at_left[edges[f].u * colours + edges[f].colour] = f;
