@@ -450,3 +450,20 @@ TEST(PlannerAtScale, LeafPairsOfUnequalHostCountsArePlannedAsAnOpenShop) {
       << "least " << least.fabric.time << ", planned " << planned << " by " << st.method;
   EXPECT_GT(round_robin_in_topology_order(w, hosts), 1.2 * planned);
 }
+
+TEST(Planner, MethodAndLidPolicyNamesRoundTrip) {
+  for (Method m : {Method::automatic, Method::free, Method::structure}) {
+    Method out = m == Method::free ? Method::structure : Method::free;
+    ASSERT_TRUE(method_from(to_string(m), out));
+    EXPECT_EQ(out, m);
+  }
+  for (LidPolicy p : {LidPolicy::base, LidPolicy::spread, LidPolicy::random}) {
+    LidPolicy out = p == LidPolicy::base ? LidPolicy::random : LidPolicy::base;
+    ASSERT_TRUE(lid_policy_from(to_string(p), out));
+    EXPECT_EQ(out, p);
+  }
+  Method kept = Method::structure;
+  EXPECT_FALSE(method_from("automatic", kept));  // the word is "auto"
+  EXPECT_EQ(kept, Method::structure);
+  EXPECT_EQ(to_string(static_cast<Method>(7)), "?");
+}

@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <string_view>
+
 #include "fabrics.hpp"
+#include "ibroute/fabric/enum_names.hpp"
 #include "ibroute/fabric/synthetic.hpp"
 
 using namespace ibroute::test;
@@ -105,6 +109,24 @@ TEST(Routes, StatusNamesRoundTrip) {
     ASSERT_TRUE(route_status_from(to_string(static_cast<RouteStatus>(s)), out));
     EXPECT_EQ(static_cast<int>(out), s);
   }
+  // A value from outside (a damaged row) has no name; a word that is none is refused, `out` kept.
+  EXPECT_EQ(to_string(static_cast<RouteStatus>(9)), "?");
+  RouteStatus kept = RouteStatus::loop;
+  EXPECT_FALSE(route_status_from("Ok", kept));
+  EXPECT_FALSE(route_status_from("", kept));
+  EXPECT_EQ(kept, RouteStatus::loop);
+}
+
+TEST(Routes, EveryEnumNameHelperAgreesWithItsTable) {
+  constexpr std::array<std::string_view, 3> names{"a", "b", "c"};
+  enum class E { a, b, c };
+  static_assert(enum_name(names, E::c) == "c");
+  static_assert(enum_name(names, static_cast<E>(3)) == "?");
+  E out = E::a;
+  EXPECT_TRUE(enum_from(names, "b", out));
+  EXPECT_EQ(out, E::b);
+  EXPECT_FALSE(enum_from(names, "?", out));
+  EXPECT_EQ(out, E::b);
 }
 
 namespace {

@@ -526,3 +526,12 @@ TEST(RateSearch, AStepIsMeasuredFromTheMergedAggregates) {
   EXPECT_DOUBLE_EQ(st.gbps_per_node, 4.0);                                       // node 1 never posted
   EXPECT_EQ(measure_step(RunMerge({}, 0, 0, 0), 1e9, 1, 0).skipped_share, 1.0);  // nothing planned: nothing held
 }
+
+TEST(RunStats, StatusNames) {
+  EXPECT_STREQ(to_string(Status::ok), "ok");
+  EXPECT_STREQ(to_string(Status::skipped), "skipped");
+  EXPECT_STREQ(to_string(Status::timeout), "timeout");
+  EXPECT_STREQ(to_string(Status::failed), "failed");
+  EXPECT_STREQ(to_string(Status::lost), "lost");
+  EXPECT_STREQ(to_string(static_cast<Status>(200)), "?");  // a byte from a damaged message
+}
