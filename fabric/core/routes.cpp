@@ -11,6 +11,7 @@ namespace ibroute::fabric {
 
 namespace {
 constexpr std::array<std::string_view, 6> kStatus{"ok", "drop", "loop", "dead_end", "misdelivered", "unknown"};
+static_assert(kStatus.size() == static_cast<size_t>(RouteStatus::unknown) + 1, "a name for every RouteStatus");
 }  // namespace
 
 bool port_usable(const Port& p) {
@@ -124,6 +125,7 @@ RouteCounts count_routes(const RouteSet& r) {
   static constexpr std::array<size_t RouteCounts::*, 6> kCount{&RouteCounts::ok,           &RouteCounts::drop,
                                                                &RouteCounts::loop,         &RouteCounts::dead_end,
                                                                &RouteCounts::misdelivered, &RouteCounts::unknown};
+  static_assert(kCount.size() == kStatus.size(), "a count for every RouteStatus");
   RouteCounts c;
   c.total = r.size();
   for (RouteStatus s : r.status) ++(c.*kCount.at(static_cast<size_t>(s)));

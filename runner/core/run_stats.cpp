@@ -14,6 +14,7 @@ namespace ibroute::runner {
 const char* to_string(Status s) {
   // In Status' order; string literals, so the views are terminated.
   static constexpr std::array<std::string_view, 5> kNames{"ok", "skipped", "timeout", "failed", "lost"};
+  static_assert(kNames.size() == static_cast<size_t>(Status::lost) + 1, "a name for every Status");
   return fabric::enum_name(kNames, s).data();
 }
 

@@ -11,6 +11,7 @@ namespace ibroute::schedule {
 
 namespace {
 constexpr std::array<std::string_view, 3> kLidPolicies{"base", "spread", "random"};  // in LidPolicy's order
+static_assert(kLidPolicies.size() == static_cast<size_t>(LidPolicy::random) + 1, "a name for every LidPolicy");
 }  // namespace
 
 std::string to_string(LidPolicy p) { return std::string(fabric::enum_name(kLidPolicies, p)); }

@@ -13,6 +13,7 @@ using namespace ibroute::fabric;
 
 namespace {
 constexpr std::array<std::string_view, 3> kMethods{"auto", "free", "structure"};  // in Method's order
+static_assert(kMethods.size() == static_cast<size_t>(Method::structure) + 1, "a name for every Method");
 }  // namespace
 
 std::string to_string(Method m) { return std::string(fabric::enum_name(kMethods, m)); }

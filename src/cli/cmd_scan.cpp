@@ -126,7 +126,7 @@ Runner setup_scan(CLI::App& app) {
   auto o = std::make_shared<ScanOptions>();
   auto* c = add_command(app, "scan");
   add_db_option(c, o->db, true);
-  add_mad_options(c, o->ca, o->port, o->timeout_ms, o->retries, " (live)");
+  add_mad_options(c, o->ca, o->port, o->timeout_ms, o->retries, true);
   add_in_flight_option(c, o->mads, "LFT SMPs (live)");
   c->add_option("--topology", o->topology,
                 "topology to import (offline): ibnetdiscover output, plain, -g or -p, or its --cache file");

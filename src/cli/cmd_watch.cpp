@@ -83,8 +83,7 @@ Runner setup_watch(CLI::App& app) {
   c->add_option("--scans", o->scans, "stop after this many reads (0: until stopped)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 30));
-  add_mad_options(c, o->config.scan.ca, o->config.scan.port, o->config.scan.timeout_ms, o->config.scan.retries,
-                  " (live)");
+  add_mad_options(c, o->config.scan.ca, o->config.scan.port, o->config.scan.timeout_ms, o->config.scan.retries, true);
   c->add_option("--topology", o->config.scan.topology,
                 "read this topology file each time instead of the live fabric (as scan --topology)");
   c->add_option("--lfts", o->config.scan.lfts, "and these forwarding tables (as scan --lfts)");

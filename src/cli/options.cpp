@@ -64,12 +64,13 @@ void add_rate_options(CLI::App* c, std::string& rate, std::string& message_size,
           rate_default);
 }
 
-void add_mad_options(CLI::App* c, std::string& ca, int& port, int& timeout_ms, int& retries, const char* mode) {
-  const std::string m = mode;
-  c->add_option("-C,--Ca", ca, "CA name to send from" + m);
-  c->add_option("-P,--Port", port, "CA port number to send from" + m)->check(CLI::Range(0, 254));
-  c->add_option("-t,--timeout", timeout_ms, "MAD timeout in ms (default: libibmad's)" + m)->check(CLI::Range(0, 60000));
-  c->add_option("--retries", retries, "MAD retries (default: libibmad's)" + m)->check(CLI::Range(0, 100));
+void add_mad_options(CLI::App* c, std::string& ca, int& port, int& timeout_ms, int& retries, bool live) {
+  const std::string when = live ? " (live)" : "",
+                    defaults = live ? " (live; default: libibmad's)" : " (default: libibmad's)";
+  c->add_option("-C,--Ca", ca, "CA name to send from" + when);
+  c->add_option("-P,--Port", port, "CA port number to send from" + when)->check(CLI::Range(0, 254));
+  c->add_option("-t,--timeout", timeout_ms, "MAD timeout in ms" + defaults)->check(CLI::Range(0, 60000));
+  c->add_option("--retries", retries, "MAD retries" + defaults)->check(CLI::Range(0, 100));
 }
 
 void add_in_flight_option(CLI::App* c, int& mads, const char* what) {

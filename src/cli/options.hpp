@@ -50,8 +50,8 @@ void add_group_options(CLI::App* c, std::string& senders, std::string& receivers
 // --rate and --message-size of a plan (`rate_default`: what no --rate means).
 void add_rate_options(CLI::App* c, std::string& rate, std::string& message_size, const char* rate_default);
 // -C, -P, -t and --retries: the local port MADs leave from, libibmad's timeout and retries.
-// `mode`: said after each help text, e.g. " (live)" where the command may also read files.
-void add_mad_options(CLI::App* c, std::string& ca, int& port, int& timeout_ms, int& retries, const char* mode = "");
+// `live`: said in each help text, where the command may also read files instead.
+void add_mad_options(CLI::App* c, std::string& ca, int& port, int& timeout_ms, int& retries, bool live = false);
 // --mads-in-flight: `what` names the queries (as "LFT SMPs").
 void add_in_flight_option(CLI::App* c, int& mads, const char* what);
 // --json
