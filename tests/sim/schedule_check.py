@@ -186,6 +186,17 @@ class Routes:
                 self.peer[(node, num)] = (peer, peer_port)
                 self.rate[(node, num)] = min(mine[(node, num)], mine.get((peer, peer_port), 0)) or mine[(node, num)]
         self.routes = {(i, d): (s, h) for i, d, s, h in db_rows(db, "SELECT ingress, dlid, status, hops FROM route WHERE scan_id=?", scan)}
+        self._parsed = {}
+
+    def hops(self, ingress, dlid):
+        """The stored route's status and its directed links (node, port), parsed once per key."""
+        key = (ingress, dlid)
+        got = self._parsed.get(key)
+        if got is None:
+            status, hops = self.routes.get(key, (None, ""))
+            links = tuple(lk for lk in (tuple(map(int, h.split(":"))) for h in (hops or "").split()) if lk[1] not in (0, 255))
+            got = self._parsed[key] = (status, links)
+        return got
 
     def switch_link(self, n, p):
         return self.kind.get(n) == "switch" and self.kind.get(self.peer.get((n, p), (None,))[0]) == "switch"
@@ -195,14 +206,18 @@ def phase_link_loads(r, hosts, phase):
     """Transfers per directed link (node, port) of one phase: the source's own link, then every hop
     of the stored route."""
     load = collections.Counter()
+    parsed = r._parsed
     for t in phase:
         node, num, base, lmc, ingress = hosts[t["src"]]
         load[(node, num)] += 1
-        status, hops = r.routes[(ingress, t["dlid"])]
-        for hop in hops.split():
-            n, p = map(int, hop.split(":"))
-            if p not in (0, 255):
-                load[(n, p)] += 1
+        key = (ingress, t["dlid"])
+        got = parsed.get(key)
+        if got is None:
+            if key not in r.routes:
+                raise KeyError(key)
+            got = r.hops(*key)
+        for lk in got[1]:
+            load[lk] += 1
     return load
 
 
@@ -417,4 +432,67 @@ def tables_route_bound(db, scan, doc):
             cap = sum(r.rate[lk] / host_rate for lk in links)
             if cap > 0:
                 best = max(best, (demand / cap, f"switch {sw} {'out' if d == 0 else 'in'} by {sorted(links)}"))
+    return best
+
+
+def tables_pod_bound(db, scan, doc):
+    """The least time the stored routes allow, per pod: the switches below the top level fall into
+    groups connected without it (a three-level tree's pods; a two-level tree's single leaves); the
+    transfers into a group from outside it can enter only over the links into it that some stored
+    route of theirs (any LID of the destination) takes. Levels are counted here from the cabling:
+    the hosts' switches are level 1, each further switch one above the nearest lower one.
+    Returns (bound, what sets it)."""
+    r = Routes(db, scan)
+    hosts = [r.ports[h["port_guid"]] for h in doc["hosts"]]
+    host_rate = sorted(r.rate[(n, p)] for n, p, _, _, _ in hosts)[len(hosts) // 2]
+    senders, receivers = groups_of(doc)
+    S, R = set(senders), set(receivers)
+    switches = {n for n, k in r.kind.items() if k == "switch"}
+    neighbours = collections.defaultdict(set)
+    for (n, p), (m, q) in r.peer.items():
+        if n in switches and m in switches and n != m:
+            neighbours[n].add(m)
+    level = {leaf: 1 for _, _, _, _, leaf in hosts}
+    frontier = list(level)
+    while frontier:
+        nxt = []
+        for n in frontier:
+            for m in neighbours[n]:
+                if m not in level:
+                    level[m] = level[n] + 1
+                    nxt.append(m)
+        frontier = nxt
+    top = max(level.values())
+    group = {}
+    for start in level:
+        if level[start] == top or start in group:
+            continue
+        group[start], stack = start, [start]
+        while stack:
+            n = stack.pop()
+            for m in neighbours[n]:
+                if level.get(m, top) < top and m not in group:
+                    group[m] = start
+                    stack.append(m)
+    by_leaf = collections.Counter(leaf for i, (_, _, _, _, leaf) in enumerate(hosts) if i in S)
+    demand, entries = collections.Counter(), collections.defaultdict(set)
+    for leaf, count in by_leaf.items():
+        for j in R:
+            _, _, base, lmc, dleaf = hosts[j]
+            into = group.get(dleaf)
+            if into is None or group.get(leaf) == into:
+                continue
+            demand[into] += count - (1 if hosts[j][4] == leaf and j in S else 0)
+            for o in range(1 << (lmc or 0)):
+                status, links = r.hops(leaf, base + o)
+                if status != 0:
+                    continue
+                for n, p in links:
+                    if group.get(n) != into and group.get(r.peer[(n, p)][0]) == into:
+                        entries[into].add((n, p))
+    best = (0.0, "")
+    for into, links in entries.items():
+        cap = sum(r.rate[lk] / host_rate for lk in links)
+        if cap > 0:
+            best = max(best, (demand[into] / cap, f"{demand[into]} transfers into the group of switch {into} over {len(links)} links"))
     return best

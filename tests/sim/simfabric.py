@@ -14,6 +14,8 @@ import time
 import uuid
 
 PRELOAD = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
+# ibsim's limits raised for fabrics of thousands of hosts: nodes, switches, ports, LIDs.
+IBSIM_LIMITS = ["-N", "8192", "-S", "1024", "-P", "65536", "-L", "49151"]
 
 
 class SimError(RuntimeError):

@@ -34,7 +34,17 @@ struct PhaseUnits {
   const Leaves* leaves;
   const std::vector<int>* cap;
 };
-PhaseUnits one_slot(const PlanInputs& in) { return {1, &in.leaves, &in.leaf_paths.cap}; }
+// Phases `slots` long: the leaves' up-links and every link counted for that time.
+struct LongPhases {
+  LongPhases(const PlanInputs& in, int slots)
+      : slots(std::max(slots, 1)),
+        leaves(slots > 1 ? Leaves(in.ctx, in.hosts, slots) : in.leaves),
+        cap(slots > 1 ? unit_capacities(in.ctx, slots) : in.leaf_paths.cap) {}
+  PhaseUnits units() const { return {slots, &leaves, &cap}; }
+  int slots;
+  Leaves leaves;
+  std::vector<int> cap;
+};
 
 // `waiting` packed into `phases` (those there, then new ones) within the work left, in fewer
 // than `beat` slots; false with `why` where it stopped short.
@@ -102,17 +112,18 @@ Candidate finish_packed(PlanSearch& search, std::vector<Phase> phases, Planned s
 }  // namespace
 
 std::optional<Candidate> packed_plan(PlanSearch& search, std::vector<Phase> phases, std::vector<Transfer> extra,
-                                     const Ring* visit, double beat, std::string& why) {
+                                     const Ring* visit, double beat, std::string& why, int slots) {
   const PlanInputs& in = search.in;
-  // The composition, each phase at one transfer per host-link rate: what does not fit waits
+  // The composition, each phase at what its links carry in `slots`: what does not fit waits
   // (first every leaf's excess), then is packed into phases of its own.
+  const LongPhases length(in, slots);
   std::vector<Transfer> waiting;
-  Planned solved = solve_phases(in.ctx, in.table, in.hosts, in.leaves, std::move(phases), in.opt, in.primary,
-                                in.secondary, 0, 0, &waiting, visit);
+  Planned solved = solve_phases(in.ctx, in.table, in.hosts, length.leaves, std::move(phases), in.opt, in.primary,
+                                in.secondary, 0, 0, &waiting, visit, slots);
   waiting.insert(waiting.end(), extra.begin(), extra.end());
   std::vector<Phase> out = std::move(solved.phases);
-  if (!pack(search, std::move(waiting), out, beat, why, one_slot(in))) return std::nullopt;
-  return finish_packed(search, std::move(out), std::move(solved), one_slot(in));
+  if (!pack(search, std::move(waiting), out, beat, why, length.units())) return std::nullopt;
+  return finish_packed(search, std::move(out), std::move(solved), length.units());
 }
 
 std::optional<Candidate> packed_whole_plan(PlanSearch& search, double beat, std::string& why, int slots) {
@@ -125,15 +136,9 @@ std::optional<Candidate> packed_whole_plan(PlanSearch& search, double beat, std:
     for (size_t k = 0; k < to.size(); ++k)
       if (const int32_t d = to[(a + k) % to.size()]; d != from[a]) all.push_back({from[a], d});
   std::vector<Phase> phases;
-  if (slots <= 1) {
-    if (!pack(search, std::move(all), phases, beat, why, one_slot(in))) return std::nullopt;
-    return finish_packed(search, std::move(phases), Planned{}, one_slot(in));
-  }
-  const Leaves leaves(in.ctx, in.hosts, slots);
-  const std::vector<int> cap = unit_capacities(in.ctx, slots);
-  const PhaseUnits units{slots, &leaves, &cap};
-  if (!pack(search, std::move(all), phases, beat, why, units)) return std::nullopt;
-  return finish_packed(search, std::move(phases), Planned{}, units);
+  const LongPhases length(in, slots);
+  if (!pack(search, std::move(all), phases, beat, why, length.units())) return std::nullopt;
+  return finish_packed(search, std::move(phases), Planned{}, length.units());
 }
 
 }  // namespace ibroute::schedule

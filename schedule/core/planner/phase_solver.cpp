@@ -33,8 +33,13 @@ SolveResult PhaseSolver::solve(Phase& ph, Method method, size_t& unroutable, int
     start_from_better_of_base(rest);
   else
     for (size_t i : rest) place(i, best_option(i).first);
+  readmit_follows_ = deferred != nullptr && readmit_on_;
   if (repair_on_) repair(todo, target - 1);
-  if (deferred) defer_over(ph, todo, rotate, *deferred);
+  if (deferred) {
+    const size_t from = deferred->size();
+    defer_over(ph, todo, rotate, *deferred);
+    if (readmit_follows_ && users_listed_) readmit(ph, *deferred, from);
+  }
   return finish(ph);
 }
 

@@ -24,13 +24,15 @@ struct SolveResult {
 
 class PhaseSolver {
  public:
-  PhaseSolver(const EvalContext& ctx, const OptionTable& table, const std::vector<Host>& hosts, int rounds)
+  // `slots`: the phase's length, each link's capacity what it carries in that time (unit_capacities).
+  PhaseSolver(const EvalContext& ctx, const OptionTable& table, const std::vector<Host>& hosts, int rounds,
+              int slots = 1)
       : ctx_(ctx),
         t_(table),
         hosts_(hosts),
         n_(hosts.size()),
         rounds_(rounds),
-        cap_(unit_capacities(ctx)),
+        cap_(unit_capacities(ctx, slots)),
         weight_(cap_.size(), 1),
         over_(ctx.capacity.size()),
         seen_(ctx.links.size(), 0),
@@ -59,6 +61,8 @@ class PhaseSolver {
   size_t repairs_lowered() const { return repairs_lowered_; }
   void set_repair(bool on) { repair_on_ = on; }
   void set_walk(bool on) { walk_on_ = on; }
+  // With transfers allowed to wait: those taken out brought back where augmenting paths make room.
+  void set_readmit(bool on) { readmit_on_ = on; }
   // The senders in the order the solver visits them (every rank once): a ring's places, so that
   // the plan of a ring's shifts does not depend on how the hosts were numbered. Null: rank order.
   void set_visit(const std::vector<int32_t>* ranks) { visit_ = ranks; }
@@ -74,6 +78,20 @@ class PhaseSolver {
   bool greedy_only_ = false;
   bool repair_on_ = true;
   bool walk_on_ = true;
+  bool readmit_on_ = false;
+  bool readmit_follows_ = false;  // this solve defers and readmits: the repair's last level by moves alone
+  bool chains_on_ = true;         // lower_to tries ejection chains
+  // readmit's search: per link the search that last reached it (a stamp), how it was reached (the
+  // transfer moved off it and the option it takes; the previous link of the path), and dead links.
+  struct Reach {
+    uint32_t stamp = 0, mover = 0, option = 0;
+    int32_t prev = -1;
+  };
+  std::vector<Reach> reach_;
+  std::vector<uint32_t> dead_;  // per link: the phase (dead_epoch_) in which a search failed through it
+  uint32_t search_ = 0, dead_epoch_ = 0;
+  long readmit_budget_ = 0;  // options the phase's searches may still look at
+  std::vector<int32_t> queue_;
   size_t repairs_tried_ = 0;    // phases whose start was above the target: the repair searched
   size_t repairs_lowered_ = 0;  // and of those, where it lowered the worst link
   size_t greedy_won_ = 0;       // phases where the greedy start beat the routing's own choice
@@ -238,6 +256,19 @@ class PhaseSolver {
   // bound, and so costs little; on the two-level trees the last level is 0 and the search is
   // what it was. The attempt that fails still lowers how many transfers exceed the level below.
   int repair(const std::vector<size_t>& todo, int floor_level);
+
+  // Brings transfers that wait (deferred[from...], taken out by defer_over) back into the phase
+  // where an augmenting path makes room: a transfer whose option is blocked by one full link, a
+  // transfer on that link moved to an option blocked by at most one other, and so on, breadth
+  // first, as in a bipartite matching (exact where each option has one full link: a pod entered by
+  // a few links). A search that fails leaves its links dead for the phase: a later one through
+  // them cannot succeed either. docs/planner.md#long-shifts.
+  void readmit(Phase& ph, std::vector<Transfer>& deferred, size_t from);
+  // One augmenting path for transfer t (off the fabric); false where none is within reach.
+  bool augment(uint32_t t);
+  // The links of option k (for transfer i, its current option released; its host link where it is
+  // off the fabric) without room for it: their number, and the last of them.
+  int full_links(size_t i, uint32_t k, int32_t& last) const;
 
   // Takes out of the phase every transfer that still crosses a link above its capacity (`ts` visited
   // from `rotate` on, so that phase after phase other senders wait): each link keeps the first

@@ -28,6 +28,9 @@ struct PlannerPolicy {
   // A packing's phases compacted where they are more than this over the least time
   // (docs/planner.md#compaction).
   double compaction_from = 1.02;
+  // The shifts in long phases where the tables' least time per shift rounds up to at least this
+  // many slots (docs/planner.md#long-shifts).
+  int min_long_shift_slots = 2;
   // The ring: a sample of ring_sample shifts per candidate order; another order taken where its
   // sample takes at most ring_better times the given order's (docs/planner.md#rings).
   size_t ring_sample = 32;

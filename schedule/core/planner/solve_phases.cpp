@@ -26,7 +26,7 @@ constexpr size_t kProbe = 16, kProbePhasesFrom = 256;
 
 Planned solve_phases(const EvalContext& ctx, const OptionTable& table, const std::vector<Host>& hosts, const Leaves& leaves,
                      std::vector<Phase> phases, const PlanOptions& opt, Method primary, Method secondary, size_t progress_base,
-                     size_t progress_total, std::vector<Transfer>* deferred, const Ring* ring) {
+                     size_t progress_total, std::vector<Transfer>* deferred, const Ring* ring, int slots) {
   std::vector<int32_t> visit = ring ? ranks_at(*ring) : std::vector<int32_t>{};
   std::erase(visit, -1);
   Planned out;
@@ -84,10 +84,14 @@ Planned solve_phases(const EvalContext& ctx, const OptionTable& table, const std
   bool greedy_only = false, repair = true;
   const bool walk = opt.walk && hosts.size() <= kMaxWalkHosts;
   std::vector<char> probed(phases.size(), 0);
+  auto solver_for = [&](bool greedy, bool repairs) {
+    PhaseSolver solver(ctx, table, hosts, opt.repair_rounds, slots);
+    solver.set_greedy_only(greedy), solver.set_repair(repairs);
+    solver.set_walk(walk), solver.set_readmit(opt.readmit && slots > 1), solver.set_visit(ring ? &visit : nullptr);
+    return solver;
+  };
   if (phases.size() >= kProbePhasesFrom) {
-    PhaseSolver probe(ctx, table, hosts, opt.repair_rounds);
-    probe.set_visit(ring ? &visit : nullptr);
-    probe.set_walk(walk);
+    PhaseSolver probe = solver_for(false, true);
     for (size_t j = 0; j < kProbe; ++j) {
       const size_t p = j * phases.size() / kProbe;
       probed[p] = 1;
@@ -105,11 +109,7 @@ Planned solve_phases(const EvalContext& ctx, const OptionTable& table, const std
   out.st.greedy_start = greedy_only;
   out.st.repair_skipped = !repair;
   run_parallel(threads, [&](unsigned k) {  // the calling thread reports progress between its phases
-    PhaseSolver solver(ctx, table, hosts, opt.repair_rounds);
-    solver.set_greedy_only(greedy_only);
-    solver.set_repair(repair);
-    solver.set_walk(walk);
-    solver.set_visit(ring ? &visit : nullptr);
+    PhaseSolver solver = solver_for(greedy_only, repair);
     for (size_t p; (p = next.fetch_add(1, std::memory_order_relaxed)) < phases.size();) {
       if (k == 0 && opt.progress)
         report_or_stop(next, phases.size(), [&] { opt.progress("plan", progress_base + solved.load(std::memory_order_relaxed), progress_total); });

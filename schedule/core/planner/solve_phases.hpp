@@ -29,9 +29,11 @@ struct Planned {
 // leaves' up-links allow); with it, first every leaf's excess waits (Leaves::defer_excess), then
 // every phase aims at one transfer per host-link rate and what still does not fit waits too, all
 // listed in `deferred` in phase order. `ring`: the phases are its shifts, visited in its order.
+// `slots`: with `deferred`, phases that long (each link filled to what it carries in that time;
+// `leaves` counted for the same length).
 Planned solve_phases(const EvalContext& ctx, const OptionTable& table, const std::vector<Host>& hosts,
                      const Leaves& leaves, std::vector<Phase> phases, const PlanOptions& opt, Method primary,
                      Method secondary, size_t progress_base, size_t progress_total, std::vector<Transfer>* deferred,
-                     const Ring* ring = nullptr);
+                     const Ring* ring = nullptr, int slots = 1);
 
 }  // namespace ibroute::schedule

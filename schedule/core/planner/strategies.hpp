@@ -123,8 +123,9 @@ std::vector<Phase> composition_phases(PlanSearch& search, const NamedRing& over,
 // Packing steps (packing_steps.cpp): `phases` solved with their excess waiting, the waiting packed
 // into phases of their own within the work left, then compacted; a plan only where it takes
 // fewer than `beat` slots.
+// `slots`: the phases that long, each link filled to what it carries in that time.
 std::optional<Candidate> packed_plan(PlanSearch& search, std::vector<Phase> phases, std::vector<Transfer> extra,
-                                     const Ring* visit, double beat, std::string& why);
+                                     const Ring* visit, double beat, std::string& why, int slots = 1);
 // Every transfer packed into phases from none, no shifts; with `slots` > 1 into phases that long
 // (each link filled to what it carries in that time: where slow hosts make every phase that long).
 std::optional<Candidate> packed_whole_plan(PlanSearch& search, double beat, std::string& why, int slots = 1);

@@ -40,6 +40,9 @@ struct PlanOptions {
   // Where the repair's rounds stop short of a level, a walk over the plateau of equal excess
   // (PhaseSolver::walk; up to 6 000 hosts); false: the rounds alone (what the tests compare it with).
   bool walk = true;
+  // In phases longer than a slot (the long shifts), the transfers that wait brought back along
+  // augmenting paths (PhaseSolver::readmit); false: every excess transfer waits (the tests compare).
+  bool readmit = true;
   bool whole_packing = true;  // and where that misses the least time, pack every transfer from no phases
   // Where a leaf has more hosts than up-links and the shifts miss the least time: the leaves paired
   // (in blocks, or as an open shop) before the shifts are packed; false: the shifts and packing alone.
