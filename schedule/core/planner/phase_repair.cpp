@@ -12,10 +12,9 @@ int PhaseSolver::repair(const std::vector<size_t>& todo, int floor_level) {
   int worst = INT32_MIN;
   for (int32_t l : touched_) worst = std::max(worst, over_[l]);
   if (worst <= floor_level) return worst;
-  const bool listed = users_listed_;    // a second repair of the phase (wait_and_repair): listed already
   track_users_ = users_listed_ = true;  // the ejection chains and the hot sets need to know who is on a link
   for (size_t i : todo)
-    if (!listed && choice_[i] != kNone) {
+    if (choice_[i] != kNone) {
       users_[t_.src_link(i)].push_back(static_cast<uint32_t>(i));
       const int32_t* ls = links(choice_[i]);
       for (uint16_t x = 0; x < opt(choice_[i]).len; ++x) users_[ls[x]].push_back(static_cast<uint32_t>(i));

@@ -261,8 +261,9 @@ class PhaseSolver {
   // where an augmenting path makes room: a transfer whose option is blocked by one full link, a
   // transfer on that link moved to an option blocked by at most one other, and so on, breadth
   // first, as in a bipartite matching (exact where each option has one full link: a pod entered by
-  // a few links). A search that fails leaves its links dead for the phase: a later one through
-  // them cannot succeed either. docs/planner.md#long-shifts.
+  // a few links). A search that fails leaves its links dead for the phase: in a matching a later
+  // one through them cannot succeed either; here, where an option may cross several full links,
+  // a cut that keeps failures short. docs/planner.md#long-shifts.
   void readmit(Phase& ph, std::vector<Transfer>& deferred, size_t from);
   // One augmenting path for transfer t (off the fabric); false where none is within reach.
   bool augment(uint32_t t);
