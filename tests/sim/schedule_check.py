@@ -482,14 +482,16 @@ def tables_pod_bound(db, scan, doc):
             into = group.get(dleaf)
             if into is None or group.get(leaf) == into:
                 continue
-            demand[into] += count - (1 if hosts[j][4] == leaf and j in S else 0)
+            routed = False  # a transfer with no working route enters nowhere: not counted
             for o in range(1 << (lmc or 0)):
                 status, links = r.hops(leaf, base + o)
                 if status != 0:
                     continue
+                routed = True
                 for n, p in links:
                     if group.get(n) != into and group.get(r.peer[(n, p)][0]) == into:
                         entries[into].add((n, p))
+            demand[into] += count if routed else 0
     best = (0.0, "")
     for into, links in entries.items():
         cap = sum(r.rate[lk] / host_rate for lk in links)

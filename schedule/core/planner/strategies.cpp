@@ -155,10 +155,13 @@ std::string shifts_packed_skip(const PlanSearch& s) {
            " transfers would wait in one-slot phases, more than its work budget packs";
   return "";
 }
-std::optional<Candidate> shifts_packed_build(PlanSearch& s, std::string& why) {
+// The shifts (over the ring where one was chosen) packed in phases `slots` long.
+std::optional<Candidate> packed_shifts(PlanSearch& s, std::string& why, int slots) {
   const NamedRing& over = shifts_order(s.in);
-  std::optional<Candidate> c =
-      packed_plan(s, composition_phases(s, over, false), {}, visit_of(s.in, over), s.beat(), why);
+  return packed_plan(s, composition_phases(s, over, false), {}, visit_of(s.in, over), s.beat(), why, slots);
+}
+std::optional<Candidate> shifts_packed_build(PlanSearch& s, std::string& why) {
+  std::optional<Candidate> c = packed_shifts(s, why, 1);
   if (c) c->how = s.in.on_ring() ? "ring+packed" : "packed", c->composition = shifts_text(s.in);
   return c;
 }
@@ -183,10 +186,8 @@ std::string long_shifts_skip(const PlanSearch& s) {
   return "";
 }
 std::optional<Candidate> long_shifts_build(PlanSearch& s, std::string& why) {
-  const NamedRing& over = shifts_order(s.in);
   const int slots = long_shift_slots(s.in);
-  std::optional<Candidate> c =
-      packed_plan(s, composition_phases(s, over, false), {}, visit_of(s.in, over), s.beat(), why, slots);
+  std::optional<Candidate> c = packed_shifts(s, why, slots);
   if (c) {
     c->how = s.in.on_ring() ? "ring+packed-long-shifts" : "packed-long-shifts";
     c->composition = (s.in.on_ring() ? shifts_text(s.in) : std::string("shifts")) + " in phases of " +
