@@ -21,6 +21,19 @@ NamedRing given_ring(size_t ranks) {
   return r;
 }
 
+NamedRing scrambled_ring(size_t ranks, uint64_t seed) {
+  NamedRing r = given_ring(ranks);
+  auto next = [&seed] {
+    uint64_t z = (seed += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  for (size_t i = ranks; i > 1; --i) std::swap(r.ring.place[i - 1], r.ring.place[next() % i]);
+  r.name = "a scrambled order";
+  return r;
+}
+
 namespace {
 
 // Places for `order` (ranks), each leaf's hosts together: one after the other (compact), or each

@@ -25,6 +25,10 @@ struct NamedRing {
 // The rank order as given on a ring of exactly its ranks: the plain shifts.
 NamedRing given_ring(size_t ranks);
 
+// The ranks in a scrambled order, the same for the same `seed` on every machine (a splitmix64
+// Fisher-Yates): no alignment between the shifts and whatever order the routing spreads paths by.
+NamedRing scrambled_ring(size_t ranks, uint64_t seed);
+
 // Rings worth trying for `hosts`: topology (leaf GUID), LID and tree order (as `ibroute routing`
 // numbers destinations; where it differs from the topology order), each compact and each leaf padded to the
 // fullest leaf's host count, each on its own size and rounded up to multiples of the up-link counts

@@ -241,11 +241,12 @@ def least_of(r, hosts, senders, receivers, host_rate, counts):
     return least
 
 
-def efficiency(db, scan, doc):
+def efficiency(db, scan, doc, totals=None):
     """T, T* and T*/T of an exported schedule from the stored routes: T sums each phase's time (its
     worst link's transfers x host rate / link rate, at least 1), T* is the largest of each host's
     messages over its link and each leaf's leaving and entering transfers over its up-links.
-    Returns (T, T*, phases)."""
+    Returns (T, T*, phases). `totals` (a Counter): each link's transfers over all phases added to it,
+    for worst_link_total without a second pass."""
     r = Routes(db, scan)
     hosts = [r.ports[h["port_guid"]] for h in doc["hosts"]]
     host_rates = sorted(r.rate[(n, p)] for n, p, _, _, _ in hosts)
@@ -255,6 +256,8 @@ def efficiency(db, scan, doc):
     phases = phases_of(doc)
     for phase in phases:
         load = phase_link_loads(r, hosts, phase)
+        if totals is not None:
+            totals.update(load)
         worst = max((c * host_rate / r.rate[l] for l, c in load.items()), default=0)
         total += math.ceil(worst - 1e-9) if worst > 1 else (1 if phase else 0)
     return total, least_of(r, hosts, senders, receivers, host_rate, lambda leaf, q: True), len(phases)
@@ -280,16 +283,19 @@ def tables_least_time(db, scan, doc):
     return least_of(r, hosts, senders, receivers, host_rate, lambda leaf, q: (leaf, q) in used)
 
 
-def worst_link_total(db, scan, doc):
+def worst_link_total(db, scan, doc, totals=None):
     """The most transfers of the whole exchange on one switch-to-switch link, per host-link rate,
     from the stored routes of the DLIDs the file names: at LMC 0 (one route per pair) no plan can
-    take less than this many message-times, so T* / this is the ceiling the tables leave."""
+    take less than this many message-times, so T* / this is the ceiling the tables leave.
+    `totals`: the links' transfers as efficiency(..., totals) counted them (else counted here)."""
     r = Routes(db, scan)
     hosts = [r.ports[h["port_guid"]] for h in doc["hosts"]]
     host_rate = sorted(r.rate[(n, p)] for n, p, _, _, _ in hosts)[len(hosts) // 2]
-    total = collections.Counter()
-    for phase in phases_of(doc):
-        total.update(phase_link_loads(r, hosts, phase))
+    total = totals
+    if total is None:
+        total = collections.Counter()
+        for phase in phases_of(doc):
+            total.update(phase_link_loads(r, hosts, phase))
     return max((c * host_rate / r.rate[l] for l, c in total.items() if r.switch_link(*l)), default=0)
 
 

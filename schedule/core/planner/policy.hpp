@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace ibroute::schedule {
 
@@ -31,6 +32,9 @@ struct PlannerPolicy {
   // The shifts in long phases where the tables' least time per shift rounds up to at least this
   // many slots (docs/planner.md#long-shifts).
   int min_long_shift_slots = 2;
+  // The scrambled order of the scrambled shifts: any fixed value; the same plan on every run
+  // (docs/planner.md#scrambled-shifts).
+  uint64_t scramble_seed = 0x1b2003;
   // The ring: a sample of ring_sample shifts per candidate order; another order taken where its
   // sample takes at most ring_better times the given order's (docs/planner.md#rings).
   size_t ring_sample = 32;

@@ -53,6 +53,19 @@ size_t shift_count(const PlanInputs& in) {
   return in.all_to_all() ? in.n - 1 : std::max(in.senders.size(), in.receivers.size());
 }
 
+// Where the shifts in phases `slots` long leave more waiting than a packing's whole budget
+// places, why; else empty. Of the least time, the shifts send `slots` per phase; the rest waits.
+std::string waiting_over_budget(const PlanInputs& in, int slots) {
+  const PlanOptions& opt = in.opt;
+  const double sent = static_cast<double>(shift_count(in)) * slots;
+  const double waiting = in.least > sent ? static_cast<double>(in.transfers) * (1 - sent / in.least) : 0;
+  if (waiting * static_cast<double>(opt.packing_work_per_transfer) + static_cast<double>(opt.packing_work_base) <=
+      static_cast<double>(opt.packing_work_max))
+    return "";
+  return "about " + std::to_string(static_cast<long long>(waiting)) + " transfers would wait in phases of " +
+         std::to_string(slots) + " slot(s), more than a packing's work budget places";
+}
+
 // --- shifts: N-1 phases, rank i to rank i+k (over the ring where one was chosen) ---
 std::string shifts_skip(const PlanSearch&) { return ""; }
 std::optional<Candidate> shifts_build(PlanSearch& s, std::string&) {
@@ -145,15 +158,7 @@ std::string shifts_packed_skip(const PlanSearch& s) {
   // In one-slot phases, of the least time's slots only one per phase is sent with its shift; the
   // rest waits. Where more would wait than the packing's whole budget places (3 456 hosts on
   // three-level minhop tables: 10 M of 11.9 M, 4 s for no plan), the long phases pack instead.
-  const PlanOptions& opt = s.in.opt;
-  const double waiting =
-      s.in.least > 0 ? static_cast<double>(s.in.transfers) * (1 - static_cast<double>(shift_count(s.in)) / s.in.least)
-                     : 0;
-  if (waiting * static_cast<double>(opt.packing_work_per_transfer) + static_cast<double>(opt.packing_work_base) >
-      static_cast<double>(opt.packing_work_max))
-    return "about " + std::to_string(static_cast<long long>(waiting)) +
-           " transfers would wait in one-slot phases, more than its work budget packs";
-  return "";
+  return waiting_over_budget(s.in, 1);
 }
 // The shifts (over the ring where one was chosen) packed in phases `slots` long.
 std::optional<Candidate> packed_shifts(PlanSearch& s, std::string& why, int slots) {
@@ -196,6 +201,45 @@ std::optional<Candidate> long_shifts_build(PlanSearch& s, std::string& why) {
   return c;
 }
 
+// --- scrambled shifts, short phases: where each pair has one path, a shift's load on a bottleneck
+// link depends on how the routing's choice of paths aligns with the rank order (a three-level
+// minhop tree at LMC 0 in LID order: 0 to 16 transfers per shift, 7.8 on average, so half the
+// shifts overflow long phases). In a scrambled order every shift's load is near the average; in
+// phases of the average rounded down the bottleneck is full in nearly every shift and what
+// exceeds it is packed (docs/planner.md#scrambled-shifts) ---
+int scrambled_slots(const PlanInputs& in) {
+  const size_t phases = shift_count(in);
+  if (phases == 0) return 1;
+  return std::max(1, static_cast<int>(std::floor(in.least / static_cast<double>(phases) + 1e-9)));
+}
+std::string scrambled_skip(const PlanSearch& s) {
+  if (!s.in.all_to_all()) return "two groups: their shifts follow the groups' order";
+  if (std::string why = long_shifts_skip(s); !why.empty()) return why;
+  return waiting_over_budget(s.in, scrambled_slots(s.in));
+}
+std::optional<Candidate> scrambled_build(PlanSearch& s, std::string& why) {
+  const PlanInputs& in = s.in;
+  const NamedRing over = scrambled_ring(in.n, in.policy.scramble_seed);
+  std::optional<Candidate> best;
+  // One slot shorter each time while the best misses the least time by `gain` and the packing fits.
+  for (int slots = scrambled_slots(in); slots >= 1; --slots) {
+    const double beat = std::min(s.beat(), best ? best->plan.total() : HUGE_VAL);
+    if (best && (beat <= in.least * in.policy.gain || !waiting_over_budget(in, slots).empty())) break;
+    std::string stopped;
+    std::optional<Candidate> c =
+        packed_plan(s, composition_phases(s, over, false), {}, &over.ring, beat, stopped, slots);
+    if (!c) {
+      if (!best) why = stopped;
+      break;
+    }
+    c->how = "scrambled+packed-long-shifts";
+    c->composition =
+        "shifts over " + over.name + " in phases of " + std::to_string(slots) + " slots, the excess packed";
+    best = std::move(c);
+  }
+  return best;
+}
+
 // --- the given order: where the ring misses the least time, the shifts of the ranks as given
 // (their packing may do better where a leaf, not the alignment, is the bottleneck) ---
 std::string given_skip(const PlanSearch& s) {
@@ -212,7 +256,7 @@ std::string given_packed_skip(const PlanSearch& s) {
   if (given == HUGE_VAL) return "the given order was not tried";
   if (given <= s.in.least * s.in.policy.gain)
     return "the given order's shifts are within " + percent(s.in.policy.gain) + " of the least time";
-  return "";
+  return waiting_over_budget(s.in, 1);  // as for the shifts packed (entry 5)
 }
 std::optional<Candidate> given_packed_build(PlanSearch& s, std::string& why) {
   std::optional<Candidate> c = packed_plan(s, composition_phases(s, s.in.given, false), {}, nullptr, s.beat(), why);
@@ -296,6 +340,7 @@ const std::vector<Strategy>& strategies_over_one_table() {
       {"given order packed", given_packed_skip, given_packed_build, true},
       {"packed whole", whole_skip, whole_build, true},
       {"packed whole, long phases", long_skip, long_build, true},
+      {"scrambled shifts, short phases", scrambled_skip, scrambled_build, true},
   };
   return table;
 }

@@ -1,0 +1,134 @@
+// Scrambled shifts in short phases (docs/planner.md#scrambled-shifts), the strategy table's entry
+// run beside the shifts in long phases on a three-level tree with one path per pair, whose paths
+// cluster by destination as OpenSM's minhop tables do over three levels at LMC 0. Both plans are
+// walked here through the LFTs, every pair sent once, and set against the tables' least time
+// counted here as the busiest link's transfers over all pairs.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+
+#include "fabrics.hpp"
+#include "ibroute/fabric/structure.hpp"
+#include "ibroute/fabric/synthetic.hpp"
+#include "ibroute/schedule/hosts.hpp"
+#include "ibroute/schedule/planner.hpp"
+#include "option_table.hpp"
+#include "planner/policy.hpp"
+#include "planner/strategies.hpp"
+
+using namespace ibroute::fabric;
+using namespace ibroute::schedule;
+using ibroute::test::World;
+
+namespace {
+
+using Loads = std::map<std::pair<int, int>, int>;
+
+// The directed links (host links and the switch links the LFTs take) of a transfer, added to `load`.
+void walk(const Fabric& f, const Host& a, const Host& b, uint16_t dlid, Loads& load) {
+  const Port& pa = f.nodes[a.node].ports[a.port];
+  const Port& pb = f.nodes[b.node].ports[b.port];
+  ++load[{a.node, a.port}];
+  ++load[{pb.peer_node, pb.peer_port}];
+  if (pa.peer_node == pb.peer_node) return;
+  const auto path = ibroute::test::lft_path(f, pa.peer_node, dlid);
+  ASSERT_FALSE(path.empty()) << a.name << " to LID " << dlid;
+  EXPECT_EQ(f.nodes[path.back().first].ports[path.back().second].peer_node, pb.peer_node);
+  for (const auto& hop : path) ++load[hop];
+}
+
+int worst(const Loads& load) {
+  int w = 0;
+  for (const auto& [link, n] : load) w = std::max(w, n);
+  return w;
+}
+
+// PODS x 8 leaves x 12 hosts, 4 aggs per pod, 8 cores, LMC 0. Every switch sends a destination it
+// does not reach downwards over the up-link a hash of (switch, LID / 12) picks: all up-links lead
+// to it on this tree. Each block of 12 LIDs takes one path from each switch, so a shift's load on a
+// link depends on which leaves its window of destinations covers: the shifts in their order
+// overflow some phases and leave others idle.
+Fabric hashed_three_level(int pods) {
+  Fabric f = ibroute::test::three_level(pods, 8, 12, 4, 8);
+  for (Node& n : f.nodes)
+    for (Port& p : n.ports) p.lmc = 0;
+  route_minhop(f);
+  const FabricStructure s = analyze_structure(f);
+  for (size_t sw = 0; sw < f.nodes.size(); ++sw) {
+    Node& n = f.nodes[sw];
+    std::vector<uint8_t> up;
+    for (size_t p = 1; p < n.ports.size(); ++p)
+      if (n.ports[p].connected() && s.level[static_cast<size_t>(n.ports[p].peer_node)] > s.level[sw])
+        up.push_back(static_cast<uint8_t>(p));
+    if (n.type != NodeType::sw || up.empty()) continue;
+    for (size_t lid = 1; lid < n.lft.size(); ++lid) {
+      if (std::find(up.begin(), up.end(), n.lft[lid]) == up.end()) continue;
+      uint64_t h = (sw * 0x9e3779b97f4a7c15ULL) ^ ((lid / 12) * 0xbf58476d1ce4e5b9ULL);
+      h ^= h >> 29, h *= 0x94d049bb133111ebULL, h ^= h >> 32;
+      n.lft[lid] = up[h % up.size()];
+    }
+  }
+  return f;
+}
+
+// The transfers of `plan`, each pair once, walked: the time in slots (per phase its most loaded link).
+double walked_once(const Fabric& f, const std::vector<Host>& hosts, const Planned& plan) {
+  double total = 0;
+  std::set<std::pair<int32_t, int32_t>> seen;
+  for (const Phase& ph : plan.phases) {
+    Loads load;
+    for (size_t i = 0; i < ph.dst.size(); ++i) {
+      if (ph.dst[i] < 0) continue;
+      EXPECT_TRUE(seen.insert({static_cast<int32_t>(i), ph.dst[i]}).second) << "sent twice";
+      walk(f, hosts[i], hosts[static_cast<size_t>(ph.dst[i])], ph.dlid[i], load);
+    }
+    if (!load.empty()) total += worst(load);
+  }
+  EXPECT_EQ(seen.size(), hosts.size() * (hosts.size() - 1)) << "every pair sent";
+  return total;
+}
+
+const Strategy& entry(const std::string& name) {
+  const auto& t = strategy_table();
+  const auto it = std::find_if(t.begin(), t.end(), [&](const Strategy& s) { return s.name == name; });
+  EXPECT_NE(it, t.end()) << name;
+  return *it;
+}
+
+}  // namespace
+
+TEST(ScrambledShifts, BeatTheShiftsInLongPhasesWhereTheTablesAlignWithTheRankOrder) {
+  World w(hashed_three_level(6));
+  const std::vector<Host> hosts = all_hosts(w.f);
+  Loads all;
+  for (const Host& a : hosts)
+    for (const Host& b : hosts)
+      if (&a != &b) walk(w.f, a, b, w.f.nodes[b.node].ports[b.port].base_lid, all);
+  const double least = worst(all);
+
+  const OptionTable table(w.ctx, hosts);
+  const Leaves leaves(w.ctx, hosts);
+  const PlanOptions opt;
+  PlannerPolicy policy = kPlannerPolicy;
+  policy.gain = 1.0;  // every entry applies whatever the best so far
+  PlanInputs in(w.ctx, table, hosts, leaves, {}, {}, opt, policy);
+  EXPECT_DOUBLE_EQ(in.least, least) << "the planner's least time is the busiest link's, as walked here";
+  PlanSearch search(in, opt.work_max);
+  std::string why;
+  const Strategy& long_shifts = entry("shifts packed, long phases");
+  const Strategy& scrambled = entry("scrambled shifts, short phases");
+  ASSERT_EQ(scrambled.skip(search), "");
+  const std::optional<Candidate> a = long_shifts.build(search, why);
+  ASSERT_TRUE(a) << why;
+  search.best = a;
+  const std::optional<Candidate> b = scrambled.build(search, why);
+  ASSERT_TRUE(b) << why;
+  const double ta = walked_once(w.f, hosts, a->plan), tb = walked_once(w.f, hosts, b->plan);
+  EXPECT_DOUBLE_EQ(ta, a->plan.total());
+  EXPECT_DOUBLE_EQ(tb, b->plan.total());
+  EXPECT_LT(tb, ta) << b->composition;
+  EXPECT_GE(least / tb, 0.95) << b->composition;
+}
