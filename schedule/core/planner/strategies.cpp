@@ -256,7 +256,7 @@ std::string given_packed_skip(const PlanSearch& s) {
   if (given == HUGE_VAL) return "the given order was not tried";
   if (given <= s.in.least * s.in.policy.gain)
     return "the given order's shifts are within " + percent(s.in.policy.gain) + " of the least time";
-  return waiting_over_budget(s.in, 1);  // as for the shifts packed (entry 5)
+  return "";
 }
 std::optional<Candidate> given_packed_build(PlanSearch& s, std::string& why) {
   std::optional<Candidate> c = packed_plan(s, composition_phases(s, s.in.given, false), {}, nullptr, s.beat(), why);
