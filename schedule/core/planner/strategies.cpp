@@ -176,11 +176,14 @@ std::optional<Candidate> shifts_packed_build(PlanSearch& s, std::string& why) {
 // is given the average rounded up, its links filled to what they carry in that time, and only
 // what exceeds it waits to be packed; one-slot phases would hold most transfers back, and phases
 // solved alone round every phase up to the next whole load (docs/planner.md#long-shifts) ---
-int long_shift_slots(const PlanInputs& in) {
+// The least time per shift (0 without shifts): what a bottleneck link carries per shift on average.
+double least_per_shift(const PlanInputs& in) {
   const size_t phases = shift_count(in);
-  if (phases == 0) return 1;
-  const int each = static_cast<int>(std::ceil(in.least / static_cast<double>(phases) - 1e-9));
-  return std::max(each, in.slow_slots);
+  return phases == 0 ? 0 : in.least / static_cast<double>(phases);
+}
+int long_shift_slots(const PlanInputs& in) {
+  if (shift_count(in) == 0) return 1;
+  return std::max(static_cast<int>(std::ceil(least_per_shift(in) - 1e-9)), in.slow_slots);
 }
 std::string long_shifts_skip(const PlanSearch& s) {
   if (std::string why = no_packing(s.in); !why.empty()) return why;
@@ -208,9 +211,7 @@ std::optional<Candidate> long_shifts_build(PlanSearch& s, std::string& why) {
 // phases of the average rounded down the bottleneck is full in nearly every shift and what
 // exceeds it is packed (docs/planner.md#scrambled-shifts) ---
 int scrambled_slots(const PlanInputs& in) {
-  const size_t phases = shift_count(in);
-  if (phases == 0) return 1;
-  return std::max(1, static_cast<int>(std::floor(in.least / static_cast<double>(phases) + 1e-9)));
+  return std::max(1, static_cast<int>(std::floor(least_per_shift(in) + 1e-9)));
 }
 std::string scrambled_skip(const PlanSearch& s) {
   if (!s.in.all_to_all()) return "two groups: their shifts follow the groups' order";
