@@ -49,11 +49,13 @@ struct Leaves {
 // have room), then into new ones appended, each a partial matching with a DLID per transfer such
 // that no link carries more than `cap` (unit_capacities); the busiest senders, receivers and leaves
 // first, so that the bottleneck works in every phase.
-// `max_phases`: the phases of the best composition so far (its slots). Packing stops, returning
-// false, once the phases it needs are sure to exceed it — a phase lasts a slot at least, so such a
-// packing cannot win — or, projected from the transfers its new phases have taken so far, will
-// (the projection is on the hopeful side: later phases have fewer transfers left to choose from).
-// Its work is then bounded by the composition it has to beat, not by the routing.
+// `max_slots`: the slots of the best composition so far. Packing stops, returning false, once the
+// slots it needs are sure to exceed it — the phases there are count `slots` each (the length their
+// composition filled them to), a new one as long as what it carries, a slot at least — or,
+// projected from the transfers its new phases have taken so far and their slots, will (the
+// projection is on the hopeful side: later phases have fewer transfers left to choose from). Its
+// work is then bounded by the composition it has to beat, not by the routing.
+// `slots`: the phases' length (`cap` counted for it); with 1, every new phase counts one slot.
 // `work`: the links of the options it looked at and the waiting transfers it scanned, counted as it
 // goes; packing stops (false) once they pass `budget` — the same on any machine, unlike a clock.
 struct PackWork {
@@ -64,6 +66,6 @@ struct PackWork {
 };
 bool pack_phases(const EvalContext& ctx, const OptionTable& table, const std::vector<Host>& hosts, const Leaves& leaves,
                  const std::vector<int>& cap, std::vector<Transfer> deferred, std::vector<Phase>& phases,
-                 size_t max_phases = SIZE_MAX, PackWork* work = nullptr);
+                 size_t max_slots = SIZE_MAX, PackWork* work = nullptr, int slots = 1);
 
 }  // namespace ibroute::schedule

@@ -28,7 +28,6 @@ KNOWN = {
     "fabric/text/ports_report_parser.cpp:parse_ports_report": 105,
     "runner/verbs/rank_send.cpp:Rank::timed_sends": 136,
     "runner/verbs/rank_setup.cpp:Rank::exchange_and_connect": 132,
-    "schedule/core/planner/solve_phases.cpp:solve_phases": 101,
 }
 
 

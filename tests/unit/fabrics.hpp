@@ -221,6 +221,34 @@ inline void one_up_link_per_pod(Fabric& f) {
   }
 }
 
+// PODS x 8 leaves x 12 hosts, 4 aggs per pod, 8 cores, LMC 0. Every switch sends a destination it
+// does not reach downwards over the up-link a hash of (switch, LID / 12) picks: all up-links lead
+// to it on this tree. Each block of 12 LIDs takes one path from each switch, so a shift's load on a
+// link depends on which leaves its window of destinations covers: the shifts in their order
+// overflow some phases and leave others idle.
+inline Fabric hashed_three_level(int pods) {
+  Fabric f = three_level(pods, 8, 12, 4, 8);
+  for (Node& n : f.nodes)
+    for (Port& p : n.ports) p.lmc = 0;
+  route_minhop(f);
+  const FabricStructure s = analyze_structure(f);
+  for (size_t sw = 0; sw < f.nodes.size(); ++sw) {
+    Node& n = f.nodes[sw];
+    std::vector<uint8_t> up;
+    for (size_t p = 1; p < n.ports.size(); ++p)
+      if (n.ports[p].connected() && s.level[static_cast<size_t>(n.ports[p].peer_node)] > s.level[sw])
+        up.push_back(static_cast<uint8_t>(p));
+    if (n.type != NodeType::sw || up.empty()) continue;
+    for (size_t lid = 1; lid < n.lft.size(); ++lid) {
+      if (std::find(up.begin(), up.end(), n.lft[lid]) == up.end()) continue;
+      uint64_t h = (sw * 0x9e3779b97f4a7c15ULL) ^ ((lid / 12) * 0xbf58476d1ce4e5b9ULL);
+      h ^= h >> 29, h *= 0x94d049bb133111ebULL, h ^= h >> 32;
+      n.lft[lid] = up[h % up.size()];
+    }
+  }
+  return f;
+}
+
 // A fabric with what the planner needs beside it. Not movable: the context refers to the rest.
 struct World {
   Fabric f;

@@ -21,6 +21,7 @@
 
 using namespace ibroute::fabric;
 using namespace ibroute::schedule;
+using ibroute::test::hashed_three_level;
 using ibroute::test::World;
 
 namespace {
@@ -44,34 +45,6 @@ int worst(const Loads& load) {
   int w = 0;
   for (const auto& [link, n] : load) w = std::max(w, n);
   return w;
-}
-
-// PODS x 8 leaves x 12 hosts, 4 aggs per pod, 8 cores, LMC 0. Every switch sends a destination it
-// does not reach downwards over the up-link a hash of (switch, LID / 12) picks: all up-links lead
-// to it on this tree. Each block of 12 LIDs takes one path from each switch, so a shift's load on a
-// link depends on which leaves its window of destinations covers: the shifts in their order
-// overflow some phases and leave others idle.
-Fabric hashed_three_level(int pods) {
-  Fabric f = ibroute::test::three_level(pods, 8, 12, 4, 8);
-  for (Node& n : f.nodes)
-    for (Port& p : n.ports) p.lmc = 0;
-  route_minhop(f);
-  const FabricStructure s = analyze_structure(f);
-  for (size_t sw = 0; sw < f.nodes.size(); ++sw) {
-    Node& n = f.nodes[sw];
-    std::vector<uint8_t> up;
-    for (size_t p = 1; p < n.ports.size(); ++p)
-      if (n.ports[p].connected() && s.level[static_cast<size_t>(n.ports[p].peer_node)] > s.level[sw])
-        up.push_back(static_cast<uint8_t>(p));
-    if (n.type != NodeType::sw || up.empty()) continue;
-    for (size_t lid = 1; lid < n.lft.size(); ++lid) {
-      if (std::find(up.begin(), up.end(), n.lft[lid]) == up.end()) continue;
-      uint64_t h = (sw * 0x9e3779b97f4a7c15ULL) ^ ((lid / 12) * 0xbf58476d1ce4e5b9ULL);
-      h ^= h >> 29, h *= 0x94d049bb133111ebULL, h ^= h >> 32;
-      n.lft[lid] = up[h % up.size()];
-    }
-  }
-  return f;
 }
 
 // The transfers of `plan`, each pair once, walked: the time in slots (per phase its most loaded link).
@@ -131,4 +104,34 @@ TEST(ScrambledShifts, BeatTheShiftsInLongPhasesWhereTheTablesAlignWithTheRankOrd
   EXPECT_DOUBLE_EQ(tb, b->plan.total());
   EXPECT_LT(tb, ta) << b->composition;
   EXPECT_GE(least / tb, 0.95) << b->composition;
+}
+
+// Where the average rounded down would leave more waiting than a packing's budget places, the
+// entry runs at the long shifts' length instead (the average rounded up) over the scrambled order.
+TEST(ScrambledShifts, RunAtTheLongShiftsLengthWhereShorterPhasesWouldLeaveTooMuchWaiting) {
+  World w(hashed_three_level(6));
+  const std::vector<Host> hosts = all_hosts(w.f);
+  const OptionTable table(w.ctx, hosts);
+  const Leaves leaves(w.ctx, hosts);
+  PlanOptions opt;
+  // 575 shifts, 12.27 slots each at the least: in phases of 12 about 7 300 transfers would wait.
+  opt.packing_work_max = opt.packing_work_base + opt.packing_work_per_transfer * 5'000;
+  PlannerPolicy policy = kPlannerPolicy;
+  policy.gain = 1.0;
+  PlanInputs in(w.ctx, table, hosts, leaves, {}, {}, opt, policy);
+  PlanSearch search(in, opt.work_max);
+  const Strategy& scrambled = entry("scrambled shifts, short phases");
+  ASSERT_EQ(scrambled.skip(search), "");
+  std::string why;
+  const std::optional<Candidate> c = scrambled.build(search, why);
+  ASSERT_TRUE(c) << why;
+  EXPECT_NE(c->composition.find("in phases of 13 slots"), std::string::npos) << c->composition;
+  const double t = walked_once(w.f, hosts, c->plan);
+  EXPECT_DOUBLE_EQ(t, c->plan.total());
+  EXPECT_GE(in.least / t, 0.9) << c->composition;
+
+  opt.packing_work_max = opt.packing_work_base - 1;  // no packing fits: skipped, and why
+  PlanInputs none(w.ctx, table, hosts, leaves, {}, {}, opt, policy);
+  PlanSearch nothing(none, opt.work_max);
+  EXPECT_NE(scrambled.skip(nothing).find("phases of 13 slot(s)"), std::string::npos) << scrambled.skip(nothing);
 }

@@ -53,10 +53,11 @@ bool pack(PlanSearch& search, std::vector<Transfer> waiting, std::vector<Phase>&
   const PlanInputs& in = search.in;
   PackWork work = pack_work(search, waiting.size());
   const bool done = pack_phases(in.ctx, in.table, in.hosts, *units.leaves, *units.cap, std::move(waiting), phases,
-                                beat < 1e18 ? static_cast<size_t>(beat / units.slots) : SIZE_MAX, &work);
+                                beat < 1e18 ? static_cast<size_t>(beat) : SIZE_MAX, &work, units.slots);
   tally_packing(search, work);
   if (work.over)
-    why = "packing over its work budget (" + std::to_string(work.work) + " of " + std::to_string(work.budget) + ")";
+    why = (work.work > work.budget ? "packing over its work budget (" : "packing projected past its work budget (") +
+          std::to_string(work.work) + " spent of " + std::to_string(work.budget) + ")";
   else if (!done)
     why = "packing could not take fewer than " + std::to_string(static_cast<long long>(beat)) +
           " slots (the best so far)";
@@ -112,14 +113,14 @@ Candidate finish_packed(PlanSearch& search, std::vector<Phase> phases, Planned s
 }  // namespace
 
 std::optional<Candidate> packed_plan(PlanSearch& search, std::vector<Phase> phases, std::vector<Transfer> extra,
-                                     const Ring* visit, double beat, std::string& why, int slots) {
+                                     const Ring* visit, double beat, std::string& why, int slots, bool spread) {
   const PlanInputs& in = search.in;
   // The composition, each phase at what its links carry in `slots`: what does not fit waits
   // (first every leaf's excess), then is packed into phases of its own.
   const LongPhases length(in, slots);
   std::vector<Transfer> waiting;
   Planned solved = solve_phases(in.ctx, in.table, in.hosts, length.leaves, std::move(phases), in.opt, in.primary,
-                                in.secondary, 0, 0, &waiting, visit, slots);
+                                in.secondary, 0, 0, &waiting, visit, slots, spread);
   waiting.insert(waiting.end(), extra.begin(), extra.end());
   std::vector<Phase> out = std::move(solved.phases);
   if (!pack(search, std::move(waiting), out, beat, why, length.units())) return std::nullopt;

@@ -40,13 +40,28 @@ int PhaseSolver::repair(const std::vector<size_t>& todo, int floor_level) {
 
 void PhaseSolver::defer_over(Phase& ph, const std::vector<size_t>& ts, size_t rotate, std::vector<Transfer>& deferred) {
   track_users_ = users_listed_ && readmit_on_;  // readmit, which follows, moves transfers along who is on a link
-  for (size_t x = 0; x < ts.size(); ++x) {
-    const size_t i = ts[(x + rotate) % ts.size()];
-    if (choice_[i] == kNone || current_overflow(i) <= 0) continue;
+  auto defer = [&](size_t i) {
+    if (choice_[i] == kNone || current_overflow(i) <= 0) return;
     move(i, kNone);
     deferred.push_back({static_cast<int32_t>(i), ph.dst[i]});
     ph.dst[i] = -1;
+  };
+  if (!sent_waits_) {
+    for (size_t x = 0; x < ts.size(); ++x) defer(ts[(x + rotate) % ts.size()]);
+    return;
   }
+  over_order_.clear();
+  for (size_t x = 0; x < ts.size(); ++x) {
+    const size_t i = ts[(x + rotate) % ts.size()];
+    if (choice_[i] == kNone || current_overflow(i) <= 0) continue;
+    const auto d = static_cast<size_t>(ph.dst[i]);
+    const uint64_t waited = std::max(((*sent_waits_)[i] + 1) * pace(i), ((*received_waits_)[d] + 1) * pace(d));
+    over_order_.emplace_back(waited << 32 | x, i);
+  }
+  std::sort(over_order_.begin(), over_order_.end());
+  const size_t from = deferred.size();
+  for (const auto& [key, i] : over_order_) defer(i);
+  std::reverse(deferred.begin() + static_cast<std::ptrdiff_t>(from), deferred.end());  // readmit: who waited most first
 }
 
 void PhaseSolver::hot_above(int level, std::vector<size_t>& hot) {

@@ -66,6 +66,11 @@ class PhaseSolver {
   // The senders in the order the solver visits them (every rank once): a ring's places, so that
   // the plan of a ring's shifts does not depend on how the hosts were numbered. Null: rank order.
   void set_visit(const std::vector<int32_t>* ranks) { visit_ = ranks; }
+  // Per rank: its transfers that waited in the phases solved before (sent, received). Where set,
+  // the transfers of ranks that waited least wait first, so that the waiting spreads over ranks.
+  void set_waits(const std::vector<uint32_t>* sent, const std::vector<uint32_t>* received) {
+    sent_waits_ = sent, received_waits_ = received;
+  }
 
  private:
   // The transfers of `todo` not yet placed, by their number of options, ties in rank order (`todo`
@@ -96,7 +101,16 @@ class PhaseSolver {
   size_t repairs_lowered_ = 0;  // and of those, where it lowered the worst link
   size_t greedy_won_ = 0;       // phases where the greedy start beat the routing's own choice
   size_t compared_ = 0;  // phases where the routing's choice overflowed and the greedy start was tried against it
-  const std::vector<int32_t>* visit_ = nullptr;  // set_visit's order; null: rank order
+  const std::vector<int32_t>* visit_ = nullptr;        // set_visit's order; null: rank order
+  const std::vector<uint32_t>* sent_waits_ = nullptr;  // set_waits'; null: the visiting order decides
+  const std::vector<uint32_t>* received_waits_ = nullptr;
+  std::vector<std::pair<uint64_t, size_t>> over_order_;  // defer_over's: (waits, place) per transfer
+  // Slots one transfer takes on rank r's host link: 1, more where it is slower than the host link
+  // rate (a DDR host on a QDR fabric: 2). What a rank's waiting costs the packing is its waits times this.
+  uint32_t pace(size_t r) const {
+    const double g = ctx_.gbps[t_.src_link(r)], host = ctx_.structure.host_gbps;
+    return g > 0 && host > g ? static_cast<uint32_t>(std::ceil(host / g - 1e-9)) : 1;
+  }
 
   static constexpr uint32_t kNone = UINT32_MAX;
   static constexpr int kBaseMisses = 16;

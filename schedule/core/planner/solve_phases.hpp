@@ -31,9 +31,11 @@ struct Planned {
 // listed in `deferred` in phase order. `ring`: the phases are its shifts, visited in its order.
 // `slots`: with `deferred`, phases that long (each link filled to what it carries in that time;
 // `leaves` counted for the same length).
+// `spread`: with `deferred`, the phases solved in batches, each told who waited in those before, so
+// that the ranks that waited least wait (docs/planner.md#who-waits); the same for any number of threads.
 Planned solve_phases(const EvalContext& ctx, const OptionTable& table, const std::vector<Host>& hosts,
                      const Leaves& leaves, std::vector<Phase> phases, const PlanOptions& opt, Method primary,
                      Method secondary, size_t progress_base, size_t progress_total, std::vector<Transfer>* deferred,
-                     const Ring* ring = nullptr, int slots = 1);
+                     const Ring* ring = nullptr, int slots = 1, bool spread = false);
 
 }  // namespace ibroute::schedule

@@ -86,8 +86,10 @@ struct PlanSearch {
 
   double best_time() const;  // HUGE_VAL before the first plan
   // What a packing must beat: the best so far, here or in the search this one runs within
-  // (`outer_best`: a packing that cannot beat it cannot win; abandoned as soon as it cannot).
-  double beat() const { return std::min(best_time(), outer_best); }
+  // (`outer_best`: a packing that cannot beat it cannot win; abandoned as soon as it cannot). A
+  // packing counts its slots before compaction: against a compacted best, its time before
+  // compaction (the candidates are compared after).
+  double beat() const { return std::min(best ? best->uncompacted : HUGE_VAL, outer_best); }
   double outer_best = HUGE_VAL;
   double time_of(const std::string& name) const;  // a strategy's plan time; HUGE_VAL where it made none
   uint64_t work_left() const { return work_spent < work_budget ? work_budget - work_spent : 0; }
@@ -124,8 +126,10 @@ std::vector<Phase> composition_phases(PlanSearch& search, const NamedRing& over,
 // into phases of their own within the work left, then compacted; a plan only where it takes
 // fewer than `beat` slots.
 // `slots`: the phases that long, each link filled to what it carries in that time.
+// `spread`: who waits spread over the ranks (solve_phases; docs/planner.md#who-waits).
 std::optional<Candidate> packed_plan(PlanSearch& search, std::vector<Phase> phases, std::vector<Transfer> extra,
-                                     const Ring* visit, double beat, std::string& why, int slots = 1);
+                                     const Ring* visit, double beat, std::string& why, int slots = 1,
+                                     bool spread = false);
 // Every transfer packed into phases from none, no shifts; with `slots` > 1 into phases that long
 // (each link filled to what it carries in that time: where slow hosts make every phase that long).
 std::optional<Candidate> packed_whole_plan(PlanSearch& search, double beat, std::string& why, int slots = 1);
