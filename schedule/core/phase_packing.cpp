@@ -190,11 +190,9 @@ class Packer {
   }
   // Ends the phase; returns its time in whole slots (at least one), as evaluate() counts it.
   uint32_t end() {
-    const double host = ctx_.structure.host_gbps > 0 ? ctx_.structure.host_gbps : 1;
     double time = 1;
     for (int32_t l : touched_) {
-      if (load_[l] > 0)
-        time = std::max(time, ctx_.at_host_rate[l] ? load_[l] : load_[l] * host / std::max(ctx_.gbps[l], 1e-9));
+      if (load_[l] > 0) time = std::max(time, ctx_.load_time(l, load_[l]));
       load_[l] = 0;
     }
     touched_.clear();

@@ -60,7 +60,7 @@ bool pack(PlanSearch& search, std::vector<Transfer> waiting, std::vector<Phase>&
           std::to_string(work.work) + " spent of " + std::to_string(work.budget) + ")";
   else if (!done)
     why = "packing could not take fewer than " + std::to_string(static_cast<long long>(beat)) +
-          " slots (the best so far)";
+          " slots (the best so far, before its compaction)";
   return done;
 }
 

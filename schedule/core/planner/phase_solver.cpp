@@ -66,13 +66,12 @@ SolveResult PhaseSolver::finish(Phase& ph) {
       ph.dlid[i] = base_lid(ph.dst[i]);  // no working route: the base LID, counted as unroutable
   }
   SolveResult r;
-  const double host = ctx_.structure.host_gbps > 0 ? ctx_.structure.host_gbps : 1;
   // One pass over the phase's links (tens of thousands at 10 000 hosts): their loads read, then
   // reset; a division only where a link is slower than a host link or not at the host rate.
   for (int32_t l : touched_) {
     const int w = weight_[l], used = over_[l] + cap_[l];
     const int load = w == 1 ? used : used / w;
-    if (load > 0) r.time = std::max(r.time, ctx_.at_host_rate[l] ? load : load * host / std::max(ctx_.gbps[l], 1e-9));
+    if (load > 0) r.time = std::max(r.time, ctx_.load_time(l, load));
     r.overflow = std::max(r.overflow, load - ctx_.capacity[l]);  // against the fabric's bound
     over_[l] = -cap_[l], seen_[l] = 0;
   }

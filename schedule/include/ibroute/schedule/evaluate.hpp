@@ -3,6 +3,7 @@
 // max-min fair sharing of the link rates.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -57,6 +58,12 @@ struct EvalContext {
       at_host_rate;  // per directed link: its rate is the host link rate (a load takes as many message-times)
   EvalContext(const fabric::Fabric& f, const fabric::LinkIndex& l, const fabric::FabricStructure& s);
   bool switch_link(int32_t link) const { return between_switches[link]; }
+  // The message-times at the host link rate that `load` transfers at once take on `link`.
+  double load_time(int32_t link, int load) const {
+    if (at_host_rate[link]) return load;
+    const double host = structure.host_gbps > 0 ? structure.host_gbps : 1;
+    return load * host / std::max(gbps[link], 1e-9);
+  }
   // The paths from every host-carrying switch, built on first use by evaluate() (null when the
   // fabric is too large for the table): phases of an all-to-all reuse them.
   const fabric::SwitchPaths* switch_paths() const;
