@@ -614,6 +614,29 @@ void apply_tree_routing(Fabric& f, const TreeRouting& r) {
   f.has_lfts = true;
 }
 
+namespace {
+// One line for the routes to `lid` that fail, from `first` and `bad` - 1 more switches; `why`
+// indexes check_tree_routing's reasons.
+std::string route_failure(const Node& first, size_t bad, uint16_t lid, const Node& owner, uint8_t why) {
+  static const char* const text[] = {"fails", "is dropped", "goes out of a port that leads nowhere", "loops",
+                                     "leaves the tree", "climbs after descending (not up*/down*: a credit loop is possible)",
+                                     "is not handed to its owner"};
+  char hex[8];
+  std::snprintf(hex, sizeof hex, "0x%04x", lid);
+  return "from " + first.desc + (bad > 1 ? " (and " + std::to_string(bad - 1) + " more switches)" : std::string()) + " to LID " +
+         hex + " (" + owner.desc + "): the route " + text[why];
+}
+// Per node: 1 for a switch of `switches` with a CA on a working link, 2 where one is a host, else 0.
+std::vector<char> ca_entries(const Fabric& f, const std::vector<int32_t>& switches) {
+  std::vector<char> entry(f.nodes.size(), 0);
+  for (int32_t sw : switches)
+    for (const Port& p : f.nodes[sw].ports)
+      if (p.connected() && !f.nodes[p.peer_node].is_switch() && link_usable(f, p))
+        entry[sw] = std::max<char>(entry[sw], is_host(f.nodes[p.peer_node]) ? 2 : 1);
+  return entry;
+}
+}  // namespace
+
 RoutingCheck check_tree_routing(const Fabric& f, const FabricStructure& s) {
   RoutingCheck out;
   auto fail = [&](std::string line) {
@@ -630,15 +653,15 @@ RoutingCheck check_tree_routing(const Fabric& f, const FabricStructure& s) {
         fail(n.desc + ": LID " + std::to_string(lid) + " goes out of port " + std::to_string(n.lft[lid]) + ", beyond its " +
              std::to_string(n.num_ports()) + " ports");
   }
-  // Where traffic enters: switches with a CA on a working link. From these every CA's LID must
-  // arrive; a switch's LID from every switch with an up*/down* way to it; from the others,
-  // whatever is routed must (a top switch that lost its cable to a leaf has no up*/down* route to
-  // that leaf's hosts, and needs none: no traffic enters there).
+  // Where traffic enters: switches with a CA on a working link (1; 2 where one is a host). From
+  // these every CA's LID must arrive that they have an up*/down* way to, and every host's LID from
+  // a switch with a host, way or none (hosts that no up*/down* route joins fail the tables); a
+  // switch's LID from every switch with a way to it; from the others, whatever is routed must. (A
+  // top switch that lost its cable to a leaf has no up*/down* route to that leaf's hosts, and
+  // needs none: no traffic enters there. A SHARP aggregation node on one top switch has none from
+  // another's: only a turn from down to up would join them. Such pairs are counted, not failed.)
   const Tree t = build_tree(f, s);
-  std::vector<char> entry(f.nodes.size(), 0);
-  for (int32_t sw : switches)
-    for (const Port& p : f.nodes[sw].ports)
-      if (p.connected() && !f.nodes[p.peer_node].is_switch() && link_usable(f, p)) entry[sw] = 1;
+  const std::vector<char> entry = ca_entries(f, switches);
   // Per LID, every switch's route by memo: 1 = arrives going down only, 2 = climbs, then descends.
   const LidMap lids(f);
   std::vector<uint8_t> state(f.nodes.size()), why(f.nodes.size(), 0);
@@ -694,20 +717,18 @@ RoutingCheck check_tree_routing(const Fabric& f, const FabricStructure& s) {
     out.walked += switches.size();
     size_t bad = 0;
     int32_t first_bad = -1;
-    for (int32_t sw : switches)
-      if (state[sw] == kBad && ((lid < f.nodes[sw].lft.size() && f.nodes[sw].lft[lid] != kNoRoute) ||
-                                (owner.is_switch() ? t.tops.above[t.index[sw]].intersects(t.tops.reached_by[t.index[target]]) : entry[sw]))) {
+    const bool host = is_host(owner);
+    for (int32_t sw : switches) {
+      const bool way = t.tops.above[t.index[sw]].intersects(t.tops.reached_by[t.index[target]]);
+      const bool needed = owner.is_switch() ? way : entry[sw] && (way || (host && entry[sw] == 2));
+      if (!owner.is_switch() && entry[sw] && !needed) ++out.no_way;
+      if (state[sw] == kBad && ((lid < f.nodes[sw].lft.size() && f.nodes[sw].lft[lid] != kNoRoute) || needed)) {
         ++bad;
         if (first_bad < 0) first_bad = sw;
       }
+    }
     if (bad) {
-      static const char* const text[] = {"fails", "is dropped", "goes out of a port that leads nowhere", "loops",
-                                         "leaves the tree", "climbs after descending (not up*/down*: a credit loop is possible)",
-                                         "is not handed to its owner"};
-      char hex[8];
-      std::snprintf(hex, sizeof hex, "0x%04x", lid);
-      fail("from " + f.nodes[first_bad].desc + (bad > 1 ? " (and " + std::to_string(bad - 1) + " more switches)" : std::string()) +
-           " to LID " + hex + " (" + owner.desc + "): the route " + text[why[first_bad]]);
+      fail(route_failure(f.nodes[first_bad], bad, lid, owner, why[first_bad]));
       out.failures += bad - 1;
     }
   }

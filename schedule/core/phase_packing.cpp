@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <unordered_map>
 
+#include "critical_links.hpp"
 #include "ibroute/schedule/schedule.hpp"
 
 namespace ibroute::schedule {
@@ -127,7 +129,7 @@ namespace {
 class Packer {
  public:
   Packer(const EvalContext& ctx, const OptionTable& table, const std::vector<Host>& hosts, const Leaves& leaves,
-         const std::vector<int>& cap, const std::vector<Transfer>& deferred, size_t window, PackWork& w)
+         const std::vector<int>& cap, const std::vector<Transfer>& deferred, size_t window, int slots, PackWork& w)
       : window_(window),
         ctx_(ctx),
         table_(table),
@@ -154,6 +156,10 @@ class Packer {
         any_slow_(std::find(cap.begin(), cap.end(), 0) != cap.end()) {
     for (const Transfer& t : deferred) count(t.src, t.dst, +1), todo_[static_cast<size_t>(t.src)].push_back(t.dst);
     left_ = deferred.size();
+    // In one-slot phases a link holds one transfer, and the critical links' fill costs more than it
+    // brings (2 304 hosts under dfsssp: 6 700 -> 6 710 slots): there the ranks' pressure alone.
+    critical_.emplace(table, cap, slots > 1 && w.critical_links ? deferred : std::vector<Transfer>{}, phases_left(),
+                      w.work);
   }
   size_t left() const { return left_; }
 
@@ -165,15 +171,9 @@ class Packer {
     // Transfers within a leaf fill what its up-links leave idle: they are few, and spent early they
     // are missing late (the leaf's up-links then wait for senders). Each phase takes at most its
     // share of them: what is left over the phases the busiest rank or leaf still needs.
-    double phases_left = 1;
-    for (size_t i = 0; i < n_; ++i)
-      phases_left = std::max<double>({phases_left, double(send_left_[i]), double(recv_left_[i])});
+    const double phases = phases_left();
     for (size_t l = 0; l < leaves_.up.size(); ++l)
-      if (leaves_.up[l] > 0)
-        phases_left =
-            std::max({phases_left, double(out_left_[l]) / leaves_.up[l], double(in_left_[l]) / leaves_.up[l]});
-    for (size_t l = 0; l < leaves_.up.size(); ++l)
-      intra_quota_[l] = static_cast<uint32_t>(std::ceil(intra_leaf_left_[l] / phases_left));
+      intra_quota_[l] = static_cast<uint32_t>(std::ceil(intra_leaf_left_[l] / phases));
     for (size_t i = 0; i < n_ && !fresh; ++i) {
       if (ph.dst[i] < 0) continue;
       busy_[static_cast<size_t>(ph.dst[i])] = 1;
@@ -199,9 +199,11 @@ class Packer {
     return phase_slot_count(time);
   }
 
-  // Senders by pressure, each its most pressing receiver whose route fits; then swaps for the
-  // senders left idle. Returns the transfers placed.
+  // The critical links' room first (critical_links.hpp); then senders by pressure, each its most
+  // pressing receiver whose route fits; then swaps for the senders left idle. Returns the
+  // transfers placed.
   size_t fill(Phase& ph, size_t p, bool fresh) {
+    const size_t critical = critical_->empty() || fresh ? 0 : fill_critical(ph, p);
     senders_.clear();
     for (size_t i = 0; i < n_; ++i)
       if (!todo_[i].empty() && ph.dst[i] < 0) senders_.emplace_back(-pressure_out(i), static_cast<uint32_t>(i));
@@ -221,7 +223,7 @@ class Packer {
         break;
       }
     }
-    return placed + (fresh ? augment(ph, p) : 0);
+    return critical + placed + (fresh ? augment(ph, p) : 0);
   }
 
  private:
@@ -242,6 +244,32 @@ class Packer {
   };
 
   int leaf(int64_t r) const { return leaves_.of_rank[static_cast<size_t>(r)]; }
+  // The phases the busiest rank or leaf still needs at the least.
+  double phases_left() const {
+    double phases = 1;
+    for (size_t i = 0; i < n_; ++i) phases = std::max<double>({phases, double(send_left_[i]), double(recv_left_[i])});
+    for (size_t l = 0; l < leaves_.up.size(); ++l)
+      if (leaves_.up[l] > 0)
+        phases = std::max({phases, double(out_left_[l]) / leaves_.up[l], double(in_left_[l]) / leaves_.up[l]});
+    return phases;
+  }
+  // Into the critical links' room: a waiting transfer whose ends are free in the phase and whose
+  // route fits.
+  size_t fill_critical(Phase& ph, size_t p) {
+    return critical_->fill(load_, p, [&](const Transfer& t) {
+      using Try = CriticalLinks::Try;
+      const auto s = static_cast<size_t>(t.src);
+      if (ph.dst[s] >= 0 || busy_[static_cast<size_t>(t.dst)] || !leaves_allow(t.src, t.dst)) return Try::busy;
+      std::vector<int32_t>& todo = todo_[s];
+      w_.work += todo.size();
+      const auto x = std::find(todo.begin(), todo.end(), t.dst);
+      if (x == todo.end()) return Try::gone;
+      const Choice c = option_for(s, t.dst);
+      if (!c.fits) return Try::busy;
+      take(ph, s, static_cast<size_t>(x - todo.begin()), c.option);
+      return Try::placed;
+    });
+  }
   bool crosses(int32_t s, int32_t d) const {
     const int a = leaf(s), b = leaf(d);
     return a >= 0 && b >= 0 && a != b;
@@ -257,6 +285,7 @@ class Packer {
 
   // Adds (+1) or takes back (-1) a waiting transfer in the counts of what is left.
   void count(int32_t s, int32_t d, int delta) {
+    if (critical_) critical_->count(s, d, delta);
     send_left_[static_cast<size_t>(s)] += delta, recv_left_[static_cast<size_t>(d)] += delta;
     if (crosses(s, d))
       out_left_[leaf(s)] += delta, in_left_[leaf(d)] += delta;
@@ -440,6 +469,7 @@ class Packer {
   std::vector<int> out_used_, in_used_;  // per leaf: the phase's transfers leaving (entering) it
   std::vector<uint32_t> intra_leaf_left_, intra_used_, intra_quota_;  // per leaf: transfers within it
   std::vector<std::pair<double, uint32_t>> senders_, cand_;
+  std::optional<CriticalLinks> critical_;  // made once the counts are in
   bool any_slow_;  // only a fabric with links slower than a host link has transfers forced onto them
 };
 
@@ -463,7 +493,7 @@ bool pack_phases(const EvalContext& ctx, const OptionTable& table, const std::ve
          static_cast<double>(window) * static_cast<double>(max_phases) * static_cast<double>(n) >
              static_cast<double>(w.budget))
     window /= 2;
-  Packer packer(ctx, table, hosts, leaves, cap, deferred, window, w);
+  Packer packer(ctx, table, hosts, leaves, cap, deferred, window, slots, w);
   deferred = {};
   constexpr size_t kProjectAfter = 32;  // new phases before their pace is trusted
   size_t fresh_phases = 0, fresh_placed = 0;

@@ -101,6 +101,7 @@ nlohmann::json routing_json(const ScanContext& c, const RoutingCliOptions& o, co
       {"congestion_free", best.load.max_load <= bound && best.load.broken == 0},
       {"tables", r.check.ok() && !o.output.empty() ? nlohmann::json(o.output) : nlohmann::json(nullptr)},
       {"ranks", r.check.ok() && !o.ranks.empty() ? nlohmann::json(o.ranks) : nlohmann::json(nullptr)}};
+  j["check"]["no_way"] = r.check.no_way;
   if (r.before)
     j["scanned_tables"] = {{"max_load", r.before->load.max_load},
                            {"congested_share", r.before->load.congested_share()},
@@ -152,6 +153,11 @@ void print_routing(const ScanContext& c, const RoutingCliOptions& o, const TreeT
               r.check.ok() ? "every LID arrives, up*/down*, ports in range"
                            : (std::to_string(r.check.failures) + " failed").c_str());
   for (const std::string& line : r.check.first) std::printf("    %s\n", line.c_str());
+  if (r.check.no_way)
+    std::printf(
+        "    %zu (switch, CA LID) pairs outside the hosts have no up*/down* way (aggregation nodes on two top "
+        "switches: only a turn from down to up would join them); left unrouted\n",
+        r.check.no_way);
   if (r.check.ok() && !o.output.empty())
     std::printf("tables: %s (opensm -R file -U %s)\n", o.output.c_str(), o.output.c_str());
   if (r.check.ok() && !o.ranks.empty()) std::printf("ranks: %s (one host per line, rank order)\n", o.ranks.c_str());

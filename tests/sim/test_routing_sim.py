@@ -2,6 +2,7 @@
 (`opensm -R file -U FILE`), scanned again, and the round-robin all-to-all in the written rank order
 checked from the database's stored routes (tests/sim/schedule_check.py, not ibroute's own
 evaluation). At LMC 0 the plan has no path to choose: it is the round-robin with base LIDs."""
+import collections
 import json
 import os
 import random
@@ -9,6 +10,7 @@ import re
 import unittest
 
 from common import EXAMPLES, TempDirTest, ibroute, ibroute_json
+from realdata import dump
 from schedule_check import check_all_to_all, efficiency, link_loads, load_schedule, phases_of, worst_link_total
 from simfabric import SimFabric, generate, read_text, write_text
 
@@ -270,6 +272,38 @@ class RoutingTables(TempDirTest):
         r, result = self.planned_against_minhop(topo, 2)
         self.assertGreaterEqual(result["ours"], 0.9, result)
         self.assertGreater(result["ours"], result["minhop"] + 0.05, result)
+
+    def test_a_superpod_with_sharp_nodes_on_every_switch(self):
+        # NVIDIA's switches each carry a SHARP aggregation node (a CA on port 65). From a spine to
+        # the node of another spine, or from a spine whose only CA is its node to a leaf it is not
+        # cabled to, no up*/down* way exists; the check counts those (switch, LID) pairs apart
+        # instead of failing the tables (between two hosts they would fail). Counted here from the
+        # file: the cables, and whether a switch's description says spine or leaf.
+        path = dump("nvidia-topograph", "example.out")
+        switches, cabled, targets, has_host = {}, collections.defaultdict(set), [], set()
+        cur = None
+        for line in open(path, encoding="utf-8", errors="replace"):
+            if m := re.match(r'^(Switch|Ca)\s+\d+\s+"([^"]+)"\s+#\s+"([^"]*)"', line):
+                cur = (m.group(1), m.group(2))
+                if cur[0] == "Switch":
+                    switches[cur[1]] = "SPINE" in m.group(3)
+            elif cur and cur[0] == "Switch" and (m := re.match(r'^\[\d+\]\S*\s+"([^"]+)"\[\d+\].*#\s+"([^"]*)"', line)):
+                peer, host = m.group(1), "Aggregation Node" not in m.group(2)
+                if peer.startswith("S-"):
+                    cabled[cur[1]].add(peer)
+                else:  # a CA's port, one LID at LMC 0
+                    targets.append((cur[1], host))
+                    if host:
+                        has_host.add(cur[1])
+        self.assertTrue(any(switches.values()) and not all(h for _, h in targets), "spines and aggregation nodes in the file")
+        ups = {sw: {sw} if top else {t for t in cabled[sw] if switches[t]} for sw, top in switches.items()}
+        downs = {t: {t} | {l for l in cabled[t] if not switches[l]} for t, top in switches.items() if top}
+        no_way = sum(1 for x in switches for s, host in targets
+                     if not any(s in downs[t] for t in ups[x]) and not (host and x in has_host))
+        self.assertGreater(no_way, 0)
+        r, _, _, _ = self.route_reload_check(path)
+        self.assertEqual(r["check"]["no_way"], no_way, r["check"])
+        self.assertEqual(r["check"]["failures"], 0, r["check"])
 
     def test_tables_that_fail_the_check_are_never_written(self):
         # Leaf 1 reaches only spine 1, leaf 2 only spine 2: no up*/down* route joins them.

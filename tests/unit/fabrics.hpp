@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <climits>
 #include <functional>
+#include <map>
 #include <random>
 #include <string>
 #include <utility>
@@ -177,6 +178,23 @@ inline std::vector<std::pair<int, int>> lft_path(const Fabric& f, int sw, uint16
   return {};
 }
 
+// Per directed link (node, out-port): transfers on it.
+using LinkLoads = std::map<std::pair<int, int>, int>;
+
+// Adds the directed links of transfer a -> b on `dlid` to `load`: the switch links the LFTs take
+// (lft_path), and with `host_links` the sender's host link and the receiver's switch port too.
+inline void walk_transfer(const Fabric& f, const schedule::Host& a, const schedule::Host& b, uint16_t dlid,
+                          LinkLoads& load, bool host_links = true) {
+  const Port& pa = f.nodes[a.node].ports[a.port];
+  const Port& pb = f.nodes[b.node].ports[b.port];
+  if (host_links) ++load[{a.node, a.port}], ++load[{pb.peer_node, pb.peer_port}];
+  if (pa.peer_node == pb.peer_node) return;
+  const auto path = lft_path(f, pa.peer_node, dlid);
+  ASSERT_FALSE(path.empty()) << a.name << " to LID " << dlid;
+  EXPECT_EQ(f.nodes[path.back().first].ports[path.back().second].peer_node, pb.peer_node);
+  for (const auto& hop : path) ++load[hop];
+}
+
 // Per switch of a three-level tree built by three_level: its pod, named by the least agg index
 // among its leaves' neighbours (for leaves and aggs alike); -1 for a core. Read from the cabling.
 inline std::vector<int> pods_of(const Fabric& f) {
@@ -221,13 +239,15 @@ inline void one_up_link_per_pod(Fabric& f) {
   }
 }
 
-// PODS x 8 leaves x 12 hosts, 4 aggs per pod, 8 cores, LMC 0. Every switch sends a destination it
-// does not reach downwards over the up-link a hash of (switch, LID / 12) picks: all up-links lead
-// to it on this tree. Each block of 12 LIDs takes one path from each switch, so a shift's load on a
-// link depends on which leaves its window of destinations covers: the shifts in their order
-// overflow some phases and leave others idle.
-inline Fabric hashed_three_level(int pods) {
-  Fabric f = three_level(pods, 8, 12, 4, 8);
+// PODS x LEAVES x HOSTS, AGGS per pod, CORES (by default 8 x 12, 4, 8), LMC 0. Every switch sends
+// a destination it does not reach downwards over the up-link a hash of (switch, LID / BLOCK)
+// picks: all up-links lead to it on this tree. With blocks of 12 LIDs each takes one path from
+// each switch, so a shift's load on a link depends on which leaves its window of destinations
+// covers: the shifts in their order overflow some phases and leave others idle. With blocks of one,
+// which sources reach a down-link varies from destination to destination, as under dfsssp.
+inline Fabric hashed_three_level(int pods, int block = 12, int leaves = 8, int hosts = 12, int aggs = 4,
+                                 int cores = 8) {
+  Fabric f = three_level(pods, leaves, hosts, aggs, cores);
   for (Node& n : f.nodes)
     for (Port& p : n.ports) p.lmc = 0;
   route_minhop(f);
@@ -241,7 +261,7 @@ inline Fabric hashed_three_level(int pods) {
     if (n.type != NodeType::sw || up.empty()) continue;
     for (size_t lid = 1; lid < n.lft.size(); ++lid) {
       if (std::find(up.begin(), up.end(), n.lft[lid]) == up.end()) continue;
-      uint64_t h = (sw * 0x9e3779b97f4a7c15ULL) ^ ((lid / 12) * 0xbf58476d1ce4e5b9ULL);
+      uint64_t h = (sw * 0x9e3779b97f4a7c15ULL) ^ ((lid / static_cast<size_t>(block)) * 0xbf58476d1ce4e5b9ULL);
       h ^= h >> 29, h *= 0x94d049bb133111ebULL, h ^= h >> 32;
       n.lft[lid] = up[h % up.size()];
     }

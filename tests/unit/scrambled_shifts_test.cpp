@@ -26,20 +26,8 @@ using ibroute::test::World;
 
 namespace {
 
-using Loads = std::map<std::pair<int, int>, int>;
-
-// The directed links (host links and the switch links the LFTs take) of a transfer, added to `load`.
-void walk(const Fabric& f, const Host& a, const Host& b, uint16_t dlid, Loads& load) {
-  const Port& pa = f.nodes[a.node].ports[a.port];
-  const Port& pb = f.nodes[b.node].ports[b.port];
-  ++load[{a.node, a.port}];
-  ++load[{pb.peer_node, pb.peer_port}];
-  if (pa.peer_node == pb.peer_node) return;
-  const auto path = ibroute::test::lft_path(f, pa.peer_node, dlid);
-  ASSERT_FALSE(path.empty()) << a.name << " to LID " << dlid;
-  EXPECT_EQ(f.nodes[path.back().first].ports[path.back().second].peer_node, pb.peer_node);
-  for (const auto& hop : path) ++load[hop];
-}
+using Loads = ibroute::test::LinkLoads;
+using ibroute::test::walk_transfer;
 
 int worst(const Loads& load) {
   int w = 0;
@@ -56,7 +44,7 @@ double walked_once(const Fabric& f, const std::vector<Host>& hosts, const Planne
     for (size_t i = 0; i < ph.dst.size(); ++i) {
       if (ph.dst[i] < 0) continue;
       EXPECT_TRUE(seen.insert({static_cast<int32_t>(i), ph.dst[i]}).second) << "sent twice";
-      walk(f, hosts[i], hosts[static_cast<size_t>(ph.dst[i])], ph.dlid[i], load);
+      walk_transfer(f, hosts[i], hosts[static_cast<size_t>(ph.dst[i])], ph.dlid[i], load);
     }
     if (!load.empty()) total += worst(load);
   }
@@ -79,7 +67,7 @@ TEST(ScrambledShifts, BeatTheShiftsInLongPhasesWhereTheTablesAlignWithTheRankOrd
   Loads all;
   for (const Host& a : hosts)
     for (const Host& b : hosts)
-      if (&a != &b) walk(w.f, a, b, w.f.nodes[b.node].ports[b.port].base_lid, all);
+      if (&a != &b) walk_transfer(w.f, a, b, w.f.nodes[b.node].ports[b.port].base_lid, all);
   const double least = worst(all);
 
   const OptionTable table(w.ctx, hosts);

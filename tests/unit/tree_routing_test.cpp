@@ -531,3 +531,46 @@ TEST(TreeRouting, AdviceNamesTheCommandOnlyWhereItsCheckPasses) {
   EXPECT_NE(no_lids.blocked_by.find("cannot route this fabric: "), std::string::npos) << no_lids.blocked_by;
   EXPECT_NE(no_lids.blocked_by.find("has no LID"), std::string::npos) << no_lids.blocked_by;
 }
+
+// A SHARP aggregation node on every spine (as NVIDIA's switches carry them): from one spine to the
+// node on another there is no up*/down* way (only down to a leaf and up again), so no table routes
+// it, and the check counts those pairs apart instead of failing the tables; every host still
+// reaches every node and every node every host, walked here through the written tables.
+TEST(TreeRouting, CasOnTwoTopSwitchesAreCountedNotFailed) {
+  Fabric f = build_fat_tree(half_fat_tree(0));
+  const FabricStructure before = analyze_structure(f);
+  const int top = *std::max_element(before.level.begin(), before.level.end());
+  uint16_t lid = 0;
+  for (const Node& n : f.nodes)
+    for (const Port& p : n.ports) lid = std::max(lid, p.base_lid);
+  std::vector<std::pair<int, int>> nodes;  // (aggregation node, its spine)
+  for (size_t sw = 0; sw < before.level.size(); ++sw) {
+    if (before.level[sw] != top || f.nodes[sw].type != NodeType::sw) continue;
+    const int an = ibroute::test::add_node(f, NodeType::ca, "Mellanox Technologies Aggregation Node", 1,
+                                           0xa000 + static_cast<uint64_t>(sw) * 16);
+    Node& spine = f.nodes[sw];
+    spine.ports.push_back(Port{.guid = spine.guid});
+    ibroute::test::up_link(f, static_cast<int>(sw), spine.num_ports(), an, 1);
+    ibroute::test::set_lid(f, an, 1, ++lid);
+    nodes.emplace_back(an, static_cast<int>(sw));
+  }
+  ASSERT_EQ(nodes.size(), 4u);
+  const std::vector<Host> hosts = all_hosts(f);
+  ASSERT_EQ(hosts.size(), 96u) << "the aggregation nodes are not hosts";
+  const Routed r = route_and_evaluate(f, hosts, false);
+  EXPECT_TRUE(r.check.ok()) << (r.check.first.empty() ? "" : r.check.first.front());
+  EXPECT_EQ(r.check.no_way, nodes.size() * (nodes.size() - 1)) << "each spine to each other spine's node";
+  for (const auto& [an, spine] : nodes) {
+    const uint16_t an_lid = f.nodes[an].ports[1].base_lid;
+    for (const Host& h : hosts) {
+      const int leaf = f.nodes[h.node].ports[h.port].peer_node;
+      const auto up = ibroute::test::lft_path(f, leaf, an_lid);
+      ASSERT_FALSE(up.empty()) << h.name << " to an aggregation node";
+      EXPECT_EQ(f.nodes[up.back().first].ports[up.back().second].peer_node, spine);
+      EXPECT_EQ(f.nodes[spine].ports[f.nodes[spine].lft[an_lid]].peer_node, an);
+      const auto down = ibroute::test::lft_path(f, spine, f.nodes[h.node].ports[h.port].base_lid);
+      ASSERT_FALSE(down.empty()) << "an aggregation node to " << h.name;
+      EXPECT_EQ(f.nodes[down.back().first].ports[down.back().second].peer_node, leaf);
+    }
+  }
+}

@@ -89,6 +89,10 @@ struct RoutingCheck {
   size_t walked = 0;               // (switch, LID) pairs walked
   size_t failures = 0;             // all of them
   std::vector<std::string> first;  // the first few, one line each
+  // (switch with a CA, CA's LID) pairs with no up*/down* way at all, where one of the two is not a
+  // host (a SHARP aggregation node on each of two top switches): no table can route them without
+  // a turn from down to up; counted and said, not failed (between hosts they fail).
+  size_t no_way = 0;
   bool ok() const { return failures == 0; }
 };
 RoutingCheck check_tree_routing(const Fabric& f, const FabricStructure& s);
