@@ -654,12 +654,11 @@ RoutingCheck check_tree_routing(const Fabric& f, const FabricStructure& s) {
              std::to_string(n.num_ports()) + " ports");
   }
   // Where traffic enters: switches with a CA on a working link (1; 2 where one is a host). From
-  // these every CA's LID must arrive that they have an up*/down* way to, and every host's LID from
-  // a switch with a host, way or none (hosts that no up*/down* route joins fail the tables); a
-  // switch's LID from every switch with a way to it; from the others, whatever is routed must. (A
-  // top switch that lost its cable to a leaf has no up*/down* route to that leaf's hosts, and
-  // needs none: no traffic enters there. A SHARP aggregation node on one top switch has none from
-  // another's: only a turn from down to up would join them. Such pairs are counted, not failed.)
+  // these every CA's LID must arrive that they have an up*/down* way to, every host's LID from a
+  // switch with a host, way or none; a switch's LID from every switch with a way to it; from the
+  // others, whatever is routed must. (A top switch that lost its cable to a leaf needs no route to
+  // its hosts: no traffic enters there. A SHARP node on one top switch has no way from another's:
+  // only a turn from down to up would join them. Such pairs are counted, not failed.)
   const Tree t = build_tree(f, s);
   const std::vector<char> entry = ca_entries(f, switches);
   // Per LID, every switch's route by memo: 1 = arrives going down only, 2 = climbs, then descends.
@@ -719,9 +718,12 @@ RoutingCheck check_tree_routing(const Fabric& f, const FabricStructure& s) {
     int32_t first_bad = -1;
     const bool host = is_host(owner);
     for (int32_t sw : switches) {
-      const bool way = t.tops.above[t.index[sw]].intersects(t.tops.reached_by[t.index[target]]);
-      const bool needed = owner.is_switch() ? way : entry[sw] && (way || (host && entry[sw] == 2));
-      if (!owner.is_switch() && entry[sw] && !needed) ++out.no_way;
+      // The way looked up only where it decides: millions of (switch, LID) at 10 000 hosts.
+      const bool ca_entry = !owner.is_switch() && entry[sw];
+      if (!ca_entry && state[sw] != kBad) continue;
+      auto way = [&] { return t.tops.above[t.index[sw]].intersects(t.tops.reached_by[t.index[target]]); };
+      const bool needed = ca_entry ? (host && entry[sw] == 2) || way() : owner.is_switch() && way();
+      if (ca_entry && !needed) ++out.no_way;
       if (state[sw] == kBad && ((lid < f.nodes[sw].lft.size() && f.nodes[sw].lft[lid] != kNoRoute) || needed)) {
         ++bad;
         if (first_bad < 0) first_bad = sw;

@@ -29,8 +29,8 @@ class CriticalLinks {
   // A waiting transfer taken (-1) or back (+1), wherever it was placed.
   void count(int32_t s, int32_t d, int delta);
 
-  // What `place` said of one transfer: its ends busy in the phase (or its leaves' up-links full),
-  // placed, or no longer waiting (placed before by the packer's other passes).
+  // What `place` said of one transfer: not in this phase (an end busy, its leaves' up-links full or
+  // its route not fitting), placed, or no longer waiting (placed by the packer's other passes).
   enum class Try { busy, placed, gone };
   // For each critical link with room in the phase (`load` below its capacity), the most needed
   // first: its waiting transfers from a place moved on every phase, at most kScan of them, offered
