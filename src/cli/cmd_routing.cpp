@@ -41,6 +41,17 @@ nlohmann::json over_links(const Fabric& f, const LoadReport& load, size_t most) 
   return a;
 }
 
+// Why tables can fail their check on a fabric that is not a tree: up*/down* tables use no link
+// within a level or across levels, and hosts reached only that way get no route. Empty on a tree.
+std::string not_a_tree(const Fabric& f, const FabricStructure& s) {
+  if (s.tree || s.lateral.empty()) return "";
+  const LinkRef& l = s.lateral.front();
+  return "the fabric is not a tree: " + std::to_string(s.lateral.size()) +
+         " switch links within a level or across levels (first: " + f.nodes[l.a_node].desc + "[" +
+         std::to_string(l.a_port) + "] -- " + f.nodes[l.b_node].desc + "[" + std::to_string(l.b_port) +
+         "]), which up*/down* tables do not use; route it with OpenSM (updn, dfsssp)";
+}
+
 // Written only where the tables pass their check.
 void write_outputs(const ScanContext& c, const RoutingCliOptions& o, const TreeTablesOutcome& r) {
   if (!r.check.ok()) return;
@@ -102,6 +113,7 @@ nlohmann::json routing_json(const ScanContext& c, const RoutingCliOptions& o, co
       {"tables", r.check.ok() && !o.output.empty() ? nlohmann::json(o.output) : nlohmann::json(nullptr)},
       {"ranks", r.check.ok() && !o.ranks.empty() ? nlohmann::json(o.ranks) : nlohmann::json(nullptr)}};
   j["check"]["no_way"] = r.check.no_way;
+  j["check"]["lateral_links"] = c.structure.lateral.size();
   if (r.before)
     j["scanned_tables"] = {{"max_load", r.before->load.max_load},
                            {"congested_share", r.before->load.congested_share()},
@@ -153,6 +165,8 @@ void print_routing(const ScanContext& c, const RoutingCliOptions& o, const TreeT
               r.check.ok() ? "every LID arrives, up*/down*, ports in range"
                            : (std::to_string(r.check.failures) + " failed").c_str());
   for (const std::string& line : r.check.first) std::printf("    %s\n", line.c_str());
+  if (!r.check.ok() && !not_a_tree(c.fabric, c.structure).empty())
+    std::printf("    %s\n", not_a_tree(c.fabric, c.structure).c_str());
   if (r.check.no_way)
     std::printf(
         "    %zu (switch, CA LID) pairs outside the hosts have no up*/down* way (aggregation nodes on two top "
@@ -174,7 +188,9 @@ int run_routing(RoutingCliOptions o) {
   else
     print_routing(c, o, r);
   if (!r.check.ok()) {
-    std::cerr << "ibroute: the computed tables fail the check (" << r.check.first.front() << "); nothing written\n";
+    const std::string cause = not_a_tree(c.fabric, c.structure);
+    std::cerr << "ibroute: the computed tables fail the check (" << r.check.first.front() << ")"
+              << (cause.empty() ? "" : "; " + cause) << "; nothing written\n";
     return kExitFailure;
   }
   return kExitOk;

@@ -64,9 +64,9 @@ bool pack(PlanSearch& search, std::vector<Transfer> waiting, std::vector<Phase>&
   return done;
 }
 
-// A packing's phases compacted where they are more than compaction_from over the least time (closer,
-// the work would buy little): the emptiest emptied into the others while that works, within a
-// budget per transfer of the exchange and the work left. Returns the phases removed.
+// A packing's phases compacted where they take more than compaction_from times the least time: the
+// emptiest emptied into the others while that works, within a budget per transfer of the exchange
+// and the work left. Returns the phases removed.
 size_t compact(PlanSearch& search, std::vector<Phase>& phases, const PhaseUnits& units) {
   const PlanInputs& in = search.in;
   const PlanOptions& opt = in.opt;
