@@ -159,7 +159,7 @@ TEST(Planner, Timing864) {
   expect_valid(w, s, true);
 }
 
-TEST(Planner, ThreeLevelsInNameOrderTheSamePlanOnAnyNumberOfThreadsAndAsClaimed) {
+TEST(PlannerAtScale, ThreeLevelsInNameOrderTheSamePlanOnAnyNumberOfThreadsAndAsClaimed) {
   // 4 pods x 8 leaves x 16 hosts, 8 aggregation switches per pod, 16 cores, LMC 2, names shuffled:
   // the option table is built in parts (one per thread) and each phase works on its own copy of
   // it; the plan must not depend on how the work was cut, and what the planner claims must hold
@@ -339,7 +339,7 @@ void route_as_tree(Fabric& f) {
 }
 }  // namespace
 
-TEST(Planner, AfterALeafLostAnUpLinkTheShiftsFollowTheRoutingsOrderWhateverTheNumbering) {
+TEST(PlannerAtScale, AfterALeafLostAnUpLinkTheShiftsFollowTheRoutingsOrderWhateverTheNumbering) {
   // 700 hosts on 6 pods x 12 leaves of up to 12 hosts, 12 aggregation switches per pod, 144 cores
   // (no blocking): 700 is no multiple of 12, so the plain shifts' wrap collides in every phase.
   // leaf001 has lost its cable to agg01-01 and the tables are computed again: the routing numbers

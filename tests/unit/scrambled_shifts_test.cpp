@@ -61,7 +61,7 @@ const Strategy& entry(const std::string& name) {
 
 }  // namespace
 
-TEST(ScrambledShifts, BeatTheShiftsInLongPhasesWhereTheTablesAlignWithTheRankOrder) {
+TEST(ScrambledShiftsAtScale, BeatTheShiftsInLongPhasesWhereTheTablesAlignWithTheRankOrder) {
   World w(hashed_three_level(6));
   const std::vector<Host> hosts = all_hosts(w.f);
   Loads all;

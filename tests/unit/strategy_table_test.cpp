@@ -150,7 +150,7 @@ TEST(StrategyTable, PackingsStopWhenTheOneWorkBudgetIsSpent) {
   EXPECT_EQ(count_outcome(st, "chosen"), 1u);
 }
 
-TEST(StrategyTable, ManyLidsNeverPlanLongerThanTheBaseLidsAlone) {
+TEST(StrategyTableAtScale, ManyLidsNeverPlanLongerThanTheBaseLidsAlone) {
   for (Fabric (*make)() : {uneven_two_level, eighteen_per_eight, three_level_minhop, full_half_fat_tree}) {
     World many(make());
     World base(at_lmc0(make()));
