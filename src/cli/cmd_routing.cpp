@@ -165,8 +165,8 @@ void print_routing(const ScanContext& c, const RoutingCliOptions& o, const TreeT
               r.check.ok() ? "every LID arrives, up*/down*, ports in range"
                            : (std::to_string(r.check.failures) + " failed").c_str());
   for (const std::string& line : r.check.first) std::printf("    %s\n", line.c_str());
-  if (!r.check.ok() && !not_a_tree(c.fabric, c.structure).empty())
-    std::printf("    %s\n", not_a_tree(c.fabric, c.structure).c_str());
+  if (const std::string cause = not_a_tree(c.fabric, c.structure); !r.check.ok() && !cause.empty())
+    std::printf("    %s\n", cause.c_str());
   if (r.check.no_way)
     std::printf(
         "    %zu (switch, CA LID) pairs outside the hosts have no up*/down* way (aggregation nodes on two top "

@@ -24,14 +24,15 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 PARALLEL=${IBROUTE_FUZZ_PARALLEL:-1}
 # One target: replay, then fuzz. Its report is gathered in $work/report and printed whole when it
-# ends (under a lock: targets fuzzed side by side do not interleave); a crash leaves $work/failed.
+# ends (under a lock: targets fuzzed side by side do not interleave); a crash leaves $work/failed,
+# which names it.
 fuzz_one() {
   local t=$1 bin="$BUILD/tests/fuzz/fuzz_$1" work="$BUILD/fuzz-work/$1"
   {
     echo "== $t: replaying the seeds and the regressions"
     if ! (cd "$work" && "$OLDPWD/$bin" -runs=0 "$OLDPWD/$FUZZ_DIR/corpus/$t" "$OLDPWD/$FUZZ_DIR/regressions/$t") >"$work/replay.log" 2>&1; then
       tail -40 "$work/replay.log"
-      echo "(replay)" >"$work/failed"
+      echo "$t (replay)" >"$work/failed"
       return
     fi
     echo "== $t: fuzzing for ${SECONDS_PER_TARGET}s"
@@ -42,7 +43,7 @@ fuzz_one() {
     else
       tail -60 "$work/fuzz.log"
       ls "$work" | grep -E "^(crash|leak|timeout|oom)-" || true
-      echo "" >"$work/failed"
+      echo "$t" >"$work/failed"
     fi
   } >"$work/report" 2>&1
   flock "$BUILD/fuzz-work/.print" cat "$work/report"
@@ -67,7 +68,7 @@ for t in "${TARGETS[@]}"; do
     failed+=("$t (no report)")
     continue
   fi
-  if [ -f "$work/failed" ]; then failed+=("$t$(sed 's/^/ /;s/ $//' "$work/failed")"); fi
+  if [ -f "$work/failed" ]; then failed+=("$(cat "$work/failed")"); fi
 done
 if [ ${#failed[@]} -gt 0 ]; then
   echo "fuzz: FAILED: ${failed[*]} (inputs in $BUILD/fuzz-work/TARGET/)"
