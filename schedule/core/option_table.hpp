@@ -114,6 +114,11 @@ class OptionTable {
     fabric::prefetch_read(p + 16);  // four options of five links: 80 bytes, often two lines
   }
   int32_t src_link(size_t src) const { return src_link_[src]; }
+  // Options per transfer on average (over every ingress group and destination; 1 at LMC 0).
+  double mean_options() const {
+    const size_t cells = n_ * rep_.size();
+    return cells ? static_cast<double>(opts_.size()) / static_cast<double>(cells) : 0.0;
+  }
 
  private:
   struct Part {  // the table rows of a run of destinations, offsets from the part's start

@@ -161,28 +161,50 @@ class Compactor {
     }
   }
 
-  // What stands in the way of s -> d by option o in phase p: the senders of the transfers in its
-  // way (up to kMaxBlockers), in `who`; false where more, or a link that takes none more.
-  bool blockers(size_t p, int32_t s, int32_t d, uint32_t o, size_t limit, std::vector<int32_t>& who) const {
-    who.clear();
-    auto one = [&](int32_t x) {
-      if (std::find(who.begin(), who.end(), x) != who.end()) return true;
-      if (who.size() >= limit) return false;
-      return who.push_back(x), true;
-    };
-    if (dst_[at(s, p)] >= 0 && !one(s)) return false;
-    if (const int32_t r = src_[at(d, p)]; r >= 0 && !one(r)) return false;
-    if (o != kNone) {
-      const int32_t* ls = t_.links(o);
-      for (uint16_t y = 0; y < t_.opt(o).len; ++y) {
-        const size_t c = at(ls[y], p);
-        const uint32_t v = link_[c];
-        const int cap = cap_[static_cast<size_t>(ls[y])];
-        if (static_cast<int>(v >> 16) < cap) continue;
-        if (cap != 1 || !(v & 0xffff) || !one(static_cast<int32_t>(v & 0xffff) - 1)) return false;
-      }
+  // At most kMaxBlockers senders, without repeats: what stands in a transfer's way in one phase.
+  struct Few {
+    int32_t v[kMaxBlockers];
+    size_t n = 0;
+    // Adds x unless there; false where that would make more than `limit`.
+    bool add(int32_t x, size_t limit) {
+      for (size_t i = 0; i < n; ++i)
+        if (v[i] == x) return true;
+      if (n >= limit) return false;
+      v[n++] = x;
+      return true;
+    }
+  };
+
+  // The sender and the receiver of s -> d busy in phase p: the same for every option, so read
+  // once per phase. False where more than `limit`.
+  bool ends(size_t p, int32_t s, int32_t d, size_t limit, Few& who) const {
+    who.n = 0;
+    if (dst_[at(s, p)] >= 0 && !who.add(s, limit)) return false;
+    if (const int32_t r = src_[at(d, p)]; r >= 0 && !who.add(r, limit)) return false;
+    return true;
+  }
+
+  // What stands in the way of option o in phase p beyond `who` (the ends): the senders of the
+  // transfers on its full links, added to `who` up to `limit`; false where more, or a link that
+  // takes none more.
+  bool on_links(size_t p, uint32_t o, size_t limit, Few& who) const {
+    if (o == kNone) return true;
+    const int32_t* ls = t_.links(o);
+    for (uint16_t y = 0; y < t_.opt(o).len; ++y) {
+      const uint32_t v = link_[at(ls[y], p)];
+      const int cap = cap_[static_cast<size_t>(ls[y])];
+      if (static_cast<int>(v >> 16) < cap) continue;
+      if (cap != 1 || !(v & 0xffff) || !who.add(static_cast<int32_t>(v & 0xffff) - 1, limit)) return false;
     }
     return true;
+  }
+
+  // Everything in the way of s -> d by option o in phase p, into who_ (at most kMaxBlockers).
+  bool blockers(size_t p, int32_t s, int32_t d, uint32_t o) {
+    Few who;
+    const bool fits = ends(p, s, d, kMaxBlockers, who) && on_links(p, o, kMaxBlockers, who);
+    who_.assign(who.v, who.v + who.n);
+    return fits;
   }
 
   // Places h outside the victim: where nothing is in its way, in the fullest such phase; else where
@@ -194,17 +216,23 @@ class Compactor {
     size_t best_p = np_, best_k = kMaxBlockers + 1;
     uint32_t best_o = kNone;
     ties_.clear();
+    // A phase looked at costs its two ends and each option's links: counted as one unit and one
+    // per option (two where the transfer has one path, as at LMC 0).
+    const uint64_t per_phase = 1 + std::max<uint64_t>(1, b - a);
     // First at most one in the way (the sender or the receiver idle there: a phase where both are
     // busy is passed at the cost of two reads), then, where no phase has that, two.
     for (size_t limit = 1; limit <= kMaxBlockers && best_k > limit - 1 && best_p == np_ && ties_.empty(); ++limit)
       for (size_t p = 0; p < np_; ++p) {
         if (!alive_[p] || closed_[p] || p == victim || p == h.from) continue;
-        w_.work += 2;
+        w_.work += per_phase;
+        Few at_ends;
+        if (!ends(p, h.s, h.d, std::min(best_k, limit), at_ends)) continue;  // no option can fit
         for (uint32_t o = a; o == a || o < b; ++o) {
-          if (blockers(p, h.s, h.d, o, std::min(best_k, limit), who_)) {
+          Few who = at_ends;  // best_k may have fallen below them at an option before
+          if (who.n <= std::min(best_k, limit) && on_links(p, o, std::min(best_k, limit), who)) {
             bool tabu = false;
-            for (int32_t u : who_) tabu = tabu || moved_[at(u, p)] + kTabu > move;
-            const size_t k = who_.size();
+            for (size_t i = 0; i < who.n; ++i) tabu = tabu || moved_[at(who.v[i], p)] + kTabu > move;
+            const size_t k = who.n;
             if (!tabu && k < best_k) best_k = k, best_p = np_, ties_.clear();
             // Nothing in the way: the fullest phase (the emptiest are the next to empty). Else one of
             // the equals, drawn at random below.
@@ -216,7 +244,7 @@ class Compactor {
       }
     if (best_k > 0 && !ties_.empty()) std::tie(best_p, best_o) = ties_[rng_() % ties_.size()];
     if (best_p == np_) return false;
-    blockers(best_p, h.s, h.d, best_o, kMaxBlockers, who_);
+    blockers(best_p, h.s, h.d, best_o);
     for (int32_t u : who_) {
       out.push_back({u, dst_[at(u, best_p)], ph_[best_p].dlid[static_cast<size_t>(u)], opt_[at(u, best_p)], best_p});
       remove(best_p, static_cast<size_t>(u));

@@ -67,6 +67,37 @@ class TablesUsedToTheFull(TempDirTest):
         self.check(topo, ("updn", "dfsssp"))
 
 
+class ThreeLevelDfsssp(TempDirTest):
+    """OpenSM's dfsssp over three levels (9 pods of 16 leaves of 9 hosts, 8 aggregation switches
+    per pod, 72 cores: 1 296 hosts), LMC 0 and 2: the plan at least 0.9 of the least time the
+    tables allow, that bound the larger of the two counted here from the stored routes (per switch
+    and per pod), and LMC 2 never longer than LMC 0."""
+
+    def test_dfsssp_over_three_levels_at_lmc_0_and_2(self):
+        topo = self.path("t1296.topo")
+        subprocess.run([sys.executable, GEN, "three-level", "--pods", "9", "--pod-leaves", "16", "--pod-aggs", "8", "--down", "9",
+                        "--up", "8", "--core-per-agg", "9", "-o", topo], check=True, capture_output=True)
+        at = {}
+        for lmc in (0, 2):
+            db = self.path(f"d{lmc}.db")
+            with SimFabric(topo, lmc=lmc, engine="dfsssp", ibsim_args=IBSIM_LIMITS) as sim:
+                scan = ibroute_json("scan", "--db", db, sim=sim)["scan_id"]
+            plan = ibroute_json("plan", "--db", db, "--name", "p")
+            out = self.path(f"d{lmc}.json")
+            ibroute("export", "--db", db, "--schedule", "p", "--format", "json", "-o", out)
+            doc = load_schedule(out)
+            check_all_to_all(doc)
+            T, _, _ = efficiency(db, scan, doc)
+            (bound, why) = max(tables_route_bound(db, scan, doc), tables_pod_bound(db, scan, doc))
+            stated = plan["efficiency"]["tables"]["least_time"]
+            msg = f"dfsssp LMC {lmc}: T {T}, tables allow {bound:.0f} ({why}), ibroute states {stated}, {plan['method']}"
+            self.assertGreaterEqual(bound / T, 0.9, msg)
+            self.assertLessEqual(stated, T + 1e-6, msg)
+            self.assertGreaterEqual(stated + 1e-6, bound, msg)
+            at[lmc] = T
+        self.assertLessEqual(at[2], at[0], f"LMC 2 {at[2]} against LMC 0 {at[0]}")
+
+
 class ThreeLevelMinhopInLongPhases(TempDirTest):
     def planned(self, lmc):
         """The 2 304-host tree under OpenSM's minhop at `lmc`, scanned, planned and exported:

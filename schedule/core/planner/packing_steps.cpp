@@ -66,15 +66,18 @@ bool pack(PlanSearch& search, std::vector<Transfer> waiting, std::vector<Phase>&
 
 // A packing's phases compacted where they take more than compaction_from times the least time: the
 // emptiest emptied into the others while that works, within a budget per transfer of the exchange
-// and the work left. Returns the phases removed.
+// and the work left. Returns the phases removed. A phase looked at costs 1 + the transfer's options
+// (phase_compaction.cpp): the budget per transfer grows with the options per transfer, so that the
+// search goes as far as at one path (LMC 0) before the cap, which bounds its time, stops it.
 size_t compact(PlanSearch& search, std::vector<Phase>& phases, const PhaseUnits& units) {
   const PlanInputs& in = search.in;
   const PlanOptions& opt = in.opt;
   const double least = in.least / units.slots;  // in phases of units.slots
   if (!opt.compaction || static_cast<double>(phases.size()) <= least * in.policy.compaction_from) return 0;
   CompactWork work;
-  work.budget =
-      std::min({opt.compaction_work_max, opt.compaction_work_per_transfer * in.transfers, search.work_left()});
+  const double per_phase = (1.0 + std::max(1.0, in.table.mean_options())) / 2.0;  // 1 at one path
+  const auto per_transfer = static_cast<uint64_t>(static_cast<double>(opt.compaction_work_per_transfer) * per_phase);
+  work.budget = std::min({opt.compaction_work_max, per_transfer * in.transfers, search.work_left()});
   const size_t before = phases.size();
   if (opt.progress)
     work.progress = [&](size_t removed, size_t) {
