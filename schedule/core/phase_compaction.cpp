@@ -163,7 +163,7 @@ class Compactor {
 
   // At most kMaxBlockers senders, without repeats: what stands in a transfer's way in one phase.
   struct Few {
-    int32_t v[kMaxBlockers];
+    int32_t v[kMaxBlockers] = {};  // copied whole (at_ends below): no indeterminate values
     size_t n = 0;
     // Adds x unless there; false where that would make more than `limit`.
     bool add(int32_t x, size_t limit) {
@@ -197,14 +197,6 @@ class Compactor {
       if (cap != 1 || !(v & 0xffff) || !who.add(static_cast<int32_t>(v & 0xffff) - 1, limit)) return false;
     }
     return true;
-  }
-
-  // Everything in the way of s -> d by option o in phase p, into who_ (at most kMaxBlockers).
-  bool blockers(size_t p, int32_t s, int32_t d, uint32_t o) {
-    Few who;
-    const bool fits = ends(p, s, d, kMaxBlockers, who) && on_links(p, o, kMaxBlockers, who);
-    who_.assign(who.v, who.v + who.n);
-    return fits;
   }
 
   // Places h outside the victim: where nothing is in its way, in the fullest such phase; else where
@@ -244,8 +236,11 @@ class Compactor {
       }
     if (best_k > 0 && !ties_.empty()) std::tie(best_p, best_o) = ties_[rng_() % ties_.size()];
     if (best_p == np_) return false;
-    blockers(best_p, h.s, h.d, best_o);
-    for (int32_t u : who_) {
+    Few who;  // what is in the way there (within kMaxBlockers: so it was found), to be moved on
+    ends(best_p, h.s, h.d, kMaxBlockers, who);
+    on_links(best_p, best_o, kMaxBlockers, who);
+    for (size_t i = 0; i < who.n; ++i) {
+      const int32_t u = who.v[i];
       out.push_back({u, dst_[at(u, best_p)], ph_[best_p].dlid[static_cast<size_t>(u)], opt_[at(u, best_p)], best_p});
       remove(best_p, static_cast<size_t>(u));
     }
@@ -273,7 +268,6 @@ class Compactor {
   // transfer never moved is never tabu.
   std::vector<uint32_t> moved_;
   uint32_t move_ = kTabu;
-  std::vector<int32_t> who_;
   std::vector<std::pair<size_t, uint32_t>> ties_;  // the phases (and options) with the fewest in the way
   std::mt19937_64 rng_{0x1b2042};                  // fixed seed: the same choices on any machine
 };

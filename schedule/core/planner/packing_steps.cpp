@@ -75,8 +75,8 @@ size_t compact(PlanSearch& search, std::vector<Phase>& phases, const PhaseUnits&
   const double least = in.least / units.slots;  // in phases of units.slots
   if (!opt.compaction || static_cast<double>(phases.size()) <= least * in.policy.compaction_from) return 0;
   CompactWork work;
-  const double per_phase = (1.0 + std::max(1.0, in.table.mean_options())) / 2.0;  // 1 at one path
-  const auto per_transfer = static_cast<uint64_t>(static_cast<double>(opt.compaction_work_per_transfer) * per_phase);
+  const double scale = (1.0 + std::max(1.0, in.table.mean_options())) / 2.0;  // 1 at one path
+  const auto per_transfer = static_cast<uint64_t>(static_cast<double>(opt.compaction_work_per_transfer) * scale);
   work.budget = std::min({opt.compaction_work_max, per_transfer * in.transfers, search.work_left()});
   const size_t before = phases.size();
   if (opt.progress)
