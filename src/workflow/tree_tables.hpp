@@ -34,7 +34,11 @@ struct TreeTables {
   fabric::RefineStats refine;
   fabric::TreeStyle style = fabric::TreeStyle::hubs;
   schedule::LeastTimes least;  // over these tables (what any plan of the all-to-all needs at least) and the fabric's
-  // Better: a least time lower by more than 2 % (what every plan inherits), else a lower worst link.
+  double base_least = 0;       // the tables' least time over the base LIDs alone (least.tables' at LMC 0)
+  // Better: over the base LIDs a least time lower by more than 2 % (what every plan over them
+  // inherits), else a lower worst link of round-robin (base LIDs too). Judged by the base LIDs at
+  // any LMC, so that the construction LMC 0 would keep is kept: its base LIDs routed as at LMC 0,
+  // a plan at LMC > 0 is never worse than at LMC 0 (docs/planner.md#base-lids).
   bool better_than(const TreeTables& o) const;
 };
 
