@@ -492,13 +492,10 @@ void route_spread(const Fabric& f, const Tree& t, const std::vector<Destination>
 
 std::string describe_port(const Fabric& f, CaPort p) { return f.nodes[p.node].desc + " port " + std::to_string(p.port); }
 
-}  // namespace
-
-TreeRouting route_tree(const Fabric& f, const FabricStructure& s, const std::vector<CaPort>& order, TreeStyle style) {
-  const Tree t = build_tree(f, s);
+// The destinations, labelled by rank: the ordered hosts first, then every other CA port, then the
+// switches. Throws InputError for an order that names no CA port of the tree, or one twice.
+std::vector<Destination> destinations(const Fabric& f, const Tree& t, const std::vector<CaPort>& order) {
   const size_t n = t.node.size();
-
-  // Destinations, labelled by rank: the ordered hosts first, then every other CA port, then the switches.
   std::vector<Destination> dest;
   std::vector<std::vector<char>> port_taken(f.nodes.size());
   auto ca_destination = [&](CaPort p, bool strict) -> bool {
@@ -534,6 +531,16 @@ TreeRouting route_tree(const Fabric& f, const FabricStructure& s, const std::vec
     const Port& mgmt = f.nodes[t.node[x]].ports.at(0);
     if (mgmt.base_lid) dest.push_back({mgmt.base_lid, mgmt.lid_count(), static_cast<int>(x), 0});
   }
+  return dest;
+}
+
+}  // namespace
+
+TreeRouting route_tree(const Fabric& f, const FabricStructure& s, const std::vector<CaPort>& order, TreeStyle style) {
+  const Tree t = build_tree(f, s);
+  const size_t n = t.node.size();
+
+  const std::vector<Destination> dest = destinations(f, t, order);
   uint32_t top_lid = 0;
   for (const Destination& d : dest) top_lid = std::max(top_lid, d.base + d.count - 1);
   if (dest.empty() || top_lid == 0) throw InputError("no LIDs assigned: run the subnet manager before computing routes");
@@ -555,7 +562,10 @@ TreeRouting route_tree(const Fabric& f, const FabricStructure& s, const std::vec
 
   // LIDs per (anchor, target switch): where the preferred hub cannot reach the target, the least
   // used of those that can takes it, so that a lost cable spreads its load over the others.
+  // Counted twice: over every LID (what a port's other LIDs read) and over the base LIDs alone
+  // (what base LIDs read), so that the base LIDs are routed as at LMC 0 whatever the LMC.
   std::vector<uint32_t> hub_use(t.hubs.size() * n, 0), top_use(t.tops.size() * n, 0);
+  std::vector<uint32_t> hub_base_use(hub_use.size(), 0), top_base_use(top_use.size(), 0);
   std::vector<char> entry(n, 0);  // switches with a CA: where traffic starts climbing
   for (const Destination& d : dest)
     if (d.last_port != 0) entry[d.target] = 1;
@@ -583,12 +593,17 @@ TreeRouting route_tree(const Fabric& f, const FabricStructure& s, const std::vec
       // (a host above the leaves that no hub reaches) the least used top that does.
       const int preferred = ro.order[static_cast<size_t>(v % nhubs)];
       const Anchors* a = &t.hubs;
+      const std::vector<uint32_t>& hubs_read = off == 0 ? hub_base_use : hub_use;
       std::vector<uint32_t>* use = &hub_use;
-      int root = t.hubs.reached_by[d.target].test(preferred) ? preferred : least_used(t.hubs, hub_use, d.target, preferred);
-      if (root < 0) a = &t.tops, use = &top_use, root = least_used(t.tops, top_use, d.target, v);
+      std::vector<uint32_t>* base_use = &hub_base_use;
+      int root = t.hubs.reached_by[d.target].test(preferred) ? preferred : least_used(t.hubs, hubs_read, d.target, preferred);
+      if (root < 0)
+        a = &t.tops, use = &top_use, base_use = &top_base_use,
+        root = least_used(t.tops, off == 0 ? top_base_use : top_use, d.target, v);
       if (root < 0) continue;  // nothing reaches it: the check names it
       out.moved_roots += d.last_port != 0 && root != preferred;
       ++(*use)[static_cast<size_t>(root) * n + d.target];
+      if (off == 0) ++(*base_use)[static_cast<size_t>(root) * n + d.target];
       ++out.routed_lids;
       ++gen;
       // The anchor's way down to the target.
@@ -627,7 +642,7 @@ TreeRouting route_tree(const Fabric& f, const FabricStructure& s, const std::vec
             if (!cand.empty()) {
               auto load = [&](uint8_t p) {
                 const int r = t.hubs.of[t.peer(x, p, f)];
-                return r < 0 ? 0u : hub_use[static_cast<size_t>(r) * n + d.target];
+                return r < 0 ? 0u : hubs_read[static_cast<size_t>(r) * n + d.target];
               };
               uint32_t low = UINT32_MAX;
               for (uint8_t p : cand) low = std::min(low, load(p));
@@ -666,6 +681,22 @@ void apply_tree_routing(Fabric& f, const TreeRouting& r) {
   for (size_t i = 0; i < f.nodes.size() && i < r.lft.size(); ++i)
     if (f.nodes[i].is_switch() && !r.lft[i].empty()) f.nodes[i].lft = r.lft[i], f.nodes[i].lft_read = true;
   f.has_lfts = true;
+}
+
+TreeRouting merge_lids(const Fabric& f, const TreeRouting& first, const TreeRouting& second) {
+  TreeRouting out = first;
+  for (const Node& owner : f.nodes)
+    for (const Port& port : owner.ports) {
+      const uint32_t count = port.lid_count();
+      if (port.base_lid == 0 || count < 2) continue;
+      for (size_t sw = 0; sw < out.lft.size() && sw < second.lft.size(); ++sw) {
+        std::vector<uint8_t>& to = out.lft[sw];
+        const std::vector<uint8_t>& from = second.lft[sw];
+        for (uint32_t k = 1; k < count; ++k)
+          if (const uint32_t lid = port.base_lid + k; lid < to.size() && lid - 1 < from.size()) to[lid] = from[lid - 1];
+      }
+    }
+  return out;
 }
 
 namespace {

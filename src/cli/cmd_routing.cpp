@@ -79,6 +79,8 @@ nlohmann::json routing_json(const ScanContext& c, const RoutingCliOptions& o, co
       {"order", r.order},
       {"levels", c.structure.levels},
       {"style", best.style == TreeStyle::spread ? "spread" : "hubs"},
+      {"other_lids", best.other_lids ? nlohmann::json(*best.other_lids == TreeStyle::spread ? "spread" : "hubs")
+                                     : nlohmann::json(nullptr)},
       {"hubs", best.routing.hubs.size()},
       {"least_time",
        {{"tables", best.least.tables.time},
@@ -128,9 +130,12 @@ void print_routing(const ScanContext& c, const RoutingCliOptions& o, const TreeT
   const std::string how = best.style == TreeStyle::spread
                               ? std::string("spread (every switch balances its own choices)")
                               : std::to_string(best.routing.hubs.size()) + " hubs";
-  std::printf("routing for scan %lld: %zu hosts in %s order, %d switch levels, %s, LMC %d, computed in %.2f s\n",
+  const std::string others = !best.other_lids                        ? ""
+                             : *best.other_lids == TreeStyle::spread ? ", the other LIDs spread"
+                                                                     : ", the other LIDs by hubs";
+  std::printf("routing for scan %lld: %zu hosts in %s order, %d switch levels, %s%s, LMC %d, computed in %.2f s\n",
               static_cast<long long>(c.scan_id), best.hosts.size(), r.order.c_str(), c.structure.levels, how.c_str(),
-              int{c.fabric.max_lmc()}, r.seconds);
+              others.c_str(), int{c.fabric.max_lmc()}, r.seconds);
   std::printf(
       "  least possible all-to-all time over these tables %.0f message-times, the fabric's %.0f: at most %.2f "
       "efficiency for any plan\n",

@@ -19,7 +19,7 @@ KNOWN = {
     "fabric/core/links.cpp:MaxMinFill::rates": 97,
     "fabric/core/shift_refine.cpp:refine_for_shift": 132,
     "fabric/core/structure.cpp:analyze_structure": 169,
-    "fabric/core/tree_routing.cpp:route_tree": 148,
+    "fabric/core/tree_routing.cpp:route_tree": 121,
     "fabric/core/tree_routing.cpp:check_tree_routing": 99,
     "fabric/dot/dot_writer.cpp:to_dot": 152,
     "fabric/dot/matrix_svg.cpp:matrix_svg": 160,

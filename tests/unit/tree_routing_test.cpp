@@ -574,3 +574,53 @@ TEST(TreeRouting, CasOnTwoTopSwitchesAreCountedNotFailed) {
     }
   }
 }
+
+// LMC is a choice, never a cost: at LMC 2 each construction routes the base LIDs exactly as it
+// does at LMC 0 (the same fabric with one LID per port), so a plan over them alone is the LMC 0
+// plan; and the two constructions merged keep one's base LIDs and add the other's LIDs after them,
+// every route still up*/down* (checked on the tables written into the fabric).
+TEST(TreeRouting, BaseLidsAtLmc2AreTheLmc0TablesAndMergingKeepsThem) {
+  Fabric f2 = build_fat_tree(three_levels(2));
+  Fabric f0 = f2;
+  for (Node& n : f0.nodes)
+    for (Port& p : n.ports) p.lmc = 0;
+  const FabricStructure s = analyze_structure(f2);
+  const std::vector<CaPort> order = tree_order(f2, s, refs(all_hosts(f2)));
+  std::map<TreeStyle, TreeRouting> at2;
+  for (TreeStyle style : {TreeStyle::hubs, TreeStyle::spread}) {
+    const TreeRouting r0 = route_tree(f0, s, order, style);
+    at2[style] = route_tree(f2, s, order, style);
+    EXPECT_EQ(at2[style].hubs, r0.hubs);
+    EXPECT_EQ(at2[style].moved_roots, r0.moved_roots);
+    EXPECT_EQ(at2[style].detours, r0.detours);
+    size_t compared = 0;
+    for (const Node& owner : f2.nodes)
+      for (const Port& p : owner.ports) {
+        if (owner.is_switch() || p.base_lid == 0) continue;
+        ASSERT_EQ(p.lid_count(), 4u);
+        for (size_t sw = 0; sw < r0.lft.size(); ++sw)
+          if (!r0.lft[sw].empty()) {
+            EXPECT_EQ(at2[style].lft[sw][p.base_lid], r0.lft[sw][p.base_lid])
+                << f2.nodes[sw].desc << " to " << owner.desc;
+            ++compared;
+          }
+      }
+    EXPECT_GT(compared, 1000u);
+  }
+  const TreeRouting& first = at2[TreeStyle::spread];
+  const TreeRouting& second = at2[TreeStyle::hubs];
+  const TreeRouting merged = merge_lids(f2, first, second);
+  for (const Node& owner : f2.nodes)
+    for (const Port& p : owner.ports) {
+      if (owner.is_switch() || p.base_lid == 0) continue;
+      for (size_t sw = 0; sw < merged.lft.size(); ++sw) {
+        if (merged.lft[sw].empty()) continue;
+        EXPECT_EQ(merged.lft[sw][p.base_lid], first.lft[sw][p.base_lid]);
+        for (uint16_t k = 1; k < 4; ++k) EXPECT_EQ(merged.lft[sw][p.base_lid + k], second.lft[sw][p.base_lid + k - 1]);
+      }
+    }
+  apply_tree_routing(f2, merged);
+  const RoutingCheck check = check_tree_routing(f2, s);
+  EXPECT_TRUE(check.ok()) << (check.first.empty() ? "" : check.first[0]);
+  EXPECT_GT(check.walked, 0u);
+}

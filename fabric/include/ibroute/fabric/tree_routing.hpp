@@ -55,6 +55,13 @@ TreeRouting route_tree(const Fabric& f, const FabricStructure& s, const std::vec
 // The tables of `r` written into `f` (its switches' LFTs, read): the fabric as OpenSM would route it.
 void apply_tree_routing(Fabric& f, const TreeRouting& r);
 
+// At LMC > 0, the tables of two constructions in one: every port's base LID routed as in
+// `first`, its other LIDs as `second` routes that port's LIDs from the base on (the k-th as
+// `second`'s (k-1)-th). A plan then has `first`'s base paths (those of LMC 0, where `first` is what
+// LMC 0 keeps) and `second`'s own. Every LID's entries are one construction's, so every route stays
+// up*/down*. The counts of `first` are kept.
+TreeRouting merge_lids(const Fabric& f, const TreeRouting& first, const TreeRouting& second);
+
 // Local search on `r` for the round-robin (shift) all-to-all among `order` with base LIDs: the
 // first hop of each (ingress switch, destination) pair moves where that lowers the transfers
 // above capacity, counted exactly per switch link and phase. Entries above the ingress switches
