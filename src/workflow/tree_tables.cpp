@@ -65,10 +65,13 @@ TreeTables route_in_order(const FabricContext& c, Fabric& routed, const std::vec
   Fabric again = c.fabric;
   TreeTables other = route_one(c, again, hosts, r, TreeStyle::spread);
   if (other.better_than(best)) std::swap(best, other), std::swap(routed, again);
-  if (c.fabric.max_lmc() == 0) return best;
-  // At LMC > 0 the kept construction's base LIDs, the other's LIDs after them: the plan has the
-  // paths of both (three directors at LMC 2: 0.993 -> 0.998 of the fabric; loginoff's SX6036s,
-  // where the base LIDs alone plan 0.952: 0.984), and never plans longer than at LMC 0.
+  // At LMC > 0 where the spread construction is kept: its base LIDs and the hubs' LIDs after them.
+  // The plan has the paths of both and never plans longer than at LMC 0 (loginoff's SX6036s,
+  // where the spread base LIDs alone plan 0.952 at LMC 2: 0.984; three directors: 0.980 -> 0.998;
+  // the spread's own other LIDs, laid after its balanced base LIDs, planned a 12-edge director at
+  // 0.911 against 0.956). Where the hubs are kept, their own LIDs: a port's LIDs start at hubs that
+  // differ at every level.
+  if (c.fabric.max_lmc() == 0 || best.style != TreeStyle::spread) return best;
   TreeTables merged = std::move(best);
   merged.routing = merge_lids(c.fabric, merged.routing, other.routing);
   merged.other_lids = other.style;

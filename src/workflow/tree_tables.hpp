@@ -33,8 +33,8 @@ struct TreeTables {
   fabric::TreeRouting routing;
   fabric::RefineStats refine;
   fabric::TreeStyle style = fabric::TreeStyle::hubs;
-  // At LMC > 0 with both constructions built: the one whose LIDs follow `style`'s base LIDs
-  // (fabric::merge_lids); none where the tables are one construction's.
+  // At LMC > 0 where both were built and the spread kept: the hubs, whose LIDs follow the spread's
+  // base LIDs (fabric::merge_lids); none where the tables are one construction's.
   std::optional<fabric::TreeStyle> other_lids;
   schedule::LeastTimes least;  // over these tables (what any plan of the all-to-all needs at least) and the fabric's
   double base_least = 0;       // the tables' least time over the base LIDs alone (least.tables' at LMC 0)
