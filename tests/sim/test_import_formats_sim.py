@@ -195,6 +195,18 @@ class ImportFormats(TempDirTest):
         self.assertEqual(len([x for x in p.stderr.splitlines() if not x.startswith("ibroute: warning:")]), 1, p.stderr)
         self.assertIn(f"cross {name}, whose forwarding table was read only below LID 0x{last + 1:04x}", p.stderr)
         self.assertIn("their routes are unknown", p.stderr)
+        # A schedule planned on the whole dumps, checked against the cut scan: validate fails the
+        # routes, its transfers through the cut table counted as unknown (as many as analyze's
+        # round-robin, the same pairs at LMC 0), none as lost.
+        ibroute("plan", "--db", full, "--name", "whole")
+        whole = self.path("whole.json")
+        ibroute("export", "--db", full, "--schedule", "whole", "--format", "json", "-o", whole)
+        v = ibroute("validate", "--db", db, whole, "--json", check=False)
+        self.assertEqual(v.returncode, 1, v.stderr)
+        routes = next(c for c in json.loads(v.stdout)["checks"] if c["check"] == "routes")
+        self.assertFalse(routes["ok"])
+        self.assertIn(f"{rr['unknown']} cross a switch whose table was not read (routes unknown)", routes["detail"])
+        self.assertNotIn("no working route", routes["detail"])
 
     def test_mad_error_lines_in_a_topology_are_problems_not_failures(self):
         text = read_text(self.files["plain"])
