@@ -126,9 +126,12 @@ def directors(f, rng, a):
     ext = [(d, l) for d in range(a.directors) for l in cabled[d]]
     k, nxt = 0, [0] * a.directors
     for e in edges:
+        # --edge-directors: this edge cabled to that many of the directors (drawn), in turn
+        chassis = rng.sample(range(a.directors), min(a.directors, count_of(a.edge_directors, rng))) \
+            if a.edge_directors else None
         for u in range(f.nodes[e]["uplinks"]):
-            if a.spread:  # up-link u to director u mod D, each director's lines in turn
-                d = u % a.directors
+            if a.spread or chassis:  # up-link u to director u mod D (of its own), each director's lines in turn
+                d = chassis[u % len(chassis)] if chassis else u % a.directors
                 l, nxt[d] = cabled[d][nxt[d] % len(cabled[d])], nxt[d] + 1
             else:
                 d, l = ext[k % len(ext)]
@@ -175,6 +178,8 @@ def main():
     ap.add_argument("--edge-uplinks", default=None, help="up-links per edge switch: N or A-B (default: every free port)")
     ap.add_argument("--line-hosts", type=int, default=0, help="hosts on each line ASIC's free external ports")
     ap.add_argument("--spread", action="store_true", help="every edge switch cabled to every director in turn")
+    ap.add_argument("--edge-directors", default=None,
+                    help="directors each edge switch is cabled to, in turn: N or A-B drawn per switch (default: --spread's all, else as the ports fall)")
     ap.add_argument("--anonymous-chassis", action="store_true",
                     help="every director ASIC with one placeholder system image GUID and one description")
     ap.add_argument("--uncabled-lines", type=int, default=0, help="line ASICs of the first director with no outside cable")

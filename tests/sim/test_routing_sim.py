@@ -270,6 +270,27 @@ class RoutingTables(TempDirTest):
         self.assertGreaterEqual(eff["base"], lmc0["ours"] - 1e-9, (eff, lmc0))
         self.assertGreaterEqual(eff["all"], lmc0["ours"] - 1e-9, (eff, lmc0))
 
+    def test_edges_cabled_to_some_of_the_directors(self):
+        # Three directors, each edge switch cabled to two or three of them (counted here from the
+        # file: which director's line ASICs its cables reach), uneven edges, cables missing: any
+        # two edges still share a director. ibroute routing's tables plan the fabric near its
+        # capacity at LMC 0, and LMC 2 is never longer.
+        topo = gen_real(self.path("some.topo"), "director", "--directors", 3, "--lines", 12, "--spine-asics", 9, "--edges", 30,
+                        "--edge-hosts", "6-18", "--edge-uplinks", "3-18", "--edge-directors", "2-3", "--missing", 4, "--seed", 7)
+        reached, cur = collections.defaultdict(set), None
+        for line in read_text(topo).splitlines():
+            if m := re.match(r'^Switch\s+\d+\s+"([^"]+)"\s+#\s+"([^"]*)"', line):
+                cur = m.group(1) if "director" not in m.group(2) else None
+            elif cur and (m := re.match(r'^\[\d+\]\s+"[^"]+"\[\d+\].*#\s+"MF0;(director\d+):', line)):
+                reached[cur].add(m.group(1))
+        self.assertEqual({len(d) for d in reached.values()}, {2, 3}, reached)
+        _, _, _, db0 = self.route_reload_check(topo, lmc=0)
+        lmc0 = self.plan_efficiencies(db0, 0)
+        self.assertGreaterEqual(lmc0["ours"], 0.9, lmc0)
+        _, _, _, db2 = self.route_reload_check(topo, lmc=2)
+        lmc2 = self.plan_efficiencies(db2, 2)
+        self.assertGreaterEqual(lmc2["ours"], lmc0["ours"] - 1e-9, (lmc0, lmc2))
+
     def test_director_with_hosts_on_line_cards_planned_at_lmc2(self):
         # One director, 8 edge switches of 20 hosts on 16 up-links each and 2 hosts on every line
         # ASIC: the edges' up-links bound the exchange; the plan keeps them busy in every phase.
