@@ -684,18 +684,20 @@ void apply_tree_routing(Fabric& f, const TreeRouting& r) {
 }
 
 TreeRouting merge_lids(const Fabric& f, const TreeRouting& first, const TreeRouting& second) {
-  TreeRouting out = first;
+  // The ports with more than one LID, once; then every switch's table once (not ports x nodes).
+  std::vector<std::pair<uint32_t, uint32_t>> ranges;  // (base LID, LID count)
   for (const Node& owner : f.nodes)
-    for (const Port& port : owner.ports) {
-      const uint32_t count = port.lid_count();
-      if (port.base_lid == 0 || count < 2) continue;
-      for (size_t sw = 0; sw < out.lft.size() && sw < second.lft.size(); ++sw) {
-        std::vector<uint8_t>& to = out.lft[sw];
-        const std::vector<uint8_t>& from = second.lft[sw];
-        for (uint32_t k = 1; k < count; ++k)
-          if (const uint32_t lid = port.base_lid + k; lid < to.size() && lid - 1 < from.size()) to[lid] = from[lid - 1];
-      }
-    }
+    for (const Port& port : owner.ports)
+      if (port.base_lid != 0 && port.lid_count() > 1) ranges.emplace_back(port.base_lid, port.lid_count());
+  TreeRouting out = first;
+  for (size_t sw = 0; sw < out.lft.size() && sw < second.lft.size(); ++sw) {
+    std::vector<uint8_t>& to = out.lft[sw];
+    const std::vector<uint8_t>& from = second.lft[sw];
+    if (to.empty()) continue;
+    for (const auto& [base, count] : ranges)
+      for (uint32_t lid = base + 1; lid < base + count && lid < to.size() && lid - 1 < from.size(); ++lid)
+        to[lid] = from[lid - 1];
+  }
   return out;
 }
 
