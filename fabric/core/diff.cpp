@@ -132,6 +132,7 @@ bool same_tables(const Fabric& a, const Fabric& b) {
 FabricDiff diff_fabrics(const Fabric& a, const RouteSet& ra, const Fabric& b, const RouteSet& rb, size_t max_examples) {
   const GuidIndex ga = index_by_guid(a), gb = index_by_guid(b);
   FabricDiff d = diff_without_routes(a, ga, b, gb, nullptr);
+  d.tables_compared = a.has_lfts && b.has_lfts;
   for (size_t ia = 0; ia < ra.ingress.size(); ++ia) {
     const Node& sw = a.nodes[ra.ingress[ia]];
     auto it = gb.find(sw.guid);

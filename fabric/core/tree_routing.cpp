@@ -707,7 +707,9 @@ namespace {
 std::string route_failure(const Node& first, size_t bad, uint16_t lid, const Node& owner, uint8_t why) {
   static const char* const text[] = {"fails", "is dropped", "goes out of a port that leads nowhere", "loops",
                                      "leaves the tree", "climbs after descending (not up*/down*: a credit loop is possible)",
-                                     "is not handed to its owner"};
+                                     "is not handed to its owner",
+                                     "is dropped: no switch above both reaches the other (no up*/down* way joins them: "
+                                     "their switches share no switch above them)"};
   char hex[8];
   std::snprintf(hex, sizeof hex, "0x%04x", lid);
   return "from " + first.desc + (bad > 1 ? " (and " + std::to_string(bad - 1) + " more switches)" : std::string()) + " to LID " +
@@ -760,7 +762,7 @@ RoutingCheck check_tree_routing(const Fabric& f, const FabricStructure& s) {
     if (target < 0 || static_cast<size_t>(target) >= s.level.size() || s.level[target] < 1) continue;  // outside the tree
     std::fill(state.begin(), state.end(), 0);
     // A bad route keeps the reason where it went wrong; the switches before it inherit it.
-    enum Why : uint8_t { none, drops, nowhere, loops, leaves, climbs_again, not_handed };
+    enum Why : uint8_t { none, drops, nowhere, loops, leaves, climbs_again, not_handed, no_way_joins };
     auto set_bad = [&](int32_t x, uint8_t reason) { state[x] = kBad, why[x] = reason; };
     for (int32_t start : switches) {
       if (state[start]) continue;
@@ -813,13 +815,11 @@ RoutingCheck check_tree_routing(const Fabric& f, const FabricStructure& s) {
       if (ca_entry && !needed) ++out.no_way;
       if (state[sw] == kBad && ((lid < f.nodes[sw].lft.size() && f.nodes[sw].lft[lid] != kNoRoute) || needed)) {
         ++bad;
-        if (first_bad < 0) first_bad = sw;
+        // A drop where no up*/down* way exists is the cabling's (edges that share no director), said so.
+        if (first_bad < 0) first_bad = sw, why[sw] = why[sw] == drops && !way() ? uint8_t{no_way_joins} : why[sw];
       }
     }
-    if (bad) {
-      fail(route_failure(f.nodes[first_bad], bad, lid, owner, why[first_bad]));
-      out.failures += bad - 1;
-    }
+    if (bad) fail(route_failure(f.nodes[first_bad], bad, lid, owner, why[first_bad])), out.failures += bad - 1;
   }
   return out;
 }

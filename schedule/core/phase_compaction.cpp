@@ -5,6 +5,8 @@
 #include <random>
 #include <tuple>
 
+#include "ibroute/fabric/prefetch.hpp"
+
 namespace ibroute::schedule {
 
 namespace {
@@ -21,6 +23,8 @@ constexpr uint32_t kTabu = 7;
 // Transfers ejected at most to place one: with 1 the chains end early (39 phases removed there, 50
 // with 2); 3 removes no more than 2 and costs more.
 constexpr size_t kMaxBlockers = 2;
+// Phases ahead whose link cells are asked for (home()).
+constexpr size_t kReadAhead = 8;
 
 class Compactor {
  public:
@@ -163,12 +167,16 @@ class Compactor {
 
   // At most kMaxBlockers senders, without repeats: what stands in a transfer's way in one phase.
   struct Few {
-    int32_t v[kMaxBlockers] = {};  // copied whole (at_ends below): no indeterminate values
+    int32_t v[kMaxBlockers] = {};
     size_t n = 0;
-    // Adds x unless there; false where that would make more than `limit`.
-    bool add(int32_t x, size_t limit) {
+    bool has(int32_t x) const {
       for (size_t i = 0; i < n; ++i)
         if (v[i] == x) return true;
+      return false;
+    }
+    // Adds x unless there; false where that would make more than `limit`.
+    bool add(int32_t x, size_t limit) {
+      if (has(x)) return true;
       if (n >= limit) return false;
       v[n++] = x;
       return true;
@@ -184,17 +192,22 @@ class Compactor {
     return true;
   }
 
-  // What stands in the way of option o in phase p beyond `who` (the ends): the senders of the
-  // transfers on its full links, added to `who` up to `limit`; false where more, or a link that
-  // takes none more.
-  bool on_links(size_t p, uint32_t o, size_t limit, Few& who) const {
+  // What stands in the way of option o in phase p beyond `at_ends` (ends()'s, at most `limit`):
+  // the senders of the transfers on its full links that are not among them, into `more`, while
+  // both together stay within `limit`; false where more, or a link that takes none more. (Apart
+  // from at_ends, not added to a copy of it: the copy, a 16-byte read of what ends() had just
+  // written in 8, waited on the store in every phase looked at.)
+  bool on_links(size_t p, uint32_t o, size_t limit, const Few& at_ends, Few& more) const {
+    more.n = 0;
     if (o == kNone) return true;
     const int32_t* ls = t_.links(o);
     for (uint16_t y = 0; y < t_.opt(o).len; ++y) {
       const uint32_t v = link_[at(ls[y], p)];
       const int cap = cap_[static_cast<size_t>(ls[y])];
       if (static_cast<int>(v >> 16) < cap) continue;
-      if (cap != 1 || !(v & 0xffff) || !who.add(static_cast<int32_t>(v & 0xffff) - 1, limit)) return false;
+      if (cap != 1 || !(v & 0xffff)) return false;
+      const int32_t x = static_cast<int32_t>(v & 0xffff) - 1;
+      if (!at_ends.has(x) && !more.add(x, limit - at_ends.n)) return false;
     }
     return true;
   }
@@ -211,20 +224,32 @@ class Compactor {
     // A phase looked at costs its two ends and each option's links: counted as one unit and one
     // per option (two where the transfer has one path, as at LMC 0).
     const uint64_t per_phase = 1 + std::max<uint64_t>(1, b - a);
+    // Every option's links, read ahead of the phase that reads them (below).
+    hot_.clear();
+    if (a != kNone)
+      for (uint32_t o = a; o < b; ++o) hot_.insert(hot_.end(), t_.links(o), t_.links(o) + t_.opt(o).len);
+    std::sort(hot_.begin(), hot_.end());
+    hot_.erase(std::unique(hot_.begin(), hot_.end()), hot_.end());
     // First at most one in the way (the sender or the receiver idle there: a phase where both are
     // busy is passed at the cost of two reads), then, where no phase has that, two.
     for (size_t limit = 1; limit <= kMaxBlockers && best_k > limit - 1 && best_p == np_ && ties_.empty(); ++limit)
       for (size_t p = 0; p < np_; ++p) {
+        // A phase's link cells lie in as many rows of link_ as the options have links: read in
+        // turn, each waited on the memory (41 % of a 1 296-host plan's compaction on that read). A
+        // phase some way ahead whose ends may pass has them asked for now; a hint, nothing more.
+        if (const size_t q = p + kReadAhead; q < np_ && (limit > 1 || dst_[at(h.s, q)] < 0 || src_[at(h.d, q)] < 0))
+          for (const int32_t l : hot_) fabric::prefetch_read(&link_[at(l, q)]);
         if (!alive_[p] || closed_[p] || p == victim || p == h.from) continue;
         w_.work += per_phase;
         Few at_ends;
         if (!ends(p, h.s, h.d, std::min(best_k, limit), at_ends)) continue;  // no option can fit
         for (uint32_t o = a; o == a || o < b; ++o) {
-          Few who = at_ends;  // best_k may have fallen below them at an option before
-          if (who.n <= std::min(best_k, limit) && on_links(p, o, std::min(best_k, limit), who)) {
+          Few more;  // best_k may have fallen below at_ends at an option before
+          if (at_ends.n <= std::min(best_k, limit) && on_links(p, o, std::min(best_k, limit), at_ends, more)) {
             bool tabu = false;
-            for (size_t i = 0; i < who.n; ++i) tabu = tabu || moved_[at(who.v[i], p)] + kTabu > move;
-            const size_t k = who.n;
+            for (size_t i = 0; i < at_ends.n; ++i) tabu = tabu || moved_[at(at_ends.v[i], p)] + kTabu > move;
+            for (size_t i = 0; i < more.n; ++i) tabu = tabu || moved_[at(more.v[i], p)] + kTabu > move;
+            const size_t k = at_ends.n + more.n;
             if (!tabu && k < best_k) best_k = k, best_p = np_, ties_.clear();
             // Nothing in the way: the fullest phase (the emptiest are the next to empty). Else one of
             // the equals, drawn at random below.
@@ -236,9 +261,10 @@ class Compactor {
       }
     if (best_k > 0 && !ties_.empty()) std::tie(best_p, best_o) = ties_[rng_() % ties_.size()];
     if (best_p == np_) return false;
-    Few who;  // what is in the way there (within kMaxBlockers: so it was found), to be moved on
+    Few who, more;  // what is in the way there (within kMaxBlockers: so it was found), to be moved on
     ends(best_p, h.s, h.d, kMaxBlockers, who);
-    on_links(best_p, best_o, kMaxBlockers, who);
+    on_links(best_p, best_o, kMaxBlockers, who, more);
+    for (size_t i = 0; i < more.n; ++i) who.v[who.n++] = more.v[i];
     for (size_t i = 0; i < who.n; ++i) {
       const int32_t u = who.v[i];
       out.push_back({u, dst_[at(u, best_p)], ph_[best_p].dlid[static_cast<size_t>(u)], opt_[at(u, best_p)], best_p});
@@ -269,6 +295,7 @@ class Compactor {
   std::vector<uint32_t> moved_;
   uint32_t move_ = kTabu;
   std::vector<std::pair<size_t, uint32_t>> ties_;  // the phases (and options) with the fewest in the way
+  std::vector<int32_t> hot_;                       // the links of the transfer being placed
   std::mt19937_64 rng_{0x1b2042};                  // fixed seed: the same choices on any machine
 };
 

@@ -144,6 +144,7 @@ nlohmann::json diff_json(int64_t a, int64_t b, const FabricDiff& d, const RouteN
                                  {"after", {{"base_lid", l.lid_after}, {"lmc", l.lmc_after}}}});
   j["lft_entries_changed"] = d.lft_entries_changed;
   j["switches_with_lft_changes"] = d.switches_with_lft_changes;
+  j["tables_compared"] = d.tables_compared;
   j["routes_compared"] = d.routes_compared;
   j["routes_changed"] = d.routes_changed;
   j["route_examples"] = nlohmann::json::array();
@@ -158,8 +159,12 @@ nlohmann::json diff_json(int64_t a, int64_t b, const FabricDiff& d, const RouteN
   return j;
 }
 
-void print_diff(int64_t a, int64_t b, const FabricDiff& d, const RouteNames& names) {
-  std::cout << "scan " << a << " -> scan " << b << ": " << (d.empty() ? "no changes" : "changed") << "\n";
+void print_diff(int64_t a, int64_t b, bool a_has_lfts, const FabricDiff& d, const RouteNames& names) {
+  std::cout << "scan " << a << " -> scan " << b << ": "
+            << (!d.empty()          ? "changed"
+                : d.tables_compared ? "no changes"
+                                    : "no changes in what both hold")
+            << "\n";
   for (auto& n : d.nodes_removed) std::cout << "  - node " << n.desc << " {" << guid_hex(n.guid) << "}\n";
   for (auto& n : d.nodes_added) std::cout << "  + node " << n.desc << " {" << guid_hex(n.guid) << "}\n";
   for (auto& l : d.links_removed)
@@ -172,6 +177,11 @@ void print_diff(int64_t a, int64_t b, const FabricDiff& d, const RouteNames& nam
   for (auto& l : d.lids_changed)
     std::cout << "  ~ lid  " << end_text(l.port) << ": " << l.lid_before << "/lmc " << int(l.lmc_before) << " -> "
               << l.lid_after << "/lmc " << int(l.lmc_after) << "\n";
+  if (!d.tables_compared) {  // "0 of 0 compared" would read as "unchanged"
+    std::cout << "  LFT entries and routes: not compared (scan " << (a_has_lfts ? b : a)
+              << " has no forwarding tables: a topology-only import)\n";
+    return;
+  }
   std::cout << "  LFT entries changed: " << d.lft_entries_changed << " on " << d.switches_with_lft_changes
             << " switches\n"
             << "  routes changed: " << d.routes_changed << " of " << d.routes_compared << " compared\n";
@@ -196,7 +206,7 @@ int run_diff(const DiffOptions& o) {
   if (o.json)
     print_json(diff_json(a, b, d, names));
   else
-    print_diff(a, b, d, names);
+    print_diff(a, b, fa.has_lfts, d, names);
   return d.empty() ? kExitOk : kExitFailure;
 }
 

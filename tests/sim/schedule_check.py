@@ -164,9 +164,19 @@ def link_loads(db, scan, doc):
     return maxima, statuses
 
 
-# Data rate per lane, relative: only ratios between links matter for the efficiency measure.
-LANE = {"SDR": 2.5, "DDR": 5.0, "QDR": 10.0, "FDR10": 10.3125, "FDR": 14.0625, "EDR": 25.78125, "HDR": 53.125, "NDR": 106.25,
-        "XDR": 212.5}
+# Data rate per lane in Gb/s, after the line code (8b/10b up to QDR, 64b/66b from FDR10 on): what
+# a lane carries of a message, so a QDR host (8) on FDR10 switch links (10) has 1.25 of its rate
+# there, not the signalling rates' 1.03.
+LANE = {"SDR": 2.0, "DDR": 4.0, "QDR": 8.0, "FDR10": 10.0, "FDR": 13.64, "EDR": 25.0, "HDR": 50.0, "NDR": 100.0,
+        "XDR": 200.0}
+
+
+def host_link_rate(r, hosts):
+    """The slot's rate: the most common of the planned hosts' link rates, the lowest of a tie (a
+    message at it is one slot; docs/planner.md). Not the median: where no rate has half the hosts
+    the median can be a rate few hosts have, and the slots a slow host's message takes change."""
+    counts = collections.Counter(r.rate[(n, p)] for n, p, _, _, _ in hosts)
+    return min(counts, key=lambda rate: (-counts[rate], rate))
 
 
 class Routes:
@@ -249,8 +259,7 @@ def efficiency(db, scan, doc, totals=None):
     for worst_link_total without a second pass."""
     r = Routes(db, scan)
     hosts = [r.ports[h["port_guid"]] for h in doc["hosts"]]
-    host_rates = sorted(r.rate[(n, p)] for n, p, _, _, _ in hosts)
-    host_rate = host_rates[len(host_rates) // 2]  # the common host link rate
+    host_rate = host_link_rate(r, hosts)
     senders, receivers = groups_of(doc)
     total = 0
     phases = phases_of(doc)
@@ -269,7 +278,7 @@ def tables_least_time(db, scan, doc):
     LID uses (an idle up-link carries nothing), and each host's messages over its link."""
     r = Routes(db, scan)
     hosts = [r.ports[h["port_guid"]] for h in doc["hosts"]]
-    host_rate = sorted(r.rate[(n, p)] for n, p, _, _, _ in hosts)[len(hosts) // 2]
+    host_rate = host_link_rate(r, hosts)
     senders, receivers = groups_of(doc)
     leaves = {leaf for _, _, _, _, leaf in hosts}
     used = set()
@@ -290,7 +299,7 @@ def worst_link_total(db, scan, doc, totals=None):
     `totals`: the links' transfers as efficiency(..., totals) counted them (else counted here)."""
     r = Routes(db, scan)
     hosts = [r.ports[h["port_guid"]] for h in doc["hosts"]]
-    host_rate = sorted(r.rate[(n, p)] for n, p, _, _, _ in hosts)[len(hosts) // 2]
+    host_rate = host_link_rate(r, hosts)
     total = totals
     if total is None:
         total = collections.Counter()
@@ -402,7 +411,7 @@ def tables_route_bound(db, scan, doc):
     at the host rate. Returns (bound, what sets it)."""
     r = Routes(db, scan)
     hosts = [r.ports[h["port_guid"]] for h in doc["hosts"]]
-    host_rate = sorted(r.rate[(n, p)] for n, p, _, _, _ in hosts)[len(hosts) // 2]
+    host_rate = host_link_rate(r, hosts)
     senders, receivers = groups_of(doc)
     S, R = set(senders), set(receivers)
     best = (0.0, "")
@@ -450,7 +459,7 @@ def tables_pod_bound(db, scan, doc):
     Returns (bound, what sets it)."""
     r = Routes(db, scan)
     hosts = [r.ports[h["port_guid"]] for h in doc["hosts"]]
-    host_rate = sorted(r.rate[(n, p)] for n, p, _, _, _ in hosts)[len(hosts) // 2]
+    host_rate = host_link_rate(r, hosts)
     senders, receivers = groups_of(doc)
     S, R = set(senders), set(receivers)
     switches = {n for n, k in r.kind.items() if k == "switch"}

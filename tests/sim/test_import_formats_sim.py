@@ -107,6 +107,14 @@ class ImportFormats(TempDirTest):
         self.assertIn("no forwarding tables", p.stderr)
         t = ibroute("topo", "--db", self.db, "--format", "dot")
         self.assertIn("digraph", t.stdout + "digraph")
+        # Against the live scan: the same cabling, and the tables said not compared, not "0 of 0".
+        off = ibroute_json("scans", "--db", self.db)
+        newest = max(x["scan_id"] for x in off["scans"])
+        d = ibroute("diff", "--db", self.db, self.live["scan_id"], newest, check=False)
+        self.assertIn("not compared", d.stdout)
+        self.assertNotIn("routes changed", d.stdout)
+        j = ibroute_json("diff", "--db", self.db, self.live["scan_id"], newest, check=False)
+        self.assertFalse(j["tables_compared"])
 
     def test_cut_table_and_iberror_are_incomplete_naming_the_switch(self):
         text = read_text(self.files["dump_lfts"])

@@ -389,6 +389,7 @@ class RoutingTables(TempDirTest):
         self.assertFalse(os.path.exists(self.path("never.txt")))
         self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
         self.assertIn("is dropped", p.stderr)
+        self.assertIn("share no switch above them", p.stderr)  # the cabling named, not the tables blamed
         self.assertIn("nothing written", p.stderr)
         self.assertFalse(json.loads(p.stdout)["check"]["ok"])
 

@@ -15,6 +15,20 @@ TEST(Diff, IdenticalFabrics) {
   EXPECT_EQ(d.routes_compared, 24u);
 }
 
+// A topology-only scan (no forwarding tables) has no routes to compare: the diff says so instead
+// of "0 of 0 compared", which reads as "unchanged".
+TEST(Diff, TablesNotComparedWhereAScanHasNone) {
+  TwoLeaves a, b;
+  EXPECT_TRUE(diff_fabrics(a.f, resolve_routes(a.f), b.f, resolve_routes(b.f)).tables_compared);
+  b.f.has_lfts = false;
+  for (Node& n : b.f.nodes) n.lft.clear(), n.lft_read = false;
+  FabricDiff d = diff_fabrics(a.f, resolve_routes(a.f), b.f, RouteSet{});
+  EXPECT_FALSE(d.tables_compared);
+  EXPECT_EQ(d.routes_compared, 0u);
+  d = diff_fabrics(b.f, RouteSet{}, a.f, resolve_routes(a.f));
+  EXPECT_FALSE(d.tables_compared);
+}
+
 TEST(Diff, NodeOrderDoesNotMatter) {
   TwoLeaves a, b;
   std::swap(b.f.nodes[0], b.f.nodes[1]);  // indices change, GUIDs do not: fix up the links

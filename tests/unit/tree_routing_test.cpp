@@ -355,6 +355,42 @@ TEST(TreeRouting, CheckCatchesLoopsClimbsAfterDescentAndPortsOutOfRange) {
   }
 }
 
+// Edges cabled to some of the top switches (directors) only: A to T0 and T1, B to T1 and T2, C to T2
+// and T3. A and C share none, so only a turn from down to up would join them: no up*/down* tables
+// route A's hosts to C's. The check says so rather than only that the route is dropped.
+TEST(TreeRouting, CheckNamesEdgesThatShareNoSwitchAbove) {
+  Fabric f;
+  std::vector<int> top;
+  for (int t = 0; t < 4; ++t)
+    top.push_back(ibroute::test::add_node(f, NodeType::sw, "T" + std::to_string(t), 4, 0x1000 + t));
+  const int edges[3][2] = {{0, 1}, {1, 2}, {2, 3}};
+  std::vector<int> used(4, 0);
+  for (int e = 0; e < 3; ++e) {
+    const int sw = ibroute::test::add_node(f, NodeType::sw, std::string("edge") + char('A' + e), 6, 0x2000 + e);
+    for (int u = 0; u < 2; ++u) ibroute::test::up_link(f, sw, 5 + u, top[edges[e][u]], 1 + used[edges[e][u]]++);
+    for (int h = 0; h < 2; ++h) {
+      const int ca =
+          ibroute::test::add_node(f, NodeType::ca, "n" + std::to_string(2 * e + h) + " HCA-1", 1, 0x9000 + 2 * e + h);
+      ibroute::test::up_link(f, ca, 1, sw, h + 1);
+    }
+  }
+  uint16_t lid = 1;
+  for (size_t i = 0; i < f.nodes.size(); ++i)
+    ibroute::test::set_lid(f, static_cast<int>(i), f.nodes[i].is_switch() ? 0 : 1, lid++);
+  f.has_lfts = true;
+  const FabricStructure s = analyze_structure(f);
+  ASSERT_EQ(s.levels, 2);
+  ASSERT_TRUE(s.tree);
+  const TreeRouting r = route_tree(f, s, refs(all_hosts(f)));
+  for (size_t i = 0; i < f.nodes.size(); ++i)
+    if (!r.lft[i].empty()) f.nodes[i].lft = r.lft[i];
+  const RoutingCheck c = check_tree_routing(f, s);
+  ASSERT_FALSE(c.ok());
+  bool named = false;
+  for (const std::string& line : c.first) named |= line.find("share no switch above them") != std::string::npos;
+  EXPECT_TRUE(named) << c.first.front();
+}
+
 TEST(TreeRouting, TheWrittenTablesReadBackAsComputed) {
   Fabric f = build_fat_tree(three_levels(1));
   const FabricStructure s = analyze_structure(f);

@@ -68,7 +68,9 @@ bool pack(PlanSearch& search, std::vector<Transfer> waiting, std::vector<Phase>&
 // emptiest emptied into the others while that works, within a budget per transfer of the exchange
 // and the work left. Returns the phases removed. A phase looked at costs 1 + the transfer's options
 // (phase_compaction.cpp): the budget per transfer grows with the options per transfer, so that the
-// search goes as far as at one path (LMC 0) before the cap, which bounds its time, stops it.
+// search goes as far as at one path (LMC 0) before the cap, which bounds its time, stops it. The
+// cap shrinks by the same factor: a unit over many options still takes longer, and at LMC 2 two
+// capped compactions of 700 M took a 1 440-host plan past a minute (docs/planner.md#compaction).
 size_t compact(PlanSearch& search, std::vector<Phase>& phases, const PhaseUnits& units) {
   const PlanInputs& in = search.in;
   const PlanOptions& opt = in.opt;
@@ -77,7 +79,8 @@ size_t compact(PlanSearch& search, std::vector<Phase>& phases, const PhaseUnits&
   CompactWork work;
   const double scale = (1.0 + std::max(1.0, in.table.mean_options())) / 2.0;  // 1 at one path
   const auto per_transfer = static_cast<uint64_t>(static_cast<double>(opt.compaction_work_per_transfer) * scale);
-  work.budget = std::min({opt.compaction_work_max, per_transfer * in.transfers, search.work_left()});
+  const auto cap = static_cast<uint64_t>(static_cast<double>(opt.compaction_work_max) / scale);
+  work.budget = std::min({cap, per_transfer * in.transfers, search.work_left()});
   const size_t before = phases.size();
   if (opt.progress)
     work.progress = [&](size_t removed, size_t) {

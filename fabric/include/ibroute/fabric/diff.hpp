@@ -42,6 +42,9 @@ struct FabricDiff {
   size_t lft_entries_changed = 0;
   size_t switches_with_lft_changes = 0;
   size_t routes_compared = 0, routes_changed = 0;
+  // False where either scan has no forwarding tables (a topology-only import): no LFT entry or
+  // route was compared, and the counts above say nothing of them.
+  bool tables_compared = true;
   std::vector<RouteChange> route_examples;  // the first few changed routes
   bool empty() const {
     return nodes_added.empty() && nodes_removed.empty() && links_added.empty() && links_removed.empty() &&

@@ -62,8 +62,8 @@ struct PlanOptions {
   // After a packing: its emptiest phases emptied into the others (phase_compaction.hpp), within
   // compaction_work_per_transfer per transfer of the exchange, at most compaction_work_max (a unit
   // is a link moved, or per phase looked at one plus one per option: 700 M took 8 s here and
-  // brought a 1 350-host director at LMC 0 from 0.83 to 0.91, 150 M to 0.87;
-  // docs/planner.md#compaction).
+  // brought a 1 350-host director at LMC 0 from 0.83 to 0.91, 150 M to 0.87; over several paths
+  // the cap is divided as the budget per transfer is multiplied: docs/planner.md#compaction).
   bool compaction = true;
   uint64_t compaction_work_per_transfer = 1'000, compaction_work_max = 700'000'000;
   // The one budget every strategy's packing and compaction draw from, in the same units: once
