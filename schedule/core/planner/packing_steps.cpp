@@ -93,25 +93,31 @@ size_t compact(PlanSearch& search, std::vector<Phase>& phases, const PhaseUnits&
   return removed;
 }
 
-// The packed phases as a plan: the empty ones dropped, compacted, each phase's time and the
-// tallies from its routes (the solve's no longer hold: packing moved transfers between phases).
+// A candidate's phases timed, with the tallies from their routes (the solve's no longer hold:
+// packing and compaction move transfers between phases).
+void time_phases(PlanSearch& search, Candidate& c) {
+  const PlanInputs& in = search.in;
+  const LoadReport load = evaluate(in.ctx, in.hosts, c.plan.phases, false, in.opt.progress);
+  c.plan.time = load.phase_time;
+  c.plan.st.unroutable = load.broken, c.plan.st.phases_over = 0, c.plan.st.worst_overflow = 0;
+  for (int worst : load.phase_max) {
+    c.plan.st.phases_over += worst > in.ctx.structure.transfer_bound;
+    c.plan.st.worst_overflow = std::max(c.plan.st.worst_overflow, worst - in.ctx.structure.transfer_bound);
+  }
+}
+
+// The packed phases as a plan, the empty ones dropped; compaction waits (compact_pending): of
+// the packings a search makes, only the one that is best before compaction is compacted.
 Candidate finish_packed(PlanSearch& search, std::vector<Phase> phases, Planned solved, const PhaseUnits& units) {
   const PlanInputs& in = search.in;
   std::erase_if(phases, [](const Phase& ph) {
     return std::all_of(ph.dst.begin(), ph.dst.end(), [](int32_t d) { return d < 0; });
   });
-  const size_t removed = compact(search, phases, units) * static_cast<size_t>(units.slots);
-  const LoadReport load = evaluate(in.ctx, in.hosts, phases, false, in.opt.progress);
   Candidate c;
   c.plan.methods_used[0] = solved.methods_used[0], c.plan.methods_used[1] = solved.methods_used[1];
   c.plan.phases = std::move(phases);
-  c.plan.time = load.phase_time;
-  c.plan.st.unroutable = load.broken;
-  for (int worst : load.phase_max) {
-    c.plan.st.phases_over += worst > in.ctx.structure.transfer_bound;
-    c.plan.st.worst_overflow = std::max(c.plan.st.worst_overflow, worst - in.ctx.structure.transfer_bound);
-  }
-  c.uncompacted = c.plan.total() + static_cast<double>(removed);
+  time_phases(search, c);
+  c.uncompacted = c.plan.total(), c.compact_slots = units.slots;
   c.senders = in.senders, c.receivers = in.receivers;
   return c;
 }
@@ -146,6 +152,13 @@ std::optional<Candidate> packed_whole_plan(PlanSearch& search, double beat, std:
   const LongPhases length(in, slots);
   if (!pack(search, std::move(all), phases, beat, why, length.units())) return std::nullopt;
   return finish_packed(search, std::move(phases), Planned{}, length.units());
+}
+
+void compact_pending(PlanSearch& search, Candidate& c) {
+  if (c.compact_slots == 0) return;
+  const LongPhases length(search.in, c.compact_slots);
+  c.compact_slots = 0;
+  if (compact(search, c.plan.phases, length.units()) > 0) time_phases(search, c);
 }
 
 }  // namespace ibroute::schedule

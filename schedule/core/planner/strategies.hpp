@@ -62,6 +62,7 @@ struct Candidate {
   std::string composition;  // PlanStats::composition (empty: the shifts of the given order)
   std::vector<int32_t> senders, receivers;
   double uncompacted = 0;  // its time before compaction
+  int compact_slots = 0;   // > 0: a packing not yet compacted, in phases that many slots long
   // Better: fewer transfers without a route, then less time.
   bool beats(const Candidate& o) const;
 };
@@ -130,6 +131,10 @@ std::vector<Phase> composition_phases(PlanSearch& search, const NamedRing& over,
 std::optional<Candidate> packed_plan(PlanSearch& search, std::vector<Phase> phases, std::vector<Transfer> extra,
                                      const Ring* visit, double beat, std::string& why, int slots = 1,
                                      bool spread = false);
+// A packing's phases compacted (compact_slots > 0): the emptiest emptied into the others within
+// the work left, the plan timed again. run_strategies calls it once, for the packing that is best
+// before compaction (docs/planner.md#compaction).
+void compact_pending(PlanSearch& search, Candidate& c);
 // Every transfer packed into phases from none, no shifts; with `slots` > 1 into phases that long
 // (each link filled to what it carries in that time: where slow hosts make every phase that long).
 std::optional<Candidate> packed_whole_plan(PlanSearch& search, double beat, std::string& why, int slots = 1);
