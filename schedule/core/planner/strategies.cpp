@@ -509,12 +509,17 @@ Candidate run_strategies(PlanSearch& s, const std::vector<Strategy>& table, cons
       o.slots = c->plan.total(), o.unroutable = c->plan.st.unroutable;
       if (!s.best || c->beats(*s.best)) {
         if (chosen) s.tried[*chosen].outcome = "lost", s.tried[*chosen].why = "beaten by " + o.name;
-        if (s.best) keep(*s.best, *chosen);
+        // A waiting best is the one compacted at the end: no packing kept beside it (memory: a
+        // packing holds every transfer).
+        if (c->compact_slots > 0)
+          reserve.reset();
+        else if (s.best)
+          keep(*s.best, *chosen);
         s.best = std::move(*c), o.outcome = "chosen", chosen = s.tried.size();
       } else {
         o.outcome = "lost",
         o.why = "the best so far takes " + std::to_string(static_cast<long long>(s.best_time())) + " slots";
-        keep(*c, s.tried.size());
+        if (s.best->compact_slots == 0) keep(*c, s.tried.size());  // else the best is compacted at the end
       }
     }
     s.tried.push_back(std::move(o));
