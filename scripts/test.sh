@@ -4,7 +4,7 @@
 # Suites: unit tests (label unit), integration tests on ibsim + OpenSM (label sim), and the
 # runner on Soft-RoCE in a qemu VM (label vm; not in the sanitizer pass), the fuzz targets' replay
 # of their seeds and regressions (label fuzz); then, after the ci pass, each fuzz target under
-# libFuzzer for 30 s, two at a time (tests/fuzz/run_fuzz.sh, clang; 11 targets: ~3 minutes).
+# libFuzzer for 30 s, two at a time (tests/fuzz/run_fuzz.sh, clang; 13 targets: ~3.5 minutes).
 # Extra arguments go to ctest, e.g. `scripts/test.sh -L unit`. IBROUTE_NO_SANITIZE=1 skips the
 # sanitizer pass; it leaves out the suites labelled slow (planning, routing and scanning large
 # fabrics, which the ci pass runs) unless IBROUTE_SANITIZE_ALL=1 (about 25 minutes more).

@@ -9,11 +9,17 @@
 //   [1](100061)  "S-000000000020000b"[8]   # lid 228 lmc 2 "ibswitch12" lid 48 4xEDR
 // Grouping lines ("Chassis 3 (guid 0x...)", "Non-Chassis Nodes") carry nothing the records do not.
 // Descriptions may hold '=', '#' and quotes: a description runs to the last quote of its line.
+// ibdiagnet's form labels the ports of switches with cages and splits (Quantum-2:
+// ASIC/Cage/Port[/Split]) and the ports of CAs likewise, before the port GUID:
+//   [1](1/1/1) "S-fc6a1c030091cf00"[63]      # "Quantum-2 Mellanox Technologies" lid 13 4xNDR
+//   [1](B9D0F0/0/0/1)(5c25730300d0dc72) "S-fc6a1c030091cf00"[1] # lid 130 lmc 0 "..." lid 13 4xNDR
 // Lines that tools print when MADs fail are kept as problems; a file that ends in the middle
-// (links to nodes it never defines) is imported and marked incomplete.
+// (links to nodes it never defines) is imported and marked incomplete. Files as admins keep them
+// (a terminal's banner and prompt, CRLF, a lost tab, LID 65535) are read with one problem each.
 #include <map>
 #include <string>
 
+#include "file_oddities.hpp"
 #include "ibroute/fabric/text_import.hpp"
 #include "text_reader.hpp"
 
@@ -55,7 +61,7 @@ bool take_port(std::string_view& s, std::string_view& num) {
   }
   return true;
 }
-// "(1a2b)" at the start of s: the port GUID.
+// "(1a2b)" at the start of s: the port GUID (or, in ibdiagnet's form, a port label).
 bool take_guid(std::string_view& s, std::string_view& g) {
   if (s.empty() || s[0] != '(') return false;
   size_t e = s.find(')');
@@ -65,13 +71,55 @@ bool take_guid(std::string_view& s, std::string_view& g) {
   return true;
 }
 
-// "lid 36 lmc 2" anywhere in s (the first occurrence), range-checked.
-void find_lid_lmc(const LineReader& r, std::string_view s, uint16_t& lid, uint8_t& lmc, bool want_lmc) {
+// The port's own GUID after "[p]": ibnetdiscover writes "(guid)" for CA ports; ibdiagnet writes
+// a label first, "(label)(guid)" for CA ports and "(label)" alone for switch ports (a switch
+// port's GUID is the switch's). A switch port's one group is a label unless it is the switch's GUID.
+bool take_local_guid(std::string_view& s, const Node& n, std::string_view& guid) {
+  std::string_view first, second;
+  if (!take_guid(s, first)) return false;
+  if (take_guid(s, second)) return guid = second, true;
+  uint64_t v = 0;
+  if (n.is_switch() && !(parse_uint(first, 16, v) && v == n.guid)) return false;  // a label
+  return guid = first, true;
+}
+
+// True for lines that start like ibnetdiscover's own records: a node record, a port line, a
+// GUID line. A line that fails to parse and starts so is an error; other lines before the first
+// record or after the last are a terminal's banner or prompt.
+bool looks_like_record(std::string_view line) {
+  if (line.size() > 1 && line[0] == '[' && line[1] >= '0' && line[1] <= '9') return true;
+  for (std::string_view k : {"Switch", "Ca", "Rt", "vendid=", "devid=", "sysimgguid=", "switchguid=", "caguid=", "rtguid=",
+                             "routerguid="})
+    if (line.starts_with(k)) return true;
+  return false;
+}
+
+// "Switch41" (the tab lost in a terminal capture) -> keyword "Switch", count "41".
+bool split_glued_keyword(std::string_view& first, std::string_view& count) {
+  for (std::string_view k : {"Switch", "Ca", "Rt"})
+    if (first.size() > k.size() && first.starts_with(k) && first[k.size()] >= '0' && first[k.size()] <= '9') {
+      count = first.substr(k.size());
+      first = first.substr(0, k.size());
+      return true;
+    }
+  return false;
+}
+
+// "lid 36 lmc 2" anywhere in s (the first occurrence), range-checked; LID 65535 is "unassigned"
+// (stored as no LID and noted).
+void find_lid_lmc(const LineReader& r, std::string_view s, uint16_t& lid, uint8_t& lmc, bool want_lmc,
+                  Oddities* odd = nullptr) {
   size_t at = s.find("lid ");
   if (at == std::string_view::npos) return;
   std::string_view rest = s.substr(at + 4);
   std::string_view l = next_token(rest);
-  lid = static_cast<uint16_t>(checked_uint(r, l, 10, 0, kMaxLid, "LID"));
+  uint64_t v = 0;
+  if (odd && parse_uint(l, 10, v) && v == kUnassignedLid) {
+    odd->note(Oddity::unassigned_lid, r.where(), s.substr(at));
+    lid = 0;
+  } else {
+    lid = static_cast<uint16_t>(checked_uint(r, l, 10, 0, kMaxLid, "LID"));
+  }
   if (!want_lmc) return;
   std::string_view k = next_token(rest);
   if (k != "lmc") return;
@@ -122,21 +170,23 @@ Fabric parse_ibnetdiscover(std::string_view text, std::string_view source_name) 
   uint64_t pending_guid = 0, pending_sysimg = 0;
   int cur = -1;
   UnknownRate unknown;
+  Oddities odd;
   std::vector<std::string> messages;
 
   bool cut = false;
-  // One line; returns normally for lines it skips or takes.
-  auto take_line = [&](std::string_view line) {
+  // One line; returns true for a line that holds data, false for lines it skips.
+  auto take_line = [&](std::string_view line) -> bool {
     line = trim(line);
     if (line.empty()) {
       cur = -1;
-      return;
+      return false;
     }
-    if (line[0] == '#') return;
+    if (line[0] == '#') return false;
     std::string_view rest = line;
-    std::string_view first = next_token(rest);
+    std::string_view first = next_token(rest), count;
+    if (split_glued_keyword(first, count)) odd.note(Oddity::glued_keyword, r.where(), line);
     if (first == "Switch" || first == "Ca" || first == "Rt") {
-      std::string_view count = next_token(rest);
+      if (count.empty()) count = next_token(rest);
       std::string_view id;
       if (!take_quoted(rest, id)) r.fail("node record without a quoted node id: " + excerpt(line));
       Node n;
@@ -162,12 +212,12 @@ Fabric parse_ibnetdiscover(std::string_view text, std::string_view source_name) 
       if (n.is_switch()) {
         n.ports[0].guid = n.guid;
         n.ports[0].state = PortState::active;
-        find_lid_lmc(r, comment, n.ports[0].base_lid, n.ports[0].lmc, true);
+        find_lid_lmc(r, comment, n.ports[0].base_lid, n.ports[0].lmc, true, &odd);
       }
       cur = static_cast<int>(f.nodes.size());
       by_id.emplace(std::string(id), cur);
       f.nodes.push_back(std::move(n));
-      return;
+      return true;
     }
     if (line[0] == '[') {
       if (cur < 0) r.fail("port line outside a node record");
@@ -176,7 +226,7 @@ Fabric parse_ibnetdiscover(std::string_view text, std::string_view source_name) 
       if (!take_port(s, pnum)) r.fail("bad port line: " + excerpt(line));
       int p = static_cast<int>(checked_uint(r, pnum, 10, 1, 254, "port number"));
       if (p > n.num_ports()) r.fail("port " + std::to_string(p) + " out of range for \"" + excerpt(n.desc) + "\"");
-      bool has_lguid = take_guid(s, lguid);
+      bool has_lguid = take_local_guid(s, n, lguid);
       s = trim(s);
       std::string_view after_id = s;
       if (!take_quoted(after_id, rid) || !take_port(after_id, rport)) r.fail("bad port line: " + excerpt(line));
@@ -191,7 +241,7 @@ Fabric parse_ibnetdiscover(std::string_view text, std::string_view source_name) 
       if (!n.is_switch()) {
         // The CA's own "lid N lmc M" comes before the remote node's quoted description.
         std::string_view own = comment.substr(0, comment.find('"'));
-        find_lid_lmc(r, own, port.base_lid, port.lmc, true);
+        find_lid_lmc(r, own, port.base_lid, port.lmc, true, &odd);
       }
       size_t q = comment.rfind('"');
       read_rate(q == std::string_view::npos ? comment : comment.substr(q + 1), port, unknown, r.where());
@@ -200,7 +250,7 @@ Fabric parse_ibnetdiscover(std::string_view text, std::string_view source_name) 
       int remote_port = static_cast<int>(checked_uint(r, rport, 10, 1, 254, "remote port number"));
       links.push_back({cur, p, std::string(rid), remote_port,
                        has_rguid ? checked_uint(r, rguid, 16, 0, UINT64_MAX, "remote port GUID") : 0, r.lineno()});
-      return;
+      return true;
     }
     size_t eq = line.find('=');
     std::string_view key = eq == std::string_view::npos ? std::string_view{} : line.substr(0, eq);
@@ -208,23 +258,40 @@ Fabric parse_ibnetdiscover(std::string_view text, std::string_view source_name) 
       std::string_view v = line.substr(eq + 1);
       v = v.substr(0, v.find_first_of("( \t#"));
       (key == "sysimgguid" ? pending_sysimg : pending_guid) = checked_uint(r, v, 16, 0, UINT64_MAX, "GUID");
-      return;
+      return true;
     }
-    if (key == "vendid" || key == "devid") return;
-    if (first == "Chassis" || line.starts_with("Non-Chassis Nodes") || first == "Hostname:") return;  // -g grouping
-    if (is_progress_line(line)) return;  // -s
+    if (key == "vendid" || key == "devid") return true;
+    if (first == "Chassis" || line.starts_with("Non-Chassis Nodes") || first == "Hostname:") return false;  // -g grouping
+    if (is_progress_line(line)) return false;  // -s
     if (is_tool_message(line)) {
       if (messages.size() < 1000) messages.push_back(r.where() + ": " + excerpt(line, 240));
-      return;
+      return false;
     }
     r.fail("cannot parse: " + excerpt(line));
   };
+  // Lines that are not records before the first record are a banner; after the last, a prompt.
+  // Between records, or starting like a record, they are errors (the last one, if cut, is noted).
+  bool started = false;
+  std::string after_error;  // the error of the first non-record line after a record, while no record followed
   for (std::string_view line; r.next(line);) {
     try {
-      take_line(line);
-    } catch (const InputError&) {
-      if (!r.unterminated()) throw;
-      cut = true;  // the last line broke off in the middle
+      if (!take_line(line)) continue;
+      if (!after_error.empty()) throw InputError(after_error);
+      started = true;
+    } catch (const InputError& e) {
+      const std::string_view t = trim(line);
+      if (!started && !looks_like_record(t)) {
+        odd.note(Oddity::banner, r.where(), t);
+        continue;
+      }
+      if (!after_error.empty() && e.what() == after_error) throw;
+      if (r.unterminated() && looks_like_record(t)) {
+        cut = true;  // the last line broke off in the middle
+        continue;
+      }
+      if (looks_like_record(t)) throw;
+      if (after_error.empty()) after_error = e.what();
+      odd.note(Oddity::trailer, r.where(), t);
     }
   }
 
@@ -267,6 +334,7 @@ Fabric parse_ibnetdiscover(std::string_view text, std::string_view source_name) 
   if (unknown.count)
     f.problems.push_back({"unknown_rate", 0, -1,
                           std::to_string(unknown.count) + " port(s) with an unknown width or speed, first at " + unknown.example});
+  odd.add_to(f, r);
   for (const std::string& m : messages) f.problems.push_back({"tool_message", 0, -1, m});
   if (!messages.empty()) f.complete = false;  // a MAD that failed during discovery: something may be missing
   return f;

@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 
+#include "file_oddities.hpp"
 #include "ibroute/fabric/text_import.hpp"
 #include "text_reader.hpp"
 
@@ -31,11 +32,14 @@ std::optional<NodeType> type_of(std::string_view t) {
   return std::nullopt;
 }
 
-End read_end(const LineReader& r, std::string_view& s) {
+End read_end(const LineReader& r, std::string_view& s, Oddities& odd) {
   auto type = type_of(next_token(s));
   if (!type) r.fail("bad node type (SW, CA or RT expected)");
   End e{*type, 0, 0, 0};
-  e.lid = static_cast<uint16_t>(checked_uint(r, next_token(s), 10, 0, kMaxLid, "LID"));
+  const std::string_view lid = next_token(s);
+  uint64_t v = 0;
+  if (parse_uint(lid, 10, v) && v == kUnassignedLid) odd.note(Oddity::unassigned_lid, r.where(), lid);
+  else e.lid = static_cast<uint16_t>(checked_uint(r, lid, 10, 0, kMaxLid, "LID"));
   e.port = static_cast<int>(checked_uint(r, next_token(s), 10, 1, 254, "port number"));
   e.guid = checked_uint(r, next_token(s), 16, 0, UINT64_MAX, "port GUID");
   return e;
@@ -74,6 +78,7 @@ Fabric parse_ports_report(std::string_view text, std::string_view source_name) {
   };
   std::vector<PendingLink> links;
   std::vector<std::string> messages;
+  Oddities odd;
   int unknown_rates = 0;
   std::string unknown_example;
 
@@ -118,14 +123,14 @@ Fabric parse_ports_report(std::string_view text, std::string_view source_name) {
     }
     try {
       std::string_view s = l;
-      End a = read_end(r, s);
+      End a = read_end(r, s, odd);
       std::string_view width = next_token(s), speed = next_token(s);
       auto ws = parse_width_speed(std::string(width) + std::string(speed));
       if (!ws && unknown_rates++ == 0) unknown_example = r.where() + " '" + excerpt(width) + " " + excerpt(speed) + "'";
       s = trim(s);
       if (s.starts_with("- ")) {
         s.remove_prefix(2);
-        End b = read_end(r, s);
+        End b = read_end(r, s, odd);
         s = trim(s);
         if (!s.starts_with("(")) r.fail("bad port line: " + excerpt(l));
         std::string_view names = trim(s.substr(1));
@@ -165,6 +170,7 @@ Fabric parse_ports_report(std::string_view text, std::string_view source_name) {
     f.complete = false;
     f.problems.push_back({"topology_cut", 0, -1, r.where() + ": the file ends in the middle of a line (cut off?)"});
   }
+  odd.add_to(f, r);
   for (const std::string& m : messages) f.problems.push_back({"tool_message", 0, -1, m});
   if (!messages.empty()) f.complete = false;
   return f;

@@ -34,12 +34,16 @@ class LineReader {
     unterminated_ = nl == text_.size();
     pos_ = nl + 1;
     ++lineno_;
+    if (!line.empty() && line.back() == '\r' && crlf_++ == 0) first_crlf_ = lineno_;
     while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
     return true;
   }
   size_t lineno() const { return lineno_; }
   // The current line is the last and has no line end: the file may have been cut off there.
   bool unterminated() const { return unterminated_; }
+  // Lines that ended in "\r\n" (a file saved from a terminal or written on Windows) and the first.
+  size_t crlf_lines() const { return crlf_; }
+  size_t first_crlf_line() const { return first_crlf_; }
   std::string_view source() const { return source_; }
   std::string where() const { return std::string(source_) + ":" + std::to_string(lineno_); }
   std::string where(size_t line) const { return std::string(source_) + ":" + std::to_string(line); }
@@ -48,7 +52,7 @@ class LineReader {
 
  private:
   std::string_view text_, source_;
-  size_t pos_ = 0, lineno_ = 0;
+  size_t pos_ = 0, lineno_ = 0, crlf_ = 0, first_crlf_ = 0;
   bool unterminated_ = false;
 };
 

@@ -11,6 +11,7 @@
 #include "common.hpp"
 #include "fabric_analysis.hpp"
 #include "ibroute/fabric/error.hpp"
+#include "ibroute/fabric/machines.hpp"
 #include "ibroute/schedule/efficiency.hpp"
 #include "ibroute/schedule/hosts.hpp"
 #include "ibroute/schedule/lower_bound.hpp"
@@ -199,6 +200,7 @@ nlohmann::json analysis_json(const Analysis& a) {
   for (const LostCable& l : a.changes.cables_gone) gone.push_back(cable_name(f, l));
   return {{"scan_id", a.c.scan_id},
           {"hosts", a.hosts.size()},
+          {"machines", machines_json(f)},
           {"structure", structure_json(f, a.c.structure)},
           {"not_hosts", others},
           {"since_previous_scan",
@@ -266,6 +268,7 @@ void print_structure(const Analysis& a) {
               static_cast<long long>(a.c.scan_id), a.hosts.size(), describe_chassis(s).c_str(), s.leaves.size(),
               s.top.size(), s.two_level ? ", a two-level tree" : "",
               s.tree ? "" : ", NOT a tree (links within a level or across levels)");
+  if (const std::string m = describe_machines(f, group_machines(f)); !m.empty()) std::printf("  machines: %s\n", m.c_str());
   std::printf("structure\n  %-6s %9s %7s %9s %10s %13s %6s\n", "level", "switches", "hosts", "up-links", "down-links",
               "up/down Gb/s", "bound");
   for (const LevelInfo& lv : s.per_level)

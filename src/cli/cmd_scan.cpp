@@ -7,6 +7,7 @@
 #include "common.hpp"
 #include "ibroute/fabric/error.hpp"
 #include "ibroute/fabric/live_scan.hpp"
+#include "ibroute/fabric/machines.hpp"
 #include "ibroute/fabric/routes.hpp"
 #include "ibroute/fabric/text_import.hpp"
 #include "options.hpp"
@@ -44,6 +45,7 @@ void print_scan_json(const ScanOptions& o, const Scanned& x, const RouteCounts& 
                    {"lmc", x.info.lmc},
                    {"lids", x.info.lids},
                    {"hosts", kinds[NodeKind::host]},
+                   {"machines", machines_json(x.f)},
                    {"aggregation_nodes", kinds[NodeKind::aggregation]},
                    {"routers", kinds[NodeKind::router]},
                    {"forwarding_tables", x.f.has_lfts},
@@ -69,6 +71,7 @@ void print_scan(const ScanOptions& o, const Scanned& x, const RouteCounts& rc, s
             << ") stored in " << o.db << "\n"
             << "  fabric    " << info.switches << " switches, " << info.cas << " CAs, " << info.links << " links, LMC "
             << info.lmc << "\n";
+  if (const std::string m = describe_machines(x.f, group_machines(x.f)); !m.empty()) std::cout << "  machines  " << m << "\n";
   if (kinds[NodeKind::aggregation] || kinds[NodeKind::router])
     std::cout << "  not hosts " << kinds[NodeKind::aggregation] << " aggregation node(s), " << kinds[NodeKind::router]
               << " router(s)\n";

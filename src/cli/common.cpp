@@ -1,5 +1,7 @@
 #include "common.hpp"
 
+#include "ibroute/fabric/machines.hpp"
+
 #include <unistd.h>
 
 #include <charconv>
@@ -104,6 +106,24 @@ char** remembered_argv() { return g_argv; }
 std::string own_directory() {
   std::string p = own_executable();
   return p.substr(0, p.rfind('/'));
+}
+
+nlohmann::json machines_json(const fabric::Fabric& f) {
+  const fabric::Machines m = fabric::group_machines(f);
+  nlohmann::json by = nlohmann::json::object();
+  const std::vector<int> counts = m.machines_by_hcas();
+  size_t hcas = 0;
+  for (size_t k = 1; k <= counts.size(); ++k)
+    if (counts[k - 1]) by[std::to_string(k)] = counts[k - 1], hcas += k * static_cast<size_t>(counts[k - 1]);
+  nlohmann::json unnamed = nlohmann::json::array();
+  for (size_t i = 0; i < m.unnamed.size() && i < 8; ++i) unnamed.push_back(f.nodes[m.unnamed[i]].reported_desc());
+  return {{"count", m.machines.size()},
+          {"hcas", hcas},
+          {"machines_by_hcas", by},
+          {"rails", m.max_rails()},
+          {"hcas_without_machine", m.unnamed.size()},
+          {"examples_without_machine", unnamed},
+          {"text", describe_machines(f, m)}};
 }
 
 }  // namespace ibroute::cli

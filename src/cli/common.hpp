@@ -60,6 +60,10 @@ class Progress {
 
 void print_json(const nlohmann::json& j);
 
+// The machines of a fabric's hosts for --json (scan, analyze): count, HCAs per machine, rails, and
+// the HCAs whose description names no machine (ibroute/fabric/machines.hpp).
+nlohmann::json machines_json(const fabric::Fabric& f);
+
 // The efficiency lines of plan, accept and analyze: against the fabric (the headline), what limits
 // it, and against the routing tables beside it where they are the limit, with `advice` (whether
 // `ibroute routing` passes its check here: routing_advice.hpp); a plan that loses transfers has none.

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/../.."
 SECONDS_PER_TARGET=${1:-60}
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(ibnetdiscover lft_dump schedule expectation run_report database rank_message epoch quantity cabling carry)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(ibnetdiscover ibdiagnet_lst ibdiagnet_csv lft_dump schedule expectation run_report database rank_message epoch quantity cabling carry)
 BUILD=${IBROUTE_FUZZ_BUILD:-build-fuzz}
 FUZZ_DIR=tests/fuzz
 

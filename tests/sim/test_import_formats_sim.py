@@ -2,12 +2,14 @@
 and gives the live scan's routes: ibnetdiscover plain, -g, -p and --cache; dump_lfts.sh (ibroute
 per switch), dump_fts, OpenSM's opensm-lfts.dump and opensm.fdbs. Damaged and partial files:
 cut tables and iberror lines (exit 3 naming the switch), topology alone (routes unknown, plan
-refuses), no subnet manager (LIDs 0: stored with a warning), a node-name map."""
+refuses), no subnet manager (LIDs 0: stored with a warning), a node-name map. And one real
+ibdiagnet run of an NDR cluster (../shared/realdata): its .ibnetdiscover, .lst and db_csv are one scan."""
 import os
 import re
 import unittest
 
 from common import TempDirTest, db_rows, ibroute, ibroute_json
+from realdata import dump
 from simfabric import SimFabric, generate, read_text, write_text
 
 
@@ -241,6 +243,68 @@ class ImportFormats(TempDirTest):
         host = db_rows(self.db, "SELECT desc FROM node WHERE scan_id=? AND type='ca' LIMIT 1", s["scan_id"])[0][0]
         out = ibroute("routes", "--db", self.db, "--from", host, "--to", "sw-00").stdout
         self.assertIn("sw-0", out)
+
+
+class IbdiagnetRun(TempDirTest):
+    """A real ibdiagnet 2.10 run of an NDR cluster (Quantum-2, 8 HCAs per host, SHARP nodes): the
+    three files that hold its topology import, give the same scan, and hold what the files say,
+    counted here from the files' text by this test's own reading."""
+
+    def read_lst(self, path):
+        """(switch GUIDs, CA GUIDs, cables) of a .lst: one cable per line, two ends in braces."""
+        switches, cas, cables = set(), set(), 0
+        for line in read_text(path).splitlines():
+            ends = re.findall(r"\{ (SW|CA) Ports:\w+ SystemGUID:\w+ NodeGUID:(\w+)", line)
+            if not ends:
+                continue
+            self.assertEqual(len(ends), 2, line)
+            cables += 1
+            for kind, guid in ends:
+                (switches if kind == "SW" else cas).add(int(guid, 16))
+        return switches, cas, cables
+
+    def test_one_runs_three_files_are_one_scan(self):
+        db = self.path("ndr.db")
+        files = [dump("ibdiagnet-ndr", "ibdiagnet2." + ext) for ext in ("ibnetdiscover", "lst", "db_csv")]
+        scans = [ibroute_json("scan", "--db", db, "--topology", f) for f in files]
+        switches, cas, cables = self.read_lst(files[1])
+        csv = read_text(files[2])
+        links_section = csv[csv.index("START_LINKS"):csv.index("END_LINKS")].splitlines()[2:]
+        self.assertEqual(len(links_section), cables)  # the two files agree before ibroute reads them
+        for s in scans:
+            self.assertTrue(s["complete"], s["problems"])
+            self.assertEqual((s["switches"], s["cas"], s["links"]), (len(switches), len(cas), cables), s["origin"])
+            self.assertFalse([p for p in s["problems"] if p["kind"].startswith("file_")], "the tool's own output")
+        for s in scans[1:]:
+            d = ibroute_json("diff", "--db", db, scans[0]["scan_id"], s["scan_id"])
+            self.assertTrue(d["identical"], {k: v for k, v in d.items() if v})
+
+    def test_a_capture_of_the_run_with_crlf_banner_and_prompt_is_the_same_fabric(self):
+        db = self.path("cap.db")
+        text = read_text(dump("ibdiagnet-ndr", "ibdiagnet2.ibnetdiscover"))
+        body = text.replace("\nSwitch\t", "\nSwitch").replace("\nSwitch  ", "\nSwitch").replace("\nCa\t", "\nCa").replace("\nCa  ", "\nCa")
+        capture = "Last login: Mon Mar 17 08:00:00 2025\n[admin@ufm ~]$ cat ibdiagnet2.ibnetdiscover\n" + body + "[admin@ufm ~]$ "
+        path = self.path("capture.txt")
+        with open(path, "w", newline="\r\n") as f:
+            f.write(capture)
+        a = ibroute_json("scan", "--db", db, "--topology", dump("ibdiagnet-ndr", "ibdiagnet2.ibnetdiscover"))
+        b = ibroute_json("scan", "--db", db, "--topology", path)
+        kinds = {p["kind"]: p["detail"] for p in b["problems"]}
+        for k in ("file_crlf", "file_banner", "file_trailer", "file_glued_keyword"):
+            self.assertIn(k, kinds)
+        self.assertIn("2 line(s)", kinds["file_banner"])
+        self.assertIn(f"{a['switches'] + a['cas']} node record(s)", kinds["file_glued_keyword"])
+        self.assertTrue(ibroute_json("diff", "--db", db, a["scan_id"], b["scan_id"])["identical"])
+
+    def test_a_damaged_lst_or_db_csv_is_one_line_naming_the_place(self):
+        lst = read_text(dump("ibdiagnet-ndr", "ibdiagnet2.lst")).splitlines()
+        lst[9] = lst[9].replace(" PN:", " PN:zz", 1)
+        bad = write_text(self.path("bad.lst"), "\n".join(lst) + "\n")
+        r = ibroute("scan", "--db", self.path("x.db"), "--topology", bad, check=False)
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertIn("bad.lst:10: bad port number", r.stderr)
+        self.assertFalse(os.path.exists(self.path("x.db")) and db_rows(self.path("x.db"), "SELECT count(*) FROM scan")[0][0])
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-// Offline import of what admins already keep: `ibnetdiscover` topology output and
-// `dump_fts` / `dump_lfts.sh` forwarding-table dumps. Parsers take text, not file names,
+// Offline import of what admins already keep: `ibnetdiscover` topology output, ibdiagnet's
+// `.ibnetdiscover`, `.lst` and `db_csv`, and `dump_fts` / `dump_lfts.sh` forwarding-table dumps. Parsers take text, not file names,
 // so tests feed them strings; the CLI reads the files.
 #pragma once
 
@@ -10,8 +10,9 @@
 
 namespace ibroute::fabric {
 
-// A topology in any of ibnetdiscover's text forms, told apart by content: plain or grouped (-g)
-// node records, or the ports report (-p). Throws InputError naming the file and line.
+// A topology in any of the text forms below, told apart by content: ibnetdiscover's plain or
+// grouped (-g) node records (ibdiagnet's labelled form too), its ports report (-p), ibdiagnet's
+// .lst or its db_csv. Throws InputError naming the file and line.
 // (The binary cache of `ibnetdiscover --cache` is loaded by libibnetdisc: see live_scan.hpp.)
 Fabric parse_topology(std::string_view text, std::string_view source_name = "topology");
 
@@ -20,6 +21,12 @@ Fabric parse_ibnetdiscover(std::string_view text, std::string_view source_name =
 // The ports report of `ibnetdiscover -p`.
 bool looks_like_ports_report(std::string_view text);
 Fabric parse_ports_report(std::string_view text, std::string_view source_name = "topology");
+// ibdiagnet's link list (ibdiagnet2.lst): no LMC, no uncabled ports.
+bool looks_like_ibdiagnet_lst(std::string_view text);
+Fabric parse_ibdiagnet_lst(std::string_view text, std::string_view source_name = "topology");
+// ibdiagnet's CSV database (ibdiagnet2.db_csv): NODES, PORTS and LINKS.
+bool looks_like_ibdiagnet_csv(std::string_view text);
+Fabric parse_ibdiagnet_csv(std::string_view text, std::string_view source_name = "topology");
 
 // Fill the switches' LFTs of `f` from a forwarding-table dump: `ibroute`/dump_lfts.sh, dump_fts,
 // OpenSM's opensm-lfts.dump, or the .fdbs of OpenSM and ibdiagnet. Switches the dump does not

@@ -1,0 +1,55 @@
+// How a file was kept rather than what the tool wrote: line ends from a terminal or Windows, a
+// banner before the first record, a shell prompt after the last, a lost tab, LIDs never assigned.
+// Each is read for what it holds and becomes one problem line with a count and the first place,
+// so an import never hides that the file was not the tool's own output.
+#pragma once
+
+#include <array>
+#include <string>
+#include <string_view>
+
+#include "ibroute/fabric/model.hpp"
+#include "text_reader.hpp"
+
+namespace ibroute::fabric::text {
+
+enum class Oddity : uint8_t { banner, trailer, glued_keyword, unassigned_lid };
+
+// 0xFFFF in a LID field: the port has no LID yet (IBA: the permissive LID, never a port's own).
+constexpr uint64_t kUnassignedLid = 0xFFFF;
+
+class Oddities {
+ public:
+  void note(Oddity o, const std::string& where, std::string_view line) {
+    Seen& s = seen_[static_cast<size_t>(o)];
+    if (s.count++ == 0) s.first = where + " '" + excerpt(line, 60) + "'";
+  }
+  size_t count(Oddity o) const { return seen_[static_cast<size_t>(o)].count; }
+
+  // One problem per oddity seen, and one for CRLF line ends (the reader counts those).
+  void add_to(Fabric& f, const LineReader& r) const {
+    if (r.crlf_lines())
+      f.problems.push_back({"file_crlf", 0, -1,
+                            std::to_string(r.crlf_lines()) + " line(s) end in CR LF (saved from a terminal or on Windows), "
+                            "first at " + r.where(r.first_crlf_line()) + ": read as plain line ends"});
+    static constexpr std::array<std::pair<const char*, const char*>, 4> kText{{
+        {"file_banner", " line(s) before the first record are not the tool's output (a banner?), skipped; first at "},
+        {"file_trailer", " line(s) after the last record are not the tool's output (a shell prompt?), skipped; first at "},
+        {"file_glued_keyword", " node record(s) with no blank between the keyword and the port count, read as if "
+                               "there were one; first at "},
+        {"unassigned_lid", " port(s) at LID 65535 (unassigned): stored without a LID; first at "},
+    }};
+    for (size_t i = 0; i < kText.size(); ++i)
+      if (seen_[i].count)
+        f.problems.push_back({kText[i].first, 0, -1, std::to_string(seen_[i].count) + kText[i].second + seen_[i].first});
+  }
+
+ private:
+  struct Seen {
+    size_t count = 0;
+    std::string first;
+  };
+  std::array<Seen, 4> seen_{};
+};
+
+}  // namespace ibroute::fabric::text

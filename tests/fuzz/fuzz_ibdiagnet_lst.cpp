@@ -1,0 +1,7 @@
+// ibdiagnet's .lst link list -> fabric.
+#include "fuzz_common.hpp"
+#include "ibroute/fabric/text_import.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  return ibroute::fuzz::run([&] { ibroute::fabric::parse_ibdiagnet_lst(ibroute::fuzz::text(data, size), "fuzz"); });
+}
