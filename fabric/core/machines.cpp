@@ -90,7 +90,8 @@ std::string describe_machines(const Fabric& f, const Machines& m) {
   const auto hcas = [](size_t k) { return std::to_string(k) + (k == 1 ? " HCA" : " HCAs"); };
   if (kinds == 1)
     out = n + (m.machines.size() == 1 ? " machine with " : " machines with ") + hcas(by.size()) +
-          (m.machines.size() == 1 ? "" : " each") + " (" + std::to_string(by.size()) + (by.size() == 1 ? " rail)" : " rails)");
+          (m.machines.size() == 1 ? "" : " each") + " (" + std::to_string(by.size()) +
+          (by.size() == 1 ? " rail)" : " rails)");
   else if (kinds > 1) {
     out = n + " machines (" + std::to_string(by.size()) + " rails at most):";
     const char* sep = " ";

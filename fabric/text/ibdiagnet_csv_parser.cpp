@@ -42,9 +42,12 @@ bool split_csv(std::string_view line, std::vector<std::string>& out) {
   for (size_t i = 0; i < line.size(); ++i) {
     const char c = line[i];
     if (quoted) {
-      if (c != '"') field += c;
-      else if (i + 1 < line.size() && line[i + 1] == '"') field += '"', ++i;
-      else quoted = false;
+      if (c != '"')
+        field += c;
+      else if (i + 1 < line.size() && line[i + 1] == '"')
+        field += '"', ++i;
+      else
+        quoted = false;
     } else if (c == '"' && field.empty() && !was_quoted) {
       quoted = was_quoted = true;
     } else if (c == ',') {
@@ -139,11 +142,13 @@ class Columns {
     uint64_t x = 0;
     if (!parse_uint(v, base, x)) r_.fail_at(row.line, "bad " + s_.columns[col] + " '" + excerpt(v) + "'");
     if (x < lo || x > hi)
-      r_.fail_at(row.line, s_.columns[col] + " " + v + " out of range (" + std::to_string(lo) + ".." + std::to_string(hi) + ")");
+      r_.fail_at(row.line,
+                 s_.columns[col] + " " + v + " out of range (" + std::to_string(lo) + ".." + std::to_string(hi) + ")");
     return x;
   }
   uint64_t guid(const Row& row, size_t col) const {
-    if (!row.fields[col].starts_with("0x")) r_.fail_at(row.line, "bad " + s_.columns[col] + " '" + excerpt(row.fields[col]) + "'");
+    if (!row.fields[col].starts_with("0x"))
+      r_.fail_at(row.line, "bad " + s_.columns[col] + " '" + excerpt(row.fields[col]) + "'");
     return num(row, col, 16, 0, UINT64_MAX);
   }
 
@@ -156,12 +161,18 @@ class Columns {
 // LinkWidthActv: the IBA's one-hot width mask.
 uint8_t width_of_mask(uint64_t m) {
   switch (m) {
-    case 1: return 1;
-    case 2: return 4;
-    case 4: return 8;
-    case 8: return 12;
-    case 16: return 2;
-    default: return 0;
+    case 1:
+      return 1;
+    case 2:
+      return 4;
+    case 4:
+      return 8;
+    case 8:
+      return 12;
+    case 16:
+      return 2;
+    default:
+      return 0;
   }
 }
 
@@ -176,7 +187,8 @@ std::string speed_of_mask(uint64_t m) {
 
 void read_nodes(CsvDatabase& db, Fabric& f, std::map<uint64_t, int>& by_guid) {
   const Section* s = db.section("NODES");
-  if (!s || s->rows.empty()) throw InputError(std::string(db.reader().source()) + ": no NODES section with rows (not an ibdiagnet db_csv?)");
+  if (!s || s->rows.empty())
+    throw InputError(std::string(db.reader().source()) + ": no NODES section with rows (not an ibdiagnet db_csv?)");
   const Columns c(db.reader(), *s, "NODES");
   const size_t desc = c.at("NodeDesc"), nports = c.at("NumPorts"), type = c.at("NodeType"), guid = c.at("NodeGUID"),
                sysimg = c.at("SystemImageGUID");
@@ -200,18 +212,22 @@ void read_ports(CsvDatabase& db, Fabric& f, const std::map<uint64_t, int>& by_gu
   if (!s) return;
   const Columns c(db.reader(), *s, "PORTS");
   const size_t node = c.at("NodeGuid"), pguid = c.at("PortGuid"), pnum = c.at("PortNum"), lid = c.at("LID"),
-               lmc = c.at("LMC"), width = c.at("LinkWidthActv"), speed = c.at("LinkSpeedActv"), state = c.at("PortState");
+               lmc = c.at("LMC"), width = c.at("LinkWidthActv"), speed = c.at("LinkSpeedActv"),
+               state = c.at("PortState");
   for (const Row& row : s->rows) {
     auto it = by_guid.find(c.guid(row, node));
-    if (it == by_guid.end()) db.reader().fail_at(row.line, "a port of node " + row.fields[node] + " which NODES does not list");
+    if (it == by_guid.end())
+      db.reader().fail_at(row.line, "a port of node " + row.fields[node] + " which NODES does not list");
     Node& n = f.nodes[it->second];
     const int p = static_cast<int>(c.num(row, pnum, 10, 0, static_cast<uint64_t>(n.num_ports())));
     if (p == 0 && !n.is_switch()) db.reader().fail_at(row.line, "port 0 of a CA");
     Port& port = n.ports[p];
     port.guid = c.guid(row, pguid);
     const uint64_t l = c.num(row, lid, 10, 0, kUnassignedLid);
-    if (l == kUnassignedLid) odd.note(Oddity::unassigned_lid, db.reader().where(row.line), "LID 65535");
-    else if (l > static_cast<uint64_t>(kMaxLid)) c.num(row, lid, 10, 0, kMaxLid);  // fails, naming the line
+    if (l == kUnassignedLid)
+      odd.note(Oddity::unassigned_lid, db.reader().where(row.line), "LID 65535");
+    else if (l > static_cast<uint64_t>(kMaxLid))
+      c.num(row, lid, 10, 0, kMaxLid);  // fails, naming the line
     if (p == 0 || !n.is_switch()) {
       port.base_lid = l == kUnassignedLid ? 0 : static_cast<uint16_t>(l);
       port.lmc = static_cast<uint8_t>(c.num(row, lmc, 10, 0, 7));
@@ -237,7 +253,8 @@ void read_links(CsvDatabase& db, Fabric& f, const std::map<uint64_t, int>& by_gu
     int port[2];
     for (int k = 0; k < 2; ++k) {
       auto it = by_guid.find(c.guid(row, k ? g2 : g1));
-      if (it == by_guid.end()) db.reader().fail_at(row.line, "a link to node " + row.fields[k ? g2 : g1] + " which NODES does not list");
+      if (it == by_guid.end())
+        db.reader().fail_at(row.line, "a link to node " + row.fields[k ? g2 : g1] + " which NODES does not list");
       end[k] = it->second;
       port[k] = static_cast<int>(c.num(row, k ? p2 : p1, 10, 1, static_cast<uint64_t>(f.nodes[end[k]].num_ports())));
     }
@@ -273,8 +290,9 @@ Fabric parse_ibdiagnet_csv(std::string_view text, std::string_view source_name) 
   read_ports(db, f, by_guid, odd, unknown_rates, unknown_example);
   read_links(db, f, by_guid);
   if (unknown_rates)
-    f.problems.push_back({"unknown_rate", 0, -1,
-                          std::to_string(unknown_rates) + " port(s) with an unknown width or speed, first at " + unknown_example});
+    f.problems.push_back(
+        {"unknown_rate", 0, -1,
+         std::to_string(unknown_rates) + " port(s) with an unknown width or speed, first at " + unknown_example});
   if (!db.cut().empty()) {
     f.complete = false;
     f.problems.push_back({"topology_cut", 0, -1, db.cut()});

@@ -34,9 +34,12 @@ LstEnd read_end(const LineReader& r, std::string_view& s, Oddities& odd) {
   s.remove_prefix(1);
   LstEnd e;
   const std::string_view type = next_token(s);
-  if (type == "SW") e.type = NodeType::sw;
-  else if (type == "RT") e.type = NodeType::router;
-  else if (type != "CA") r.fail("bad node type '" + excerpt(type) + "' (CA, SW or RT expected)");
+  if (type == "SW")
+    e.type = NodeType::sw;
+  else if (type == "RT")
+    e.type = NodeType::router;
+  else if (type != "CA")
+    r.fail("bad node type '" + excerpt(type) + "' (CA, SW or RT expected)");
   bool has_lid = false, has_port = false, has_ports = false, has_guid = false;
   while (true) {
     s = trim(s);
@@ -68,8 +71,10 @@ LstEnd read_end(const LineReader& r, std::string_view& s, Oddities& odd) {
       e.port_guid = checked_uint(r, value, 16, 0, UINT64_MAX, "port GUID");
     } else if (key == "LID") {
       uint64_t v = 0;
-      if (parse_uint(value, 16, v) && v == kUnassignedLid) odd.note(Oddity::unassigned_lid, r.where(), tok);
-      else e.lid = checked_uint(r, value, 16, 0, kMaxLid, "LID");
+      if (parse_uint(value, 16, v) && v == kUnassignedLid)
+        odd.note(Oddity::unassigned_lid, r.where(), tok);
+      else
+        e.lid = checked_uint(r, value, 16, 0, kMaxLid, "LID");
       has_lid = true;
     } else if (key == "PN") {
       e.port = static_cast<int>(checked_uint(r, value, 16, 1, 254, "port number"));
@@ -78,7 +83,8 @@ LstEnd read_end(const LineReader& r, std::string_view& s, Oddities& odd) {
   }
   // Older ibdiagnet runs leave the description out: it stays empty.
   if (!has_lid || !has_port || !has_ports || !has_guid) r.fail("a link end without Ports, NodeGUID, LID and PN");
-  if (e.port > e.ports) r.fail("port " + std::to_string(e.port) + " of a node with " + std::to_string(e.ports) + " ports");
+  if (e.port > e.ports)
+    r.fail("port " + std::to_string(e.port) + " of a node with " + std::to_string(e.ports) + " ports");
   if (!e.port_guid) e.port_guid = e.node_guid;
   return e;
 }
@@ -87,7 +93,7 @@ LstEnd read_end(const LineReader& r, std::string_view& s, Oddities& odd) {
 // Mellanox's own, is not a speed ibroute knows: unknown).
 std::string lane_of_spd(std::string_view spd) {
   static constexpr std::pair<std::string_view, std::string_view> kSpeeds[] = {
-      {"2.5", "SDR"}, {"5", "DDR"}, {"10", "QDR"}, {"FDR10", "FDR10"}, {"14", "FDR"},
+      {"2.5", "SDR"}, {"5", "DDR"},  {"10", "QDR"},  {"FDR10", "FDR10"}, {"14", "FDR"},
       {"25", "EDR"},  {"50", "HDR"}, {"100", "NDR"}, {"200", "XDR"}};
   for (const auto& [k, v] : kSpeeds)
     if (spd == k) return std::string(v);
@@ -100,6 +106,34 @@ PortState state_of_log(std::string_view log) {
   if (log == "ARM") return PortState::armed;
   if (log == "DWN" || log == "DOWN") return PortState::down;
   return PortState::unknown;
+}
+
+// The node of an end, made on first sight; a later sight must agree with it.
+int node_of(Fabric& f, std::map<uint64_t, int>& by_guid, const LineReader& r, const LstEnd& e) {
+  auto [it, added] = by_guid.emplace(e.node_guid, static_cast<int>(f.nodes.size()));
+  if (added) {
+    Node n;
+    n.type = e.type;
+    n.guid = e.node_guid;
+    n.sysimg_guid = e.sysimg;
+    n.desc = std::string(e.desc);
+    n.ports.resize(e.ports + 1);
+    if (n.is_switch()) {
+      n.ports[0].guid = e.node_guid;
+      n.ports[0].state = PortState::active;
+      n.ports[0].base_lid = static_cast<uint16_t>(e.lid);
+    }
+    f.nodes.push_back(std::move(n));
+  }
+  Node& n = f.nodes[it->second];
+  if (n.type != e.type || n.num_ports() != e.ports)
+    r.fail("node " + guid_hex(e.node_guid) + " listed with another type or port count than before");
+  if (n.is_switch() && n.ports[0].base_lid != e.lid)
+    r.fail("switch " + guid_hex(e.node_guid) + " listed with two LIDs");
+  Port& p = n.ports[e.port];
+  p.guid = e.port_guid;
+  if (!n.is_switch()) p.base_lid = static_cast<uint16_t>(e.lid);
+  return it->second;
 }
 
 }  // namespace
@@ -121,78 +155,52 @@ Fabric parse_ibdiagnet_lst(std::string_view text, std::string_view source_name) 
   std::map<uint64_t, int> by_guid;
   int unknown_rates = 0;
   std::string unknown_example;
-  bool cut = false;
 
-  // The node of an end, made on first sight; a later sight must agree with it.
-  auto node_of = [&](const LstEnd& e) -> int {
-    auto [it, added] = by_guid.emplace(e.node_guid, static_cast<int>(f.nodes.size()));
-    if (added) {
-      Node n;
-      n.type = e.type;
-      n.guid = e.node_guid;
-      n.sysimg_guid = e.sysimg;
-      n.desc = std::string(e.desc);
-      n.ports.resize(e.ports + 1);
-      if (n.is_switch()) {
-        n.ports[0].guid = e.node_guid;
-        n.ports[0].state = PortState::active;
-        n.ports[0].base_lid = static_cast<uint16_t>(e.lid);
-      }
-      f.nodes.push_back(std::move(n));
-    }
-    Node& n = f.nodes[it->second];
-    if (n.type != e.type || n.num_ports() != e.ports)
-      r.fail("node " + guid_hex(e.node_guid) + " listed with another type or port count than before");
-    if (n.is_switch() && n.ports[0].base_lid != e.lid)
-      r.fail("switch " + guid_hex(e.node_guid) + " listed with two LIDs");
-    Port& p = n.ports[e.port];
-    p.guid = e.port_guid;
-    if (!n.is_switch()) p.base_lid = static_cast<uint16_t>(e.lid);
-    return it->second;
-  };
-
-  for (std::string_view line; r.next(line);) {
+  // One cable a line.
+  auto take_line = [&](std::string_view line) -> bool {
     const std::string_view l = trim(line);
-    if (l.empty() || l[0] == '#') continue;
-    try {
-      std::string_view s = l;
-      const LstEnd a = read_end(r, s, odd);
-      const LstEnd b = read_end(r, s, odd);
-      std::string_view phy, log, spd;
-      for (std::string_view t = next_token(s); !t.empty(); t = next_token(s)) {
-        if (t.starts_with("PHY=")) phy = t.substr(4);
-        else if (t.starts_with("LOG=")) log = t.substr(4);
-        else if (t.starts_with("SPD=")) spd = t.substr(4);
-      }
-      const int ia = node_of(a), ib = node_of(b);
-      Port& pa = f.nodes[ia].ports[a.port];
-      Port& pb = f.nodes[ib].ports[b.port];
-      if ((pa.connected() && (pa.peer_node != ib || pa.peer_port != b.port)) ||
-          (pb.connected() && (pb.peer_node != ia || pb.peer_port != a.port)))
-        r.fail("a port cabled to two places");
-      const std::string lane = lane_of_spd(spd);
-      uint64_t w = 0;
-      const bool width_ok = phy.ends_with("x") && parse_uint(phy.substr(0, phy.size() - 1), 10, w) &&
-                            is_link_width(static_cast<int64_t>(w));
-      if ((!width_ok || lane.empty()) && unknown_rates++ == 0)
-        unknown_example = r.where() + " 'PHY=" + excerpt(phy) + " SPD=" + excerpt(spd) + "'";
-      for (Port* p : {&pa, &pb}) {
-        if (width_ok) p->width = static_cast<uint8_t>(w);
-        p->speed = lane;
-        p->state = state_of_log(log);
-      }
-      f.link(ia, a.port, ib, b.port);
-    } catch (const InputError&) {
-      if (!r.unterminated()) throw;
-      cut = true;
+    if (l.empty() || l[0] == '#') return false;
+    std::string_view s = l;
+    const LstEnd a = read_end(r, s, odd);
+    const LstEnd b = read_end(r, s, odd);
+    std::string_view phy, log, spd;
+    for (std::string_view t = next_token(s); !t.empty(); t = next_token(s)) {
+      if (t.starts_with("PHY="))
+        phy = t.substr(4);
+      else if (t.starts_with("LOG="))
+        log = t.substr(4);
+      else if (t.starts_with("SPD="))
+        spd = t.substr(4);
     }
-  }
+    const int ia = node_of(f, by_guid, r, a), ib = node_of(f, by_guid, r, b);
+    Port& pa = f.nodes[ia].ports[a.port];
+    Port& pb = f.nodes[ib].ports[b.port];
+    if ((pa.connected() && (pa.peer_node != ib || pa.peer_port != b.port)) ||
+        (pb.connected() && (pb.peer_node != ia || pb.peer_port != a.port)))
+      r.fail("a port cabled to two places");
+    const std::string lane = lane_of_spd(spd);
+    uint64_t w = 0;
+    const bool width_ok = phy.ends_with("x") && parse_uint(phy.substr(0, phy.size() - 1), 10, w) &&
+                          is_link_width(static_cast<int64_t>(w));
+    if ((!width_ok || lane.empty()) && unknown_rates++ == 0)
+      unknown_example = r.where() + " 'PHY=" + excerpt(phy) + " SPD=" + excerpt(spd) + "'";
+    for (Port* p : {&pa, &pb}) {
+      if (width_ok) p->width = static_cast<uint8_t>(w);
+      p->speed = lane;
+      p->state = state_of_log(log);
+    }
+    f.link(ia, a.port, ib, b.port);
+    return true;
+  };
+  const bool cut = read_records(r, odd, take_line, [](std::string_view l) { return l.starts_with("{"); });
   if (f.nodes.empty()) throw InputError(std::string(source_name) + ": no links found (not an ibdiagnet .lst?)");
-  f.problems.push_back({"no_lmc", 0, -1,
-                        std::string(source_name) + ": an ibdiagnet .lst carries no LMC and no uncabled ports: LMC taken as 0"});
+  f.problems.push_back(
+      {"no_lmc", 0, -1,
+       std::string(source_name) + ": an ibdiagnet .lst carries no LMC and no uncabled ports: LMC taken as 0"});
   if (unknown_rates)
-    f.problems.push_back({"unknown_rate", 0, -1,
-                          std::to_string(unknown_rates) + " link(s) with an unknown width or speed, first at " + unknown_example});
+    f.problems.push_back(
+        {"unknown_rate", 0, -1,
+         std::to_string(unknown_rates) + " link(s) with an unknown width or speed, first at " + unknown_example});
   if (cut) {
     f.complete = false;
     f.problems.push_back({"topology_cut", 0, -1, r.where() + ": the file ends in the middle of a line (cut off?)"});

@@ -173,7 +173,6 @@ Fabric parse_ibnetdiscover(std::string_view text, std::string_view source_name) 
   Oddities odd;
   std::vector<std::string> messages;
 
-  bool cut = false;
   // One line; returns true for a line that holds data, false for lines it skips.
   auto take_line = [&](std::string_view line) -> bool {
     line = trim(line);
@@ -269,31 +268,7 @@ Fabric parse_ibnetdiscover(std::string_view text, std::string_view source_name) 
     }
     r.fail("cannot parse: " + excerpt(line));
   };
-  // Lines that are not records before the first record are a banner; after the last, a prompt.
-  // Between records, or starting like a record, they are errors (the last one, if cut, is noted).
-  bool started = false;
-  std::string after_error;  // the error of the first non-record line after a record, while no record followed
-  for (std::string_view line; r.next(line);) {
-    try {
-      if (!take_line(line)) continue;
-      if (!after_error.empty()) throw InputError(after_error);
-      started = true;
-    } catch (const InputError& e) {
-      const std::string_view t = trim(line);
-      if (!started && !looks_like_record(t)) {
-        odd.note(Oddity::banner, r.where(), t);
-        continue;
-      }
-      if (!after_error.empty() && e.what() == after_error) throw;
-      if (r.unterminated() && looks_like_record(t)) {
-        cut = true;  // the last line broke off in the middle
-        continue;
-      }
-      if (looks_like_record(t)) throw;
-      if (after_error.empty()) after_error = e.what();
-      odd.note(Oddity::trailer, r.where(), t);
-    }
-  }
+  const bool cut = read_records(r, odd, take_line, looks_like_record);
 
   size_t dangling = 0;
   std::string first_dangling;

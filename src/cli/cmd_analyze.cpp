@@ -268,7 +268,8 @@ void print_structure(const Analysis& a) {
               static_cast<long long>(a.c.scan_id), a.hosts.size(), describe_chassis(s).c_str(), s.leaves.size(),
               s.top.size(), s.two_level ? ", a two-level tree" : "",
               s.tree ? "" : ", NOT a tree (links within a level or across levels)");
-  if (const std::string m = describe_machines(f, group_machines(f)); !m.empty()) std::printf("  machines: %s\n", m.c_str());
+  if (const std::string m = describe_machines(f, group_machines(f)); !m.empty())
+    std::printf("  machines: %s\n", m.c_str());
   std::printf("structure\n  %-6s %9s %7s %9s %10s %13s %6s\n", "level", "switches", "hosts", "up-links", "down-links",
               "up/down Gb/s", "bound");
   for (const LevelInfo& lv : s.per_level)

@@ -71,7 +71,8 @@ void print_scan(const ScanOptions& o, const Scanned& x, const RouteCounts& rc, s
             << ") stored in " << o.db << "\n"
             << "  fabric    " << info.switches << " switches, " << info.cas << " CAs, " << info.links << " links, LMC "
             << info.lmc << "\n";
-  if (const std::string m = describe_machines(x.f, group_machines(x.f)); !m.empty()) std::cout << "  machines  " << m << "\n";
+  if (const std::string m = describe_machines(x.f, group_machines(x.f)); !m.empty())
+    std::cout << "  machines  " << m << "\n";
   if (kinds[NodeKind::aggregation] || kinds[NodeKind::router])
     std::cout << "  not hosts " << kinds[NodeKind::aggregation] << " aggregation node(s), " << kinds[NodeKind::router]
               << " router(s)\n";
@@ -132,7 +133,8 @@ Runner setup_scan(CLI::App& app) {
   add_mad_options(c, o->ca, o->port, o->timeout_ms, o->retries, true);
   add_in_flight_option(c, o->mads, "LFT SMPs (live)");
   c->add_option("--topology", o->topology,
-                "topology to import (offline): ibnetdiscover output, plain, -g or -p, or its --cache file");
+                "topology to import (offline): ibnetdiscover output, plain, -g or -p, or its --cache file; "
+                "ibdiagnet's ibdiagnet2.ibnetdiscover, .lst or .db_csv (docs/import-formats.md)");
   c->add_option("--lfts", o->lfts,
                 "forwarding tables to import (offline; optional): dump_lfts.sh / ibroute, dump_fts, OpenSM's "
                 "opensm-lfts.dump, or the .fdbs of OpenSM and ibdiagnet");

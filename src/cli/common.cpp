@@ -1,7 +1,5 @@
 #include "common.hpp"
 
-#include "ibroute/fabric/machines.hpp"
-
 #include <unistd.h>
 
 #include <charconv>
@@ -13,6 +11,7 @@
 #include <stdexcept>
 
 #include "ibroute/fabric/error.hpp"
+#include "ibroute/fabric/machines.hpp"
 #include "ibroute/fabric/node_names.hpp"
 
 namespace ibroute::cli {

@@ -24,7 +24,6 @@ KNOWN = {
     "fabric/dot/dot_writer.cpp:to_dot": 152,
     "fabric/dot/matrix_svg.cpp:matrix_svg": 160,
     "fabric/text/ibnetdiscover_parser.cpp:parse_ibnetdiscover": 157,
-    "fabric/text/ports_report_parser.cpp:parse_ports_report": 105,
     "runner/verbs/rank_send.cpp:Rank::timed_sends": 136,
     "runner/verbs/rank_setup.cpp:Rank::exchange_and_connect": 132,
 }

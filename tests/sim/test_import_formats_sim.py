@@ -305,6 +305,16 @@ class IbdiagnetRun(TempDirTest):
         self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
         self.assertIn("bad.lst:10: bad port number", r.stderr)
         self.assertFalse(os.path.exists(self.path("x.db")) and db_rows(self.path("x.db"), "SELECT count(*) FROM scan")[0][0])
+        csv = read_text(dump("ibdiagnet-ndr", "ibdiagnet2.db_csv")).split("\n")
+        at = csv.index("START_LINKS") + 2
+        fields = csv[at].split(",")
+        fields[1] = "99"  # a port the switch does not have
+        csv[at] = ",".join(fields)
+        bad = write_text(self.path("bad.db_csv"), "\n".join(csv))
+        r = ibroute("scan", "--db", self.path("y.db"), "--topology", bad, check=False)
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertIn(f"bad.db_csv:{at + 1}: PortNum1 99 out of range (1..65)", r.stderr)
 
 
 if __name__ == "__main__":

@@ -8,8 +8,8 @@
 #include <sstream>
 #include <tuple>
 
-#include "ibroute/fabric/text_import.hpp"
 #include "fabrics.hpp"
+#include "ibroute/fabric/text_import.hpp"
 
 using namespace ibroute::fabric;
 
@@ -108,7 +108,8 @@ TEST(IbdiagnetImport, ATerminalCaptureIsReadWithOneProblemPerOddity) {
   EXPECT_EQ(links_of(f).size(), 4u);
   for (const char* kind : {"file_crlf", "file_banner", "file_trailer", "file_glued_keyword", "unassigned_lid"})
     EXPECT_NE(problem(f, kind), nullptr) << kind;
-  EXPECT_NE(problem(f, "file_banner")->detail.find("4 line(s)"), std::string::npos) << problem(f, "file_banner")->detail;
+  EXPECT_NE(problem(f, "file_banner")->detail.find("4 line(s)"), std::string::npos)
+      << problem(f, "file_banner")->detail;
   EXPECT_NE(problem(f, "file_banner")->detail.find("capture.topo:1 "), std::string::npos);
   EXPECT_NE(problem(f, "file_trailer")->detail.find("1 line(s)"), std::string::npos);
   EXPECT_NE(problem(f, "file_glued_keyword")->detail.find("5 node record(s)"), std::string::npos);
@@ -148,7 +149,8 @@ TEST(IbdiagnetImport, BadLstAndCsvNameTheFileAndLine) {
   const std::string csv = fixture("ndr-lab.db_csv");
   std::string c = csv;
   c.replace(c.find(",65,2,1,1"), 9, ",65,2,1");
-  ibroute::test::expect_input_error([&] { parse_topology(c, "x.db_csv"); }, "x.db_csv:13: 12 fields where NODES's header has 13");
+  ibroute::test::expect_input_error([&] { parse_topology(c, "x.db_csv"); },
+                                    "x.db_csv:13: 12 fields where NODES's header has 13");
   c = csv;
   c.replace(c.find("NodeGuid1"), 9, "NodeGuidA");
   ibroute::test::expect_input_error([&] { parse_topology(c, "x.db_csv"); }, "LINKS has no column NodeGuid1");
@@ -168,7 +170,8 @@ TEST(IbdiagnetImport, ACutDatabaseIsIncompleteAndUnassignedLidsAreNoLids) {
   EXPECT_NE(problem(cut, "topology_cut")->detail.find("LINKS has no END_ line"), std::string::npos);
   EXPECT_EQ(links_of(cut).size(), 5u);
 
-  csv.replace(csv.find(",0x5c25730300010031,1,0x0000000000000000,12,"), 44, ",0x5c25730300010031,1,0x0000000000000000,65535,");
+  csv.replace(csv.find(",0x5c25730300010031,1,0x0000000000000000,12,"), 44,
+              ",0x5c25730300010031,1,0x0000000000000000,65535,");
   const Fabric f = parse_topology(csv, "x.db_csv");
   ASSERT_NE(problem(f, "unassigned_lid"), nullptr);
   for (const Node& n : f.nodes)

@@ -1,11 +1,12 @@
 // Machines and rails from the hosts' descriptions: what names a machine, what does not, the
 // rails in device order, and the counts on the ndr-lab fixture (counted by hand from the file).
+#include "ibroute/fabric/machines.hpp"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
 
-#include "ibroute/fabric/machines.hpp"
 #include "ibroute/fabric/text_import.hpp"
 
 using namespace ibroute::fabric;
@@ -50,9 +51,10 @@ TEST(Machines, RailsInDeviceOrderAndUnnamedHcasApart) {
   EXPECT_EQ(m.unnamed, (std::vector<int32_t>{4, 5}));
   EXPECT_EQ(m.max_rails(), 2);
   EXPECT_EQ(m.machines_by_hcas(), (std::vector<int>{1, 2}));
-  EXPECT_EQ(describe_machines(f, m),
-            "3 machines (2 rails at most): 2 with 2 HCAs, 1 with 1 HCA; 2 HCAs name no machine (e.g. 'MT4129 ConnectX7   "
-            "Mellanox Technologies')");
+  EXPECT_EQ(
+      describe_machines(f, m),
+      "3 machines (2 rails at most): 2 with 2 HCAs, 1 with 1 HCA; 2 HCAs name no machine (e.g. 'MT4129 ConnectX7   "
+      "Mellanox Technologies')");
 }
 
 TEST(Machines, TheNdrLabFixture) {

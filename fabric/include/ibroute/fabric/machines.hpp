@@ -3,8 +3,9 @@
 // description is "MACHINE DEVICE" (two words, the device a name ending in a digit: "HCA-3",
 // "mlx5_7", "ibp24s0"), as the kernel's default node description writes it, or one word (a
 // machine's name from a node-name map). Anything else — the adapter's own default ("MT4129
-// ConnectX7   Mellanox Technologies"), "localhost HCA-6" — names no machine: such an HCA is counted apart ("machine not known"), never guessed into one.
-// A machine's rails are its HCAs in the natural order of their device names (HCA-2 before HCA-10).
+// ConnectX7   Mellanox Technologies"), "localhost HCA-6" — names no machine: such an HCA is counted apart ("machine not
+// known"), never guessed into one. A machine's rails are its HCAs in the natural order of their device names (HCA-2
+// before HCA-10).
 #pragma once
 
 #include <string>

@@ -1,6 +1,6 @@
 // Offline import of what admins already keep: `ibnetdiscover` topology output, ibdiagnet's
-// `.ibnetdiscover`, `.lst` and `db_csv`, and `dump_fts` / `dump_lfts.sh` forwarding-table dumps. Parsers take text, not file names,
-// so tests feed them strings; the CLI reads the files.
+// `.ibnetdiscover`, `.lst` and `db_csv`, and `dump_fts` / `dump_lfts.sh` forwarding-table dumps. Parsers take text, not
+// file names, so tests feed them strings; the CLI reads the files.
 #pragma once
 
 #include <string>
