@@ -32,6 +32,8 @@ def build(args):
     hosts = [f"node{i // per_rack + 1}-{i % per_rack + 1:03d}" for i in range(nhosts)]
     if not args.shuffle:
         slots.sort(key=lambda s: (leaves.index(s[0]), s[1]))
+    if args.rails > 1:
+        hosts, slots = rail_optimised(args, rng, leaves)
 
     links = []  # (nodeA, portA, nodeB, portB)
     for h, (leaf, p) in zip(hosts, slots):
@@ -52,6 +54,25 @@ def build(args):
     missing = set(rng.sample(inter, args.missing)) if args.missing else set()
     narrow = set(rng.sample([i for i in inter if i not in missing] + host_links, args.narrow)) if args.narrow else set()
     return hosts, leaves, spines, links, missing, narrow
+
+
+def rail_optimised(args, rng, leaves):
+    """Machines of R HCAs ("gpuNNN mlx5_K"), cabled rail-optimised as DGX SuperPODs are: the leaves
+    in groups of R, leaf k of a group taking rail k of each of the group's machines on one port."""
+    r = args.rails
+    if args.leaves % r:
+        sys.exit("gen_fabric: --rails needs a leaf count that is a multiple of it")
+    machines = args.leaves // r * args.down
+    names = [f"gpu{i + 1:03d}" for i in range(machines)]
+    if args.shuffle:
+        rng.shuffle(names)
+    hosts, slots = [], []
+    for m, name in enumerate(names):
+        group, port = divmod(m, args.down)
+        for k in range(r):
+            hosts.append(f"{name} mlx5_{k}")
+            slots.append((leaves[group * r + k], port + 1))
+    return hosts, slots
 
 
 def render(args, hosts, leaves, spines, links, missing, narrow):
@@ -99,6 +120,8 @@ def main():
     ap.add_argument("--stagger", type=int, default=0, help="rotate uplink-to-spine cabling by this per leaf")
     ap.add_argument("--missing", type=int, default=0, help="leaf-spine links left out (down)")
     ap.add_argument("--narrow", type=int, default=0, help="links trained at 1x instead of 4x")
+    ap.add_argument("--rails", type=int, default=1,
+                    help="HCAs per machine, cabled rail-optimised (leaf k of each group of R takes rail k)")
     ap.add_argument("--speed", default="EDR", help="SDR DDR QDR FDR EDR HDR")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("-o", "--output", default="-")

@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "ibroute/fabric/error.hpp"
+#include "ibroute/fabric/machines.hpp"
 
 namespace ibroute::fabric {
 
@@ -41,6 +42,13 @@ NodeNames::NodeNames(const Fabric& f) : f_(f), lids_(f) {
       for (int p = 1; p <= n.num_ports(); ++p)
         if (n.ports[p].guid) by_port_guid_.emplace(n.ports[p].guid, NamedPort{node, p});
   }
+  for (Machine& m : group_machines(f).machines) rails_.emplace(m.name, std::move(m.hcas));
+}
+
+const std::vector<int32_t>& NodeNames::rails(std::string_view spec) const {
+  static const std::vector<int32_t> kNone;
+  auto it = rails_.find(std::string(spec));
+  return it == rails_.end() ? kNone : it->second;
 }
 
 std::vector<NamedPort> NodeNames::candidates(std::string_view spec) const {
@@ -68,12 +76,16 @@ std::vector<NamedPort> NodeNames::candidates(std::string_view spec) const {
     auto [h, e] = by_host_.equal_range(std::string(spec));
     for (auto it = h; it != e; ++it) add({it->second, first_cabled_port(f_.nodes[it->second])});
   }
-  // One HCA of a host as "host/HCA-2" or "host/mlx5_1": the description "host HCA-2".
-  if (const size_t slash = spec.find('/'); out.empty() && slash != std::string_view::npos && slash > 0) {
+  // One HCA of a host as "host/HCA-2" or "host/mlx5_1" (the description "host HCA-2"), or as
+  // "host/3" (its rail 3: the fourth of its HCAs in device order).
+  if (const size_t slash = spec.rfind('/'); out.empty() && slash != std::string_view::npos && slash > 0) {
     std::string desc(spec);
     desc[slash] = ' ';
     auto [a2, b2] = by_name_.equal_range(desc);
     for (auto it = a2; it != b2; ++it) add({it->second, first_cabled_port(f_.nodes[it->second])});
+    const std::vector<int32_t>& hcas = rails(spec.substr(0, slash));
+    if (auto k = number(spec.substr(slash + 1), 10); out.empty() && k && *k < hcas.size())
+      add({hcas[*k], first_cabled_port(f_.nodes[hcas[*k]])});
   }
   // A host's name with its GUID appended ("desc 0x..."), as plans list hosts whose descriptions repeat.
   if (out.empty())

@@ -129,14 +129,24 @@ std::vector<Host> pick_hosts(const Fabric& f, const std::vector<Host>& all, cons
     if (hosts.empty())
       throw InputError("'" + n + "' is a " + std::string(to_string(node_kind(f.nodes[any[0].node]))) +
                        ", not a host that sends traffic");
-    if (hosts.size() > 1) index.resolve(n, "host");  // throws, listing the candidates
-    const size_t i = host_of.at(hosts[0].node);
-    if (taken[i]++) throw InputError("host '" + n + "' is listed twice (as '" + all[i].name + "')");
-    Host h = all[i];
-    const Port& named = f.nodes[h.node].ports[static_cast<size_t>(hosts[0].port)];
-    if (hosts[0].port != h.port && named.connected() && named.base_lid)
-      h.port = static_cast<uint8_t>(hosts[0].port);  // a port GUID or LID names that port
-    out.push_back(h);
+    // A machine's name: every one of its HCAs that sends, rail 0 first. Other names of several
+    // nodes are refused, listing them.
+    if (hosts.size() > 1) {
+      std::vector<NamedPort> rails;
+      for (int32_t node : index.rails(n))
+        if (host_of.count(node)) rails.push_back({node, 0});
+      if (rails.size() != hosts.size()) index.resolve(n, "host");  // throws, listing the candidates
+      hosts = rails;
+    }
+    for (const NamedPort& named_port : hosts) {
+      const size_t i = host_of.at(named_port.node);
+      if (taken[i]++) throw InputError("host '" + n + "' is listed twice (as '" + all[i].name + "')");
+      Host h = all[i];
+      const Port& named = f.nodes[h.node].ports[static_cast<size_t>(named_port.port)];
+      if (named_port.port != h.port && named.connected() && named.base_lid)
+        h.port = static_cast<uint8_t>(named_port.port);  // a port GUID or LID names that port
+      out.push_back(h);
+    }
   }
   if (out.size() < at_least)
     throw InputError(at_least == 2 ? "an all-to-all needs at least 2 hosts"

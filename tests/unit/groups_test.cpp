@@ -317,7 +317,7 @@ TEST(Groups, JoinedIntoOneRankListAndOrderedByTopology) {
   ibroute::test::expect_input_error([&] { join_groups({all[0]}, {all[0]}); }, "at least two hosts");
 }
 
-// Hosts as users type them: a hostname for "HOSTNAME HCA-1" (several HCAs: refused, naming each),
+// Hosts as users type them: a hostname for "HOSTNAME HCA-1" (several HCAs: the machine, each rail),
 // and Slurm's ranges, padded as written, in files and on the command line.
 TEST(HostLists, HostnamesAndSlurmRanges) {
   EXPECT_EQ(host_commas("node[0008-0011],gpu[1,3]x, a"),
@@ -338,7 +338,14 @@ TEST(HostLists, HostnamesAndSlurmRanges) {
   const std::vector<Host> all = all_hosts(t.f);
   const std::vector<Host> picked = pick_hosts(t.f, all, {"stage99", "h4"}, 2);
   EXPECT_EQ(picked[0].node, t.h[0]);
-  expect_input_error([&] { pick_hosts(t.f, all, {"r-dcs96", "h4"}, 2); }, "r-dcs96 HCA-1");
+  // A machine's name: all its HCAs, rail 0 first; "machine/K": rail K alone.
+  const std::vector<Host> machine = pick_hosts(t.f, all, {"r-dcs96", "h4"}, 2);
+  ASSERT_EQ(machine.size(), 3u);
+  EXPECT_EQ(machine[0].node, t.h[1]);
+  EXPECT_EQ(machine[1].node, t.h[2]);
+  EXPECT_EQ(pick_hosts(t.f, all, {"r-dcs96/1", "h4"}, 2)[0].node, t.h[2]);
+  expect_input_error([&] { pick_hosts(t.f, all, {"r-dcs96/2", "h4"}, 2); }, "unknown host 'r-dcs96/2'");
+  expect_input_error([&] { pick_hosts(t.f, all, {"r-dcs96", "r-dcs96/HCA-2"}, 2); }, "listed twice");
   EXPECT_EQ(pick_hosts(t.f, all, {"r-dcs96/HCA-2", "h4"}, 2)[0].node, t.h[2]);  // one HCA of that host
   std::vector<HostIdentity> ids;
   for (const Host& h : all) ids.push_back({h.name, 0, 0, 0, 0});

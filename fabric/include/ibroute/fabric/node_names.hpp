@@ -27,8 +27,11 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
 class NodeNames {
  public:
   explicit NodeNames(const Fabric& f);
-  // Every node or port `spec` can mean (empty when none).
+  // Every node or port `spec` can mean (empty when none). "MACHINE/K" is rail K of a machine
+  // (ibroute/fabric/machines.hpp); a machine's name alone means each of its HCAs.
   std::vector<NamedPort> candidates(std::string_view spec) const;
+  // The HCAs of the machine `spec` names, rail 0 first; empty when it names none.
+  const std::vector<int32_t>& rails(std::string_view spec) const;
   // Exactly one, else InputError naming `what` (e.g. "--hosts"): unknown, with the accepted
   // forms; ambiguous, with up to 8 candidates (display name, GUID, LID) to choose from.
   NamedPort resolve(std::string_view spec, const std::string& what) const;
@@ -43,6 +46,7 @@ class NodeNames {
   std::unordered_multimap<std::string, int32_t> by_host_;  // a CA's hostname: "node0270 HCA-1" -> "node0270"
   std::unordered_map<uint64_t, int32_t> by_node_guid_;
   std::unordered_map<uint64_t, NamedPort> by_port_guid_;
+  std::unordered_map<std::string, std::vector<int32_t>> rails_;  // a machine's HCAs, rail 0 first (machines.hpp)
 };
 
 }  // namespace ibroute::fabric

@@ -21,7 +21,8 @@ namespace ibroute::schedule {
 std::vector<Host> all_hosts(const fabric::Fabric& f);
 
 // The hosts of `all` named in `names`, in that order; a name is any form NodeNames knows (display
-// name, reported description, node or port GUID, LID; a port GUID or LID picks that port).
+// name, reported description, node or port GUID, LID; a port GUID or LID picks that port); a
+// machine's name (machines.hpp) gives each of its HCAs, rail 0 first, and "MACHINE/K" its rail K.
 // Throws InputError for an unknown, ambiguous (candidates listed) or repeated host, a name of a
 // switch, or fewer than `at_least` names (an all-to-all needs two, a group of a two-group plan one).
 std::vector<Host> pick_hosts(const fabric::Fabric& f, const std::vector<Host>& all,
