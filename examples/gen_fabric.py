@@ -34,6 +34,11 @@ def build(args):
         slots.sort(key=lambda s: (leaves.index(s[0]), s[1]))
     if args.rails > 1:
         hosts, slots = rail_optimised(args, rng, leaves)
+    mgmt = [f"ibmgmt{i + 1:02d}" for i in range(args.mgmt_leaves)]
+    for i, leaf in enumerate(mgmt):  # a few one-HCA service hosts, 2 up-links by design
+        for p in range(3):
+            hosts.append(f"svc{i * 3 + p + 1:02d} HCA-1")
+            slots.append((leaf, p + 1))
 
     links = []  # (nodeA, portA, nodeB, portB)
     for h, (leaf, p) in zip(hosts, slots):
@@ -48,6 +53,14 @@ def build(args):
             if spine_port[s] > args.spine_ports:
                 sys.exit(f"gen_fabric: {s} needs more than {args.spine_ports} ports")
             links.append((leaf, args.down + 1 + j, s, spine_port[s]))
+    for li, leaf in enumerate(mgmt):
+        for j in range(2):
+            s = spines[(li * 2 + j) % args.spines]
+            spine_port[s] += 1
+            if spine_port[s] > args.spine_ports:
+                sys.exit(f"gen_fabric: {s} needs more than {args.spine_ports} ports")
+            links.append((leaf, args.down + 1 + j, s, spine_port[s]))
+    leaves = leaves + mgmt
 
     inter = [i for i, l in enumerate(links) if l[0] in leaves]
     host_links = [i for i, l in enumerate(links) if l[0] not in leaves]
@@ -122,6 +135,8 @@ def main():
     ap.add_argument("--narrow", type=int, default=0, help="links trained at 1x instead of 4x")
     ap.add_argument("--rails", type=int, default=1,
                     help="HCAs per machine, cabled rail-optimised (leaf k of each group of R takes rail k)")
+    ap.add_argument("--mgmt-leaves", type=int, default=0,
+                    help="extra leaves with 3 one-HCA service hosts and 2 up-links each (management by design)")
     ap.add_argument("--speed", default="EDR", help="SDR DDR QDR FDR EDR HDR")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("-o", "--output", default="-")

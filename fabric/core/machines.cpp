@@ -82,6 +82,50 @@ Machines group_machines(const Fabric& f) {
   return out;
 }
 
+std::vector<RailGroup> rail_groups(const Fabric& f, const Machines& m) {
+  // Each machine's switches in rail order (an HCA without a cable to a switch: no signature),
+  // gathered by the set of switches: a group is one set, whatever order the rails take in it.
+  std::map<std::vector<int32_t>, std::vector<std::pair<int32_t, std::vector<int32_t>>>> alike;
+  for (size_t i = 0; i < m.machines.size(); ++i) {
+    const Machine& machine = m.machines[i];
+    if (machine.hcas.size() < 2) continue;
+    std::vector<int32_t> leaves;
+    for (int32_t hca : machine.hcas) {
+      const Node& n = f.nodes[hca];
+      int32_t sw = -1;
+      for (int p = 1; p <= n.num_ports() && sw < 0; ++p)
+        if (n.ports[p].connected() && f.nodes[n.ports[p].peer_node].is_switch()) sw = n.ports[p].peer_node;
+      leaves.push_back(sw);
+    }
+    std::vector<int32_t> set = leaves;
+    std::sort(set.begin(), set.end());
+    if (set.front() < 0 || std::adjacent_find(set.begin(), set.end()) != set.end()) continue;
+    alike[set].emplace_back(static_cast<int32_t>(i), std::move(leaves));
+  }
+  std::map<int32_t, int> uses;  // how many candidate groups each switch is in
+  for (const auto& [set, machines] : alike)
+    if (machines.size() >= 2)
+      for (int32_t sw : set) ++uses[sw];
+  std::vector<RailGroup> out;
+  for (auto& [set, machines] : alike) {
+    if (machines.size() < 2 || !std::all_of(set.begin(), set.end(), [&](int32_t sw) { return uses[sw] == 1; }))
+      continue;
+    // The group's rail order: the one most of its machines follow.
+    std::map<std::vector<int32_t>, int> orders;
+    for (const auto& [machine, leaves] : machines) ++orders[leaves];
+    RailGroup g;
+    g.leaves = std::max_element(orders.begin(), orders.end(), [](const auto& a, const auto& b) {
+                 return a.second < b.second;
+               })->first;
+    for (const auto& [machine, leaves] : machines) {
+      g.machines.push_back(machine);
+      g.crossed += leaves != g.leaves;
+    }
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
 std::string describe_machines(const Fabric& f, const Machines& m) {
   std::string out;
   const std::vector<int> by = m.machines_by_hcas();

@@ -106,6 +106,13 @@ nlohmann::json structure_json(const Fabric& f, const FabricStructure& s) {
                             {"line_asics", ch.line_asics},
                             {"spine_asics", ch.spine_asics}});
   j["standalone_switches"] = s.standalone_switches;
+  j["rail_groups"] = nlohmann::json::array();
+  for (const RailGroup& g : s.rail_groups)
+    j["rail_groups"].push_back({{"leaves", names(g.leaves)},
+                                {"rails", g.leaves.size()},
+                                {"machines", g.machines.size()},
+                                {"machines_crossed", g.crossed}});
+  j["other_leaves"] = names(s.other_leaves);
   return j;
 }
 
@@ -261,6 +268,34 @@ void print_differences(const Fabric& f, const FabricStructure& s, const char* wh
   if (groups.size() > 8) std::printf("    ... %zu more (--json lists all)\n", groups.size() - 8);
 }
 
+// Rail groups as one line ("4 of 8 rails, 32 machines each" or the range), and the other leaves.
+void print_rail_groups(const Fabric& f, const FabricStructure& s) {
+  if (s.rail_groups.empty()) return;
+  size_t rmin = SIZE_MAX, rmax = 0, mmin = SIZE_MAX, mmax = 0;
+  for (const RailGroup& g : s.rail_groups) {
+    rmin = std::min(rmin, g.leaves.size()), rmax = std::max(rmax, g.leaves.size());
+    mmin = std::min(mmin, g.machines.size()), mmax = std::max(mmax, g.machines.size());
+  }
+  auto range = [](size_t a, size_t b) {
+    return a == b ? std::to_string(a) : std::to_string(a) + ".." + std::to_string(b);
+  };
+  int crossed = 0;
+  for (const RailGroup& g : s.rail_groups) crossed += g.crossed;
+  const std::string crossed_text =
+      crossed ? "; " + std::to_string(crossed) + " machine(s) with rails crossed (another HCA order)" : "";
+  std::printf(
+      "  rail groups         %zu (leaf k of a group carries rail k of its machines): %s leaves, %s machines each%s\n",
+      s.rail_groups.size(), range(rmin, rmax).c_str(), range(mmin, mmax).c_str(), crossed_text.c_str());
+  if (s.other_leaves.empty()) return;
+  std::printf(
+      "  other leaves        %zu (no rail of a grouped machine: management, storage or login; not in the missing "
+      "links or the oversubscription):",
+      s.other_leaves.size());
+  for (size_t i = 0; i < s.other_leaves.size() && i < 4; ++i)
+    std::printf(" %s", f.nodes[s.other_leaves[i]].desc.c_str());
+  std::printf("%s\n", s.other_leaves.size() > 4 ? " ..." : "");
+}
+
 void print_structure(const Analysis& a) {
   const Fabric& f = a.c.fabric;
   const FabricStructure& s = a.c.structure;
@@ -290,6 +325,7 @@ void print_structure(const Analysis& a) {
     for (size_t i = 0; i < s.unused.size() && i < 4; ++i) std::printf(" %s", f.nodes[s.unused[i]].desc.c_str());
     std::printf("%s\n", s.unused.size() > 4 ? " ..." : "");
   }
+  print_rail_groups(f, s);
   auto [hmin, hmax] = minmax_of(s.hosts_per_leaf);
   auto [umin, umax] = minmax_of(s.uplinks_per_leaf);
   std::printf("  hosts per leaf      %d..%d\n  up-links per leaf   %d..%d\n", hmin, hmax, umin, umax);

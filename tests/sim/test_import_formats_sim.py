@@ -279,6 +279,30 @@ class IbdiagnetRun(TempDirTest):
             d = ibroute_json("diff", "--db", db, scans[0]["scan_id"], s["scan_id"])
             self.assertTrue(d["identical"], {k: v for k, v in d.items() if v})
 
+    def test_the_runs_machines_rails_and_rail_group(self):
+        """Machines, rails and the rail group as the .lst's cabling says, counted here: each machine's
+        HCAs in device-number order, the switch each reaches; the group's order the most common one."""
+        db = self.path("m.db")
+        ibroute("scan", "--db", db, "--topology", dump("ibdiagnet-ndr", "ibdiagnet2.db_csv"))
+        rails = {}
+        for line in read_text(dump("ibdiagnet-ndr", "ibdiagnet2.lst")).splitlines():
+            ends = re.findall(r"\{ (SW|CA) .*?NodeGUID:(\w+) .*?\{([^}]*)\} LID:\w+ PN:\w+ \}", line)
+            for (k1, _, d1), (k2, g2, _) in (ends, ends[::-1]) if len(ends) == 2 else ():
+                if k1 == "CA" and k2 == "SW" and re.fullmatch(r"\S+ HCA-\d+", d1):
+                    host, dev = d1.split()
+                    rails.setdefault(host, []).append((int(dev[4:]), g2))
+        orders = [tuple(g for _, g in sorted(v)) for v in rails.values()]
+        common = max(set(orders), key=orders.count)
+        a = ibroute_json("analyze", "--db", db)
+        self.assertEqual(a["machines"]["count"], len(rails))
+        self.assertEqual(a["machines"]["machines_by_hcas"], {str(len(common)): len(rails)})
+        groups = a["structure"]["rail_groups"]
+        self.assertEqual(len(groups), 1)
+        self.assertEqual((groups[0]["rails"], groups[0]["machines"]), (len(common), len(rails)))
+        self.assertEqual(groups[0]["machines_crossed"], sum(o != common for o in orders))
+        self.assertGreater(groups[0]["machines_crossed"], 0)  # the run has such machines: the check has teeth
+        self.assertEqual(a["structure"]["other_leaves"], [])
+
     def test_a_capture_of_the_run_with_crlf_banner_and_prompt_is_the_same_fabric(self):
         db = self.path("cap.db")
         text = read_text(dump("ibdiagnet-ndr", "ibdiagnet2.ibnetdiscover"))

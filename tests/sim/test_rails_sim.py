@@ -1,7 +1,8 @@
 """Machines with several HCAs (DGX-class, rail-optimised cabling: leaf k of a group takes rail k of
 each machine), replayed by ibsim and routed by OpenSM: scan and analyze count machines and rails as
 the topology file says (counted here from the file), a machine's name on `plan --hosts` gives all
-of its HCAs rail 0 first, "MACHINE/K" its rail K; the plan is checked from the exported file
+of its HCAs rail 0 first, "MACHINE/K" its rail K; the rail groups and a service leaf with fewer
+up-links by design are told apart by their cabling; the plan is checked from the exported file
 against the stored routes."""
 import re
 import unittest
@@ -16,8 +17,10 @@ RAILS = 4
 class Rails(TempDirTest):
     def test_machines_rails_and_machine_names_on_the_command_line(self):
         topo = generate(self.path("rails.topo"), "--leaves", 8, "--down", 4, "--up", 4, "--spines", 4, "--rails", RAILS,
-                        "--switch-ports", 8, "--spine-ports", 8, "--shuffle", "--seed", 5)
-        hcas = re.findall(r'^Hca\s+\d+\s+"(\S+) (mlx5_\d+)"', read_text(topo), re.M)
+                        "--switch-ports", 8, "--spine-ports", 10, "--mgmt-leaves", 1, "--shuffle", "--seed", 5)
+        text = read_text(topo)
+        hcas = re.findall(r'^Hca\s+\d+\s+"(\S+) (mlx5_\d+)"', text, re.M)
+        services = re.findall(r'^Hca\s+\d+\s+"(\S+) HCA-1"', text, re.M)
         machines = {}
         for m, dev in hcas:
             machines.setdefault(m, []).append(dev)
@@ -26,14 +29,25 @@ class Rails(TempDirTest):
         db = self.path("rails.db")
         with SimFabric(topo, lmc=0, engine="ftree") as sim:
             scan = ibroute_json("scan", "--db", db, sim=sim)
-        for m in (scan["machines"], ibroute_json("analyze", "--db", db)["machines"]):
-            self.assertEqual(m["count"], len(machines))
-            self.assertEqual(m["hcas"], len(hcas))
-            self.assertEqual(m["machines_by_hcas"], {str(RAILS): len(machines)})
+        a = ibroute_json("analyze", "--db", db)
+        for m in (scan["machines"], a["machines"]):
+            self.assertEqual(m["count"], len(machines) + len(services))
+            self.assertEqual(m["hcas"], len(hcas) + len(services))
+            self.assertEqual(m["machines_by_hcas"], {str(RAILS): len(machines), "1": len(services)})
             self.assertEqual(m["rails"], RAILS)
             self.assertEqual(m["hcas_without_machine"], 0)
-        self.assertIn(f"{len(machines)} machines with {RAILS} HCAs each ({RAILS} rails)",
-                      ibroute("analyze", "--db", db).stdout)
+        # The rail groups as cabled (leaf k of each group of RAILS leaves takes rail k), the service
+        # leaf with its 2 up-links by design a class apart: no missing link, 1:1 over the compute leaves.
+        st = a["structure"]
+        self.assertEqual(len(st["rail_groups"]), 8 // RAILS)
+        self.assertTrue(all(g["rails"] == RAILS and g["machines"] == 4 for g in st["rail_groups"]), st["rail_groups"])
+        self.assertEqual(sorted(x for g in st["rail_groups"] for x in g["leaves"]), [f"ibswitch{i:02d}" for i in range(1, 9)])
+        self.assertEqual(st["other_leaves"], ["ibmgmt01"])
+        self.assertEqual(st["missing"], [])
+        self.assertEqual(st["oversubscription"], 1.0)
+        text_out = ibroute("analyze", "--db", db).stdout
+        self.assertIn(f"rail groups         {8 // RAILS} ", text_out)
+        self.assertIn("other leaves        1 ", text_out)
 
         two = sorted(machines)[:2]
         ibroute("plan", "--db", db, "--name", "m", "--hosts", ",".join(two))

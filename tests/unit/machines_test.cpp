@@ -70,3 +70,30 @@ TEST(Machines, TheNdrLabFixture) {
   EXPECT_TRUE(m.unnamed.empty());
   EXPECT_EQ(describe_machines(f, m), "2 machines (2 rails at most): 1 with 2 HCAs, 1 with 1 HCA");
 }
+
+// Rail groups from the cabling alone: machines on one set of switches, one HCA to each; the rail
+// order most of them follow, the others counted as crossed; a set that shares a switch with
+// another set is no group.
+TEST(Machines, RailGroupsFromTheCabling) {
+  Fabric f = hosts({"m1 mlx5_0", "m1 mlx5_1", "m2 mlx5_0", "m2 mlx5_1", "m3 mlx5_0", "m3 mlx5_1", "x1 mlx5_0",
+                    "x1 mlx5_1", "x2 mlx5_0", "x2 mlx5_1", "y1 mlx5_0", "y1 mlx5_1", "y2 mlx5_0", "y2 mlx5_1"});
+  for (int s = 0; s < 5; ++s) {
+    Node sw;
+    sw.type = NodeType::sw;
+    sw.guid = 0x900 + s;
+    sw.ports.resize(9);
+    f.nodes.push_back(sw);
+  }
+  const int s0 = 14;
+  std::vector<int> port(5, 1);
+  auto cable = [&](int hca, int sw) { f.link(hca, 1, s0 + sw, port[sw]++); };
+  cable(0, 0), cable(1, 1), cable(2, 0), cable(3, 1), cable(4, 1), cable(5, 0);  // m3 crossed
+  cable(6, 2), cable(7, 3), cable(8, 2), cable(9, 3);                            // x: switches 2, 3
+  cable(10, 3), cable(11, 4), cable(12, 3), cable(13, 4);                        // y shares switch 3 with x
+  const Machines m = group_machines(f);
+  const std::vector<RailGroup> g = rail_groups(f, m);
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].leaves, (std::vector<int32_t>{s0, s0 + 1}));
+  EXPECT_EQ(g[0].machines.size(), 3u);
+  EXPECT_EQ(g[0].crossed, 1);
+}

@@ -36,6 +36,18 @@ bool split_machine_name(std::string_view desc, std::string& machine, std::string
 // The machines of the fabric's hosts (node_kind host: SHARP nodes, switches, routers are none).
 Machines group_machines(const Fabric& f);
 
+// A rail-optimised leaf group (DGX SuperPOD style): leaf k carries rail k of every one of the
+// group's machines. Found from the cabling alone: machines whose HCAs sit on the same set of
+// switches, one HCA to a switch, at least two machines alike, no switch shared with another such
+// set. The rail order is the one most of the group's machines follow; the others are "crossed"
+// (their HCAs in device order reach the leaves in another order: rail-aligned traffic crosses).
+struct RailGroup {
+  std::vector<int32_t> leaves;    // the switch of rail 0, rail 1, ...
+  std::vector<int32_t> machines;  // indices into Machines::machines
+  int crossed = 0;                // machines whose rails reach the leaves in another order
+};
+std::vector<RailGroup> rail_groups(const Fabric& f, const Machines& m);
+
 // "32 machines with 8 HCAs each (8 rails)" or "30 machines: 28 with 8 HCAs, 2 with 7", then
 // "; 69 HCAs name no machine (e.g. 'MT4129 ConnectX7 ...')" where some do; "" with no hosts.
 std::string describe_machines(const Fabric& f, const Machines& m);

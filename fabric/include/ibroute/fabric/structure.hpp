@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ibroute/fabric/machines.hpp"
 #include "ibroute/fabric/model.hpp"
 
 namespace ibroute::fabric {
@@ -70,7 +71,14 @@ struct FabricStructure {
   std::vector<LinkRef> inactive;   // cabled links whose port is not active
   std::vector<LinkRef> loopbacks;  // a switch port cabled to another port of the same switch
   std::vector<LinkRef> lateral;    // switch links within one level or across several: not a tree
-  int ports_down = 0;              // switch ports not cabled or down
+  // Rail-optimised fabrics (machines.hpp): the leaf groups where leaf k carries rail k of the same
+  // machines; and, where there are such groups, the leaves that carry none of their machines'
+  // rails (management, storage, login HCAs: told apart by that cabling, never by name). Those
+  // leaves are a class of their own: their up-links are not counted as missing against the
+  // compute leaves' and they are left out of the oversubscription.
+  std::vector<RailGroup> rail_groups;
+  std::vector<int32_t> other_leaves;
+  int ports_down = 0;  // switch ports not cabled or down
 };
 
 FabricStructure analyze_structure(const Fabric& f);
