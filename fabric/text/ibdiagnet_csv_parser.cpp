@@ -8,12 +8,18 @@
 // ibdiagnet versions add columns. GUIDs are hex (0x…), the rest decimal; PORTS encodes widths and
 // speeds as the IBA's bit masks (LinkSpeedActv: byte 0 SDR/DDR/QDR, byte 1 FDR/EDR/HDR/NDR,
 // byte 2 Mellanox's FDR10/EDR20, byte 3 XDR). Forwarding tables are not in the database
-// (ibdiagnet writes them to `ibdiagnet2.fdbs`, which `--lfts` reads).
+// (ibdiagnet writes them to `ibdiagnet2.fdbs`, which `--lfts` reads). PM_INFO, the ports' counters
+// as ibdiagnet read them, is a counters snapshot (columns named as the IBA names the counters).
+#include <algorithm>
+#include <array>
 #include <map>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "file_oddities.hpp"
+#include "ibroute/fabric/counters.hpp"
 #include "ibroute/fabric/text_import.hpp"
 #include "text_reader.hpp"
 
@@ -267,7 +273,77 @@ void read_links(CsvDatabase& db, Fabric& f, const std::map<uint64_t, int>& by_gu
   }
 }
 
+// A column by name, or none (-1).
+int column(const Section& s, std::string_view name) {
+  for (size_t i = 0; i < s.columns.size(); ++i)
+    if (s.columns[i] == name) return static_cast<int>(i);
+  return -1;
+}
+
+// One PM_INFO row's counter: hex (0x…) or decimal, within `bits`; false for "N/A" or -1 (not
+// read, or not supported by the port); an InputError for anything else.
+bool pm_value(const LineReader& r, const Row& row, const Section& s, int col, int bits, uint64_t& out) {
+  const std::string& v = row.fields[static_cast<size_t>(col)];
+  if (v == "N/A" || v == "-1" || v.empty()) return false;
+  const bool hex = v.starts_with("0x");
+  if (!parse_uint(v, hex ? 16 : 10, out)) r.fail_at(row.line, "bad " + s.columns[col] + " '" + excerpt(v) + "'");
+  if (bits < 64 && out >> bits)
+    r.fail_at(row.line, s.columns[col] + " " + v + " does not fit its " + std::to_string(bits) + " bits");
+  return true;
+}
+
 }  // namespace
+
+std::optional<CounterSnapshot> parse_ibdiagnet_counters(std::string_view text, const Fabric& f,
+                                                        std::string_view source_name) {
+  CsvDatabase db(text, source_name);
+  const Section* s = db.section("PM_INFO");
+  if (!s || s->rows.empty()) return std::nullopt;
+  const LineReader& r = db.reader();
+  const Columns c(r, *s, "PM_INFO");
+  const size_t node = c.at("NodeGUID");
+  int port = column(*s, "PortNumber");
+  if (port < 0) port = static_cast<int>(c.at("PortNum"));
+  // Each counter's column; the data and packet counts from their Extended (64-bit) columns where present.
+  std::array<int, kCounters> col{}, wide{};
+  for (size_t i = 0; i < kCounters; ++i) {
+    const std::string ib(counter_info(i).ib);
+    col[i] = column(*s, ib);
+    wide[i] = counter_bits(static_cast<Counter>(i), true) == 64 ? column(*s, ib + "Extended") : -1;
+    if (col[i] < 0 && wide[i] < 0) r.fail_at(s->header_line, "PM_INFO has no column " + ib);
+  }
+  std::map<uint64_t, int32_t> by_guid;
+  for (size_t i = 0; i < f.nodes.size(); ++i) by_guid.emplace(f.nodes[i].guid, static_cast<int32_t>(i));
+  CounterSnapshot snap;
+  std::map<std::pair<int32_t, int>, bool> seen;
+  for (const Row& row : s->rows) {
+    const auto it = by_guid.find(c.guid(row, node));
+    if (it == by_guid.end()) r.fail_at(row.line, "counters of node " + row.fields[node] + " which NODES does not list");
+    const int32_t* n = &it->second;
+    PortSample ps;
+    ps.node = *n;
+    ps.port = static_cast<int>(c.num(row, static_cast<size_t>(port), 10, 0, f.nodes[*n].num_ports()));
+    if (!seen.emplace(std::make_pair(ps.node, ps.port), true).second) r.fail_at(row.line, "a port's counters twice");
+    bool all = true;
+    ps.extended = true;
+    for (size_t i = 0; i < kCounters; ++i) {
+      const bool use_wide = wide[i] >= 0 && pm_value(r, row, *s, wide[i], 64, ps.v[i]);
+      if (wide[i] >= 0 && !use_wide && counter_bits(static_cast<Counter>(i), true) == 64) ps.extended = false;
+      if (!use_wide) all &= col[i] >= 0 && pm_value(r, row, *s, col[i], counter_info(i).bits, ps.v[i]);
+    }
+    if (!all) {
+      snap.unanswered.emplace_back(ps.node, ps.port);
+      continue;
+    }
+    if (!ps.extended) snap.no_extended.emplace_back(ps.node, ps.port);
+    snap.ports.push_back(ps);
+  }
+  auto by_port = [](const auto& a, const auto& b) { return std::tie(a.node, a.port) < std::tie(b.node, b.port); };
+  std::sort(snap.ports.begin(), snap.ports.end(), by_port);
+  std::sort(snap.unanswered.begin(), snap.unanswered.end());
+  std::sort(snap.no_extended.begin(), snap.no_extended.end());
+  return snap;
+}
 
 bool looks_like_ibdiagnet_csv(std::string_view text) {
   LineReader r(text, "");

@@ -30,6 +30,8 @@ struct Scanned {
   Fabric f;
   RouteSet routes;
   int64_t id = 0;
+  int64_t counters_id = 0;  // the counters snapshot the file held (db_csv's PM_INFO), 0 for none
+  CounterSnapshot counters;
   double t_read = 0, t_routes = 0, t_store = 0, total = 0;
 };
 
@@ -49,6 +51,10 @@ void print_scan_json(const ScanOptions& o, const Scanned& x, const RouteCounts& 
                    {"aggregation_nodes", kinds[NodeKind::aggregation]},
                    {"routers", kinds[NodeKind::router]},
                    {"forwarding_tables", x.f.has_lfts},
+                   {"counters", x.counters_id ? nlohmann::json{{"snapshot_id", x.counters_id},
+                                                               {"ports", x.counters.ports.size()},
+                                                               {"unanswered", x.counters.unanswered.size()}}
+                                              : nlohmann::json(nullptr)},
                    {"routes",
                     {{"total", rc.total},
                      {"ok", rc.ok},
@@ -77,6 +83,11 @@ void print_scan(const ScanOptions& o, const Scanned& x, const RouteCounts& rc, s
     std::cout << "  not hosts " << kinds[NodeKind::aggregation] << " aggregation node(s), " << kinds[NodeKind::router]
               << " router(s)\n";
   std::cout << "  LIDs      " << info.lids << "\n";
+  if (x.counters_id)
+    std::cout << "  counters  " << x.counters.ports.size() << " ports (snapshot " << x.counters_id << ", from the file"
+              << (x.counters.unanswered.empty() ? ")"
+                                                : "; " + std::to_string(x.counters.unanswered.size()) + " not read)")
+              << "\n";
   if (!x.f.has_lfts)
     std::cout << "  routes    unknown: no forwarding tables imported (--lfts)";
   else
@@ -109,6 +120,8 @@ int run_scan(const ScanOptions& o) {
   x.info = std::move(r.info), x.f = std::move(r.f), x.routes = std::move(r.routes);
   x.t_read = r.t_read, x.t_routes = r.t_routes;
   x.id = store.save_scan(x.info, x.f, x.routes);
+  if (r.counters)
+    x.counters_id = store.save_counters(x.id, "imported: " + req.topology, *r.counters), x.counters = *r.counters;
   x.t_store = clock.seconds() - x.info.duration_s;
   x.info = store.scan(x.id);
   x.total = clock.seconds();

@@ -15,10 +15,13 @@ namespace {
 
 // A topology file as admins keep it: libibnetdisc's binary cache (ibnetdiscover --cache) goes to
 // libibnetdisc; text is told apart by its content.
-Fabric read_topology(const std::string& path) {
+// ibdiagnet's db_csv also holds the ports' counters (PM_INFO): a snapshot stored with the scan.
+Fabric read_topology(const std::string& path, std::optional<CounterSnapshot>& counters) {
   std::string text = read_file(path);
   if (text.find('\0') < 4096) return load_ibnd_cache(path);
-  return parse_topology(text, path);
+  Fabric f = parse_topology(text, path);
+  if (looks_like_ibdiagnet_csv(text)) counters = parse_ibdiagnet_counters(text, f, path);
+  return f;
 }
 
 // Problems the fabric as a whole shows, whatever read it.
@@ -66,7 +69,8 @@ void add_broken_routes(Fabric& f, const RouteSet& routes) {
 }
 
 // The fabric from the files (--topology, --lfts) or live (libibnetdisc, libibmad).
-Fabric read_fabric(const ScanRequest& o, store::ScanInfo& info, const ProgressFn& progress) {
+Fabric read_fabric(const ScanRequest& o, store::ScanInfo& info, std::optional<CounterSnapshot>& counters,
+                   const ProgressFn& progress) {
   if (o.topology.empty()) {
     info.source = "live";
     info.origin =
@@ -75,7 +79,7 @@ Fabric read_fabric(const ScanRequest& o, store::ScanInfo& info, const ProgressFn
   }
   info.source = "offline";
   info.origin = o.topology + (o.lfts.empty() ? std::string(" (no forwarding tables)") : " + " + o.lfts);
-  Fabric f = read_topology(o.topology);
+  Fabric f = read_topology(o.topology, counters);
   if (o.lfts.empty())
     f.has_lfts = false;  // a topology alone: structure, links and pictures; routes unknown
   else
@@ -112,7 +116,7 @@ ScanResult read_scan(const ScanRequest& o, const ProgressFn& progress) {
   const auto t0 = std::chrono::steady_clock::now();
   auto t = t0;
   ScanResult x;
-  x.f = read_fabric(o, x.info, progress);
+  x.f = read_fabric(o, x.info, x.counters, progress);
   x.t_read = since(t);
   if (!o.node_name_map.empty()) x.info.origin += ", names from " + o.node_name_map;
   assign_display_names(x.f, names);

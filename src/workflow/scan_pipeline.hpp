@@ -25,6 +25,7 @@ struct ScanResult {
   store::ScanInfo info;  // source, origin, complete, duration (its id once stored)
   fabric::Fabric f;
   fabric::RouteSet routes;
+  std::optional<fabric::CounterSnapshot> counters;  // the ports' counters where the file holds them (db_csv)
   double t_read = 0, t_routes = 0;
 };
 

@@ -8,7 +8,7 @@ import os
 import re
 import unittest
 
-from common import TempDirTest, db_rows, ibroute, ibroute_json
+from common import SOURCE, TempDirTest, db_rows, ibroute, ibroute_json
 from realdata import dump
 from simfabric import SimFabric, generate, read_text, write_text
 
@@ -319,6 +319,30 @@ class IbdiagnetRun(TempDirTest):
         self.assertIn("2 line(s)", kinds["file_banner"])
         self.assertIn(f"{a['switches'] + a['cas']} node record(s)", kinds["file_glued_keyword"])
         self.assertTrue(ibroute_json("diff", "--db", db, a["scan_id"], b["scan_id"])["identical"])
+
+    def test_a_db_csv_with_counters_stores_them_as_a_snapshot(self):
+        """PM_INFO (the fixture's: the real run skipped it) becomes a counters snapshot of the scan,
+        each value as the file has it, counted here from the file's own rows; N/A ports unanswered."""
+        path = os.path.join(SOURCE, "tests", "fixtures", "ndr-lab.db_csv")
+        db = self.path("pm.db")
+        s = ibroute_json("scan", "--db", db, "--topology", path)
+        text = read_text(path)
+        rows = text[text.index("START_PM_INFO"):text.index("END_PM_INFO")].splitlines()
+        header, rows = rows[1].split(","), [r.split(",") for r in rows[2:]]
+        na = [r for r in rows if "N/A" in r]
+        self.assertEqual(s["counters"]["ports"], len(rows) - len(na))
+        self.assertEqual(s["counters"]["unanswered"], len(na))
+        stored = dict(((g, p), (xd, wait)) for g, p, xd, wait in db_rows(
+            db, "SELECT n.guid, c.port, c.xmit_data, c.xmit_wait FROM counter_port c JOIN node n ON n.scan_id = ? "
+                "AND n.idx = c.node_idx WHERE c.snapshot_id = ? AND c.answered = 1", s["scan_id"], s["counters"]["snapshot_id"]))
+        for r in rows:
+            if "N/A" in r:
+                continue
+            v = dict(zip(header, r))
+            want = (int(v["PortXmitDataExtended"], 0), int(v["PortXmitWait"], 0))
+            self.assertEqual(stored[(v["NodeGUID"], int(v["PortNumber"]))], want)
+        # The real run was made with --skip pm: no snapshot, said as none.
+        self.assertIsNone(ibroute_json("scan", "--db", db, "--topology", dump("ibdiagnet-ndr", "ibdiagnet2.db_csv"))["counters"])
 
     def test_a_damaged_lst_or_db_csv_is_one_line_naming_the_place(self):
         lst = read_text(dump("ibdiagnet-ndr", "ibdiagnet2.lst")).splitlines()

@@ -179,3 +179,32 @@ TEST(IbdiagnetImport, ACutDatabaseIsIncompleteAndUnassignedLidsAreNoLids) {
       EXPECT_EQ(n.ports[1].base_lid, 0);
     }
 }
+
+// PM_INFO as a counters snapshot: the Extended columns where present (hex or decimal), a port
+// whose counters say N/A listed as unanswered, never read as 0; a run without PM_INFO has none.
+TEST(IbdiagnetImport, PmInfoIsACountersSnapshot) {
+  const std::string csv = fixture("ndr-lab.db_csv");
+  const Fabric f = parse_topology(csv, "x.db_csv");
+  const auto snap = parse_ibdiagnet_counters(csv, f, "x.db_csv");
+  ASSERT_TRUE(snap.has_value());
+  ASSERT_EQ(snap->ports.size(), 2u);
+  const PortSample& p = snap->ports[0];
+  EXPECT_EQ(f.nodes[p.node].guid, kLeaf);
+  EXPECT_EQ(p.port, 1);
+  EXPECT_TRUE(p.extended);
+  EXPECT_EQ(p.v[static_cast<size_t>(Counter::xmit_data)],
+            0x12a05f2000u);  // PortXmitDataExtended, not the saturated 32 bits
+  EXPECT_EQ(p.v[static_cast<size_t>(Counter::rcv_data)], 80000000000u);
+  EXPECT_EQ(p.v[static_cast<size_t>(Counter::xmit_wait)], 77u);
+  EXPECT_EQ(p.v[static_cast<size_t>(Counter::symbol_errors)], 3u);
+  EXPECT_EQ(p.v[static_cast<size_t>(Counter::link_downed)], 1u);
+  ASSERT_EQ(snap->unanswered.size(), 1u);
+  EXPECT_EQ(f.nodes[snap->unanswered[0].first].guid, 0x5c25730300010010u);
+
+  std::string cut = csv.substr(0, csv.find("START_PM_INFO")) + csv.substr(csv.find("START_LINKS"));
+  EXPECT_FALSE(parse_ibdiagnet_counters(cut, parse_topology(cut, "y"), "y").has_value());
+  std::string bad = csv;
+  bad.replace(bad.find(",77,"), 4, ",4294967296,");
+  ibroute::test::expect_input_error([&] { parse_ibdiagnet_counters(bad, f, "x.db_csv"); },
+                                    "PortXmitWait 4294967296 does not fit its 32 bits");
+}

@@ -3,9 +3,11 @@
 // file names, so tests feed them strings; the CLI reads the files.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "ibroute/fabric/counters.hpp"
 #include "ibroute/fabric/model.hpp"
 
 namespace ibroute::fabric {
@@ -27,6 +29,11 @@ Fabric parse_ibdiagnet_lst(std::string_view text, std::string_view source_name =
 // ibdiagnet's CSV database (ibdiagnet2.db_csv): NODES, PORTS and LINKS.
 bool looks_like_ibdiagnet_csv(std::string_view text);
 Fabric parse_ibdiagnet_csv(std::string_view text, std::string_view source_name = "topology");
+// The PM_INFO section of the same db_csv as a counters snapshot of `f` (the fabric parsed from it);
+// nullopt where the run read no counters (`--skip pm`: no PM_INFO rows). Ports whose counters say
+// "N/A" or -1 are listed as unanswered, never read as 0.
+std::optional<CounterSnapshot> parse_ibdiagnet_counters(std::string_view text, const Fabric& f,
+                                                        std::string_view source_name = "topology");
 
 // Fill the switches' LFTs of `f` from a forwarding-table dump: `ibroute`/dump_lfts.sh, dump_fts,
 // OpenSM's opensm-lfts.dump, or the .fdbs of OpenSM and ibdiagnet. Switches the dump does not
