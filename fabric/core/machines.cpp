@@ -68,6 +68,16 @@ Machines group_machines(const Fabric& f) {
       out.unnamed.push_back(static_cast<int32_t>(i));
   }
   for (auto& [name, hcas] : named) {
+    // Two HCAs that say the same ("h1" twice, "node1 HCA-1" twice) are not told apart by their
+    // descriptions: which machine they are is not known.
+    std::vector<std::string> devices;
+    for (const auto& [device, node] : hcas) devices.push_back(device);
+    std::sort(devices.begin(), devices.end());
+    if (std::adjacent_find(devices.begin(), devices.end()) != devices.end() ||
+        (hcas.size() > 1 && devices.front().empty())) {
+      for (const auto& [device, node] : hcas) out.unnamed.push_back(node);
+      continue;
+    }
     std::sort(hcas.begin(), hcas.end(), [&](const auto& a, const auto& b) {
       return a.first != b.first ? natural_less(a.first, b.first) : f.nodes[a.second].guid < f.nodes[b.second].guid;
     });
@@ -79,6 +89,7 @@ Machines group_machines(const Fabric& f) {
     }
     out.machines.push_back(std::move(m));
   }
+  std::sort(out.unnamed.begin(), out.unnamed.end());
   return out;
 }
 

@@ -305,7 +305,9 @@ void find_chassis(const Fabric& f, const Adjacency& adj, FabricStructure& s) {
 }
 // The rail groups of the hosts' machines, and the leaves (level 1, carrying hosts) outside them
 // where there are any: they carry only HCAs of named machines that are in no group.
-void find_rail_groups(const Fabric& f, const std::vector<int>& host_ports, FabricStructure& s) {
+// Returns, per node, whether it is such an other leaf.
+std::vector<char> find_rail_groups(const Fabric& f, const std::vector<int>& host_ports, FabricStructure& s) {
+  std::vector<char> other(f.nodes.size(), 0);
   const Machines m = group_machines(f);
   s.rail_groups = rail_groups(f, m);
   std::vector<char> grouped(f.nodes.size(), 0);
@@ -314,7 +316,7 @@ void find_rail_groups(const Fabric& f, const std::vector<int>& host_ports, Fabri
     for (int32_t sw : g.leaves) grouped[sw] = 1;
   }
   std::erase_if(s.rail_groups, [](const RailGroup& g) { return g.leaves.empty(); });
-  if (s.rail_groups.empty()) return;
+  if (s.rail_groups.empty()) return other;
   // A leaf apart only on evidence: each of its hosts a named machine that is in no group (an HCA
   // whose machine is not known may be a compute rail: its leaf stays a compute leaf).
   std::vector<char> in_group(m.machines.size(), 0);
@@ -326,8 +328,39 @@ void find_rail_groups(const Fabric& f, const std::vector<int>& host_ports, Fabri
     for (const Port& p : f.nodes[leaf].ports)
       if (p.connected() && is_host(f.nodes[p.peer_node]))
         apart &= m.machine_of[p.peer_node] >= 0 && !in_group[m.machine_of[p.peer_node]];
-    if (apart) s.other_leaves.push_back(leaf);
+    if (apart) s.other_leaves.push_back(leaf), other[leaf] = 1;
   }
+  return other;
+}
+
+// Missing and extra links: two levels, per (leaf, spine) pair against the common count; above,
+// per switch against its level's common up-link count. Other leaves (rails) have their own design.
+void find_missing(const Fabric& f, const std::map<std::pair<int32_t, int32_t>, int>& pair_links,
+                  const std::vector<int>& up_count, const std::vector<char>& other, FabricStructure& s) {
+  if (s.two_level) {
+    // Every (leaf, spine) pair should have the common number of links.
+    std::map<int, int> pair_count_hist;
+    for (auto& [pr, c] : pair_links)
+      if (!other[pr.first]) ++pair_count_hist[c];
+    int common = mode(pair_count_hist, 1);
+    for (int32_t leaf : s.leaves)
+      for (int32_t spine : s.top) {
+        if (other[leaf]) break;  // a management or storage leaf: up-links by its own design
+        auto it = pair_links.find({leaf, spine});
+        int c = it == pair_links.end() ? 0 : it->second;
+        for (int k = c; k < common; ++k) s.missing.push_back({leaf, -1, spine, -1});
+        for (int k = common; k < c; ++k) s.extra.push_back({leaf, -1, spine, -1});
+      }
+  } else if (s.levels > 2) {
+    // Above two levels pairs need not all be cabled (pods): every switch below the top should
+    // have its level's usual number of up-links.
+    for (size_t i = 0; i < f.nodes.size(); ++i) {
+      if (!f.nodes[i].is_switch() || s.level[i] < 1 || s.level[i] >= s.levels || other[i]) continue;
+      const int common = s.per_level[s.level[i] - 1].common_up;
+      for (int k = up_count[i]; k < common; ++k) s.missing.push_back({static_cast<int32_t>(i), -1, -1, -1});
+      for (int k = common; k < up_count[i]; ++k) s.extra.push_back({static_cast<int32_t>(i), -1, -1, -1});
+    }
+}
 }
 
 }  // namespace
@@ -370,9 +403,7 @@ FabricStructure analyze_structure(const Fabric& f) {
   }
   for (size_t i = 0; i < n; ++i)
     if (f.nodes[i].is_switch() && s.level[i] == s.levels && s.levels >= 2) s.top.push_back(i);
-  find_rail_groups(f, host_ports, s);
-  std::vector<char> other(n, 0);
-  for (int32_t leaf : s.other_leaves) other[leaf] = 1;
+  const std::vector<char> other = find_rail_groups(f, host_ports, s);
   for (int32_t h : s.hosts)
     for (const Port& p : f.nodes[h].ports)
       if (p.connected() && f.nodes[p.peer_node].is_switch() && s.level[p.peer_node] > 1) {
@@ -469,30 +500,7 @@ FabricStructure analyze_structure(const Fabric& f) {
   s.oversubscription = max_ratio > 0 ? max_ratio : 1;
   s.two_level = s.levels == 2;
 
-  if (s.two_level) {
-    // Every (leaf, spine) pair should have the common number of links.
-    std::map<int, int> pair_count_hist;
-    for (auto& [pr, c] : pair_links)
-      if (!other[pr.first]) ++pair_count_hist[c];
-    int common = mode(pair_count_hist, 1);
-    for (int32_t leaf : s.leaves)
-      for (int32_t spine : s.top) {
-        if (other[leaf]) break;  // a management or storage leaf: up-links by its own design
-        auto it = pair_links.find({leaf, spine});
-        int c = it == pair_links.end() ? 0 : it->second;
-        for (int k = c; k < common; ++k) s.missing.push_back({leaf, -1, spine, -1});
-        for (int k = common; k < c; ++k) s.extra.push_back({leaf, -1, spine, -1});
-      }
-  } else if (s.levels > 2) {
-    // Above two levels pairs need not all be cabled (pods): every switch below the top should
-    // have its level's usual number of up-links.
-    for (size_t i = 0; i < n; ++i) {
-      if (!f.nodes[i].is_switch() || s.level[i] < 1 || s.level[i] >= s.levels || other[i]) continue;
-      const int common = s.per_level[s.level[i] - 1].common_up;
-      for (int k = up_count[i]; k < common; ++k) s.missing.push_back({static_cast<int32_t>(i), -1, -1, -1});
-      for (int k = common; k < up_count[i]; ++k) s.extra.push_back({static_cast<int32_t>(i), -1, -1, -1});
-    }
-  }
+  find_missing(f, pair_links, up_count, other, s);
   for (size_t i = 0; i < n; ++i) {
     const Node& node = f.nodes[i];
     for (int p = 1; p <= node.num_ports(); ++p) {

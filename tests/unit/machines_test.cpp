@@ -50,6 +50,10 @@ TEST(Machines, RailsInDeviceOrderAndUnnamedHcasApart) {
   EXPECT_EQ(m.rail_of[0], 1);
   EXPECT_EQ(m.unnamed, (std::vector<int32_t>{4, 5}));
   EXPECT_EQ(m.max_rails(), 2);
+  // The same description twice tells no machine apart.
+  const Machines twice = group_machines(hosts({"h1", "h1", "n1 HCA-1", "n1 HCA-1", "n2 HCA-1"}));
+  EXPECT_EQ(twice.machines.size(), 1u);
+  EXPECT_EQ(twice.unnamed, (std::vector<int32_t>{0, 1, 2, 3}));
   EXPECT_EQ(m.machines_by_hcas(), (std::vector<int>{1, 2}));
   EXPECT_EQ(
       describe_machines(f, m),
