@@ -134,6 +134,23 @@ std::string format_width_speed(uint8_t width, std::string_view speed) {
   return (width ? std::to_string(width) : std::string("?")) + "x" + (speed.empty() ? "?" : std::string(speed));
 }
 
+uint8_t lanes_of_width_mask(uint64_t mask) {
+  switch (mask) {
+    case 1:
+      return 1;
+    case 2:
+      return 4;
+    case 4:
+      return 8;
+    case 8:
+      return 12;
+    case 16:
+      return 2;
+    default:
+      return 0;
+  }
+}
+
 double lane_gbps(std::string_view speed) {
   for (const Lane& l : kLanes)
     if (l.name == speed) return l.gbps;

@@ -46,23 +46,6 @@ std::string speed_name(const ibnd_port_t* p) {
   }
 }
 
-uint8_t width_lanes(int code) {
-  switch (code) {
-    case 1:
-      return 1;
-    case 2:
-      return 4;
-    case 4:
-      return 8;
-    case 8:
-      return 12;
-    case 16:
-      return 2;
-    default:
-      return 0;
-  }
-}
-
 void check_ca(const std::string& ca, int port) {
   if (ca.empty()) return;
   umad_ca_t info{};
@@ -116,7 +99,7 @@ Discovered convert(const ibnd_fabric_t* raw) {
       }
       port.state = static_cast<PortState>(std::min(mad_get_field(p->info, 0, IB_PORT_STATE_F) & 7, 4u));
       if (pn == 0) continue;
-      port.width = width_lanes(mad_get_field(p->info, 0, IB_PORT_LINK_WIDTH_ACTIVE_F));
+      port.width = lanes_of_width_mask(mad_get_field(p->info, 0, IB_PORT_LINK_WIDTH_ACTIVE_F));
       port.speed = speed_name(p);
       if (p->remoteport) {
         auto it = index.find(p->remoteport->node);

@@ -14,7 +14,7 @@
 
 namespace ibroute::fabric::text {
 
-enum class Oddity : uint8_t { banner, trailer, glued_keyword, unassigned_lid };
+enum class Oddity : uint8_t { banner, trailer, glued_keyword, unassigned_lid, unknown_rate };
 
 // 0xFFFF in a LID field: the port has no LID yet (IBA: the permissive LID, never a port's own).
 constexpr uint64_t kUnassignedLid = 0xFFFF;
@@ -35,7 +35,7 @@ class Oddities {
                                 " line(s) end in CR LF (saved from a terminal or on Windows), "
                                 "first at " +
                                 r.where(r.first_crlf_line()) + ": read as plain line ends"});
-    static constexpr std::array<std::pair<const char*, const char*>, 4> kText{{
+    static constexpr std::array<std::pair<const char*, const char*>, 5> kText{{
         {"file_banner", " line(s) before the first record are not the tool's output (a banner?), skipped; first at "},
         {"file_trailer",
          " line(s) after the last record are not the tool's output (a shell prompt?), skipped; first at "},
@@ -43,6 +43,7 @@ class Oddities {
          " node record(s) with no blank between the keyword and the port count, read as if "
          "there were one; first at "},
         {"unassigned_lid", " port(s) at LID 65535 (unassigned): stored without a LID; first at "},
+        {"unknown_rate", " port(s) or link(s) with an unknown width or speed, kept as unknown; first at "},
     }};
     for (size_t i = 0; i < kText.size(); ++i)
       if (seen_[i].count)
@@ -55,7 +56,7 @@ class Oddities {
     size_t count = 0;
     std::string first;
   };
-  std::array<Seen, 4> seen_{};
+  std::array<Seen, 5> seen_{};
 };
 
 // Every line of `r` through `take`, telling a terminal's banner and prompt from errors: `take`

@@ -164,24 +164,6 @@ class Columns {
   const char* name_;
 };
 
-// LinkWidthActv: the IBA's one-hot width mask.
-uint8_t width_of_mask(uint64_t m) {
-  switch (m) {
-    case 1:
-      return 1;
-    case 2:
-      return 4;
-    case 4:
-      return 8;
-    case 8:
-      return 12;
-    case 16:
-      return 2;
-    default:
-      return 0;
-  }
-}
-
 // LinkSpeedActv as ibdiagnet writes it: the highest byte that is set names the speed.
 std::string speed_of_mask(uint64_t m) {
   const uint64_t ext2 = (m >> 24) & 0xff, mlnx = (m >> 16) & 0xff, ext = (m >> 8) & 0xff, reg = m & 0xff;
@@ -212,8 +194,7 @@ void read_nodes(CsvDatabase& db, Fabric& f, std::map<uint64_t, int>& by_guid) {
   }
 }
 
-void read_ports(CsvDatabase& db, Fabric& f, const std::map<uint64_t, int>& by_guid, Oddities& odd, int& unknown_rates,
-                std::string& unknown_example) {
+void read_ports(CsvDatabase& db, Fabric& f, const std::map<uint64_t, int>& by_guid, Oddities& odd) {
   const Section* s = db.section("PORTS");
   if (!s) return;
   const Columns c(db.reader(), *s, "PORTS");
@@ -241,11 +222,11 @@ void read_ports(CsvDatabase& db, Fabric& f, const std::map<uint64_t, int>& by_gu
     if (p == 0) continue;  // the switch's management port: no cable
     port.state = static_cast<PortState>(c.num(row, state, 10, 0, 4));
     if (port.state == PortState::down || port.state == PortState::unknown) continue;  // widths say nothing
-    port.width = width_of_mask(c.num(row, width, 10, 0, UINT32_MAX));
+    port.width = lanes_of_width_mask(c.num(row, width, 10, 0, UINT32_MAX));
     port.speed = speed_of_mask(c.num(row, speed, 10, 0, UINT32_MAX));
-    if ((port.width == 0 || port.speed.empty()) && unknown_rates++ == 0)
-      unknown_example = db.reader().where(row.line) + " 'LinkWidthActv " + row.fields[width] + ", LinkSpeedActv " +
-                        row.fields[speed] + "'";
+    if (port.width == 0 || port.speed.empty())
+      odd.note(Oddity::unknown_rate, db.reader().where(row.line),
+               "LinkWidthActv " + row.fields[width] + ", LinkSpeedActv " + row.fields[speed]);
   }
 }
 
@@ -345,30 +326,16 @@ std::optional<CounterSnapshot> parse_ibdiagnet_counters(std::string_view text, c
   return snap;
 }
 
-bool looks_like_ibdiagnet_csv(std::string_view text) {
-  LineReader r(text, "");
-  for (std::string_view line; r.next(line);) {
-    line = trim(line);
-    if (line.empty() || line[0] == '#') continue;
-    return line.starts_with("START_");
-  }
-  return false;
-}
+bool looks_like_ibdiagnet_csv(std::string_view text) { return first_data_line(text).starts_with("START_"); }
 
 Fabric parse_ibdiagnet_csv(std::string_view text, std::string_view source_name) {
   CsvDatabase db(text, source_name);
   Fabric f;
   Oddities odd;
   std::map<uint64_t, int> by_guid;
-  int unknown_rates = 0;
-  std::string unknown_example;
   read_nodes(db, f, by_guid);
-  read_ports(db, f, by_guid, odd, unknown_rates, unknown_example);
+  read_ports(db, f, by_guid, odd);
   read_links(db, f, by_guid);
-  if (unknown_rates)
-    f.problems.push_back(
-        {"unknown_rate", 0, -1,
-         std::to_string(unknown_rates) + " port(s) with an unknown width or speed, first at " + unknown_example});
   if (!db.cut().empty()) {
     f.complete = false;
     f.problems.push_back({"topology_cut", 0, -1, db.cut()});

@@ -139,13 +139,8 @@ int node_of(Fabric& f, std::map<uint64_t, int>& by_guid, const LineReader& r, co
 }  // namespace
 
 bool looks_like_ibdiagnet_lst(std::string_view text) {
-  LineReader r(text, "");
-  for (std::string_view line; r.next(line);) {
-    line = trim(line);
-    if (line.empty() || line[0] == '#') continue;
-    return line.starts_with("{ CA ") || line.starts_with("{ SW ") || line.starts_with("{ RT ");
-  }
-  return false;
+  const std::string_view line = first_data_line(text);
+  return line.starts_with("{ CA ") || line.starts_with("{ SW ") || line.starts_with("{ RT ");
 }
 
 Fabric parse_ibdiagnet_lst(std::string_view text, std::string_view source_name) {
@@ -153,8 +148,6 @@ Fabric parse_ibdiagnet_lst(std::string_view text, std::string_view source_name) 
   Fabric f;
   Oddities odd;
   std::map<uint64_t, int> by_guid;
-  int unknown_rates = 0;
-  std::string unknown_example;
 
   // One cable a line.
   auto take_line = [&](std::string_view line) -> bool {
@@ -182,8 +175,8 @@ Fabric parse_ibdiagnet_lst(std::string_view text, std::string_view source_name) 
     uint64_t w = 0;
     const bool width_ok = phy.ends_with("x") && parse_uint(phy.substr(0, phy.size() - 1), 10, w) &&
                           is_link_width(static_cast<int64_t>(w));
-    if ((!width_ok || lane.empty()) && unknown_rates++ == 0)
-      unknown_example = r.where() + " 'PHY=" + excerpt(phy) + " SPD=" + excerpt(spd) + "'";
+    if (!width_ok || lane.empty())
+      odd.note(Oddity::unknown_rate, r.where(), "PHY=" + std::string(phy) + " SPD=" + std::string(spd));
     for (Port* p : {&pa, &pb}) {
       if (width_ok) p->width = static_cast<uint8_t>(w);
       p->speed = lane;
@@ -197,10 +190,6 @@ Fabric parse_ibdiagnet_lst(std::string_view text, std::string_view source_name) 
   f.problems.push_back(
       {"no_lmc", 0, -1,
        std::string(source_name) + ": an ibdiagnet .lst carries no LMC and no uncabled ports: LMC taken as 0"});
-  if (unknown_rates)
-    f.problems.push_back(
-        {"unknown_rate", 0, -1,
-         std::to_string(unknown_rates) + " link(s) with an unknown width or speed, first at " + unknown_example});
   if (cut) {
     f.complete = false;
     f.problems.push_back({"topology_cut", 0, -1, r.where() + ": the file ends in the middle of a line (cut off?)"});

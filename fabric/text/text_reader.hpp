@@ -73,6 +73,14 @@ inline std::string_view next_token(std::string_view& s) {
   return t;
 }
 
+// The first line that is neither blank nor a '#' comment, trimmed; empty when there is none.
+inline std::string_view first_data_line(std::string_view text) {
+  LineReader r(text, "");
+  for (std::string_view line; r.next(line);)
+    if (line = trim(line); !line.empty() && line[0] != '#') return line;
+  return {};
+}
+
 // Whole-string unsigned numbers: "0x1f"/"1f" in base 16, "31" in base 10. No sign, no spaces.
 inline bool parse_uint(std::string_view s, int base, uint64_t& out) {
   if (base == 16 && (s.starts_with("0x") || s.starts_with("0X"))) s.remove_prefix(2);

@@ -139,6 +139,8 @@ constexpr bool is_link_width(int64_t lanes) {
 }
 // Data rate of one lane in Gb/s (after encoding), 0 for unknown names.
 double lane_gbps(std::string_view speed);
+// PortInfo's LinkWidthActive (one bit per width: 1 1x, 2 4x, 4 8x, 8 12x, 16 2x) as lanes; 0 unknown.
+uint8_t lanes_of_width_mask(uint64_t mask);
 
 std::string guid_hex(uint64_t guid);  // "0x0002c90200421930"
 // Text for HTML and SVG (the acceptance report, the link matrix): & < > " ' as entities, control
