@@ -88,8 +88,11 @@ bool take_local_guid(std::string_view& s, const Node& n, std::string_view& guid)
 // record or after the last are a terminal's banner or prompt.
 bool looks_like_record(std::string_view line) {
   if (line.size() > 1 && line[0] == '[' && line[1] >= '0' && line[1] <= '9') return true;
-  for (std::string_view k : {"Switch", "Ca", "Rt", "vendid=", "devid=", "sysimgguid=", "switchguid=", "caguid=", "rtguid=",
-                             "routerguid="})
+  for (std::string_view k : {"Switch", "Ca", "Rt"})  // then a blank or the port count ("Cannot …" is no record)
+    if (line.starts_with(k) && line.size() > k.size() &&
+        (line[k.size()] == ' ' || line[k.size()] == '\t' || (line[k.size()] >= '0' && line[k.size()] <= '9')))
+      return true;
+  for (std::string_view k : {"vendid=", "devid=", "sysimgguid=", "switchguid=", "caguid=", "rtguid=", "routerguid="})
     if (line.starts_with(k)) return true;
   return false;
 }
