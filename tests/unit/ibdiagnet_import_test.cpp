@@ -131,7 +131,8 @@ TEST(IbdiagnetImport, WhatIsNotABannerOrPromptStaysAnError) {
   ibroute::test::expect_input_error([&] { parse_topology(capture + "\r\n[2](x)\t\"S-1\"[1]\r\n", "t"); }, "t:50:");
   // A banner line that only begins like a keyword ("Cannot …", "Rtt …") is a banner still.
   const Fabric f = parse_topology("Cannot resolve host: ufm-2\r\nRtt 0.2 ms\r\n" + capture, "t");
-  EXPECT_NE(problem(f, "file_banner")->detail.find("6 line(s)"), std::string::npos) << problem(f, "file_banner")->detail;
+  EXPECT_NE(problem(f, "file_banner")->detail.find("6 line(s)"), std::string::npos)
+      << problem(f, "file_banner")->detail;
   // A LID out of range that is not 65535.
   std::string bad = capture;
   bad.replace(bad.find("lid 9 lmc 0"), 5, "lid 65534");
