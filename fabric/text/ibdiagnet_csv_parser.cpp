@@ -273,11 +273,8 @@ bool pm_value(const LineReader& r, const Row& row, const Section& s, int col, in
   return true;
 }
 
-}  // namespace
-
-std::optional<CounterSnapshot> parse_ibdiagnet_counters(std::string_view text, const Fabric& f,
-                                                        std::string_view source_name) {
-  CsvDatabase db(text, source_name);
+// PM_INFO of an indexed db_csv as a snapshot of `f` (see parse_ibdiagnet_counters).
+std::optional<CounterSnapshot> read_pm_info(CsvDatabase& db, const Fabric& f) {
   const Section* s = db.section("PM_INFO");
   if (!s || s->rows.empty()) return std::nullopt;
   const LineReader& r = db.reader();
@@ -326,9 +323,18 @@ std::optional<CounterSnapshot> parse_ibdiagnet_counters(std::string_view text, c
   return snap;
 }
 
+}  // namespace
+
 bool looks_like_ibdiagnet_csv(std::string_view text) { return first_data_line(text).starts_with("START_"); }
 
-Fabric parse_ibdiagnet_csv(std::string_view text, std::string_view source_name) {
+std::optional<CounterSnapshot> parse_ibdiagnet_counters(std::string_view text, const Fabric& f,
+                                                        std::string_view source_name) {
+  CsvDatabase db(text, source_name);
+  return read_pm_info(db, f);
+}
+
+Fabric parse_ibdiagnet_csv(std::string_view text, std::string_view source_name,
+                           std::optional<CounterSnapshot>* counters) {
   CsvDatabase db(text, source_name);
   Fabric f;
   Oddities odd;
@@ -341,6 +347,7 @@ Fabric parse_ibdiagnet_csv(std::string_view text, std::string_view source_name) 
     f.problems.push_back({"topology_cut", 0, -1, db.cut()});
   }
   odd.add_to(f, db.reader());
+  if (counters) *counters = read_pm_info(db, f);  // the same index: the file is split into lines once
   return f;
 }
 

@@ -19,9 +19,8 @@ namespace {
 Fabric read_topology(const std::string& path, std::optional<CounterSnapshot>& counters) {
   std::string text = read_file(path);
   if (text.find('\0') < 4096) return load_ibnd_cache(path);
-  Fabric f = parse_topology(text, path);
-  if (looks_like_ibdiagnet_csv(text)) counters = parse_ibdiagnet_counters(text, f, path);
-  return f;
+  if (looks_like_ibdiagnet_csv(text)) return parse_ibdiagnet_csv(text, path, &counters);
+  return parse_topology(text, path);
 }
 
 // Problems the fabric as a whole shows, whatever read it.

@@ -26,9 +26,11 @@ Fabric parse_ports_report(std::string_view text, std::string_view source_name = 
 // ibdiagnet's link list (ibdiagnet2.lst): no LMC, no uncabled ports.
 bool looks_like_ibdiagnet_lst(std::string_view text);
 Fabric parse_ibdiagnet_lst(std::string_view text, std::string_view source_name = "topology");
-// ibdiagnet's CSV database (ibdiagnet2.db_csv): NODES, PORTS and LINKS.
+// ibdiagnet's CSV database (ibdiagnet2.db_csv): NODES, PORTS and LINKS; with `counters`, also
+// its PM_INFO (as parse_ibdiagnet_counters below) from the same reading of the file.
 bool looks_like_ibdiagnet_csv(std::string_view text);
-Fabric parse_ibdiagnet_csv(std::string_view text, std::string_view source_name = "topology");
+Fabric parse_ibdiagnet_csv(std::string_view text, std::string_view source_name = "topology",
+                           std::optional<CounterSnapshot>* counters = nullptr);
 // The PM_INFO section of the same db_csv as a counters snapshot of `f` (the fabric parsed from it);
 // nullopt where the run read no counters (`--skip pm`: no PM_INFO rows). Ports whose counters say
 // "N/A" or -1 are listed as unanswered, never read as 0.
